@@ -1,0 +1,33 @@
+import { execFileSync } from "node:child_process"
+import { randomBytes } from "node:crypto"
+import type { TestProject } from "vitest/node"
+
+/** Label every test container carries, so the run can prove it left none behind. */
+export const TEST_RUN_LABEL = "dev.prbox.test-run"
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    testRunId: string
+  }
+}
+
+const containersOfRun = (runId: string): Array<string> =>
+  execFileSync("docker", ["ps", "-a", "-q", "--filter", `label=${TEST_RUN_LABEL}=${runId}`], {
+    encoding: "utf8"
+  })
+    .split("\n")
+    .filter((line) => line.length > 0)
+
+export default function setup(project: TestProject) {
+  const runId = process.env.PRBOX_TEST_RUN ?? randomBytes(6).toString("hex")
+  process.env.PRBOX_TEST_RUN = runId
+  project.provide("testRunId", runId)
+  return () => {
+    // Fail closed: if Docker cannot be asked, the run cannot claim it is clean.
+    const left = containersOfRun(runId)
+    if (left.length > 0) {
+      execFileSync("docker", ["rm", "-f", "-v", ...left])
+      throw new Error(`test run ${runId} left ${left.length} container(s) behind: ${left.join(", ")}`)
+    }
+  }
+}

@@ -1,0 +1,31 @@
+import { readdirSync } from "node:fs"
+import { defineConfig } from "vitest/config"
+
+// Every package and app with a test/ folder is one vitest project; the root
+// options below (timeouts, the global container check) apply to all of them.
+const roots = ["packages", "apps"].flatMap((group) =>
+  readdirSync(group, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => `${group}/${entry.name}`)
+)
+
+export const projects = roots
+  .filter((root) => readdirSync(root).includes("test"))
+  .map((root) => ({
+    extends: true as const,
+    test: {
+      name: root.split("/")[1] ?? root,
+      root,
+      include: ["test/**/*.test.ts"]
+    }
+  }))
+
+export default defineConfig({
+  test: {
+    projects,
+    globalSetup: ["scripts/testing/global-setup.ts"],
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    teardownTimeout: 60_000
+  }
+})
