@@ -1,1 +1,6 @@
-export const placeholder = 1
+export * from "./Account.ts"
+export * from "./Errors.ts"
+export * from "./Ids.ts"
+export * from "./PullRequestKey.ts"
+export * from "./Sandbox.ts"
+export * from "./SandboxStatus.ts"

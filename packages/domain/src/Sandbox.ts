@@ -1,0 +1,80 @@
+import { Schema } from "effect"
+import { HostPort, PullRequestNumber, SandboxId, Timestamp } from "./Ids.ts"
+import { Provider, type PullRequestKey } from "./PullRequestKey.ts"
+import { isCreateStep, isTerminal, SandboxStatus } from "./SandboxStatus.ts"
+
+/**
+ * One sandbox row. `host` and `accessPassword` are null only in rows written
+ * by schema v1 (legacy); current code always sets both.
+ */
+export const Sandbox = Schema.Struct({
+  id: SandboxId,
+  provider: Provider,
+  host: Schema.NullOr(Schema.String),
+  account: Schema.String,
+  repository: Schema.String,
+  pullRequest: PullRequestNumber,
+  title: Schema.NullOr(Schema.String),
+  sourceBranch: Schema.NullOr(Schema.String),
+  sourceCommit: Schema.NullOr(Schema.String),
+  accessPassword: Schema.NullOr(Schema.RedactedFromValue(Schema.String)),
+  workspacePath: Schema.NullOr(Schema.String),
+  containerId: Schema.NullOr(Schema.String),
+  hostPort: Schema.NullOr(HostPort),
+  status: SandboxStatus,
+  detail: Schema.NullOr(Schema.String),
+  error: Schema.NullOr(Schema.String),
+  createdAt: Timestamp,
+  lastActivityAt: Timestamp,
+  stoppedAt: Schema.NullOr(Timestamp),
+  legacyRetiredAt: Schema.NullOr(Timestamp),
+  destroyFenced: Schema.Boolean
+})
+export type Sandbox = typeof Sandbox.Type
+
+export const keyOf = (row: Sandbox): PullRequestKey | undefined =>
+  row.host === null
+    ? undefined
+    : {
+        provider: row.provider,
+        host: row.host,
+        account: row.account,
+        repository: row.repository,
+        pullRequest: row.pullRequest
+      }
+
+/** A create step with no container yet: only a live worker may own it. */
+export const isPreContainer = (row: Pick<Sandbox, "status" | "containerId">): boolean =>
+  isCreateStep(row.status) && row.containerId === null
+
+/** Not finished: a live row blocks a second sandbox for its PR. */
+export const isLive = (row: Pick<Sandbox, "status">): boolean => !isTerminal(row.status)
+
+/**
+ * Where a row stands with respect to legacy retirement:
+ * - `current`: written by the current schema, nothing to do;
+ * - `unauthenticated`: v1 row without an access password, to be stopped and marked in error;
+ * - `pending`: authenticated v1 row without a host, not yet retired;
+ * - `interrupted`: marked retiring but the final `stopped` write never happened;
+ * - `retired`: done; it can never be restarted.
+ */
+export type RetirementState = "current" | "unauthenticated" | "pending" | "interrupted" | "retired"
+
+export const retirementState = (
+  row: Pick<Sandbox, "host" | "accessPassword" | "legacyRetiredAt" | "status">
+): RetirementState => {
+  if (row.legacyRetiredAt !== null) return row.status === "stopped" ? "retired" : "interrupted"
+  if (row.accessPassword === null) return "unauthenticated"
+  if (row.host === null) return "pending"
+  return "current"
+}
+
+/** Why a row cannot be restarted, or undefined when it can. */
+export const restartRefusal = (row: Sandbox): string | undefined => {
+  if (row.legacyRetiredAt !== null) return "this legacy sandbox was retired; open the PR again to create a replacement"
+  if (row.accessPassword === null) return "this legacy sandbox has no access password; delete and recreate it"
+  if (row.destroyFenced) return "an earlier destroy of this sandbox was not confirmed; run `prbox rm` to retry it"
+  if (row.containerId === null) return "this sandbox has no container; open the PR again"
+  if (!isTerminal(row.status)) return `this sandbox is ${row.status}`
+  return undefined
+}

@@ -1,0 +1,38 @@
+import { Schema } from "effect"
+
+export const SandboxStatus = Schema.Literals([
+  "creating",
+  "cloning",
+  "starting",
+  "running",
+  "stopping",
+  "stopped",
+  "error"
+])
+export type SandboxStatus = typeof SandboxStatus.Type
+
+/**
+ * The status machine. Stop may interrupt every step; `stopped` is reachable
+ * from any container-bearing state because reconcile records a container that
+ * Docker says is gone; restart leaves `stopped`/`error` through `starting`;
+ * legacy retirement moves a `stopped` row back to `stopping` while it works;
+ * `starting` repeats while the container id and port are recorded.
+ */
+const transitions: { readonly [From in SandboxStatus]: ReadonlyArray<SandboxStatus> } = {
+  creating: ["cloning", "stopping", "error"],
+  cloning: ["starting", "stopping", "error"],
+  starting: ["starting", "running", "stopping", "stopped", "error"],
+  running: ["stopping", "stopped", "error"],
+  stopping: ["stopping", "stopped", "error"],
+  stopped: ["starting", "stopping", "error"],
+  error: ["starting", "stopping", "stopped", "error"]
+}
+
+export const canTransition = (from: SandboxStatus, to: SandboxStatus): boolean => transitions[from].includes(to)
+
+/** Nothing is running and nothing will run without a new request. */
+export const isTerminal = (status: SandboxStatus): boolean => status === "stopped" || status === "error"
+
+/** Statuses a create worker owns before any container exists. */
+export const isCreateStep = (status: SandboxStatus): boolean =>
+  status === "creating" || status === "cloning" || status === "starting"

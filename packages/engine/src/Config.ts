@@ -1,0 +1,135 @@
+import { readFile, realpath } from "node:fs/promises"
+import { homedir } from "node:os"
+import { isAbsolute, join, relative, resolve } from "node:path"
+import { Context, Effect, Layer, Schema, SchemaIssue } from "effect"
+
+export const DEFAULT_IMAGE = "codercom/code-server:latest"
+
+const PositiveInt = Schema.Int.check(Schema.isGreaterThan(0))
+const Argv = Schema.Array(Schema.String).check(Schema.isMinLength(1))
+const withDefault = <S extends Schema.Top>(schema: S, value: S["Encoded"]) =>
+  schema.pipe(Schema.withDecodingDefaultKey(Effect.succeed(value)))
+
+export const Mount = Schema.Struct({
+  source: Schema.String,
+  target: Schema.String.check(Schema.isStartingWith("/")),
+  readOnly: withDefault(Schema.Boolean, true)
+})
+export type Mount = typeof Mount.Type
+
+/** `~/.prbox/config.json`; every field is optional. */
+export const PrboxConfig = Schema.Struct({
+  image: withDefault(Schema.String.check(Schema.isMinLength(1)), DEFAULT_IMAGE),
+  setupCommands: withDefault(Schema.Array(Schema.String), []),
+  env: withDefault(Schema.Record(Schema.String, Schema.String), {}),
+  mounts: withDefault(Schema.Array(Mount), []),
+  cpus: Schema.optionalKey(Schema.Number.check(Schema.isGreaterThan(0))),
+  memoryMb: Schema.optionalKey(PositiveInt),
+  pidsLimit: Schema.optionalKey(PositiveInt),
+  healthTimeoutSeconds: withDefault(PositiveInt, 120),
+  idleTimeoutMinutes: withDefault(PositiveInt, 30),
+  cleanupDelayHours: withDefault(PositiveInt, 24),
+  gcIntervalMinutes: withDefault(PositiveInt, 5),
+  /** For plain git remotes: the ref a PR number names, `{n}` replaced. */
+  pullRequestRefPattern: withDefault(Schema.String.check(Schema.isIncluding("{n}")), "refs/pull/{n}/head"),
+  profile: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1))),
+  hooks: withDefault(
+    Schema.Struct({
+      onSandboxReady: Schema.optionalKey(Argv),
+      onSandboxDestroy: Schema.optionalKey(Argv)
+    }),
+    {}
+  )
+})
+export type PrboxConfig = typeof PrboxConfig.Type
+
+export class InvalidConfig extends Schema.TaggedError<InvalidConfig>()("InvalidConfig", {
+  path: Schema.String,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `invalid config ${this.path}: ${this.detail}`
+  }
+}
+
+/** Where prbox keeps its state: `$PRBOX_HOME`, else `~/.prbox`. */
+export const prboxHome = (env: NodeJS.ProcessEnv = process.env): string => env.PRBOX_HOME ?? join(homedir(), ".prbox")
+
+const isInside = (parent: string, child: string): boolean => {
+  const rel = relative(parent, child)
+  return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel))
+}
+
+/**
+ * Extra mounts must stay inside the user's home, after resolving `..` and
+ * symlinks: a config must not be able to hand a sandbox `/etc` or `~/..`.
+ */
+const checkMounts = (path: string, home: string, mounts: ReadonlyArray<Mount>) =>
+  Effect.forEach(mounts, (mount, index) =>
+    Effect.gen(function* () {
+      const where = `mounts[${index}].source`
+      const lexical = resolve(home, mount.source)
+      const real = yield* Effect.tryPromise({
+        try: () => realpath(lexical),
+        catch: () => new InvalidConfig({ path, detail: `${where}: ${mount.source} does not exist` })
+      })
+      const realHome = yield* Effect.promise(() => realpath(home))
+      if (!isInside(home, lexical) || !isInside(realHome, real)) {
+        return yield* new InvalidConfig({ path, detail: `${where}: ${mount.source} is outside your home directory` })
+      }
+      return { ...mount, source: real }
+    })
+  )
+
+export interface ConfigShape {
+  /** Reads the config afresh: a fix to the file applies to the next open without a restart. */
+  readonly load: Effect.Effect<PrboxConfig, InvalidConfig>
+  readonly home: string
+}
+
+export class Config extends Context.Service<Config, ConfigShape>()("prbox/engine/Config") {
+  /** Reads `<home>/config.json`; a missing file means all defaults. */
+  static readonly layer = (options: { readonly home: string; readonly userHome?: string }) =>
+    Layer.succeed(
+      Config,
+      Config.of({
+        home: options.home,
+        load: Effect.gen(function* () {
+          const path = join(options.home, "config.json")
+          const text = yield* Effect.tryPromise({
+            try: () => readFile(path, "utf8"),
+            catch: (error) => error
+          }).pipe(
+            Effect.catch((error) =>
+              (error as NodeJS.ErrnoException).code === "ENOENT"
+                ? Effect.succeed("{}")
+                : Effect.fail(new InvalidConfig({ path, detail: "cannot be read" }))
+            )
+          )
+          const json = yield* Effect.try({
+            try: () => JSON.parse(text) as unknown,
+            catch: () => new InvalidConfig({ path, detail: "is not valid JSON" })
+          })
+          const config = yield* Schema.decodeUnknownEffect(PrboxConfig)(json).pipe(
+            Effect.mapError(
+              (error) => new InvalidConfig({ path, detail: SchemaIssue.makeFormatterDefault()(error.issue) })
+            )
+          )
+          const mounts = yield* checkMounts(path, options.userHome ?? homedir(), config.mounts)
+          return { ...config, mounts }
+        })
+      })
+    )
+
+  /** Supplies a fixed config, for tests. */
+  static readonly layerStatic = (home: string, config: Partial<PrboxConfig>) =>
+    Layer.succeed(
+      Config,
+      Config.of({
+        home,
+        load: Schema.decodeUnknownEffect(PrboxConfig)(config).pipe(
+          Effect.mapError((error) => new InvalidConfig({ path: "<static>", detail: String(error) }))
+        )
+      })
+    )
+}

@@ -1,0 +1,85 @@
+import { Context, type Effect, Schema } from "effect"
+
+/**
+ * The narrow interface the lifecycle rules need from wherever sandboxes run.
+ * Docker on the local engine is the first implementation (DockerRuntime.ts);
+ * a remote engine or a Kubernetes pod per sandbox fits the same shape.
+ */
+export interface ContainerSpec {
+  readonly name: string
+  readonly image: string
+  readonly args: ReadonlyArray<string>
+  /** Values may be secrets (the access password): never log or echo them. */
+  readonly env: Readonly<Record<string, string>>
+  readonly labels: Readonly<Record<string, string>>
+  readonly binds: ReadonlyArray<{
+    readonly hostPath: string
+    readonly containerPath: string
+    readonly readOnly: boolean
+  }>
+  readonly user: string
+  readonly workingDir: string
+  readonly port: number
+  readonly cpus?: number
+  readonly memoryBytes?: number
+  readonly pidsLimit?: number
+}
+
+export type ContainerState =
+  | { readonly _tag: "Running"; readonly hostPort: number | undefined }
+  | { readonly _tag: "Stopped" }
+  | { readonly _tag: "Absent" }
+
+export interface LabelledContainer {
+  readonly containerId: string
+  readonly running: boolean
+  readonly labels: Readonly<Record<string, string>>
+}
+
+export interface Health {
+  readonly lastHeartbeat: number | undefined
+}
+
+/**
+ * A runtime failure whose outcome is unknown (engine down, timeout, refused):
+ * the lifecycle treats it as "not confirmed" and never as success.
+ */
+export class RuntimeError extends Schema.TaggedError<RuntimeError>()("RuntimeError", {
+  operation: Schema.String,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `${this.operation}: ${this.detail}`
+  }
+}
+
+export interface ContainerRuntimeShape {
+  /** Makes the image available; a failed pull of a present image continues with it and says so. */
+  readonly ensureImage: (
+    image: string,
+    onProgress: (line: string) => Effect.Effect<void>
+  ) => Effect.Effect<void, RuntimeError>
+  readonly provision: (spec: ContainerSpec) => Effect.Effect<string, RuntimeError>
+  /** Starts (an already running container is fine) and returns the published host port. */
+  readonly start: (containerId: string) => Effect.Effect<number, RuntimeError>
+  readonly state: (containerId: string) => Effect.Effect<ContainerState, RuntimeError>
+  /** Resolves only when the container is confirmed stopped or absent. */
+  readonly stop: (containerId: string) => Effect.Effect<"stopped" | "absent", RuntimeError>
+  /** Resolves only when the container is confirmed removed or absent. */
+  readonly destroy: (containerId: string) => Effect.Effect<"removed" | "absent", RuntimeError>
+  readonly exec: (
+    containerId: string,
+    argv: ReadonlyArray<string>,
+    options: { readonly user: string; readonly cwd: string; readonly timeoutMs: number }
+  ) => Effect.Effect<{ readonly exitCode: number; readonly output: string }, RuntimeError>
+  /** One health probe of code-server's `/healthz`; fails when it does not answer. */
+  readonly health: (hostPort: number) => Effect.Effect<Health, RuntimeError>
+  /** Fails (never returns an empty list) when the runtime cannot be enumerated. */
+  readonly listByLabel: (
+    labels: Readonly<Record<string, string>>
+  ) => Effect.Effect<ReadonlyArray<LabelledContainer>, RuntimeError>
+}
+
+export class ContainerRuntime extends Context.Service<ContainerRuntime, ContainerRuntimeShape>()(
+  "prbox/engine/ContainerRuntime"
+) {}

@@ -1,0 +1,151 @@
+import { Docker } from "@prbox/docker"
+import { Effect, Fiber, Layer, Queue } from "effect"
+import { ContainerRuntime, type ContainerState, RuntimeError } from "./ContainerRuntime.ts"
+
+const STOP_TIMEOUT_SECONDS = 10
+const EXEC_OUTPUT_LIMIT = 1024 * 1024
+
+const toRuntimeError = (error: { readonly message: string }) =>
+  new RuntimeError({ operation: "docker", detail: error.message })
+
+/**
+ * Kubernetes' default pull policy: a `latest` (or untagged) image is pulled
+ * on every create, a pinned tag only when it is missing.
+ */
+const pullsAlways = (image: string): boolean => {
+  const name = image.split("/").at(-1) ?? image
+  return !name.includes(":") || name.endsWith(":latest")
+}
+
+/** Containers on the Docker engine that DOCKER_HOST (or the local socket) names. */
+export const layer = Layer.effect(
+  ContainerRuntime,
+  Effect.gen(function* () {
+    const docker = yield* Docker
+
+    const pull = (image: string, onProgress: (line: string) => Effect.Effect<void>) =>
+      Effect.gen(function* () {
+        // Docker reports progress through a plain callback; a queue hands the
+        // lines to the caller's effect in order.
+        const lines = yield* Queue.unbounded<string>()
+        const forward = yield* Queue.take(lines).pipe(Effect.flatMap(onProgress), Effect.forever, Effect.forkChild)
+        let last = ""
+        const result = yield* Effect.result(
+          docker.pullImage(image, (line) => {
+            if (line !== last) Queue.offerUnsafe(lines, line)
+            last = line
+          })
+        )
+        yield* Fiber.interrupt(forward)
+        for (const line of yield* Queue.clear(lines)) yield* onProgress(line)
+        return result
+      })
+
+    const state = (containerId: string): Effect.Effect<ContainerState, RuntimeError> =>
+      docker.inspect(containerId).pipe(
+        Effect.map(
+          (info): ContainerState =>
+            info.state.running ? { _tag: "Running", hostPort: info.hostPort } : { _tag: "Stopped" }
+        ),
+        Effect.catchTag("ContainerNotFound", () => Effect.succeed<ContainerState>({ _tag: "Absent" })),
+        Effect.mapError(toRuntimeError)
+      )
+
+    return ContainerRuntime.of({
+      ensureImage: Effect.fn("DockerRuntime.ensureImage")(function* (image, onProgress) {
+        const present = yield* docker.imageExists(image).pipe(Effect.mapError(toRuntimeError))
+        if (present && !pullsAlways(image)) return
+        yield* onProgress(`pulling ${image}`)
+        const pulled = yield* pull(image, onProgress)
+        if (pulled._tag === "Success") return
+        if (present) {
+          yield* onProgress(`could not pull ${image} (${pulled.failure.message}); using the local copy`)
+          return
+        }
+        return yield* new RuntimeError({ operation: "image.pull", detail: pulled.failure.message })
+      }),
+      provision: Effect.fn("DockerRuntime.provision")(function* (spec) {
+        const created = yield* docker
+          .createContainer({
+            name: spec.name,
+            image: spec.image,
+            cmd: spec.args,
+            env: spec.env,
+            labels: spec.labels,
+            binds: spec.binds,
+            user: spec.user,
+            workingDir: spec.workingDir,
+            exposedPort: spec.port,
+            init: true,
+            ...(spec.cpus === undefined ? {} : { cpus: spec.cpus }),
+            ...(spec.memoryBytes === undefined ? {} : { memoryBytes: spec.memoryBytes }),
+            ...(spec.pidsLimit === undefined ? {} : { pidsLimit: spec.pidsLimit })
+          })
+          .pipe(Effect.mapError(toRuntimeError))
+        return created.id
+      }),
+      start: Effect.fn("DockerRuntime.start")(function* (containerId) {
+        yield* docker.start(containerId).pipe(
+          Effect.catchTag("ContainerAlreadyStarted", () => Effect.void),
+          Effect.mapError(toRuntimeError)
+        )
+        const info = yield* docker.inspect(containerId).pipe(Effect.mapError(toRuntimeError))
+        if (info.hostPort === undefined) {
+          return yield* new RuntimeError({ operation: "container.start", detail: "no published port after start" })
+        }
+        return info.hostPort
+      }),
+      state,
+      stop: (containerId) =>
+        docker.stop(containerId, { timeoutSeconds: STOP_TIMEOUT_SECONDS }).pipe(
+          Effect.as("stopped" as const),
+          Effect.catchTag("ContainerAlreadyStopped", () => Effect.succeed("stopped" as const)),
+          Effect.catchTag("ContainerNotFound", () => Effect.succeed("absent" as const)),
+          Effect.mapError(toRuntimeError)
+        ),
+      destroy: (containerId) =>
+        docker.remove(containerId, { force: true, volumes: true }).pipe(
+          Effect.as("removed" as const),
+          Effect.catchTag("ContainerNotFound", () => Effect.succeed("absent" as const)),
+          Effect.mapError(toRuntimeError)
+        ),
+      exec: (containerId, argv, options) =>
+        docker
+          .exec(containerId, {
+            argv,
+            user: options.user,
+            cwd: options.cwd,
+            timeoutMs: options.timeoutMs,
+            maxOutputBytes: EXEC_OUTPUT_LIMIT
+          })
+          .pipe(
+            Effect.map((result) => ({ exitCode: result.exitCode, output: result.stdout + result.stderr })),
+            Effect.mapError(toRuntimeError)
+          ),
+      health: (hostPort) =>
+        Effect.tryPromise({
+          try: async (signal) => {
+            const response = await fetch(`http://127.0.0.1:${hostPort}/healthz`, {
+              signal: AbortSignal.any([signal, AbortSignal.timeout(2000)])
+            })
+            if (!response.ok) throw new Error(`status ${response.status}`)
+            const body = (await response.json()) as { readonly lastHeartbeat?: unknown }
+            return { lastHeartbeat: typeof body.lastHeartbeat === "number" ? body.lastHeartbeat : undefined }
+          },
+          catch: (error) =>
+            new RuntimeError({ operation: "health", detail: error instanceof Error ? error.message : "no answer" })
+        }),
+      listByLabel: (labels) =>
+        docker.listByLabel(labels, { all: true }).pipe(
+          Effect.map((containers) =>
+            containers.map((container) => ({
+              containerId: container.id,
+              running: container.state === "running",
+              labels: container.labels
+            }))
+          ),
+          Effect.mapError(toRuntimeError)
+        )
+    })
+  })
+)

@@ -1,0 +1,594 @@
+import { randomBytes } from "node:crypto"
+import { chown, lchown, mkdir, readdir, rm, stat } from "node:fs/promises"
+import { join } from "node:path"
+import {
+  formatPullRequestKey,
+  InvalidTransition,
+  isLive,
+  type PullRequestKey,
+  restartRefusal,
+  type Sandbox,
+  SandboxConflict,
+  SandboxId,
+  SandboxNotFound,
+  type SandboxStatus
+} from "@prbox/domain"
+import { type PullRequestRef, parsePullRequestRef, Workspaces } from "@prbox/git"
+import { LiveSandboxExists, RowDecodeError, SandboxRepo, StoreError } from "@prbox/store"
+import {
+  Clock,
+  Deferred,
+  Effect,
+  Fiber,
+  Layer,
+  Option,
+  PubSub,
+  Redacted,
+  Ref,
+  Result,
+  Schema,
+  Semaphore,
+  Stream
+} from "effect"
+import { Config, type PrboxConfig } from "./Config.ts"
+import { ContainerRuntime, type ContainerSpec } from "./ContainerRuntime.ts"
+import { type HookContext, type HookName, Hooks } from "./Hooks.ts"
+import {
+  DestroyNotConfirmed,
+  InvalidPullRequestInput,
+  type OpenRequest,
+  type SandboxEvent,
+  SandboxService,
+  StoreFailure
+} from "./SandboxService.ts"
+
+/** Port code-server listens on inside the container. */
+const CODE_SERVER_PORT = 8080
+const CONTAINER_HOME = "/home/prbox"
+const CONTAINER_WORKSPACE = "/workspace"
+/** Used when the workspace belongs to root: a sandbox never runs as root. */
+const FALLBACK_UID = 1000
+
+export const LABELS = {
+  sandbox: "dev.prbox.sandbox",
+  pr: "dev.prbox.pr",
+  repo: "dev.prbox.repo",
+  home: "dev.prbox.home"
+} as const
+
+/** A stop was requested: the worker ends quietly and the stop writes the outcome. */
+class StopWon extends Schema.TaggedError<StopWon>()("StopWon", {}) {}
+
+/** A create or restart step failed for a reason that is safe to store and show. */
+class SetupFailed extends Schema.TaggedError<SetupFailed>()("SetupFailed", { reason: Schema.String }) {
+  override get message(): string {
+    return this.reason
+  }
+}
+
+/**
+ * The row's `error`: our errors' messages are built to be safe (ids, fixed
+ * reasons, no secrets); anything else is reduced to its tag.
+ */
+const safeReason = (error: unknown): string => {
+  if (typeof error === "object" && error !== null && "_tag" in error) {
+    const message = (error as { readonly message?: unknown }).message
+    return typeof message === "string" && message.length > 0 ? message.slice(0, 500) : String(error._tag)
+  }
+  return "unexpected failure"
+}
+
+const without = <A>(set: ReadonlySet<A>, value: A): ReadonlySet<A> => {
+  const next = new Set(set)
+  next.delete(value)
+  return next
+}
+
+const chownTree = async (path: string, uid: number, gid: number): Promise<void> => {
+  await chown(path, uid, gid)
+  for (const entry of await readdir(path, { withFileTypes: true, recursive: true })) {
+    await lchown(join(entry.parentPath, entry.name), uid, gid)
+  }
+}
+
+type StoreFailures = StoreError | RowDecodeError | LiveSandboxExists | InvalidTransition
+
+const isStoreFailure = (error: unknown): error is StoreFailures =>
+  error instanceof StoreError ||
+  error instanceof RowDecodeError ||
+  error instanceof LiveSandboxExists ||
+  error instanceof InvalidTransition
+
+/** Store failures other than "not found" surface as one engine error. */
+const mapStoreErrors =
+  (operation: string) =>
+  <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, Exclude<E, StoreFailures> | StoreFailure, R> =>
+    Effect.mapError(effect, (error) =>
+      isStoreFailure(error)
+        ? new StoreFailure({ operation, detail: error.message })
+        : (error as Exclude<E, StoreFailures>)
+    )
+
+export interface SandboxServiceOptions {
+  /** Extra labels on every container (tests label their run with them). */
+  readonly labels?: Readonly<Record<string, string>>
+}
+
+const newSandboxId = (): SandboxId => {
+  const alphabet = "0123456789abcdefghijklmnopqrstuv"
+  return SandboxId.make(Array.from(randomBytes(12), (byte) => alphabet[byte % 32]).join(""))
+}
+
+const newPassword = (): string => randomBytes(24).toString("base64url")
+
+const sandboxUrl = (port: number | null): string => (port === null ? "" : `http://127.0.0.1:${port}/`)
+
+export const make = (options: SandboxServiceOptions = {}) =>
+  Effect.gen(function* () {
+    const repo = yield* SandboxRepo
+    const runtime = yield* ContainerRuntime
+    const workspaces = yield* Workspaces
+    const config = yield* Config
+    const hooks = yield* Hooks
+    // Workers outlive the request that started them; closing the layer interrupts them.
+    const workerScope = yield* Effect.scope
+
+    const admission = yield* Semaphore.make(1)
+    const lifecycle = yield* Semaphore.make(1)
+    const containerPermits = new Map<SandboxId, Semaphore.Semaphore>()
+    const workers = yield* Ref.make<ReadonlyMap<SandboxId, ReadonlySet<Fiber.Fiber<void>>>>(new Map())
+    const stopRequests = yield* Ref.make<ReadonlySet<SandboxId>>(new Set())
+    const events = yield* PubSub.unbounded<SandboxEvent>()
+
+    const containerPermit = (id: SandboxId): Semaphore.Semaphore => {
+      const existing = containerPermits.get(id)
+      if (existing !== undefined) return existing
+      const created = Semaphore.makeUnsafe(1)
+      containerPermits.set(id, created)
+      return created
+    }
+
+    const storeFailure = (operation: string) => (error: { readonly message: string }) =>
+      new StoreFailure({ operation, detail: error.message })
+
+    const getRow = (id: SandboxId) =>
+      Effect.flatMap(
+        repo.findById(id),
+        Option.match({ onNone: () => Effect.fail(new SandboxNotFound({ id })), onSome: Effect.succeed })
+      )
+
+    const stopRequested = (id: SandboxId) => Effect.map(Ref.get(stopRequests), (set) => set.has(id))
+    const failIfStopRequested = (id: SandboxId) =>
+      Effect.flatMap(stopRequested(id), (requested) => (requested ? Effect.fail(new StopWon()) : Effect.void))
+
+    const emit = (id: SandboxId, status: SandboxStatus, line: string) =>
+      Effect.gen(function* () {
+        const at = yield* Clock.currentTimeMillis
+        const seq = yield* repo.appendLog(id, at, line)
+        yield* PubSub.publish(events, { seq, sandboxId: id, at, status, line })
+      })
+
+    /** A progress line: appended to the log, kept as the row's detail, published. */
+    const progress = (row: Pick<Sandbox, "id" | "status">, line: string) =>
+      Effect.andThen(emit(row.id, row.status, line), repo.updateDetail(row.id, line)).pipe(
+        Effect.mapError(storeFailure("sandbox.progress"))
+      )
+
+    const writeStatus = (
+      id: SandboxId,
+      to: SandboxStatus,
+      fields: Omit<Parameters<typeof repo.updateStatus>[1], "to"> = {}
+    ) =>
+      Effect.gen(function* () {
+        const row = yield* repo.updateStatus(id, { ...fields, to })
+        yield* emit(id, to, row.error === null ? `status: ${to}` : `status: ${to} (${row.error})`)
+        return row
+      })
+
+    /** A worker's status write: under the lifecycle permit, and only while no stop is requested. */
+    const advance = (id: SandboxId, to: SandboxStatus, fields: Parameters<typeof writeStatus>[2] = {}) =>
+      lifecycle.withPermit(Effect.andThen(failIfStopRequested(id), writeStatus(id, to, fields)))
+
+    const hookContext = (row: Sandbox): HookContext => ({
+      sandboxId: row.id,
+      pullRequest: `${row.host ?? ""}/${row.repository}#${row.pullRequest}`,
+      url: sandboxUrl(row.hostPort),
+      port: row.hostPort === null ? "" : String(row.hostPort),
+      workspace: row.workspacePath ?? ""
+    })
+
+    const runHook = (row: Sandbox, hook: HookName, cfg: PrboxConfig) => {
+      const argv = cfg.hooks[hook]
+      if (argv === undefined) return Effect.void
+      // A failing hook is reported in the log, never fatal.
+      return hooks
+        .run(hook, argv, hookContext(row))
+        .pipe(Effect.catch((error) => progress(row, error.message).pipe(Effect.ignore)))
+    }
+
+    // --- workers ---------------------------------------------------------------
+
+    const removeWorker = (id: SandboxId, fiber: Fiber.Fiber<void>) =>
+      Ref.update(workers, (map) => {
+        const next = new Map(map)
+        const rest = new Set(map.get(id))
+        rest.delete(fiber)
+        if (rest.size === 0) next.delete(id)
+        else next.set(id, rest)
+        return next
+      })
+
+    /** Forks a worker into the service's scope and registers it before it runs a step. */
+    const spawnWorker = (id: SandboxId, work: Effect.Effect<void>) =>
+      Effect.gen(function* () {
+        const registered = yield* Deferred.make<void>()
+        const fiber: Fiber.Fiber<void> = yield* Deferred.await(registered).pipe(
+          Effect.andThen(work),
+          Effect.ensuring(Effect.suspend(() => removeWorker(id, fiber))),
+          Effect.forkIn(workerScope)
+        )
+        yield* Ref.update(workers, (map) => new Map(map).set(id, new Set(map.get(id)).add(fiber)))
+        yield* Deferred.succeed(registered, undefined)
+      })
+
+    /** Ends a worker: a stop ends it quietly, any other failure puts the row in `error`. */
+    const supervise = <E>(row: Sandbox, work: Effect.Effect<void, E>): Effect.Effect<void> =>
+      Effect.catch(work, (error) =>
+        error instanceof StopWon
+          ? Effect.void
+          : advance(row.id, "error", { error: safeReason(error) }).pipe(Effect.ignore)
+      )
+
+    const containerSpec = (row: Sandbox, cfg: PrboxConfig, user: string, homePath: string): ContainerSpec => ({
+      name: `prbox-${row.id}`,
+      image: cfg.image,
+      args: [
+        "--bind-addr",
+        `0.0.0.0:${CODE_SERVER_PORT}`,
+        "--auth",
+        "password",
+        "--disable-telemetry",
+        "--disable-update-check",
+        CONTAINER_WORKSPACE
+      ],
+      // The password reaches code-server only through its environment, never argv.
+      env: {
+        ...cfg.env,
+        HOME: CONTAINER_HOME,
+        XDG_CONFIG_HOME: `${CONTAINER_HOME}/.config`,
+        XDG_DATA_HOME: `${CONTAINER_HOME}/.local/share`,
+        XDG_CACHE_HOME: `${CONTAINER_HOME}/.cache`,
+        PASSWORD: row.accessPassword === null ? "" : Redacted.value(row.accessPassword)
+      },
+      labels: {
+        ...options.labels,
+        [LABELS.sandbox]: row.id,
+        [LABELS.pr]: String(row.pullRequest),
+        [LABELS.repo]: `${row.host ?? ""}/${row.repository}`,
+        [LABELS.home]: config.home
+      },
+      binds: [
+        { hostPath: row.workspacePath ?? "", containerPath: CONTAINER_WORKSPACE, readOnly: false },
+        { hostPath: homePath, containerPath: CONTAINER_HOME, readOnly: false },
+        ...cfg.mounts.map((mount) => ({
+          hostPath: mount.source,
+          containerPath: mount.target,
+          readOnly: mount.readOnly
+        }))
+      ],
+      user,
+      workingDir: CONTAINER_WORKSPACE,
+      port: CODE_SERVER_PORT,
+      ...(cfg.cpus === undefined ? {} : { cpus: cfg.cpus }),
+      ...(cfg.memoryMb === undefined ? {} : { memoryBytes: cfg.memoryMb * 1024 * 1024 }),
+      ...(cfg.pidsLimit === undefined ? {} : { pidsLimit: cfg.pidsLimit })
+    })
+
+    /**
+     * The container runs as the workspace's owner; a root-owned workspace is
+     * handed to a fixed non-root user instead, so a sandbox never runs as root.
+     */
+    const prepareOwnership = (workspacePath: string, homePath: string) =>
+      Effect.promise(async () => {
+        await mkdir(homePath, { recursive: true, mode: 0o700 })
+        const owner = await stat(workspacePath)
+        const uid = owner.uid === 0 ? FALLBACK_UID : owner.uid
+        const gid = owner.uid === 0 ? FALLBACK_UID : owner.gid
+        if (owner.uid === 0) await chownTree(workspacePath, uid, gid)
+        await chown(homePath, uid, gid)
+        return `${uid}:${gid}`
+      })
+
+    /**
+     * Creates (or reuses) and starts the container. The whole step holds the
+     * lifecycle permit and cannot be interrupted, so a container that exists is
+     * always recorded on the row; the stop request is checked before create,
+     * after create and after start.
+     */
+    const startContainer = (id: SandboxId, cfg: PrboxConfig) =>
+      containerPermit(id).withPermit(
+        lifecycle.withPermit(
+          Effect.uninterruptible(
+            Effect.gen(function* () {
+              yield* failIfStopRequested(id)
+              const row = yield* getRow(id)
+              const workspacePath = row.workspacePath
+              if (workspacePath === null) return yield* new StopWon()
+              let containerId = row.containerId
+              if (containerId !== null && (yield* runtime.state(containerId))._tag === "Absent") containerId = null
+              if (containerId === null) {
+                const homePath = join(config.home, "homes", id)
+                const user = yield* prepareOwnership(workspacePath, homePath)
+                containerId = yield* runtime.provision(containerSpec(row, cfg, user, homePath))
+                yield* writeStatus(id, "starting", { containerId })
+                yield* failIfStopRequested(id)
+              }
+              const hostPort = yield* runtime.start(containerId)
+              const started = yield* writeStatus(id, "starting", { hostPort })
+              yield* failIfStopRequested(id)
+              return { row: started, containerId, hostPort }
+            })
+          )
+        )
+      )
+
+    const waitHealthy = (row: Sandbox, hostPort: number, cfg: PrboxConfig) =>
+      Effect.gen(function* () {
+        yield* progress(row, "waiting for code-server to answer")
+        const deadline = (yield* Clock.currentTimeMillis) + cfg.healthTimeoutSeconds * 1000
+        while (true) {
+          const probe = yield* Effect.result(runtime.health(hostPort))
+          if (probe._tag === "Success") return
+          if ((yield* Clock.currentTimeMillis) >= deadline) {
+            return yield* Effect.fail(
+              new SetupFailed({ reason: `code-server did not answer within ${cfg.healthTimeoutSeconds} s` })
+            )
+          }
+          yield* Effect.sleep("250 millis")
+        }
+      })
+
+    const runSetup = (row: Sandbox, containerId: string, user: string, cfg: PrboxConfig) =>
+      Effect.forEach(cfg.setupCommands, (command, index) =>
+        Effect.gen(function* () {
+          const step = `[${index + 1}/${cfg.setupCommands.length}]`
+          yield* progress(row, `${step} ${command}`)
+          const result = yield* runtime.exec(containerId, ["sh", "-lc", command], {
+            user,
+            cwd: CONTAINER_WORKSPACE,
+            timeoutMs: 30 * 60_000
+          })
+          for (const line of result.output.split("\n").filter((l) => l.length > 0)) {
+            yield* emit(row.id, row.status, `${step} ${line}`).pipe(Effect.mapError(storeFailure("sandbox.log")))
+          }
+          if (result.exitCode !== 0) {
+            return yield* new SetupFailed({ reason: `setup ${step} failed with exit code ${result.exitCode}` })
+          }
+        })
+      )
+
+    /** From a started container to `running`: health, the ready hook, setup (on create only). */
+    const becomeReady = (id: SandboxId, cfg: PrboxConfig, withSetup: boolean) =>
+      Effect.gen(function* () {
+        const { row, containerId, hostPort } = yield* startContainer(id, cfg)
+        yield* waitHealthy(row, hostPort, cfg)
+        yield* runHook(row, "onSandboxReady", cfg)
+        if (withSetup) {
+          const user = yield* Effect.promise(() => stat(row.workspacePath ?? "/")).pipe(
+            Effect.map((s) => (s.uid === 0 ? `${FALLBACK_UID}:${FALLBACK_UID}` : `${s.uid}:${s.gid}`))
+          )
+          yield* runSetup(row, containerId, user, cfg)
+        }
+        yield* advance(id, "running", { detail: `ready at ${sandboxUrl(hostPort)}` })
+      })
+
+    const createWorker = (row: Sandbox, ref: PullRequestRef, cfg: PrboxConfig) =>
+      supervise(
+        row,
+        Effect.gen(function* () {
+          const cloning = yield* advance(row.id, "cloning")
+          const onProgress = (line: string) => progress(cloning, line).pipe(Effect.ignore)
+          const fetched = yield* workspaces.fetchPullRequest(ref, { onProgress })
+          const workspacePath = join(config.home, "workspaces", row.id)
+          yield* workspaces.createWorkspace({
+            mirrorPath: fetched.mirrorPath,
+            commit: fetched.commit,
+            destination: workspacePath,
+            originUrl: ref.remoteUrl,
+            branchName: `pr-${ref.pullRequest}`,
+            onProgress
+          })
+          const starting = yield* advance(row.id, "starting", {
+            workspacePath,
+            sourceCommit: fetched.commit,
+            sourceBranch: `pr-${ref.pullRequest}`
+          })
+          yield* runtime.ensureImage(cfg.image, (line) => progress(starting, line).pipe(Effect.ignore))
+          yield* becomeReady(row.id, cfg, true)
+        })
+      )
+
+    const restartWorker = (row: Sandbox, cfg: PrboxConfig) => supervise(row, becomeReady(row.id, cfg, false))
+
+    /** Moves a restartable row to `starting` and hands it to a worker. */
+    const admitRestart = (row: Sandbox, cfg: PrboxConfig) =>
+      Effect.gen(function* () {
+        const refusal = restartRefusal(row)
+        if (refusal !== undefined) return yield* new SandboxConflict({ id: row.id, reason: refusal })
+        const starting = yield* lifecycle.withPermit(writeStatus(row.id, "starting", { error: null, stoppedAt: null }))
+        yield* spawnWorker(row.id, restartWorker(starting, cfg))
+        return starting
+      })
+
+    // --- open ------------------------------------------------------------------
+
+    /**
+     * A live row of the PR answers the open: a running one after one inspect
+     * (a dead container is recorded and the sandbox restarted), a starting one
+     * as it is, a stopping one with a conflict.
+     */
+    const answerLive = (live: Sandbox, cfg: PrboxConfig) =>
+      Effect.gen(function* () {
+        if (live.status === "stopping") {
+          return yield* new SandboxConflict({ id: live.id, reason: "it is stopping; open it again once it stopped" })
+        }
+        if (live.status !== "running" || live.containerId === null) return live
+        const state = yield* runtime.state(live.containerId)
+        if (state._tag === "Running") {
+          yield* repo.touch(live.id, yield* Clock.currentTimeMillis)
+          return live
+        }
+        const stopped = yield* lifecycle.withPermit(
+          writeStatus(live.id, "stopped", {
+            stoppedAt: yield* Clock.currentTimeMillis,
+            detail: "the container was no longer running"
+          })
+        )
+        return yield* admitRestart(stopped, cfg)
+      })
+
+    const open = Effect.fn("SandboxService.open")(function* (request: OpenRequest) {
+      const cfg = yield* config.load
+      const parsed = parsePullRequestRef(request.input, {
+        ...(request.pr === undefined ? {} : { pr: request.pr }),
+        ...(request.ref === undefined ? {} : { ref: request.ref }),
+        ...(cfg.profile === undefined ? {} : { profile: cfg.profile }),
+        refPattern: cfg.pullRequestRefPattern
+      })
+      if (Result.isFailure(parsed)) return yield* new InvalidPullRequestInput({ reason: parsed.failure.message })
+      const ref = parsed.success
+      const key: PullRequestKey = {
+        provider: ref.provider,
+        host: ref.host,
+        account: cfg.profile ?? "",
+        repository: ref.repository,
+        pullRequest: ref.pullRequest
+      }
+      return yield* admission.withPermit(
+        Effect.gen(function* () {
+          const rows = (yield* repo.findByPr(key)).filter((row) => row.host === key.host && row.account === key.account)
+          const live = rows.find(isLive)
+          if (live !== undefined) return yield* answerLive(live, cfg)
+          const fenced = rows.find((row) => row.destroyFenced)
+          if (fenced !== undefined) {
+            return yield* new SandboxConflict({
+              id: fenced.id,
+              reason: `an earlier sandbox of ${formatPullRequestKey(key)} was not confirmed destroyed; run \`prbox rm ${fenced.id}\` first`
+            })
+          }
+          // Reopening a stopped sandbox keeps its workspace (and the user's work in it).
+          const restartable = rows.find((row) => restartRefusal(row) === undefined)
+          if (restartable !== undefined) return yield* admitRestart(restartable, cfg)
+          const now = yield* Clock.currentTimeMillis
+          const row = yield* repo.insert({
+            id: newSandboxId(),
+            provider: key.provider,
+            host: key.host,
+            account: key.account,
+            repository: key.repository,
+            pullRequest: key.pullRequest,
+            accessPassword: Redacted.make(newPassword()),
+            createdAt: now,
+            lastActivityAt: now
+          })
+          yield* emit(row.id, row.status, `opening ${formatPullRequestKey(key)}`)
+          yield* spawnWorker(row.id, createWorker(row, ref, cfg))
+          return row
+        })
+      )
+    }, mapStoreErrors("sandbox.open"))
+
+    // --- stop / restart / cleanup -------------------------------------------------
+
+    const interruptWorkers = (id: SandboxId) =>
+      Effect.flatMap(Ref.get(workers), (map) => Fiber.interruptAll(map.get(id) ?? []))
+
+    /** Stops the container if any; a stop Docker does not confirm fences the row. */
+    const stopContainer = (row: Sandbox) =>
+      Effect.gen(function* () {
+        if (row.containerId === null) return
+        const containerId = row.containerId
+        const outcome = yield* Effect.result(containerPermit(row.id).withPermit(runtime.stop(containerId)))
+        if (outcome._tag === "Failure") {
+          yield* lifecycle.withPermit(
+            writeStatus(row.id, "error", { error: "stop not confirmed by Docker", destroyFenced: true })
+          )
+          return yield* new DestroyNotConfirmed({ id: row.id, detail: outcome.failure.message })
+        }
+      })
+
+    const stop = Effect.fn("SandboxService.stop")(
+      function* (id: SandboxId) {
+        // The intent is public before any permit is awaited: a worker holding
+        // one sees it at its next check, and interrupting it waits for its
+        // uninterruptible container step to record what it created.
+        yield* Ref.update(stopRequests, (set) => new Set(set).add(id))
+        yield* interruptWorkers(id)
+        const current = yield* getRow(id)
+        if (current.status === "stopped" && !current.destroyFenced) return current
+        const stopping = yield* lifecycle.withPermit(writeStatus(id, "stopping"))
+        // A broken config must not block a stop: the hook is skipped then.
+        const cfg = yield* Effect.option(config.load)
+        if (cfg._tag === "Some") yield* runHook(stopping, "onSandboxDestroy", cfg.value)
+        yield* stopContainer(stopping)
+        return yield* lifecycle.withPermit(
+          writeStatus(id, "stopped", { stoppedAt: yield* Clock.currentTimeMillis, destroyFenced: false })
+        )
+      },
+      (effect, id) =>
+        Effect.ensuring(
+          effect,
+          Ref.update(stopRequests, (set) => without(set, id))
+        ),
+      mapStoreErrors("sandbox.stop")
+    )
+
+    const restart = Effect.fn("SandboxService.restart")(function* (id: SandboxId) {
+      const cfg = yield* config.load.pipe(
+        Effect.mapError((error) => new SandboxConflict({ id, reason: error.message }))
+      )
+      return yield* admission.withPermit(Effect.flatMap(getRow(id), (row) => admitRestart(row, cfg)))
+    }, mapStoreErrors("sandbox.restart"))
+
+    const cleanup = Effect.fn("SandboxService.cleanup")(function* (id: SandboxId) {
+      const row = yield* getRow(id)
+      if (isLive(row) || row.destroyFenced) yield* stop(id)
+      const stopped = yield* getRow(id)
+      if (stopped.containerId !== null) {
+        const containerId = stopped.containerId
+        const removal = yield* Effect.result(containerPermit(id).withPermit(runtime.destroy(containerId)))
+        if (removal._tag === "Failure") {
+          yield* lifecycle.withPermit(
+            writeStatus(id, "error", { error: "container removal not confirmed by Docker", destroyFenced: true })
+          )
+          return yield* new DestroyNotConfirmed({ id, detail: removal.failure.message })
+        }
+      }
+      yield* Effect.promise(() =>
+        Promise.all([
+          stopped.workspacePath === null ? undefined : rm(stopped.workspacePath, { recursive: true, force: true }),
+          rm(join(config.home, "homes", id), { recursive: true, force: true })
+        ])
+      )
+      yield* lifecycle.withPermit(repo.delete(id))
+      containerPermits.delete(id)
+    }, mapStoreErrors("sandbox.cleanup"))
+
+    return SandboxService.of({
+      open,
+      get: (id) => getRow(id).pipe(mapStoreErrors("sandbox.get")),
+      list: repo.findActive().pipe(mapStoreErrors("sandbox.list")),
+      listAll: repo.findAll().pipe(mapStoreErrors("sandbox.listAll")),
+      stop,
+      restart,
+      cleanup,
+      logs: (id, options) => repo.readLog(id, options).pipe(mapStoreErrors("sandbox.logs")),
+      touch: (id) =>
+        Effect.flatMap(Clock.currentTimeMillis, (at) => repo.touch(id, at)).pipe(mapStoreErrors("sandbox.touch")),
+      events: Stream.fromPubSub(events),
+      awaitIdle: (id) =>
+        Effect.flatMap(Ref.get(workers), (map) => Effect.forEach(map.get(id) ?? [], Fiber.await, { discard: true }))
+    })
+  })
+
+export const layer = (options: SandboxServiceOptions = {}) => Layer.effect(SandboxService, make(options))

@@ -1,0 +1,6 @@
+export * from "./Config.ts"
+export * from "./ContainerRuntime.ts"
+export * as DockerRuntime from "./DockerRuntime.ts"
+export * from "./Hooks.ts"
+export * from "./SandboxService.ts"
+export * as SandboxServiceLive from "./SandboxServiceLive.ts"
