@@ -1,1 +1,3 @@
-export {}
+export * from "./Docker.ts"
+export * from "./DockerError.ts"
+export * as NodeDocker from "./NodeDocker.ts"

@@ -1,0 +1,138 @@
+import { Context, type Effect } from "effect"
+import type {
+  ContainerAlreadyStarted,
+  ContainerAlreadyStopped,
+  ContainerNotFound,
+  DockerEngineError,
+  EngineUnavailable,
+  EnumerationError,
+  ExecTimeout,
+  ImageNotFound,
+  ImagePullFailed,
+  NameConflict
+} from "./DockerError.ts"
+
+export interface Bind {
+  readonly hostPath: string
+  readonly containerPath: string
+  readonly readOnly: boolean
+}
+
+export interface ContainerSpec {
+  readonly name: string
+  readonly image: string
+  /** Arguments for the image's entrypoint; the image's CMD when absent. */
+  readonly cmd?: ReadonlyArray<string>
+  readonly env: Readonly<Record<string, string>>
+  readonly labels: Readonly<Record<string, string>>
+  /** Host paths must exist: a missing one fails the create instead of appearing as a root-owned directory. */
+  readonly binds: ReadonlyArray<Bind>
+  readonly user?: string
+  readonly workingDir?: string
+  /** The container's TCP port to publish, always on 127.0.0.1 only. */
+  readonly exposedPort: number
+  /** Host port to publish on; Docker picks a free one when absent. */
+  readonly hostPort?: number
+  readonly cpus?: number
+  readonly memoryBytes?: number
+  readonly pidsLimit?: number
+  /** Run Docker's init as PID 1 (reaps zombies, forwards signals). */
+  readonly init?: boolean
+}
+
+export type ContainerStatus = "created" | "running" | "paused" | "restarting" | "removing" | "exited" | "dead"
+
+export interface ContainerState {
+  readonly status: ContainerStatus
+  readonly running: boolean
+  readonly exitCode: number
+  /** Absent until the container first starts. */
+  readonly startedAt: Date | undefined
+  /** Absent until the container first exits. */
+  readonly finishedAt: Date | undefined
+}
+
+export interface ContainerInfo {
+  readonly id: string
+  readonly name: string
+  readonly image: string
+  readonly state: ContainerState
+  readonly labels: Readonly<Record<string, string>>
+  /** The port published on 127.0.0.1; absent while the container is not running. */
+  readonly hostPort: number | undefined
+  /** The user the container runs as ("" for the image default). */
+  readonly user: string
+}
+
+export interface ContainerSummary {
+  readonly id: string
+  readonly name: string
+  readonly state: ContainerStatus
+  readonly labels: Readonly<Record<string, string>>
+  readonly image: string
+}
+
+export interface ExecOptions {
+  readonly argv: ReadonlyArray<string>
+  readonly user?: string
+  readonly env?: Readonly<Record<string, string>>
+  readonly cwd?: string
+  readonly timeoutMs: number
+  /** Cap on each of stdout and stderr; the rest is read and dropped. */
+  readonly maxOutputBytes: number
+}
+
+export interface ExecResult {
+  readonly exitCode: number
+  readonly stdout: string
+  readonly stderr: string
+  /** True when stdout or stderr was cut at `maxOutputBytes`. */
+  readonly truncated: boolean
+}
+
+/** Label filter: a value matches `key=value`, `undefined` matches any container that has the key. */
+export type LabelFilter = Readonly<Record<string, string | undefined>>
+
+type Unreachable = EngineUnavailable | DockerEngineError
+
+export interface DockerShape {
+  readonly ping: () => Effect.Effect<void, Unreachable>
+  readonly version: () => Effect.Effect<{ readonly version: string; readonly apiVersion: string }, Unreachable>
+  readonly imageExists: (ref: string) => Effect.Effect<boolean, Unreachable>
+  /** Pulls `ref`, reporting each progress entry as one line. */
+  readonly pullImage: (
+    ref: string,
+    onProgress: (line: string) => void
+  ) => Effect.Effect<void, ImagePullFailed | EngineUnavailable>
+  readonly createContainer: (
+    spec: ContainerSpec
+  ) => Effect.Effect<{ readonly id: string }, NameConflict | ImageNotFound | Unreachable>
+  readonly start: (id: string) => Effect.Effect<void, ContainerNotFound | ContainerAlreadyStarted | Unreachable>
+  /** Sends SIGTERM, then SIGKILL after `timeoutSeconds`. */
+  readonly stop: (
+    id: string,
+    options: { readonly timeoutSeconds: number }
+  ) => Effect.Effect<void, ContainerNotFound | ContainerAlreadyStopped | Unreachable>
+  readonly inspect: (id: string) => Effect.Effect<ContainerInfo, ContainerNotFound | Unreachable>
+  readonly remove: (
+    id: string,
+    options: { readonly force: boolean; readonly volumes: boolean }
+  ) => Effect.Effect<void, ContainerNotFound | Unreachable>
+  /** Fails rather than answering with a partial or empty list when the engine cannot be asked. */
+  readonly listByLabel: (
+    labels: LabelFilter,
+    options: { readonly all: boolean }
+  ) => Effect.Effect<ReadonlyArray<ContainerSummary>, EnumerationError>
+  readonly exec: (
+    id: string,
+    options: ExecOptions
+  ) => Effect.Effect<ExecResult, ContainerNotFound | ExecTimeout | Unreachable>
+  /** Stdout and stderr of the container, interleaved as written. */
+  readonly logs: (
+    id: string,
+    options: { readonly tail?: number; readonly since?: Date }
+  ) => Effect.Effect<string, ContainerNotFound | Unreachable>
+}
+
+/** The container engine, in our own terms; see NodeDocker for the dockerode implementation. */
+export class Docker extends Context.Service<Docker, DockerShape>()("prbox/docker/Docker") {}

@@ -1,0 +1,106 @@
+import { Schema } from "effect"
+
+/**
+ * Every error names the operation that failed (e.g. "container.stop") and a
+ * detail taken from the engine's answer. Details never carry environment
+ * values: container and exec environments may hold passwords.
+ */
+const fields = {
+  operation: Schema.String,
+  detail: Schema.String
+}
+
+export type ErrorFields = { readonly operation: string; readonly detail: string }
+
+/** The container does not exist (404). */
+export class ContainerNotFound extends Schema.TaggedError<ContainerNotFound>()("ContainerNotFound", fields) {
+  override get message() {
+    return `${this.operation}: ${this.detail}`
+  }
+}
+
+/** Start of a container that already runs (304). */
+export class ContainerAlreadyStarted extends Schema.TaggedError<ContainerAlreadyStarted>()(
+  "ContainerAlreadyStarted",
+  fields
+) {
+  override get message() {
+    return `${this.operation}: ${this.detail}`
+  }
+}
+
+/** Stop of a container that is not running (304). */
+export class ContainerAlreadyStopped extends Schema.TaggedError<ContainerAlreadyStopped>()(
+  "ContainerAlreadyStopped",
+  fields
+) {
+  override get message() {
+    return `${this.operation}: ${this.detail}`
+  }
+}
+
+/** A container with the requested name already exists (409 on create). */
+export class NameConflict extends Schema.TaggedError<NameConflict>()("NameConflict", fields) {
+  override get message() {
+    return `${this.operation}: ${this.detail}`
+  }
+}
+
+/** The engine cannot be reached: socket missing or refused, permission denied, or no answer in time. */
+export class EngineUnavailable extends Schema.TaggedError<EngineUnavailable>()("EngineUnavailable", fields) {
+  override get message() {
+    return `${this.operation}: ${this.detail}`
+  }
+}
+
+/** Listing containers failed; callers must treat the answer as unknown, never as empty. */
+export class EnumerationError extends Schema.TaggedError<EnumerationError>()("EnumerationError", fields) {
+  override get message() {
+    return `${this.operation}: ${this.detail}`
+  }
+}
+
+export class ImagePullFailed extends Schema.TaggedError<ImagePullFailed>()("ImagePullFailed", fields) {
+  override get message() {
+    return `${this.operation}: ${this.detail}`
+  }
+}
+
+/** The image a container was created from does not exist locally (404 on create). */
+export class ImageNotFound extends Schema.TaggedError<ImageNotFound>()("ImageNotFound", fields) {
+  override get message() {
+    return `${this.operation}: ${this.detail}`
+  }
+}
+
+/** The exec'd command outlived its deadline. Docker cannot kill an exec, so it may still be running. */
+export class ExecTimeout extends Schema.TaggedError<ExecTimeout>()("ExecTimeout", {
+  ...fields,
+  timeoutMs: Schema.Number
+}) {
+  override get message() {
+    return `${this.operation}: ${this.detail}`
+  }
+}
+
+/** Any other answer of the engine; `statusCode` is absent when the failure was not an HTTP answer. */
+export class DockerEngineError extends Schema.TaggedError<DockerEngineError>()("DockerEngineError", {
+  ...fields,
+  statusCode: Schema.optional(Schema.Number)
+}) {
+  override get message() {
+    return `${this.operation}: ${this.statusCode === undefined ? "" : `(${this.statusCode}) `}${this.detail}`
+  }
+}
+
+export type DockerError =
+  | ContainerNotFound
+  | ContainerAlreadyStarted
+  | ContainerAlreadyStopped
+  | NameConflict
+  | EngineUnavailable
+  | EnumerationError
+  | ImagePullFailed
+  | ImageNotFound
+  | ExecTimeout
+  | DockerEngineError
