@@ -3,44 +3,21 @@ import { chown, lchown, mkdir, readdir, rm, stat } from "node:fs/promises"
 import { join } from "node:path"
 import {
   formatPullRequestKey,
-  InvalidTransition,
   isLive,
   type PullRequestKey,
   restartRefusal,
   type Sandbox,
   SandboxConflict,
-  SandboxId,
-  SandboxNotFound,
-  type SandboxStatus
+  SandboxId
 } from "@prbox/domain"
 import { type PullRequestRef, parsePullRequestRef, Workspaces } from "@prbox/git"
-import { LiveSandboxExists, RowDecodeError, SandboxRepo, StoreError } from "@prbox/store"
-import {
-  Clock,
-  Deferred,
-  Effect,
-  Fiber,
-  Layer,
-  Option,
-  PubSub,
-  Redacted,
-  Ref,
-  Result,
-  Schema,
-  Semaphore,
-  Stream
-} from "effect"
+import { SandboxRepo } from "@prbox/store"
+import { Clock, Effect, Layer, Redacted, Result, Schema } from "effect"
 import { Config, type PrboxConfig } from "./Config.ts"
 import { ContainerRuntime, type ContainerSpec } from "./ContainerRuntime.ts"
 import { type HookContext, type HookName, Hooks } from "./Hooks.ts"
-import {
-  DestroyNotConfirmed,
-  InvalidPullRequestInput,
-  type OpenRequest,
-  type SandboxEvent,
-  SandboxService,
-  StoreFailure
-} from "./SandboxService.ts"
+import { Lifecycle, mapStoreErrors, StopWon, safeReason } from "./Lifecycle.ts"
+import { DestroyNotConfirmed, InvalidPullRequestInput, type OpenRequest, SandboxService } from "./SandboxService.ts"
 
 /** Port code-server listens on inside the container. */
 const CODE_SERVER_PORT = 8080
@@ -56,32 +33,11 @@ export const LABELS = {
   home: "dev.prbox.home"
 } as const
 
-/** A stop was requested: the worker ends quietly and the stop writes the outcome. */
-class StopWon extends Schema.TaggedError<StopWon>()("StopWon", {}) {}
-
 /** A create or restart step failed for a reason that is safe to store and show. */
 class SetupFailed extends Schema.TaggedError<SetupFailed>()("SetupFailed", { reason: Schema.String }) {
   override get message(): string {
     return this.reason
   }
-}
-
-/**
- * The row's `error`: our errors' messages are built to be safe (ids, fixed
- * reasons, no secrets); anything else is reduced to its tag.
- */
-const safeReason = (error: unknown): string => {
-  if (typeof error === "object" && error !== null && "_tag" in error) {
-    const message = (error as { readonly message?: unknown }).message
-    return typeof message === "string" && message.length > 0 ? message.slice(0, 500) : String(error._tag)
-  }
-  return "unexpected failure"
-}
-
-const without = <A>(set: ReadonlySet<A>, value: A): ReadonlySet<A> => {
-  const next = new Set(set)
-  next.delete(value)
-  return next
 }
 
 const chownTree = async (path: string, uid: number, gid: number): Promise<void> => {
@@ -90,24 +46,6 @@ const chownTree = async (path: string, uid: number, gid: number): Promise<void> 
     await lchown(join(entry.parentPath, entry.name), uid, gid)
   }
 }
-
-type StoreFailures = StoreError | RowDecodeError | LiveSandboxExists | InvalidTransition
-
-const isStoreFailure = (error: unknown): error is StoreFailures =>
-  error instanceof StoreError ||
-  error instanceof RowDecodeError ||
-  error instanceof LiveSandboxExists ||
-  error instanceof InvalidTransition
-
-/** Store failures other than "not found" surface as one engine error. */
-const mapStoreErrors =
-  (operation: string) =>
-  <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, Exclude<E, StoreFailures> | StoreFailure, R> =>
-    Effect.mapError(effect, (error) =>
-      isStoreFailure(error)
-        ? new StoreFailure({ operation, detail: error.message })
-        : (error as Exclude<E, StoreFailures>)
-    )
 
 export interface SandboxServiceOptions {
   /** Extra labels on every container (tests label their run with them). */
@@ -130,64 +68,19 @@ export const make = (options: SandboxServiceOptions = {}) =>
     const workspaces = yield* Workspaces
     const config = yield* Config
     const hooks = yield* Hooks
-    // Workers outlive the request that started them; closing the layer interrupts them.
-    const workerScope = yield* Effect.scope
-
-    const admission = yield* Semaphore.make(1)
-    const lifecycle = yield* Semaphore.make(1)
-    const containerPermits = new Map<SandboxId, Semaphore.Semaphore>()
-    const workers = yield* Ref.make<ReadonlyMap<SandboxId, ReadonlySet<Fiber.Fiber<void>>>>(new Map())
-    const stopRequests = yield* Ref.make<ReadonlySet<SandboxId>>(new Set())
-    const events = yield* PubSub.unbounded<SandboxEvent>()
-
-    const containerPermit = (id: SandboxId): Semaphore.Semaphore => {
-      const existing = containerPermits.get(id)
-      if (existing !== undefined) return existing
-      const created = Semaphore.makeUnsafe(1)
-      containerPermits.set(id, created)
-      return created
-    }
-
-    const storeFailure = (operation: string) => (error: { readonly message: string }) =>
-      new StoreFailure({ operation, detail: error.message })
-
-    const getRow = (id: SandboxId) =>
-      Effect.flatMap(
-        repo.findById(id),
-        Option.match({ onNone: () => Effect.fail(new SandboxNotFound({ id })), onSome: Effect.succeed })
-      )
-
-    const stopRequested = (id: SandboxId) => Effect.map(Ref.get(stopRequests), (set) => set.has(id))
-    const failIfStopRequested = (id: SandboxId) =>
-      Effect.flatMap(stopRequested(id), (requested) => (requested ? Effect.fail(new StopWon()) : Effect.void))
-
-    const emit = (id: SandboxId, status: SandboxStatus, line: string) =>
-      Effect.gen(function* () {
-        const at = yield* Clock.currentTimeMillis
-        const seq = yield* repo.appendLog(id, at, line)
-        yield* PubSub.publish(events, { seq, sandboxId: id, at, status, line })
-      })
-
-    /** A progress line: appended to the log, kept as the row's detail, published. */
-    const progress = (row: Pick<Sandbox, "id" | "status">, line: string) =>
-      Effect.andThen(emit(row.id, row.status, line), repo.updateDetail(row.id, line)).pipe(
-        Effect.mapError(storeFailure("sandbox.progress"))
-      )
-
-    const writeStatus = (
-      id: SandboxId,
-      to: SandboxStatus,
-      fields: Omit<Parameters<typeof repo.updateStatus>[1], "to"> = {}
-    ) =>
-      Effect.gen(function* () {
-        const row = yield* repo.updateStatus(id, { ...fields, to })
-        yield* emit(id, to, row.error === null ? `status: ${to}` : `status: ${to} (${row.error})`)
-        return row
-      })
-
-    /** A worker's status write: under the lifecycle permit, and only while no stop is requested. */
-    const advance = (id: SandboxId, to: SandboxStatus, fields: Parameters<typeof writeStatus>[2] = {}) =>
-      lifecycle.withPermit(Effect.andThen(failIfStopRequested(id), writeStatus(id, to, fields)))
+    const state = yield* Lifecycle
+    const {
+      admission,
+      lifecycle,
+      containerPermit,
+      spawnWorker,
+      failIfStopRequested,
+      getRow,
+      writeStatus,
+      advance,
+      emit,
+      progress
+    } = state
 
     const hookContext = (row: Sandbox): HookContext => ({
       sandboxId: row.id,
@@ -207,29 +100,6 @@ export const make = (options: SandboxServiceOptions = {}) =>
     }
 
     // --- workers ---------------------------------------------------------------
-
-    const removeWorker = (id: SandboxId, fiber: Fiber.Fiber<void>) =>
-      Ref.update(workers, (map) => {
-        const next = new Map(map)
-        const rest = new Set(map.get(id))
-        rest.delete(fiber)
-        if (rest.size === 0) next.delete(id)
-        else next.set(id, rest)
-        return next
-      })
-
-    /** Forks a worker into the service's scope and registers it before it runs a step. */
-    const spawnWorker = (id: SandboxId, work: Effect.Effect<void>) =>
-      Effect.gen(function* () {
-        const registered = yield* Deferred.make<void>()
-        const fiber: Fiber.Fiber<void> = yield* Deferred.await(registered).pipe(
-          Effect.andThen(work),
-          Effect.ensuring(Effect.suspend(() => removeWorker(id, fiber))),
-          Effect.forkIn(workerScope)
-        )
-        yield* Ref.update(workers, (map) => new Map(map).set(id, new Set(map.get(id)).add(fiber)))
-        yield* Deferred.succeed(registered, undefined)
-      })
 
     /** Ends a worker: a stop ends it quietly, any other failure puts the row in `error`. */
     const supervise = <E>(row: Sandbox, work: Effect.Effect<void, E>): Effect.Effect<void> =>
@@ -359,7 +229,7 @@ export const make = (options: SandboxServiceOptions = {}) =>
             timeoutMs: 30 * 60_000
           })
           for (const line of result.output.split("\n").filter((l) => l.length > 0)) {
-            yield* emit(row.id, row.status, `${step} ${line}`).pipe(Effect.mapError(storeFailure("sandbox.log")))
+            yield* emit(row.id, row.status, `${step} ${line}`).pipe(mapStoreErrors("sandbox.log"))
           }
           if (result.exitCode !== 0) {
             return yield* new SetupFailed({ reason: `setup ${step} failed with exit code ${result.exitCode}` })
@@ -500,9 +370,6 @@ export const make = (options: SandboxServiceOptions = {}) =>
 
     // --- stop / restart / cleanup -------------------------------------------------
 
-    const interruptWorkers = (id: SandboxId) =>
-      Effect.flatMap(Ref.get(workers), (map) => Fiber.interruptAll(map.get(id) ?? []))
-
     /** Stops the container if any; a stop Docker does not confirm fences the row. */
     const stopContainer = (row: Sandbox) =>
       Effect.gen(function* () {
@@ -522,8 +389,8 @@ export const make = (options: SandboxServiceOptions = {}) =>
         // The intent is public before any permit is awaited: a worker holding
         // one sees it at its next check, and interrupting it waits for its
         // uninterruptible container step to record what it created.
-        yield* Ref.update(stopRequests, (set) => new Set(set).add(id))
-        yield* interruptWorkers(id)
+        yield* state.requestStop(id)
+        yield* state.interruptWorkers(id)
         const current = yield* getRow(id)
         if (current.status === "stopped" && !current.destroyFenced) return current
         const stopping = yield* lifecycle.withPermit(writeStatus(id, "stopping"))
@@ -535,11 +402,7 @@ export const make = (options: SandboxServiceOptions = {}) =>
           writeStatus(id, "stopped", { stoppedAt: yield* Clock.currentTimeMillis, destroyFenced: false })
         )
       },
-      (effect, id) =>
-        Effect.ensuring(
-          effect,
-          Ref.update(stopRequests, (set) => without(set, id))
-        ),
+      (effect, id) => Effect.ensuring(effect, state.clearStop(id)),
       mapStoreErrors("sandbox.stop")
     )
 
@@ -571,7 +434,7 @@ export const make = (options: SandboxServiceOptions = {}) =>
         ])
       )
       yield* lifecycle.withPermit(repo.delete(id))
-      containerPermits.delete(id)
+      yield* state.forgetContainerPermit(id)
     }, mapStoreErrors("sandbox.cleanup"))
 
     return SandboxService.of({
@@ -585,10 +448,10 @@ export const make = (options: SandboxServiceOptions = {}) =>
       logs: (id, options) => repo.readLog(id, options).pipe(mapStoreErrors("sandbox.logs")),
       touch: (id) =>
         Effect.flatMap(Clock.currentTimeMillis, (at) => repo.touch(id, at)).pipe(mapStoreErrors("sandbox.touch")),
-      events: Stream.fromPubSub(events),
-      awaitIdle: (id) =>
-        Effect.flatMap(Ref.get(workers), (map) => Effect.forEach(map.get(id) ?? [], Fiber.await, { discard: true }))
+      events: state.events,
+      awaitIdle: state.awaitIdle
     })
   })
 
-export const layer = (options: SandboxServiceOptions = {}) => Layer.effect(SandboxService, make(options))
+export const layer = (options: SandboxServiceOptions = {}) =>
+  Layer.effect(SandboxService, make(options)).pipe(Layer.provideMerge(Lifecycle.layer))
