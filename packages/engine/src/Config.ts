@@ -22,6 +22,8 @@ export const PrboxConfig = Schema.Struct({
   image: withDefault(Schema.String.check(Schema.isMinLength(1)), DEFAULT_IMAGE),
   setupCommands: withDefault(Schema.Array(Schema.String), []),
   env: withDefault(Schema.Record(Schema.String, Schema.String), {}),
+  /** Extra container labels, for the user's own tooling (prbox's own `dev.prbox.*` labels win). */
+  labels: withDefault(Schema.Record(Schema.String, Schema.String), {}),
   mounts: withDefault(Schema.Array(Mount), []),
   cpus: Schema.optionalKey(Schema.Number.check(Schema.isGreaterThan(0))),
   memoryMb: Schema.optionalKey(PositiveInt),

@@ -131,6 +131,7 @@ export const make = (options: SandboxServiceOptions = {}) =>
         PASSWORD: row.accessPassword === null ? "" : Redacted.value(row.accessPassword)
       },
       labels: {
+        ...cfg.labels,
         ...options.labels,
         [LABELS.sandbox]: row.id,
         [LABELS.pr]: String(row.pullRequest),
