@@ -1,1 +1,2 @@
-export {}
+export * from "./SandboxRepo.ts"
+export { DATABASE_FILE, layer, type Options } from "./SqliteSandboxRepo.ts"

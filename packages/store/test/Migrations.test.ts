@@ -1,0 +1,219 @@
+import { spawnSync } from "node:child_process"
+import { existsSync, mkdirSync, statSync } from "node:fs"
+import { fileURLToPath } from "node:url"
+import { assert, describe, it } from "@effect/vitest"
+import { PullRequestNumber, type Sandbox, SandboxId } from "@prbox/domain"
+import type Database from "better-sqlite3"
+import { Effect, Redacted } from "effect"
+import { latestVersion, V1_SCHEMA, VERSION_TABLE } from "../src/Migrations.ts"
+import { assertTag, databaseIn, freshStateDir, newSandbox, openRepo, rawDatabase, withRepo } from "./support.ts"
+
+/** Rows as a v1 prbox wrote them: no host, a password only on some. */
+const legacyRows = [
+  {
+    id: "legacy000001",
+    provider: "github",
+    account: "",
+    repository: "acme/widgets",
+    pull_request: 7,
+    title: "Old and unauthenticated",
+    source_branch: "feature",
+    source_commit: "1111111",
+    access_password: null,
+    workspace_path: "/state/workspaces/legacy000001",
+    container_id: "c-legacy-1",
+    host_port: 8101,
+    status: "running",
+    detail: "ready",
+    error: null,
+    created_at: 100,
+    last_activity_at: 150,
+    stopped_at: null
+  },
+  {
+    id: "legacy000002",
+    provider: "codecommit",
+    account: "default",
+    repository: "infra",
+    pull_request: 3,
+    title: null,
+    source_branch: null,
+    source_commit: null,
+    access_password: "legacy-secret",
+    workspace_path: null,
+    container_id: "c-legacy-2",
+    host_port: null,
+    status: "stopped",
+    detail: null,
+    error: null,
+    created_at: 200,
+    last_activity_at: 250,
+    stopped_at: 260
+  },
+  {
+    id: "legacy000003",
+    provider: "gitlab",
+    account: "team",
+    repository: "group/app",
+    pull_request: 11,
+    title: "Failed",
+    source_branch: "b",
+    source_commit: "3333333",
+    access_password: "another-secret",
+    workspace_path: null,
+    container_id: null,
+    host_port: null,
+    status: "error",
+    detail: "cloning",
+    error: "clone failed",
+    created_at: 300,
+    last_activity_at: 300,
+    stopped_at: null
+  }
+] as const
+
+/** Builds a v1 database from the same DDL the migration list ships. */
+const writeV1Database = (path: string) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const raw = yield* rawDatabase(path)
+      raw.exec(VERSION_TABLE)
+      raw.exec(V1_SCHEMA)
+      raw.prepare("INSERT INTO schema_version (version) VALUES (1)").run()
+      const columns = Object.keys(legacyRows[0])
+      const insert = raw.prepare(
+        `INSERT INTO sandboxes (${columns.join(", ")}) VALUES (${columns.map((c) => `@${c}`).join(", ")})`
+      )
+      for (const row of legacyRows) insert.run(row)
+      const log = raw.prepare("INSERT INTO sandbox_log (sandbox_id, at, line) VALUES (?, ?, ?)")
+      log.run("legacy000001", 101, "cloning")
+      log.run("legacy000002", 201, "starting")
+      log.run("legacy000001", 102, "ready")
+    })
+  )
+
+const plain = (row: Sandbox) => ({
+  ...row,
+  accessPassword: row.accessPassword === null ? null : Redacted.value(row.accessPassword)
+})
+
+const expectedFromLegacy = (row: (typeof legacyRows)[number]): ReturnType<typeof plain> => ({
+  id: SandboxId.make(row.id),
+  provider: row.provider,
+  host: null,
+  account: row.account,
+  repository: row.repository,
+  pullRequest: PullRequestNumber.make(row.pull_request),
+  title: row.title,
+  sourceBranch: row.source_branch,
+  sourceCommit: row.source_commit,
+  accessPassword: row.access_password,
+  workspacePath: row.workspace_path,
+  containerId: row.container_id,
+  hostPort: row.host_port,
+  status: row.status,
+  detail: row.detail,
+  error: row.error,
+  createdAt: row.created_at,
+  lastActivityAt: row.last_activity_at,
+  stoppedAt: row.stopped_at,
+  legacyRetiredAt: null,
+  destroyFenced: false
+})
+
+const schemaOf = (raw: Database.Database) =>
+  raw.prepare("SELECT type, name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name").all()
+
+const versionsOf = (raw: Database.Database) =>
+  raw.prepare("SELECT version FROM schema_version ORDER BY version").pluck().all()
+
+describe("migrations", () => {
+  it.effect("opening a v1 file migrates it in place, keeping every row and log line as it was", () =>
+    Effect.gen(function* () {
+      const stateDir = yield* freshStateDir
+      mkdirSync(stateDir, { mode: 0o700 })
+      yield* writeV1Database(databaseIn(stateDir))
+      const repo = yield* openRepo(stateDir)
+      const rows = yield* repo.findAll()
+      assert.deepStrictEqual(rows.map(plain), [...legacyRows].reverse().map(expectedFromLegacy))
+      const log = yield* repo.readLog(SandboxId.make("legacy000001"), { limit: 10 })
+      assert.deepStrictEqual(
+        log.map((entry) => [entry.at, entry.line]),
+        [
+          [101, "cloning"],
+          [102, "ready"]
+        ]
+      )
+      // The file was written 0644 by plain SQLite; opening repaired it.
+      assert.strictEqual(statSync(databaseIn(stateDir)).mode & 0o777, 0o600)
+    })
+  )
+
+  it.effect("after migration the one-live-row rule includes the host and leaves legacy rows out", () =>
+    Effect.gen(function* () {
+      const stateDir = yield* freshStateDir
+      mkdirSync(stateDir, { mode: 0o700 })
+      yield* writeV1Database(databaseIn(stateDir))
+      const repo = yield* openRepo(stateDir)
+      // legacy000001 is live for github acme/widgets#7 (under the v1 index too).
+      const replacement = newSandbox(1, { pullRequest: PullRequestNumber.make(7), account: "" })
+      yield* repo.insert(replacement)
+      const error = yield* Effect.flip(
+        repo.insert(newSandbox(2, { pullRequest: PullRequestNumber.make(7), account: "" }))
+      )
+      assertTag(error, "LiveSandboxExists")
+      assert.strictEqual(error.existingId, replacement.id)
+      const pr = yield* repo.findByPr({
+        provider: "github",
+        repository: "acme/widgets",
+        pullRequest: replacement.pullRequest
+      })
+      assert.deepStrictEqual(
+        pr.map((row) => [row.id, row.host]),
+        [
+          [replacement.id, "github.com"],
+          ["legacy000001", null]
+        ]
+      )
+    })
+  )
+
+  it.effect("a migrated file has exactly the schema of a new one, and reopening changes nothing", () =>
+    Effect.gen(function* () {
+      const migratedDir = yield* freshStateDir
+      mkdirSync(migratedDir, { mode: 0o700 })
+      yield* writeV1Database(databaseIn(migratedDir))
+      yield* withRepo(migratedDir, () => Effect.void)
+      yield* withRepo(migratedDir, () => Effect.void)
+      const freshDir = yield* freshStateDir
+      yield* withRepo(freshDir, () => Effect.void)
+      const migrated = yield* rawDatabase(databaseIn(migratedDir), { readonly: true })
+      const fresh = yield* rawDatabase(databaseIn(freshDir), { readonly: true })
+      assert.deepStrictEqual(schemaOf(migrated), schemaOf(fresh))
+      assert.deepStrictEqual(versionsOf(migrated), [1, 2])
+      assert.deepStrictEqual(versionsOf(fresh), [1, 2])
+      assert.strictEqual(latestVersion, 2)
+      assert.strictEqual(migrated.prepare("SELECT count(*) FROM sandboxes").pluck().get(), legacyRows.length)
+    })
+  )
+
+  it.effect("a v1 file whose writer died mid-transaction is rolled back to its last commit, then migrated", () =>
+    Effect.gen(function* () {
+      const stateDir = yield* freshStateDir
+      mkdirSync(stateDir, { mode: 0o700 })
+      const db = databaseIn(stateDir)
+      const writer = fileURLToPath(new URL("./fixtures/legacy-crash.ts", import.meta.url))
+      const crashed = spawnSync(process.execPath, [writer, db, "20"], { encoding: "utf8" })
+      assert.strictEqual(crashed.signal, "SIGKILL", crashed.stderr)
+      assert.isTrue(existsSync(`${db}-journal`), "the writer left no hot journal")
+      const repo = yield* openRepo(stateDir)
+      const rows = yield* repo.findAll()
+      assert.deepStrictEqual(
+        rows.map((row) => row.id),
+        Array.from({ length: 20 }, (_, i) => `legacy${String(20 - i).padStart(6, "0")}`)
+      )
+      assert.isTrue(rows.every((row) => row.host === null && row.legacyRetiredAt === null))
+      assert.isFalse(existsSync(`${db}-journal`))
+    })
+  )
+})

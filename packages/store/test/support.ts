@@ -1,0 +1,58 @@
+import { mkdtemp, rm } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { assert } from "@effect/vitest"
+import { PullRequestNumber, SandboxId } from "@prbox/domain"
+import Database from "better-sqlite3"
+import { Context, Effect, Layer, Redacted } from "effect"
+import { type NewSandbox, SandboxRepo } from "../src/SandboxRepo.ts"
+import { DATABASE_FILE, layer, type Options } from "../src/SqliteSandboxRepo.ts"
+
+/** A temp directory removed with the test's scope. */
+export const tempDir = Effect.acquireRelease(
+  Effect.promise(() => mkdtemp(join(tmpdir(), "prbox-store-"))),
+  (dir) => Effect.promise(() => rm(dir, { recursive: true, force: true }))
+)
+
+/** A state directory (not yet created) inside a fresh temp directory. */
+export const freshStateDir = Effect.map(tempDir, (dir) => join(dir, "state"))
+
+export const databaseIn = (stateDir: string) => join(stateDir, DATABASE_FILE)
+
+/** The real repository on `stateDir`, open until the test's scope closes. */
+export const openRepo = (stateDir: string, options: Omit<Options, "stateDir"> = {}) =>
+  Effect.map(Layer.build(layer({ stateDir, ...options })), (context) => Context.get(context, SandboxRepo))
+
+/** Runs `f` with the repository open, and closes it afterwards. */
+export const withRepo = <A, E, R>(stateDir: string, f: (repo: SandboxRepo["Service"]) => Effect.Effect<A, E, R>) =>
+  Effect.scoped(Effect.flatMap(openRepo(stateDir), f))
+
+/** A raw connection for looking under the repository, closed with the scope. */
+export const rawDatabase = (path: string, options: Database.Options = {}) =>
+  Effect.acquireRelease(
+    Effect.sync(() => new Database(path, options)),
+    (db) => Effect.sync(() => db.close())
+  )
+
+export const sandboxId = (n: number): SandboxId => SandboxId.make(`sbx${String(n).padStart(9, "0")}`)
+
+export const newSandbox = (n: number, overrides: Partial<NewSandbox> = {}): NewSandbox => ({
+  id: sandboxId(n),
+  provider: "github",
+  host: "github.com",
+  account: "4242",
+  repository: "acme/widgets",
+  pullRequest: PullRequestNumber.make(n),
+  accessPassword: Redacted.make(`password-${n}`),
+  createdAt: 1_000 + n,
+  lastActivityAt: 1_000 + n,
+  ...overrides
+})
+
+/** Asserts an error's tag and narrows it for the field checks that follow. */
+export function assertTag<E extends { readonly _tag: string }, T extends E["_tag"]>(
+  error: E,
+  tag: T
+): asserts error is Extract<E, { readonly _tag: T }> {
+  assert.strictEqual(error._tag, tag)
+}
