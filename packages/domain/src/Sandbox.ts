@@ -74,7 +74,8 @@ export const restartRefusal = (row: Sandbox): string | undefined => {
   if (row.legacyRetiredAt !== null) return "this legacy sandbox was retired; open the PR again to create a replacement"
   if (row.accessPassword === null) return "this legacy sandbox has no access password; delete and recreate it"
   if (row.destroyFenced) return "an earlier destroy of this sandbox was not confirmed; run `prbox rm` to retry it"
-  if (row.containerId === null) return "this sandbox has no container; open the PR again"
+  // Without a container (never created, or gone), a restart provisions one on the workspace.
+  if (row.workspacePath === null) return "this sandbox has no workspace; open the PR again"
   if (!isTerminal(row.status)) return `this sandbox is ${row.status}`
   return undefined
 }

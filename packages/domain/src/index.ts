@@ -1,5 +1,6 @@
 export * from "./Account.ts"
 export * from "./Errors.ts"
+export * from "./Gc.ts"
 export * from "./Ids.ts"
 export * from "./PullRequestKey.ts"
 export * from "./Sandbox.ts"

@@ -59,7 +59,8 @@ describe("restartRefusal", () => {
     ["retired legacy row", row({ legacyRetiredAt: 5, host: null }), /retired/],
     ["row without a password", row({ accessPassword: null }), /no access password/],
     ["fenced row", row({ destroyFenced: true }), /prbox rm/],
-    ["row without a container", row({ containerId: null }), /no container/],
+    ["row whose container is gone", row({ containerId: null }), undefined],
+    ["row without a workspace", row({ containerId: null, workspacePath: null }), /no workspace/],
     ["running row", row({ status: "running" }), /is running/]
   ]
   for (const [name, sandbox, expected] of table) {

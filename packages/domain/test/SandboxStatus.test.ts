@@ -32,6 +32,7 @@ const allowed: ReadonlyArray<readonly [SandboxStatus, SandboxStatus]> = [
   ["stopping", "error"],
   ["stopped", "starting"],
   ["stopped", "stopping"],
+  ["stopped", "stopped"],
   ["stopped", "error"],
   ["error", "starting"],
   ["error", "stopping"],
