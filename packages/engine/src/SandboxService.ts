@@ -2,6 +2,7 @@ import type { Sandbox, SandboxConflict, SandboxId, SandboxNotFound, SandboxStatu
 import { Context, type Effect, Schema, type Stream } from "effect"
 import type { InvalidConfig } from "./Config.ts"
 import type { RuntimeError } from "./ContainerRuntime.ts"
+import type { DiscoveryFailed } from "./Reconcile.ts"
 
 /** What `prbox open` asks for: anything the PR reference parser accepts. */
 export interface OpenRequest {
@@ -59,6 +60,7 @@ export type OpenError =
   | SandboxNotFound
   | SandboxConflict
   | RuntimeError
+  | DiscoveryFailed
   | StoreFailure
 export type LifecycleError = SandboxNotFound | SandboxConflict | DestroyNotConfirmed | RuntimeError | StoreFailure
 

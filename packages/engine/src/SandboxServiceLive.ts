@@ -3,7 +3,9 @@ import { chown, lchown, mkdir, readdir, rm, stat } from "node:fs/promises"
 import { join } from "node:path"
 import {
   formatPullRequestKey,
+  isAmbiguousProfile,
   isLive,
+  isSupersededBy,
   type PullRequestKey,
   restartRefusal,
   type Sandbox,
@@ -12,11 +14,14 @@ import {
 } from "@prbox/domain"
 import { type PullRequestRef, parsePullRequestRef, Workspaces } from "@prbox/git"
 import { SandboxRepo } from "@prbox/store"
-import { Clock, Effect, Layer, Redacted, Result, Schema } from "effect"
+import { Clock, Effect, Layer, Option, Redacted, Result, Schema } from "effect"
+import { AccountIdentity } from "./AccountIdentity.ts"
 import { Config, type PrboxConfig } from "./Config.ts"
 import { ContainerRuntime, type ContainerSpec } from "./ContainerRuntime.ts"
 import { type HookContext, type HookName, Hooks } from "./Hooks.ts"
+import { LABELS } from "./Labels.ts"
 import { Lifecycle, mapStoreErrors, StopWon, safeReason } from "./Lifecycle.ts"
+import { Reconciler } from "./Reconciler.ts"
 import { DestroyNotConfirmed, InvalidPullRequestInput, type OpenRequest, SandboxService } from "./SandboxService.ts"
 
 /** Port code-server listens on inside the container. */
@@ -25,13 +30,6 @@ const CONTAINER_HOME = "/home/prbox"
 const CONTAINER_WORKSPACE = "/workspace"
 /** Used when the workspace belongs to root: a sandbox never runs as root. */
 const FALLBACK_UID = 1000
-
-export const LABELS = {
-  sandbox: "dev.prbox.sandbox",
-  pr: "dev.prbox.pr",
-  repo: "dev.prbox.repo",
-  home: "dev.prbox.home"
-} as const
 
 /** A create or restart step failed for a reason that is safe to store and show. */
 class SetupFailed extends Schema.TaggedError<SetupFailed>()("SetupFailed", { reason: Schema.String }) {
@@ -68,6 +66,8 @@ export const make = (options: SandboxServiceOptions = {}) =>
     const workspaces = yield* Workspaces
     const config = yield* Config
     const hooks = yield* Hooks
+    const identity = yield* AccountIdentity
+    const reconciler = yield* Reconciler
     const state = yield* Lifecycle
     const {
       admission,
@@ -176,9 +176,10 @@ export const make = (options: SandboxServiceOptions = {}) =>
      * always recorded on the row; the stop request is checked before create,
      * after create and after start.
      */
+    // Permits are always taken lifecycle first, then the container's (as reconcile does).
     const startContainer = (id: SandboxId, cfg: PrboxConfig) =>
-      containerPermit(id).withPermit(
-        lifecycle.withPermit(
+      lifecycle.withPermit(
+        containerPermit(id).withPermit(
           Effect.uninterruptible(
             Effect.gen(function* () {
               yield* failIfStopRequested(id)
@@ -318,6 +319,65 @@ export const make = (options: SandboxServiceOptions = {}) =>
         return yield* admitRestart(stopped, cfg)
       })
 
+    /** Retires a fallback row on behalf of a create: its stop is owned here, so no worker of it races. */
+    const retireOwned = (row: Sandbox) =>
+      Effect.gen(function* () {
+        yield* state.requestStop(row.id)
+        yield* state.interruptWorkers(row.id)
+        yield* reconciler.retire(row)
+      }).pipe(
+        Effect.ensuring(state.clearStop(row.id)),
+        Effect.mapError(
+          (error) =>
+            new SandboxConflict({
+              id: row.id,
+              reason: `could not retire it for the discovered account (${safeReason(error)}); run \`prbox rm ${row.id}\``
+            })
+        )
+      )
+
+    /**
+     * The account a new sandbox of this PR is keyed by. Discovered: the PR's
+     * rows keyed by the profile (or by no account) are retired first.
+     * Unavailable: the profile name, unless another live row of the PR would
+     * make this a second sandbox, or the profile reads as an account id.
+     */
+    const chooseAccount = (
+      ref: PullRequestRef,
+      profile: string | undefined,
+      discovered: Option.Option<string>,
+      prRows: ReadonlyArray<Sandbox>
+    ) =>
+      Effect.gen(function* () {
+        if (Option.isSome(discovered)) {
+          const account = discovered.value
+          const fallbacks = prRows.filter(
+            (row) =>
+              row.host === ref.host &&
+              row.legacyRetiredAt === null &&
+              isSupersededBy(row.account, account, profile ?? "")
+          )
+          yield* Effect.forEach(fallbacks, retireOwned, { discard: true })
+          return account
+        }
+        const legacy = prRows.find((row) => row.host === null && row.account === profile)
+        if (profile !== undefined && legacy !== undefined && isAmbiguousProfile(ref.provider, profile)) {
+          return yield* new SandboxConflict({
+            id: legacy.id,
+            reason: `profile "${profile}" reads as an account id and matches a legacy sandbox; rename the profile`
+          })
+        }
+        const account = profile ?? ""
+        const other = prRows.find((row) => row.host === ref.host && row.account !== account && isLive(row))
+        if (other !== undefined) {
+          return yield* new SandboxConflict({
+            id: other.id,
+            reason: "account identity is unavailable; retry after account discovery"
+          })
+        }
+        return account
+      })
+
     const open = Effect.fn("SandboxService.open")(function* (request: OpenRequest) {
       const cfg = yield* config.load
       const parsed = parsePullRequestRef(request.input, {
@@ -328,16 +388,19 @@ export const make = (options: SandboxServiceOptions = {}) =>
       })
       if (Result.isFailure(parsed)) return yield* new InvalidPullRequestInput({ reason: parsed.failure.message })
       const ref = parsed.success
-      const key: PullRequestKey = {
-        provider: ref.provider,
-        host: ref.host,
-        account: cfg.profile ?? "",
-        repository: ref.repository,
-        pullRequest: ref.pullRequest
-      }
+      const discovered = yield* identity.discover({ provider: ref.provider, host: ref.host, profile: cfg.profile })
+      const selector = { provider: ref.provider, repository: ref.repository, pullRequest: ref.pullRequest }
       return yield* admission.withPermit(
         Effect.gen(function* () {
-          const rows = (yield* repo.findByPr(key)).filter((row) => row.host === key.host && row.account === key.account)
+          const samePr = (rows: ReadonlyArray<Sandbox>) => rows.filter((row) => row.host === ref.host)
+          const prRows = yield* repo.findByPr(selector)
+          const account = yield* chooseAccount(ref, cfg.profile, discovered, prRows)
+          const key: PullRequestKey = { ...selector, host: ref.host, account }
+          const fast = samePr(prRows).find((row) => row.account === account && isLive(row))
+          if (fast?.status === "running") return yield* answerLive(fast, cfg)
+          // Before anything is created, the PR's rows and containers are made to agree.
+          yield* reconciler.reconcilePullRequest({ _tag: "PullRequest", ...selector })
+          const rows = samePr(yield* repo.findByPr(selector)).filter((row) => row.account === account)
           const live = rows.find(isLive)
           if (live !== undefined) return yield* answerLive(live, cfg)
           const fenced = rows.find((row) => row.destroyFenced)
@@ -455,4 +518,7 @@ export const make = (options: SandboxServiceOptions = {}) =>
   })
 
 export const layer = (options: SandboxServiceOptions = {}) =>
-  Layer.effect(SandboxService, make(options)).pipe(Layer.provideMerge(Lifecycle.layer))
+  Layer.effect(SandboxService, make(options)).pipe(
+    Layer.provideMerge(Reconciler.layer),
+    Layer.provideMerge(Lifecycle.layer)
+  )

@@ -5,6 +5,7 @@ import { join } from "node:path"
 import { NodeFileSystem } from "@effect/platform-node"
 import { NodeDocker } from "@prbox/docker"
 import { NodeGit, Workspaces } from "@prbox/git"
+import type { SandboxId } from "@prbox/domain"
 import { SandboxRepo, layer as sqliteRepo } from "@prbox/store"
 import { Effect, Layer, Option } from "effect"
 import { inject } from "vitest"
@@ -13,6 +14,7 @@ import { imageTag } from "../../../scripts/images/images.ts"
 import { TEST_RUN_LABEL } from "../../../scripts/testing/global-setup.ts"
 import { makeRemote, type TestRemote } from "../../git/test/helpers.ts"
 import {
+  AccountIdentity,
   Config,
   ContainerRuntime,
   type ContainerRuntimeShape,
@@ -20,20 +22,26 @@ import {
   Hooks,
   type HooksShape,
   type PrboxConfig,
-  type SandboxService,
+  Reconciler,
+  SandboxService,
   SandboxServiceLive
 } from "../src/index.ts"
+import { Lifecycle, type LifecycleShape } from "../src/Lifecycle.ts"
 
 export const healthzTag = imageTag(healthzImage)
 
 type WorkspacesShape = Workspaces["Service"]
 
 export interface EngineOptions {
+  /** Account discovery the test controls (hosted APIs are unreachable here). */
+  readonly identity?: Layer.Layer<AccountIdentity>
   readonly config?: Partial<PrboxConfig>
   /** Observe or delay the real runtime's calls (latches for interleavings). */
   readonly runtime?: (real: ContainerRuntimeShape) => ContainerRuntimeShape
   readonly workspaces?: (real: WorkspacesShape) => WorkspacesShape
   readonly hooks?: (real: HooksShape) => HooksShape
+  /** Observe the lifecycle state (e.g. the moment a stop publishes its intent). */
+  readonly lifecycle?: (real: LifecycleShape) => LifecycleShape
 }
 
 export interface EngineFixture {
@@ -89,10 +97,21 @@ export const withEngine = <A, E>(
         Hooks,
         Effect.map(Hooks, (real) => Hooks.of(options.hooks?.(real) ?? real))
       ).pipe(Layer.provide(Hooks.layer))
+      const lifecycle = Layer.effect(
+        Lifecycle,
+        Effect.map(Lifecycle, (real) => Lifecycle.of(options.lifecycle?.(real) ?? real))
+      ).pipe(Layer.provide(Lifecycle.layer))
       const repo = sqliteRepo({ stateDir: env.home })
-      const services = SandboxServiceLive.layer({ labels: { [TEST_RUN_LABEL]: inject("testRunId") } }).pipe(
+      // SandboxServiceLive.layer, with the Lifecycle it builds on made observable.
+      const services = Layer.effect(
+        SandboxService,
+        SandboxServiceLive.make({ labels: { [TEST_RUN_LABEL]: inject("testRunId") } })
+      ).pipe(
+        Layer.provideMerge(Reconciler.layer),
+        Layer.provideMerge(lifecycle),
         Layer.provideMerge(
           Layer.mergeAll(
+            options.identity ?? AccountIdentity.unavailable,
             repo,
             runtime,
             workspaces,
@@ -108,3 +127,64 @@ export const withEngine = <A, E>(
 /** The row as stored now (fails the test when it is gone). */
 export const rowOf = (id: Parameters<SandboxRepo["Service"]["findById"]>[0]) =>
   Effect.flatMap(SandboxRepo, (repo) => repo.findById(id)).pipe(Effect.map(Option.getOrThrow))
+
+const dockerLines = (args: ReadonlyArray<string>): Array<string> =>
+  execFileSync("docker", args, { encoding: "utf8" })
+    .split("\n")
+    .filter((line) => line.length > 0)
+
+/** Full ids of the containers labelled as this sandbox's; `all` includes stopped ones. */
+export const containersOf = (sandboxId: string, options: { readonly all: boolean }): Array<string> =>
+  dockerLines([
+    "ps",
+    ...(options.all ? ["-a"] : []),
+    "-q",
+    "--no-trunc",
+    "--filter",
+    `label=dev.prbox.sandbox=${sandboxId}`
+  ])
+
+export interface Inspected {
+  readonly Id: string
+  readonly Config: {
+    readonly User: string
+    readonly Env: ReadonlyArray<string> | null
+    readonly Cmd: ReadonlyArray<string> | null
+    readonly Entrypoint: ReadonlyArray<string> | null
+    readonly Labels: Readonly<Record<string, string>>
+  }
+  readonly Args: ReadonlyArray<string>
+  readonly Path: string
+  readonly State: { readonly Running: boolean; readonly StartedAt: string }
+  readonly HostConfig: {
+    readonly PortBindings: Readonly<Record<string, ReadonlyArray<{ readonly HostIp: string; readonly HostPort: string }>>>
+  }
+}
+
+/** `docker inspect` of one container. */
+export const inspectContainer = (containerId: string): Inspected => {
+  const [info] = JSON.parse(execFileSync("docker", ["inspect", containerId], { encoding: "utf8" })) as Array<Inspected>
+  if (info === undefined) throw new Error(`docker inspect ${containerId} returned nothing`)
+  return info
+}
+
+export const docker = (...args: ReadonlyArray<string>): void => {
+  execFileSync("docker", args, { stdio: "ignore" })
+}
+
+/** Bounds a wait whose end is expected; a hang becomes a clear failure instead of a test timeout. */
+export const bounded =
+  (what: string, seconds = 20) =>
+  <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    Effect.timeoutOrElse(effect, {
+      duration: `${seconds} seconds`,
+      orElse: () => Effect.die(new Error(`${what} (no end after ${seconds} s)`))
+    })
+
+/** The statuses the sandbox went through, in order, from its log. */
+export const statusTrail = (id: SandboxId) =>
+  Effect.flatMap(SandboxService, (sandboxes) => sandboxes.logs(id, { limit: 10_000 })).pipe(
+    Effect.map((lines) =>
+      lines.filter((entry) => entry.line.startsWith("status: ")).map((entry) => entry.line.slice(8).split(" ")[0] ?? "")
+    )
+  )
