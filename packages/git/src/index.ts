@@ -1,1 +1,7 @@
-export {}
+export * from "./Errors.ts"
+export * from "./Git.ts"
+export * as NodeGit from "./NodeGit.ts"
+export * from "./PullRequestRef.ts"
+export { hasUrlCredentials, redactCredentials } from "./Redact.ts"
+export * from "./RefName.ts"
+export * from "./Workspaces.ts"

@@ -1,0 +1,124 @@
+import { NodeChildProcessSpawner, NodeFileSystem, NodePath } from "@effect/platform-node"
+import { Duration, Effect, Layer, Stream } from "effect"
+import type { PlatformError } from "effect/PlatformError"
+import { ChildProcess, ChildProcessSpawner } from "effect/process"
+import { GitCommandFailed, GitTimeout } from "./Errors.ts"
+import { Git, type GitOutput, type GitRunOptions } from "./Git.ts"
+import { redactCredentials } from "./Redact.ts"
+
+// The user's environment passes through (HOME, SSH_AUTH_SOCK, credential
+// helpers), with these on top: git must never wait for a human, and must
+// answer in English so that its failures can be classified.
+const fixedEnv: Readonly<Record<string, string | undefined>> = {
+  GIT_TERMINAL_PROMPT: "0",
+  GCM_INTERACTIVE: "never",
+  LC_ALL: "C",
+  // Set by hooks or shells, these would point our commands at another repository.
+  GIT_DIR: undefined,
+  GIT_WORK_TREE: undefined,
+  GIT_INDEX_FILE: undefined,
+  GIT_OBJECT_DIRECTORY: undefined,
+  GIT_ALTERNATE_OBJECT_DIRECTORIES: undefined,
+  GIT_COMMON_DIR: undefined,
+  GIT_NAMESPACE: undefined
+}
+
+// A timed-out git gets SIGTERM, then SIGKILL if its process group lingers.
+const forceKillAfter = Duration.seconds(1)
+
+/** `git fetch`, `git clone`, ...: the subcommand, past any `-c key=value`. */
+const operationOf = (args: ReadonlyArray<string>): string => {
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] ?? ""
+    if (arg === "-c" || arg === "-C") i++
+    else if (!arg.startsWith("-")) return `git ${arg}`
+  }
+  return "git"
+}
+
+/** A progress meter rewrites its line with `\r`: only its final state counts as a line. */
+const finalState = (line: string): string =>
+  line
+    .split("\r")
+    .filter((part) => part.trim().length > 0)
+    .at(-1) ?? ""
+
+/** Feeds each complete line to `onLine` as it arrives. */
+const forEachLine = (
+  bytes: Stream.Stream<Uint8Array, PlatformError>,
+  onLine: (line: string) => Effect.Effect<void>
+): Effect.Effect<void, PlatformError> => {
+  let pending = ""
+  const emit = (raw: string) => {
+    const line = finalState(raw)
+    return line === "" ? Effect.void : onLine(line)
+  }
+  return bytes.pipe(
+    Stream.decodeText(),
+    Stream.runForEach((text) => {
+      const lines = (pending + text).split("\n")
+      pending = lines.pop() ?? ""
+      return Effect.forEach(lines, emit, { discard: true })
+    }),
+    Effect.andThen(Effect.suspend(() => emit(pending)))
+  )
+}
+
+export const make = Effect.gen(function* () {
+  const spawner = yield* ChildProcessSpawner.ChildProcessSpawner
+
+  const run = Effect.fn("Git.run")(function* (args: ReadonlyArray<string>, options: GitRunOptions) {
+    const operation = operationOf(args)
+    const stderrLines: Array<string> = []
+    const onStderrLine = options.onStderrLine
+    const command = ChildProcess.make("git", args, {
+      cwd: options.cwd,
+      env: { ...options.env, ...fixedEnv },
+      // Without it, `env` replaces the whole environment.
+      extendEnv: true,
+      stdin: "ignore",
+      forceKillAfter
+    })
+    const execute = Effect.gen(function* () {
+      const handle = yield* spawner.spawn(command)
+      const [stdout, , exitCode] = yield* Effect.all(
+        [
+          handle.stdout.pipe(Stream.decodeText(), Stream.mkString),
+          forEachLine(handle.stderr, (line) => {
+            stderrLines.push(line)
+            return onStderrLine === undefined ? Effect.void : onStderrLine(redactCredentials(line))
+          }),
+          handle.exitCode
+        ],
+        { concurrency: "unbounded" }
+      )
+      const output: GitOutput = { stdout, stderr: stderrLines.join("\n"), exitCode }
+      return output
+    }).pipe(Effect.scoped)
+
+    return yield* execute.pipe(
+      Effect.mapError(
+        (error) => new GitCommandFailed({ operation, exitCode: null, detail: redactCredentials(error.message) })
+      ),
+      Effect.timeoutOrElse({
+        duration: Duration.millis(options.timeoutMs),
+        orElse: () =>
+          Effect.fail(
+            new GitTimeout({
+              operation,
+              timeoutMs: options.timeoutMs,
+              detail: redactCredentials(stderrLines.at(-1) ?? "no output")
+            })
+          )
+      })
+    )
+  })
+
+  return Git.of({ run })
+})
+
+/** Git on this machine's `git` binary. */
+export const layer: Layer.Layer<Git> = Layer.effect(Git, make).pipe(
+  Layer.provide(NodeChildProcessSpawner.layer),
+  Layer.provide(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer))
+)
