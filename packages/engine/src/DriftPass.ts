@@ -1,6 +1,5 @@
 import { isPreContainer, type Sandbox, type SandboxId } from "@prbox/domain"
 import { Clock, Effect } from "effect"
-import type { LabelledContainer } from "./ContainerRuntime.ts"
 import { LABELS } from "./Labels.ts"
 import {
   collect,
@@ -62,7 +61,12 @@ export const driftPass = (ctx: PassContext) =>
           }
           return changes
         }
-        const container: LabelledContainer | undefined = byId.get(row.containerId)
+        // Absent from the listing is not proof of absence (a container may lack
+        // our labels, e.g. one from schema v1): only an inspect decides "gone".
+        const listed = byId.get(row.containerId)
+        const state = listed === undefined ? yield* ctx.runtime.state(row.containerId) : undefined
+        const container =
+          listed ?? (state === undefined || state._tag === "Absent" ? undefined : { running: state._tag === "Running" })
         if (container === undefined) {
           if (row.status === "error") {
             yield* ctx.state.writeStatus(row.id, "error", { containerId: null, hostPort: null })

@@ -4,8 +4,8 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { NodeFileSystem } from "@effect/platform-node"
 import { NodeDocker } from "@prbox/docker"
-import { NodeGit, Workspaces } from "@prbox/git"
 import type { SandboxId } from "@prbox/domain"
+import { NodeGit, Workspaces } from "@prbox/git"
 import { SandboxRepo, layer as sqliteRepo } from "@prbox/store"
 import { Effect, Layer, Option } from "effect"
 import { inject } from "vitest"
@@ -40,6 +40,8 @@ export interface EngineOptions {
   readonly runtime?: (real: ContainerRuntimeShape) => ContainerRuntimeShape
   readonly workspaces?: (real: WorkspacesShape) => WorkspacesShape
   readonly hooks?: (real: HooksShape) => HooksShape
+  /** Prepares the home before the store opens it (e.g. a schema v1 database). */
+  readonly seed?: (home: string) => void
   /** Observe the lifecycle state (e.g. the moment a stop publishes its intent). */
   readonly lifecycle?: (real: LifecycleShape) => LifecycleShape
 }
@@ -77,11 +79,12 @@ const fixture = Effect.acquireRelease(
  */
 export const withEngine = <A, E>(
   options: EngineOptions,
-  body: (fixture: EngineFixture) => Effect.Effect<A, E, SandboxService | SandboxRepo | ContainerRuntime>
+  body: (fixture: EngineFixture) => Effect.Effect<A, E, SandboxService | SandboxRepo | ContainerRuntime | Reconciler>
 ) =>
   Effect.scoped(
     Effect.gen(function* () {
       const env = yield* fixture
+      options.seed?.(env.home)
       const runtime = Layer.effect(
         ContainerRuntime,
         Effect.map(ContainerRuntime, (real) => ContainerRuntime.of(options.runtime?.(real) ?? real))
@@ -157,7 +160,9 @@ export interface Inspected {
   readonly Path: string
   readonly State: { readonly Running: boolean; readonly StartedAt: string }
   readonly HostConfig: {
-    readonly PortBindings: Readonly<Record<string, ReadonlyArray<{ readonly HostIp: string; readonly HostPort: string }>>>
+    readonly PortBindings: Readonly<
+      Record<string, ReadonlyArray<{ readonly HostIp: string; readonly HostPort: string }>>
+    >
   }
 }
 

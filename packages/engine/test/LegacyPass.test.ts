@@ -1,0 +1,149 @@
+import { join } from "node:path"
+import { assert, describe, it } from "@effect/vitest"
+import { SandboxConflict, SandboxId } from "@prbox/domain"
+import { SandboxRepo } from "@prbox/store"
+import { Effect } from "effect"
+import { Reconciler, SandboxService } from "../src/index.ts"
+import { LEGACY_UNAUTHENTICATED } from "../src/LegacyPass.ts"
+import { rowOf, withEngine } from "./harness.ts"
+import { isRunningNow, runLabelled, writeV1Database } from "./legacy-fixtures.ts"
+
+const reconcile = Effect.flatMap(Reconciler, (reconciler) => reconciler.reconcile)
+const legacyChanges = Effect.map(
+  reconcile,
+  (report) => report.passes.find((pass) => pass.pass === "legacy")?.changes ?? []
+)
+
+const ids = {
+  unauthenticated: SandboxId.make("legacy000001"),
+  hostless: SandboxId.make("legacy000002"),
+  hostlessStopped: SandboxId.make("legacy000003")
+}
+
+describe("legacy pass", () => {
+  it.live("stops unauthenticated rows' containers and retires hostless ones; a second pass changes nothing", () => {
+    const containers: Record<string, string> = {}
+    return withEngine(
+      {
+        seed: (home) => {
+          containers.persisted = runLabelled(home, ids.unauthenticated)
+          containers.labelledOnly = runLabelled(home, ids.unauthenticated)
+          containers.hostless = runLabelled(home, ids.hostless)
+          writeV1Database(home, [
+            {
+              id: ids.unauthenticated,
+              repository: "/r",
+              pullRequest: 1,
+              password: null,
+              status: "running",
+              containerId: containers.persisted
+            },
+            {
+              id: ids.hostless,
+              repository: "/r",
+              pullRequest: 2,
+              password: "pw",
+              status: "running",
+              containerId: containers.hostless
+            },
+            {
+              id: ids.hostlessStopped,
+              repository: "/r",
+              pullRequest: 3,
+              password: "pw",
+              status: "stopped",
+              containerId: null
+            }
+          ])
+        }
+      },
+      () =>
+        Effect.gen(function* () {
+          const changes = yield* legacyChanges
+          assert.sameMembers(
+            changes.map((c) => c.sandboxId),
+            [ids.unauthenticated, ids.hostless, ids.hostlessStopped]
+          )
+          const unauthenticated = yield* rowOf(ids.unauthenticated)
+          assert.strictEqual(unauthenticated.status, "error")
+          assert.strictEqual(unauthenticated.error, LEGACY_UNAUTHENTICATED)
+          assert.isFalse(isRunningNow(containers.persisted ?? ""))
+          assert.isFalse(isRunningNow(containers.labelledOnly ?? ""))
+          for (const id of [ids.hostless, ids.hostlessStopped]) {
+            const retired = yield* rowOf(id)
+            assert.strictEqual(retired.status, "stopped")
+            assert.isNotNull(retired.legacyRetiredAt)
+          }
+          assert.isFalse(isRunningNow(containers.hostless ?? ""))
+          assert.isEmpty(yield* legacyChanges)
+        })
+    )
+  })
+
+  it.live("an open of a legacy row's PR retires it first and creates a replacement", () => {
+    let container = ""
+    return withEngine(
+      {
+        seed: (home) => {
+          container = runLabelled(home, ids.hostless)
+          const repository = join(home, "remote.git")
+          writeV1Database(home, [
+            { id: ids.hostless, repository, pullRequest: 1, password: "pw", status: "running", containerId: container }
+          ])
+        }
+      },
+      ({ remote }) =>
+        Effect.gen(function* () {
+          const sandboxes = yield* SandboxService
+          const opened = yield* sandboxes.open({ input: remote.path, pr: 1 })
+          assert.notStrictEqual(opened.id, ids.hostless)
+          yield* sandboxes.awaitIdle(opened.id)
+          assert.strictEqual((yield* rowOf(opened.id)).status, "running")
+          const legacy = yield* rowOf(ids.hostless)
+          assert.strictEqual(legacy.status, "stopped")
+          assert.isNotNull(legacy.legacyRetiredAt)
+          assert.isFalse(isRunningNow(container))
+        })
+    )
+  })
+
+  it.live("an interrupted retirement is finished by the next pass", () => {
+    let container = ""
+    return withEngine(
+      {
+        seed: (home) => {
+          container = runLabelled(home, ids.hostless)
+          writeV1Database(home, [
+            {
+              id: ids.hostless,
+              repository: "/r",
+              pullRequest: 2,
+              password: "pw",
+              status: "running",
+              containerId: container
+            }
+          ])
+        }
+      },
+      () =>
+        Effect.gen(function* () {
+          const sandboxes = yield* SandboxService
+          // The crash between "marked retiring" and "stopped": the first write happened, the container still runs.
+          const repo = yield* SandboxRepo
+          yield* repo.updateStatus(ids.hostless, { to: "stopping", legacyRetiredAt: 5 })
+          const report = yield* reconcile
+          assert.include(
+            report.passes.flatMap((pass) => pass.changes.map((c) => c.sandboxId)),
+            ids.hostless
+          )
+          const row = yield* rowOf(ids.hostless)
+          assert.strictEqual(row.status, "stopped")
+          assert.strictEqual(row.legacyRetiredAt, 5)
+          assert.isFalse(isRunningNow(container))
+          const refusal = yield* Effect.flip(sandboxes.restart(ids.hostless))
+          assert.instanceOf(refusal, SandboxConflict)
+          assert.match(refusal.message, /retired/)
+        })
+    )
+  })
+})
