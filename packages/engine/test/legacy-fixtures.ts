@@ -14,6 +14,8 @@ export interface LegacyRow {
   readonly password: string | null
   readonly status: string
   readonly containerId: string | null
+  readonly provider?: string
+  readonly account?: string
 }
 
 /** A running container labelled as sandbox `sandboxId` of `home`, started with the docker CLI. */
@@ -49,11 +51,13 @@ export const writeV1Database = (home: string, rows: ReadonlyArray<LegacyRow>): v
     const insert = db.prepare(
       `INSERT INTO sandboxes (id, provider, account, repository, pull_request, access_password, workspace_path,
          container_id, status, created_at, last_activity_at)
-       VALUES (?, 'git', '', ?, ?, ?, ?, ?, ?, 1, 1)`
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, 1)`
     )
     for (const row of rows) {
       insert.run(
         row.id,
+        row.provider ?? "git",
+        row.account ?? "",
         row.repository,
         row.pullRequest,
         row.password,
