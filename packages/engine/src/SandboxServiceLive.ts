@@ -454,6 +454,7 @@ export const make = (options: SandboxServiceOptions = {}) =>
         // one sees it at its next check, and interrupting it waits for its
         // uninterruptible container step to record what it created.
         yield* state.requestStop(id)
+        yield* state.interruptWorkers(id)
         const current = yield* getRow(id)
         if (current.status === "stopped" && !current.destroyFenced) return current
         const stopping = yield* lifecycle.withPermit(writeStatus(id, "stopping"))

@@ -19,6 +19,7 @@ import {
   ContainerRuntime,
   type ContainerRuntimeShape,
   DockerRuntime,
+  Gc,
   Hooks,
   type HooksShape,
   type PrboxConfig,
@@ -79,7 +80,9 @@ const fixture = Effect.acquireRelease(
  */
 export const withEngine = <A, E>(
   options: EngineOptions,
-  body: (fixture: EngineFixture) => Effect.Effect<A, E, SandboxService | SandboxRepo | ContainerRuntime | Reconciler>
+  body: (
+    fixture: EngineFixture
+  ) => Effect.Effect<A, E, SandboxService | SandboxRepo | ContainerRuntime | Reconciler | Gc | Config>
 ) =>
   Effect.scoped(
     Effect.gen(function* () {
@@ -123,7 +126,7 @@ export const withEngine = <A, E>(
           )
         )
       )
-      return yield* body(env).pipe(Effect.provide(services))
+      return yield* body(env).pipe(Effect.provide(Gc.layer.pipe(Layer.provideMerge(services))))
     })
   )
 

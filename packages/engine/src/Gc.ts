@@ -1,0 +1,175 @@
+import { readdir, rm } from "node:fs/promises"
+import { join } from "node:path"
+import { type GcPlan, intersectPlans, planGc, type SandboxId } from "@prbox/domain"
+import { SandboxRepo } from "@prbox/store"
+import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
+import { Config, type PrboxConfig } from "./Config.ts"
+import { ContainerRuntime } from "./ContainerRuntime.ts"
+import { LABELS } from "./Labels.ts"
+import { mapStoreErrors, safeReason } from "./Lifecycle.ts"
+import { DiscoveryFailed } from "./Reconcile.ts"
+import { SandboxService, type StoreFailure } from "./SandboxService.ts"
+
+const MINUTE = 60_000
+
+export interface GcFailure {
+  readonly sandboxId: string
+  readonly detail: string
+}
+
+export interface GcReport {
+  /** What was acted on (after revalidation against a confirmed plan). */
+  readonly plan: GcPlan
+  readonly stopped: ReadonlyArray<SandboxId>
+  readonly removed: ReadonlyArray<SandboxId>
+  readonly failures: ReadonlyArray<GcFailure>
+}
+
+/** Some mutation of a gc or prune run failed; the report says which. */
+export class CleanupIncomplete extends Schema.TaggedError<CleanupIncomplete>()("CleanupIncomplete", {
+  operation: Schema.String,
+  failures: Schema.Array(Schema.Struct({ sandboxId: Schema.String, detail: Schema.String }))
+}) {
+  override get message(): string {
+    return `${this.operation}: ${this.failures.length} action(s) failed: ${this.failures
+      .map((f) => `${f.sandboxId}: ${f.detail}`)
+      .join("; ")}`
+  }
+}
+
+/** Containers of this home with no row, and workspace/home directories no row references. */
+export interface PrunePlan {
+  readonly containers: ReadonlyArray<string>
+  readonly directories: ReadonlyArray<string>
+}
+
+export interface PruneReport {
+  readonly plan: PrunePlan
+  readonly failures: ReadonlyArray<GcFailure>
+}
+
+export interface GcShape {
+  /** What a run would do now (a dry run). */
+  readonly plan: Effect.Effect<GcPlan, StoreFailure | DiscoveryFailed>
+  /**
+   * Acts on the current plan; given a confirmed (shown) plan, only on what
+   * is in both. Any failed action makes the run fail with the full report.
+   */
+  readonly run: (confirmed?: GcPlan) => Effect.Effect<GcReport, CleanupIncomplete | StoreFailure | DiscoveryFailed>
+  readonly planPrune: Effect.Effect<PrunePlan, StoreFailure | DiscoveryFailed>
+  readonly prune: (
+    confirmed: PrunePlan
+  ) => Effect.Effect<PruneReport, CleanupIncomplete | StoreFailure | DiscoveryFailed>
+  /** Runs `run()` every `gcIntervalMinutes` (read afresh each time); failures are logged. */
+  readonly timer: Effect.Effect<never>
+}
+
+export class Gc extends Context.Service<Gc, GcShape>()("prbox/engine/Gc") {
+  static readonly layer = Layer.effect(
+    Gc,
+    Effect.gen(function* () {
+      const repo = yield* SandboxRepo
+      const runtime = yield* ContainerRuntime
+      const sandboxes = yield* SandboxService
+      const config = yield* Config
+
+      const policyOf = (cfg: PrboxConfig | undefined) => ({
+        idleTimeoutMs: (cfg?.idleTimeoutMinutes ?? 30) * MINUTE,
+        cleanupDelayMs: (cfg?.cleanupDelayHours ?? 24) * 60 * MINUTE
+      })
+
+      const plan = Effect.gen(function* () {
+        const cfg = Option.getOrUndefined(yield* Effect.option(config.load))
+        const rows = yield* repo.findAll().pipe(mapStoreErrors("gc.plan"))
+        // code-server's own heartbeat counts as activity; no answer is no activity.
+        const beats = yield* Effect.forEach(
+          rows.filter((row) => row.status === "running" && row.hostPort !== null),
+          (row) =>
+            Effect.option(runtime.health(row.hostPort ?? 0)).pipe(
+              Effect.map((health) => [row.id, Option.getOrUndefined(health)?.lastHeartbeat] as const)
+            ),
+          { concurrency: 8 }
+        )
+        const heartbeats = new Map(beats.flatMap(([id, beat]) => (beat === undefined ? [] : [[id, beat] as const])))
+        return planGc(rows, yield* Clock.currentTimeMillis, policyOf(cfg), heartbeats)
+      })
+
+      const attempt = <A, E>(id: SandboxId, effect: Effect.Effect<A, E>) =>
+        Effect.map(Effect.result(effect), (result) =>
+          result._tag === "Success" ? undefined : { sandboxId: id, detail: safeReason(result.failure) }
+        )
+
+      const run = Effect.fn("Gc.run")(function* (confirmed?: GcPlan) {
+        const current = yield* plan
+        const acted = confirmed === undefined ? current : intersectPlans(confirmed, current)
+        const stopFailures = yield* Effect.forEach(acted.stop, (id) => attempt(id, sandboxes.stop(id)))
+        const removeFailures = yield* Effect.forEach(acted.remove, (id) => attempt(id, sandboxes.cleanup(id)))
+        const failures = [...stopFailures, ...removeFailures].filter((f) => f !== undefined)
+        if (failures.length > 0) return yield* new CleanupIncomplete({ operation: "gc", failures })
+        return {
+          plan: acted,
+          stopped: acted.stop,
+          removed: acted.remove,
+          failures
+        } satisfies GcReport
+      })
+
+      const listDirectories = (dir: string) =>
+        Effect.promise(() => readdir(dir).catch(() => [] as Array<string>)).pipe(
+          Effect.map((names) => names.map((name) => ({ name, path: join(dir, name) })))
+        )
+
+      const planPrune = Effect.gen(function* () {
+        const rows = yield* repo.findAll().pipe(mapStoreErrors("prune.plan"))
+        const ids = new Set<string>(rows.map((row) => row.id))
+        const containers = yield* runtime
+          .listByLabel({ [LABELS.home]: config.home })
+          .pipe(Effect.mapError((error) => new DiscoveryFailed({ operation: "containers", detail: error.message })))
+        const directories = [
+          ...(yield* listDirectories(join(config.home, "workspaces"))),
+          ...(yield* listDirectories(join(config.home, "homes")))
+        ]
+        return {
+          containers: containers.filter((c) => !ids.has(c.labels[LABELS.sandbox] ?? "")).map((c) => c.containerId),
+          directories: directories.filter((d) => !ids.has(d.name)).map((d) => d.path)
+        } satisfies PrunePlan
+      })
+
+      const prune = Effect.fn("Gc.prune")(function* (confirmed: PrunePlan) {
+        const current = yield* planPrune
+        const acted: PrunePlan = {
+          containers: current.containers.filter((id) => confirmed.containers.includes(id)),
+          directories: current.directories.filter((path) => confirmed.directories.includes(path))
+        }
+        const containerFailures = yield* Effect.forEach(acted.containers, (containerId) =>
+          Effect.map(Effect.result(runtime.destroy(containerId)), (result) =>
+            result._tag === "Success" ? undefined : { sandboxId: containerId, detail: result.failure.message }
+          )
+        )
+        const directoryFailures = yield* Effect.forEach(acted.directories, (path) =>
+          Effect.map(Effect.result(Effect.tryPromise(() => rm(path, { recursive: true, force: true }))), (result) =>
+            result._tag === "Success" ? undefined : { sandboxId: path, detail: "could not remove" }
+          )
+        )
+        const failures = [...containerFailures, ...directoryFailures].filter((f) => f !== undefined)
+        if (failures.length > 0) return yield* new CleanupIncomplete({ operation: "prune", failures })
+        return { plan: acted, failures } satisfies PruneReport
+      })
+
+      const timer = Effect.gen(function* () {
+        const cfg = Option.getOrUndefined(yield* Effect.option(config.load))
+        yield* Effect.sleep((cfg?.gcIntervalMinutes ?? 5) * MINUTE)
+        yield* run().pipe(
+          Effect.tap((report) =>
+            report.stopped.length + report.removed.length > 0
+              ? Effect.logInfo(`gc stopped ${report.stopped.length}, removed ${report.removed.length}`)
+              : Effect.void
+          ),
+          Effect.catch((error) => Effect.logWarning(`gc: ${error.message}`))
+        )
+      }).pipe(Effect.forever)
+
+      return Gc.of({ plan, run, planPrune, prune, timer })
+    })
+  )
+}

@@ -1,0 +1,149 @@
+import { execFileSync } from "node:child_process"
+import { existsSync, mkdirSync } from "node:fs"
+import { join } from "node:path"
+import { assert, describe, it } from "@effect/vitest"
+import { SandboxRepo } from "@prbox/store"
+import { Clock, Effect, Option } from "effect"
+import { TestClock } from "effect/testing"
+import { CleanupIncomplete, Gc, RuntimeError, SandboxService } from "../src/index.ts"
+import { rowOf, withEngine } from "./harness.ts"
+import { labelledContainer, newId } from "./reconcile-fixtures.ts"
+
+const HOUR = 3_600_000
+
+const openRunning = (input: string, pr: number) =>
+  Effect.gen(function* () {
+    const sandboxes = yield* SandboxService
+    const opened = yield* sandboxes.open({ input, pr })
+    yield* sandboxes.awaitIdle(opened.id)
+    const row = yield* rowOf(opened.id)
+    assert.strictEqual(row.status, "running", row.error ?? "")
+    return row
+  })
+
+/** Runs `effect` with the clock moved `ms` past the real now (gc's decisions read the clock). */
+const later = <A, E, R>(ms: number, effect: Effect.Effect<A, E, R>) =>
+  Effect.flatMap(Clock.currentTimeMillis, (now) =>
+    Effect.andThen(TestClock.setTime(now + ms), effect).pipe(Effect.provide(TestClock.layer()))
+  )
+
+const containerExists = (id: string): boolean => {
+  try {
+    execFileSync("docker", ["inspect", id], { stdio: "ignore" })
+    return true
+  } catch {
+    return false
+  }
+}
+
+describe("gc", () => {
+  it.live("a dry run changes nothing; the confirmed run stops the idle and deletes the long-stopped", () =>
+    withEngine({}, ({ remote }) =>
+      Effect.gen(function* () {
+        const sandboxes = yield* SandboxService
+        const gc = yield* Gc
+        const idle = yield* openRunning(remote.path, 1)
+        const ended = yield* openRunning(remote.path, 2)
+        yield* sandboxes.stop(ended.id)
+        const plan = yield* later(25 * HOUR, gc.plan)
+        assert.deepStrictEqual(plan, { stop: [idle.id], remove: [ended.id] })
+        assert.strictEqual((yield* rowOf(idle.id)).status, "running")
+        assert.strictEqual((yield* rowOf(ended.id)).status, "stopped")
+
+        const report = yield* later(25 * HOUR, gc.run(plan))
+        assert.deepStrictEqual(report.stopped, [idle.id])
+        assert.deepStrictEqual(report.removed, [ended.id])
+        assert.strictEqual((yield* rowOf(idle.id)).status, "stopped")
+        assert.isTrue(Option.isNone(yield* (yield* SandboxRepo).findById(ended.id)))
+        assert.isFalse(containerExists(ended.containerId ?? ""))
+        assert.isFalse(existsSync(ended.workspacePath ?? "/nonexistent-never"))
+      })
+    )
+  )
+
+  it.live("code-server's heartbeat counts as activity", () =>
+    withEngine({}, ({ remote }) =>
+      Effect.gen(function* () {
+        const gc = yield* Gc
+        const row = yield* openRunning(remote.path, 1)
+        const now = yield* Clock.currentTimeMillis
+        execFileSync("docker", [
+          "exec",
+          row.containerId ?? "",
+          "sh",
+          "-c",
+          `echo ${now + 2 * HOUR} > /tmp/prbox-heartbeat`
+        ])
+        const plan = yield* later(2 * HOUR + 10 * 60_000, gc.plan)
+        assert.deepStrictEqual(plan.stop, [])
+        const withoutHeartbeat = yield* later(3 * HOUR, gc.plan)
+        assert.deepStrictEqual(withoutHeartbeat.stop, [row.id])
+      })
+    )
+  )
+
+  it.live("a confirmed plan is revalidated: a sandbox used since it was shown is left alone", () =>
+    withEngine({}, ({ remote }) =>
+      Effect.gen(function* () {
+        const gc = yield* Gc
+        const sandboxes = yield* SandboxService
+        const row = yield* openRunning(remote.path, 1)
+        const shown = yield* later(HOUR, gc.plan)
+        assert.deepStrictEqual(shown.stop, [row.id])
+        yield* later(HOUR, sandboxes.touch(row.id))
+        const report = yield* later(HOUR + 60_000, gc.run(shown))
+        assert.deepStrictEqual(report.stopped, [])
+        assert.strictEqual((yield* rowOf(row.id)).status, "running")
+      })
+    )
+  )
+
+  it.live("a failed removal is reported, fails the run and fences the sandbox", () =>
+    withEngine(
+      {
+        runtime: (real) => ({
+          ...real,
+          destroy: () => Effect.fail(new RuntimeError({ operation: "docker", detail: "remove timed out" }))
+        })
+      },
+      ({ remote }) =>
+        Effect.gen(function* () {
+          const gc = yield* Gc
+          const sandboxes = yield* SandboxService
+          const row = yield* openRunning(remote.path, 1)
+          yield* sandboxes.stop(row.id)
+          const error = yield* Effect.flip(later(25 * HOUR, gc.run()))
+          assert.instanceOf(error, CleanupIncomplete)
+          assert.deepStrictEqual(
+            error.failures.map((f) => f.sandboxId),
+            [row.id]
+          )
+          const after = yield* rowOf(row.id)
+          assert.isTrue(after.destroyFenced)
+        })
+    )
+  )
+
+  it.live("prune removes only what was shown and is still unreferenced", () =>
+    withEngine({}, ({ home, remote }) =>
+      Effect.gen(function* () {
+        const gc = yield* Gc
+        const kept = yield* openRunning(remote.path, 1)
+        const stray = yield* labelledContainer(home, newId(), { running: false })
+        const strayDir = join(home, "workspaces", newId())
+        mkdirSync(strayDir, { recursive: true })
+        const shown = yield* gc.planPrune
+        assert.deepStrictEqual(shown, { containers: [stray], directories: [strayDir] })
+        const lateDir = join(home, "homes", newId())
+        mkdirSync(lateDir, { recursive: true })
+        const report = yield* gc.prune(shown)
+        assert.deepStrictEqual(report.plan, shown)
+        assert.isFalse(containerExists(stray))
+        assert.isFalse(existsSync(strayDir))
+        assert.isTrue(existsSync(lateDir), "a directory that was not shown is not removed")
+        assert.isTrue(containerExists(kept.containerId ?? ""))
+        assert.isTrue(existsSync(kept.workspacePath ?? ""))
+      })
+    )
+  )
+})
