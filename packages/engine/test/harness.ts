@@ -41,6 +41,8 @@ export interface EngineOptions {
   readonly runtime?: (real: ContainerRuntimeShape) => ContainerRuntimeShape
   readonly workspaces?: (real: WorkspacesShape) => WorkspacesShape
   readonly hooks?: (real: HooksShape) => HooksShape
+  /** Read `<home>/config.json` as the daemon does (the test writes it) instead of `config`. */
+  readonly configFile?: boolean
   /** Prepares the home before the store opens it (e.g. a schema v1 database). */
   readonly seed?: (home: string) => void
   /** Observe the lifecycle state (e.g. the moment a stop publishes its intent). */
@@ -122,7 +124,9 @@ export const withEngine = <A, E>(
             runtime,
             workspaces,
             hooks,
-            Config.layerStatic(env.home, { image: healthzTag, healthTimeoutSeconds: 30, ...options.config })
+            options.configFile === true
+              ? Config.layer({ home: env.home })
+              : Config.layerStatic(env.home, { image: healthzTag, healthTimeoutSeconds: 30, ...options.config })
           )
         )
       )

@@ -1,0 +1,103 @@
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { Config, DEFAULT_IMAGE, InvalidConfig, SandboxService } from "../src/index.ts"
+import { healthzTag, rowOf, withEngine } from "./harness.ts"
+
+/** A prbox home and a user home side by side in a temp dir that removes itself. */
+const homes = Effect.acquireRelease(
+  Effect.sync(() => {
+    const root = realpathSync(mkdtempSync(join(tmpdir(), "prbox-config-")))
+    const user = join(root, "user")
+    const prbox = join(user, ".prbox")
+    mkdirSync(prbox, { recursive: true })
+    mkdirSync(join(user, "code"), { recursive: true })
+    mkdirSync(join(root, "outside"), { recursive: true })
+    return { root, user, prbox }
+  }),
+  ({ root }) => Effect.sync(() => rmSync(root, { recursive: true, force: true }))
+)
+
+const load = (prbox: string, user: string, text: string | undefined) =>
+  Effect.gen(function* () {
+    if (text !== undefined) writeFileSync(join(prbox, "config.json"), text)
+    const config = yield* Effect.provide(Config, Config.layer({ home: prbox, userHome: user }))
+    return yield* config.load
+  })
+
+describe("config file", () => {
+  it.live("a missing file means the defaults", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const { user, prbox } = yield* homes
+        const config = yield* load(prbox, user, undefined)
+        assert.strictEqual(config.image, DEFAULT_IMAGE)
+        assert.strictEqual(config.idleTimeoutMinutes, 30)
+        assert.strictEqual(config.cleanupDelayHours, 24)
+        assert.deepStrictEqual(config.setupCommands, [])
+      })
+    )
+  )
+
+  const invalid: ReadonlyArray<readonly [string, string, RegExp]> = [
+    ["not JSON", "{ image: ", /not valid JSON/],
+    ["a wrong type names the field", '{ "memoryMb": "lots" }', /memoryMb/],
+    ["a negative limit names the field", '{ "pidsLimit": -1 }', /pidsLimit/],
+    ["a hook that is not a command", '{ "hooks": { "onSandboxReady": [] } }', /onSandboxReady/],
+    ["a mount outside the home", '{ "mounts": [{ "source": "../outside", "target": "/data" }] }', /mounts\[0\]/],
+    ["a mount that does not exist", '{ "mounts": [{ "source": "nope", "target": "/data" }] }', /does not exist/],
+    ["a relative mount target", '{ "mounts": [{ "source": "code", "target": "data" }] }', /target/]
+  ]
+  for (const [name, text, expected] of invalid) {
+    it.live(`${name}: ${expected.source}`, () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const { user, prbox } = yield* homes
+          const error = yield* Effect.flip(load(prbox, user, text))
+          assert.instanceOf(error, InvalidConfig)
+          assert.match(error.message, expected)
+        })
+      )
+    )
+  }
+
+  it.live("a mount inside the home is resolved; a symlink escaping it is refused", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const { root, user, prbox } = yield* homes
+        const config = yield* load(prbox, user, '{ "mounts": [{ "source": "code", "target": "/code" }] }')
+        assert.deepStrictEqual(config.mounts, [{ source: join(user, "code"), target: "/code", readOnly: true }])
+        symlinkSync(join(root, "outside"), join(user, "escape"))
+        const error = yield* Effect.flip(load(prbox, user, '{ "mounts": [{ "source": "escape", "target": "/data" }] }'))
+        assert.match(error.message, /outside your home/)
+      })
+    )
+  )
+})
+
+describe("a broken config file", () => {
+  it.live("fails new opens with the validation message while existing sandboxes keep working", () =>
+    withEngine({ configFile: true }, ({ remote, home }) =>
+      Effect.gen(function* () {
+        const sandboxes = yield* SandboxService
+        writeFileSync(join(home, "config.json"), JSON.stringify({ image: healthzTag }))
+        const opened = yield* sandboxes.open({ input: remote.path, pr: 1 })
+        yield* sandboxes.awaitIdle(opened.id)
+        assert.strictEqual((yield* rowOf(opened.id)).status, "running")
+        writeFileSync(join(home, "config.json"), '{ "idleTimeoutMinutes": "soon" }')
+        const error = yield* Effect.flip(sandboxes.open({ input: remote.path, pr: 2 }))
+        assert.instanceOf(error, InvalidConfig)
+        assert.match(error.message, /idleTimeoutMinutes/)
+        assert.lengthOf(yield* sandboxes.listAll, 1)
+        const stopped = yield* sandboxes.stop(opened.id)
+        assert.strictEqual(stopped.status, "stopped")
+        writeFileSync(join(home, "config.json"), JSON.stringify({ image: healthzTag }))
+        const fixed = yield* sandboxes.open({ input: remote.path, pr: 2 })
+        yield* sandboxes.awaitIdle(fixed.id)
+        assert.strictEqual((yield* rowOf(fixed.id)).status, "running", "a fixed file applies without a restart")
+      })
+    )
+  )
+})
