@@ -1,4 +1,4 @@
-import { isPreContainer, type Sandbox, type SandboxId } from "@prbox/domain"
+import { isCreateStep, type Sandbox, type SandboxId } from "@prbox/domain"
 import { Clock, Effect } from "effect"
 import { LABELS } from "./Labels.ts"
 import {
@@ -14,8 +14,8 @@ import {
 /**
  * Pass 1: make rows and containers agree. A row no live worker owns is
  * judged against what Docker lists:
- * - a create step with no container → `error: orphaned (no container)`
- *   (a container created but never recorded is stopped and recorded);
+ * - a create step (no worker owns it) → `error`, its containers stopped and
+ *   recorded: `orphaned (no container)` when there are none;
  * - its container is gone → `stopped`, the container forgotten;
  * - it claims to run but its container exited → `stopped`;
  * - it is `stopping` (a stop was cut short) → container stopped, `stopped`;
@@ -40,14 +40,18 @@ export const driftPass = (ctx: PassContext) =>
         const unrecorded = containersOf({ id: row.id, containerId: null }, containers).filter(
           (id) => id !== row.containerId
         )
-        if (isPreContainer(row)) {
-          yield* stopContainers(ctx, row.id, unrecorded)
+        if (isCreateStep(row.status)) {
+          // A create no worker owns will never finish: its containers are
+          // stopped (and recorded), and the row says so; an open restarts it.
+          const all = containersOf(row, containers)
+          yield* stopContainers(ctx, row.id, all)
+          const containerId = row.containerId ?? all[0] ?? null
           yield* ctx.state.writeStatus(row.id, "error", {
-            error: "orphaned (no container)",
+            error: containerId === null ? "orphaned (no container)" : "interrupted before it was ready",
             stoppedAt: now,
-            ...(unrecorded[0] === undefined ? {} : { containerId: unrecorded[0] })
+            containerId
           })
-          return [change("orphaned: no worker owns this create", unrecorded[0] ?? null)]
+          return [change("orphaned: no worker owns this create", containerId)]
         }
         const changes: Array<ReconcileChange> = []
         if (unrecorded.length > 0) {

@@ -1,0 +1,325 @@
+import { execFileSync, spawn, spawnSync } from "node:child_process"
+import { mkdtempSync, realpathSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { assert, describe, it } from "@effect/vitest"
+import { type Sandbox, SandboxId } from "@prbox/domain"
+import { SandboxRepo } from "@prbox/store"
+import { Cause, Effect } from "effect"
+import { afterAll, inject } from "vitest"
+import { makeRemote, type TestRemote } from "../../git/test/helpers.ts"
+import { Reconciler, SandboxService } from "../src/index.ts"
+import { engineLayer } from "./crash/engine.ts"
+import { addLegacyFiller, readDatabase } from "./crash/legacy.ts"
+import { CHILD_ENV, PHASES, type Phase, PULL_REQUEST, phaseLine } from "./crash/phases.ts"
+import { bounded, healthzTag, rowOf } from "./harness.ts"
+import { runLabelled, writeV1Database } from "./legacy-fixtures.ts"
+
+/**
+ * Guarantee 5 (and 4's fence): the engine runs in a child process, is driven
+ * to a phase, announces it and blocks; the test kills it with SIGKILL there.
+ * A fresh engine on the same home then reconciles, and the invariants must
+ * hold: no running container without a row claiming it, no row in a
+ * pre-container state, no row pointing at a missing container, every fence
+ * intact, an intact database, and a new open of the PR reaching `running`.
+ */
+
+const CHILD = fileURLToPath(new URL("./crash/child.ts", import.meta.url))
+const LEGACY_ID = SandboxId.make("legacy000001")
+const MIGRATION_ROWS = 20_000
+
+/**
+ * The PR's row(s) and the home's container states as the kill left them:
+ * proof that the kill landed where the phase says.
+ */
+const AT_KILL: Record<Phase, { readonly rows: ReadonlyArray<string>; readonly containers: ReadonlyArray<string> }> = {
+  "after-row-insert": { rows: ["creating"], containers: [] },
+  "mid-clone": { rows: ["cloning"], containers: [] },
+  "after-create-before-start": { rows: ["starting"], containers: ["created"] },
+  "after-start-before-running": { rows: ["starting/container"], containers: ["running"] },
+  "mid-stop": { rows: ["stopping/container"], containers: ["running"] },
+  "mid-retirement": { rows: ["stopping/container"], containers: ["running"] },
+  "mid-gc-cleanup": { rows: ["stopped/container"], containers: [] },
+  "mid-migration": { rows: ["stopped"], containers: [] },
+  fenced: { rows: ["error/container"], containers: ["exited"] }
+}
+
+interface Home {
+  readonly home: string
+  readonly remote: TestRemote
+}
+
+interface Container {
+  readonly id: string
+  readonly state: string
+}
+
+const containersOfHome = (home: string): Array<Container> =>
+  execFileSync(
+    "docker",
+    ["ps", "-a", "--no-trunc", "--filter", `label=dev.prbox.home=${home}`, "--format", "{{.ID}} {{.State}}"],
+    { encoding: "utf8" }
+  )
+    .split("\n")
+    .filter((line) => line.length > 0)
+    .map((line) => {
+      const [id = "", state = ""] = line.split(" ")
+      return { id, state }
+    })
+
+const containerExists = (id: string): boolean => spawnSync("docker", ["inspect", id], { stdio: "ignore" }).status === 0
+
+/** A private home with a local bare remote; every container of the home is removed with it. */
+const crashHome = Effect.acquireRelease(
+  Effect.sync((): Home => {
+    const home = realpathSync(mkdtempSync(join(tmpdir(), "prbox-crash-")))
+    return { home, remote: makeRemote(home) }
+  }),
+  ({ home }) =>
+    Effect.sync(() => {
+      const left = containersOfHome(home).map((c) => c.id)
+      if (left.length > 0) execFileSync("docker", ["rm", "-f", "-v", ...left], { stdio: "ignore" })
+      rmSync(home, { recursive: true, force: true })
+    })
+)
+
+/** What each phase needs in the home before the child's store opens it. */
+const seed = (phase: Phase, { home, remote }: Home): void => {
+  if (phase === "mid-retirement") {
+    // An authenticated hostless v1 row whose container runs: reconcile retires it.
+    writeV1Database(home, [
+      {
+        id: LEGACY_ID,
+        repository: remote.path,
+        pullRequest: PULL_REQUEST,
+        password: "pw",
+        status: "running",
+        containerId: runLabelled(home, LEGACY_ID)
+      }
+    ])
+  } else if (phase === "mid-migration") {
+    writeV1Database(home, [
+      {
+        id: LEGACY_ID,
+        repository: remote.path,
+        pullRequest: PULL_REQUEST,
+        password: "pw",
+        status: "stopped",
+        containerId: null
+      }
+    ])
+    addLegacyFiller(home, remote.path, MIGRATION_ROWS)
+  }
+}
+
+interface Killed {
+  /** The phase line the child printed, if it got there. */
+  readonly reached: string | undefined
+  readonly signal: NodeJS.Signals | null
+  readonly stderr: string
+}
+
+/** Runs the child until it prints the phase's line, kills it with SIGKILL then, and resolves once it is dead. */
+const killAtPhase = (phase: Phase, { home, remote }: Home) =>
+  Effect.callback<Killed>((resume) => {
+    const child = spawn(process.execPath, [CHILD, phase], {
+      env: {
+        ...process.env,
+        [CHILD_ENV.home]: home,
+        [CHILD_ENV.remote]: remote.path,
+        [CHILD_ENV.runId]: inject("testRunId"),
+        [CHILD_ENV.image]: healthzTag
+      },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    const expected = phaseLine(phase)
+    let reached: string | undefined
+    let pending = ""
+    let stderr = ""
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      const lines = (pending + chunk).split("\n")
+      pending = lines.pop() ?? ""
+      const line = lines.find((l) => l === expected || l.startsWith(`${expected} `))
+      if (reached === undefined && line !== undefined) {
+        reached = line
+        if (child.pid !== undefined) process.kill(child.pid, "SIGKILL")
+      }
+    })
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+      stderr += chunk
+    })
+    child.on("close", (_code, signal) => resume(Effect.succeed({ reached, signal, stderr })))
+    // Only when the wait is cut short (the bound below).
+    return Effect.sync(() => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
+    })
+  }).pipe(bounded(`the child never reached ${phase}`, 60))
+
+const short = (id: string | null): string => (id === null ? "none" : id.slice(0, 12))
+
+const describeRow = (row: Sandbox): string =>
+  [
+    row.status,
+    row.error === null ? "" : `(${row.error})`,
+    row.destroyFenced ? "fenced" : "",
+    row.legacyRetiredAt === null ? "" : "retired",
+    `ctr ${short(row.containerId)}`
+  ]
+    .filter((part) => part.length > 0)
+    .join(" ")
+
+const describeContainers = (containers: ReadonlyArray<Container>): string =>
+  containers.length === 0 ? "none" : containers.map((c) => `${short(c.id)} ${c.state}`).join(", ")
+
+/** Invariants 1–3 over every row and every container of the home. */
+const assertRowsAndContainersAgree = (rows: ReadonlyArray<Sandbox>, containers: ReadonlyArray<Container>) => {
+  for (const container of containers.filter((c) => c.state === "running")) {
+    const owner = rows.find((row) => row.containerId === container.id)
+    assert.isTrue(
+      owner !== undefined && (owner.status === "running" || owner.status === "starting"),
+      `container ${short(container.id)} runs but no running/starting row claims it (${owner === undefined ? "no row" : describeRow(owner)})`
+    )
+  }
+  for (const row of rows) {
+    const preContainer = row.status === "creating" || row.status === "cloning" || row.status === "starting"
+    assert.isFalse(
+      preContainer && row.containerId === null,
+      `row ${row.id} is left in a pre-container state: ${describeRow(row)}`
+    )
+    if (row.containerId !== null) {
+      assert.isTrue(
+        containerExists(row.containerId),
+        `row ${row.id} points at a container that is gone: ${describeRow(row)}`
+      )
+    }
+  }
+}
+
+interface TableRow {
+  phase: string
+  row: string
+  containers: string
+  outcome: string
+}
+
+const table: Array<TableRow> = []
+
+afterAll(() => {
+  const header: TableRow = {
+    phase: "phase",
+    row: "row after reconcile",
+    containers: "containers",
+    outcome: "outcome"
+  }
+  const lines = [header, ...table]
+  const width = (key: keyof TableRow) => Math.max(...lines.map((line) => line[key].length))
+  const keys = ["phase", "row", "containers", "outcome"] as const
+  const format = (line: TableRow) => keys.map((key) => line[key].padEnd(width(key))).join(" | ")
+  console.log(
+    [
+      "crash safety: phase → outcome",
+      format(header),
+      keys.map((key) => "-".repeat(width(key))).join("-|-"),
+      ...table.map(format)
+    ].join("\n")
+  )
+})
+
+const crashAt = (phase: Phase) =>
+  Effect.gen(function* () {
+    const entry: TableRow = { phase, row: "-", containers: "-", outcome: "-" }
+    table.push(entry)
+    const env = yield* crashHome
+    const { home, remote } = env
+    seed(phase, env)
+    const killed = yield* killAtPhase(phase, env)
+    assert.isDefined(killed.reached, `the child ended before ${phase}: ${killed.stderr}`)
+    assert.strictEqual(killed.signal, "SIGKILL", killed.stderr)
+
+    // The state the crash left, through a read-only connection (the WAL stays as the kill left it).
+    const pr = { repository: remote.path, number: PULL_REQUEST }
+    const crashed = readDatabase(home, pr)
+    const containersAtKill = containersOfHome(home)
+    assert.deepStrictEqual(crashed.prRows, AT_KILL[phase].rows, "the PR's row as the kill left it")
+    assert.deepStrictEqual(
+      containersAtKill.map((c) => c.state),
+      AT_KILL[phase].containers,
+      "the containers as the kill left them"
+    )
+    assert.strictEqual(crashed.integrity, "ok", "integrity_check right after the kill")
+    if (phase === "mid-migration") {
+      // The kill landed inside the migration's transaction (after the switch to WAL): none of it may be visible.
+      assert.include(killed.reached, "inTransaction=true")
+      assert.strictEqual(crashed.journalMode, "wal")
+      assert.strictEqual(crashed.schemaVersion, 1, "a migration killed before its commit is rolled back")
+    }
+    if (phase === "fenced") assert.lengthOf(crashed.fenced, 1, "the failed destroy fenced the row before the kill")
+
+    const check = Effect.gen(function* () {
+      const repo = yield* SandboxRepo
+      const sandboxes = yield* SandboxService
+      yield* Effect.flatMap(Reconciler, (reconciler) => reconciler.reconcile)
+      const rows = yield* repo.findAll()
+      const prRows = rows.filter((row) => row.repository === remote.path && row.pullRequest === PULL_REQUEST)
+      const containers = containersOfHome(home)
+      entry.row = `${crashed.prRows.join("; ")} → ${prRows.length === 0 ? "(none)" : prRows.map(describeRow).join("; ")}`
+      entry.containers = `${describeContainers(containersAtKill)} → ${describeContainers(containers)}`
+
+      assertRowsAndContainersAgree(rows, containers)
+      for (const id of crashed.fenced) {
+        const row = rows.find((r) => r.id === id)
+        assert.isTrue(
+          row?.destroyFenced === true,
+          `the fence of ${id} was lost: ${row === undefined ? "row gone" : describeRow(row)}`
+        )
+      }
+      const after = readDatabase(home, pr)
+      assert.strictEqual(after.integrity, "ok", "integrity_check after reconcile")
+      assert.strictEqual(after.schemaVersion, 2)
+
+      const steps: Array<string> = []
+      for (const id of crashed.fenced) {
+        const sandboxId = SandboxId.make(id)
+        const restart = yield* Effect.flip(sandboxes.restart(sandboxId))
+        assert.strictEqual(restart._tag, "SandboxConflict", `restart of a fenced row: ${restart.message}`)
+        assert.include(restart.message, "not confirmed")
+        const refused = yield* Effect.result(sandboxes.open({ input: remote.path, pr: PULL_REQUEST }))
+        assert.isTrue(refused._tag === "Failure", "open of a PR whose sandbox is fenced must be refused")
+        if (refused._tag === "Failure") {
+          assert.strictEqual(refused.failure._tag, "SandboxConflict")
+          assert.include(refused.failure.message, "not confirmed destroyed")
+        }
+        yield* sandboxes.cleanup(sandboxId)
+        steps.push("restart+open refused (fenced), rm ok")
+      }
+      const opened = yield* sandboxes.open({ input: remote.path, pr: PULL_REQUEST })
+      yield* sandboxes.awaitIdle(opened.id).pipe(bounded(`the open after ${phase} did not settle`, 45))
+      const final = yield* rowOf(opened.id)
+      assert.strictEqual(
+        final.status,
+        "running",
+        `a new open after ${phase} did not reach running: ${describeRow(final)} (the open returned ${describeRow(opened)})`
+      )
+      assertRowsAndContainersAgree(yield* repo.findAll(), containersOfHome(home))
+      steps.push(`open → running (${prRows.some((r) => r.id === opened.id) ? "same row" : "new row"})`)
+      entry.outcome = steps.join(", ")
+    })
+
+    yield* check.pipe(Effect.provide(engineLayer({ home, runId: inject("testRunId"), image: healthzTag })))
+  }).pipe(
+    Effect.tapCause((cause) =>
+      Effect.sync(() => {
+        const error = Cause.squash(cause)
+        const entry = table.find((e) => e.phase === phase)
+        if (entry !== undefined)
+          entry.outcome = `VIOLATION: ${(error instanceof Error ? error.message : String(error)).split(": expected")[0]}`
+      })
+    )
+  )
+
+describe("crash safety (SIGKILL at each phase, then reconcile)", () => {
+  for (const phase of PHASES) {
+    it.live(`killed ${phase}: reconcile restores the invariants and the PR opens again`, () => crashAt(phase), 120_000)
+  }
+})
