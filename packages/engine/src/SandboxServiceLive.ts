@@ -39,15 +39,23 @@ class SetupFailed extends Schema.TaggedError<SetupFailed>()("SetupFailed", { rea
   }
 }
 
-/** `chown -R` (without following links): far faster than a walk in JS on a large checkout. */
+/**
+ * Hands a workspace to the sandbox user. Files with more than one link are
+ * left alone: they are the object files hardlinked from the shared mirror,
+ * and handing them over would let one sandbox rewrite every other's history.
+ * (Git never modifies an object file; new objects go into the user's dirs.)
+ */
 const chownTree = (path: string, uid: number, gid: number) =>
   Effect.callback<void, SetupFailed>((resume) => {
-    const child = execFile("chown", ["-R", "-h", `${uid}:${gid}`, "--", path], (error) =>
-      resume(
-        error === null
-          ? Effect.void
-          : Effect.fail(new SetupFailed({ reason: "could not hand the workspace to the sandbox user" }))
-      )
+    const child = execFile(
+      "find",
+      ["-P", path, "!", "(", "-type", "f", "-links", "+1", ")", "-exec", "chown", "-h", `${uid}:${gid}`, "{}", "+"],
+      (error) =>
+        resume(
+          error === null
+            ? Effect.void
+            : Effect.fail(new SetupFailed({ reason: "could not hand the workspace to the sandbox user" }))
+        )
     )
     return Effect.sync(() => child.kill())
   })
@@ -223,6 +231,8 @@ export const make = (options: SandboxServiceOptions = {}) =>
       Effect.gen(function* () {
         yield* progress(row, "waiting for code-server to answer")
         const deadline = (yield* Clock.currentTimeMillis) + cfg.healthTimeoutSeconds * 1000
+        // Probe often at first (code-server answers within a second), then back off.
+        let pause = 20
         while (true) {
           const probe = yield* Effect.result(runtime.health(hostPort))
           if (probe._tag === "Success") return
@@ -231,7 +241,8 @@ export const make = (options: SandboxServiceOptions = {}) =>
               new SetupFailed({ reason: `code-server did not answer within ${cfg.healthTimeoutSeconds} s` })
             )
           }
-          yield* Effect.sleep("250 millis")
+          yield* Effect.sleep(pause)
+          pause = Math.min(pause * 1.5, 500)
         }
       })
 

@@ -1,0 +1,38 @@
+import { execFileSync } from "node:child_process"
+import { statSync } from "node:fs"
+import { join } from "node:path"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { SandboxService } from "../src/index.ts"
+import { rowOf, withEngine } from "./harness.ts"
+
+const filesUnder = (dir: string): Array<string> =>
+  execFileSync("find", [dir, "-type", "f"], { encoding: "utf8" })
+    .split("\n")
+    .filter((line) => line.length > 0)
+
+describe("workspace ownership", () => {
+  it.live("a root daemon hands the workspace to a non-root user but never the mirror's shared objects", () =>
+    withEngine({}, ({ remote, home }) =>
+      Effect.gen(function* () {
+        if (process.getuid?.() !== 0) return
+        const sandboxes = yield* SandboxService
+        const opened = yield* sandboxes.open({ input: remote.path, pr: 1 })
+        yield* sandboxes.awaitIdle(opened.id)
+        const row = yield* rowOf(opened.id)
+        assert.strictEqual(row.status, "running", row.error ?? "")
+        const workspace = row.workspacePath ?? ""
+        assert.strictEqual(statSync(workspace).uid, 1000)
+        assert.strictEqual(statSync(join(workspace, "pr1.txt")).uid, 1000)
+        assert.strictEqual(statSync(join(workspace, ".git", "objects")).uid, 1000, "new objects can be written")
+        const mirrorFiles = filesUnder(join(home, "mirrors"))
+        assert.isNotEmpty(mirrorFiles)
+        for (const file of mirrorFiles) assert.strictEqual(statSync(file).uid, 0, file)
+        const user = execFileSync("docker", ["inspect", "-f", "{{.Config.User}}", row.containerId ?? ""], {
+          encoding: "utf8"
+        }).trim()
+        assert.strictEqual(user, "1000:1000")
+      })
+    )
+  )
+})

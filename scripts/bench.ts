@@ -1,0 +1,100 @@
+// `pnpm bench <name> [options]`: runs one benchmark, prints its tables and
+// writes bench-results/<name>.json. `pnpm bench` lists them.
+import { type ParseArgsConfig, parseArgs } from "node:util"
+import { cleanupAllRoots } from "./bench/common.ts"
+
+interface Benchmark {
+  readonly summary: string
+  readonly usage: string
+  readonly run: (args: ReadonlyArray<string>) => Promise<void>
+}
+
+const intOption = (value: string | undefined, fallback: number, name: string): number => {
+  if (value === undefined) return fallback
+  const n = Number(value)
+  if (!Number.isInteger(n)) throw new UsageError(`--${name} must be a whole number`)
+  return n
+}
+
+class UsageError extends Error {}
+
+const parse = (args: ReadonlyArray<string>, options: ParseArgsConfig["options"]) => {
+  try {
+    return parseArgs({ args: [...args], options: options ?? {}, strict: true, allowPositionals: false }).values
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error))
+  }
+}
+
+const benchmarks: Readonly<Record<string, Benchmark>> = {
+  open: {
+    summary: "raw vs prbox: cold open, warm open, re-open, restart (median of runs)",
+    usage: "open [--image healthz|code-server|<tag>] [--runs N (default 7)]",
+    run: async (args) => {
+      const values = parse(args, { image: { type: "string" }, runs: { type: "string" } })
+      const { runOpen } = await import("./bench/open.ts")
+      await runOpen({
+        image: typeof values.image === "string" ? values.image : "healthz",
+        runs: intOption(typeof values.runs === "string" ? values.runs : undefined, 7, "runs")
+      })
+    }
+  },
+  reconcile: {
+    summary: "full reconcile of 1,000 rows and 100 labelled containers",
+    usage: "reconcile [--runs N (default 7)]",
+    run: async (args) => {
+      const values = parse(args, { runs: { type: "string" } })
+      const { runReconcile } = await import("./bench/reconcile.ts")
+      await runReconcile({ runs: intOption(typeof values.runs === "string" ? values.runs : undefined, 7, "runs") })
+    }
+  }
+}
+
+const list = (): string =>
+  [
+    "usage: pnpm bench <name> [options]",
+    "",
+    ...Object.entries(benchmarks).map(
+      ([name, b]) => `  ${name.padEnd(10)} ${b.summary}\n  ${"".padEnd(10)} ${b.usage}`
+    ),
+    "",
+    "Each prints a table and writes bench-results/<name>.json."
+  ].join("\n")
+
+const main = async (): Promise<number> => {
+  const [name, ...rest] = process.argv.slice(2).filter((arg, index) => !(index === 0 && arg === "--"))
+  if (name === undefined || name === "--help" || name === "-h") {
+    process.stdout.write(`${list()}\n`)
+    return 0
+  }
+  const benchmark = benchmarks[name]
+  if (benchmark === undefined) {
+    process.stderr.write(
+      `bench: unknown benchmark "${name}"; known: ${Object.keys(benchmarks).join(", ")}\n\n${list()}\n`
+    )
+    return 2
+  }
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.once(signal, () => {
+      process.stderr.write(`bench: ${signal}, removing the run's containers\n`)
+      cleanupAllRoots()
+      process.exit(130)
+    })
+  }
+  try {
+    await benchmark.run(rest)
+    return 0
+  } catch (error) {
+    if (error instanceof UsageError) {
+      process.stderr.write(`bench ${name}: ${error.message}\n${benchmark.usage}\n`)
+      return 2
+    }
+    process.stderr.write(
+      `bench ${name} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`
+    )
+    cleanupAllRoots()
+    return 1
+  }
+}
+
+process.exitCode = await main()
