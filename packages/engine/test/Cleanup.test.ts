@@ -1,0 +1,87 @@
+import { existsSync } from "node:fs"
+import { join } from "node:path"
+import { assert, describe, it } from "@effect/vitest"
+import type { SandboxId } from "@prbox/domain"
+import { SandboxRepo } from "@prbox/store"
+import { Effect, Option } from "effect"
+import { SandboxService } from "../src/index.ts"
+import { containersOf, docker, rowOf } from "./harness.ts"
+import { Probe, withProbe } from "./probe.ts"
+
+const openRunning = (input: string) =>
+  Effect.gen(function* () {
+    const sandboxes = yield* SandboxService
+    const opened = yield* sandboxes.open({ input, pr: 1 })
+    yield* sandboxes.awaitIdle(opened.id)
+    const row = yield* rowOf(opened.id)
+    assert.strictEqual(row.status, "running", row.error ?? "")
+    assert.isNotNull(row.workspacePath)
+    assert.isTrue(existsSync(row.workspacePath ?? ""))
+    return row
+  })
+
+/** Nothing of the sandbox is left: no row, no container, no workspace, no home. */
+const assertGone = (id: SandboxId, workspacePath: string | null, home: string) =>
+  Effect.gen(function* () {
+    const repo = yield* SandboxRepo
+    assert.isTrue(Option.isNone(yield* repo.findById(id)), "the row is still there")
+    assert.deepStrictEqual(containersOf(id, { all: true }), [], "a container is still there")
+    assert.isFalse(existsSync(workspacePath ?? ""), "the workspace is still there")
+    assert.isFalse(existsSync(join(home, "homes", id)), "the sandbox's home is still there")
+  })
+
+/** Cleanup deletes container, workspace and row; a removal Docker does not confirm leaves the fence. */
+describe("cleanup", () => {
+  it.live("removes the container, the workspace and the row", () => {
+    const probe = new Probe()
+    return withProbe(probe, {}, ({ remote, home }) =>
+      Effect.gen(function* () {
+        const sandboxes = yield* SandboxService
+        const row = yield* openRunning(remote.path)
+        assert.isTrue(existsSync(join(home, "homes", row.id)))
+        yield* sandboxes.cleanup(row.id)
+        yield* assertGone(row.id, row.workspacePath, home)
+      })
+    )
+  })
+
+  it.live("succeeds when the container is already gone", () => {
+    const probe = new Probe()
+    return withProbe(probe, {}, ({ remote, home }) =>
+      Effect.gen(function* () {
+        const sandboxes = yield* SandboxService
+        const row = yield* openRunning(remote.path)
+        docker("rm", "-f", row.containerId ?? "")
+        yield* sandboxes.cleanup(row.id)
+        yield* assertGone(row.id, row.workspacePath, home)
+      })
+    )
+  })
+
+  it.live("a removal that fails fences the row until a later cleanup succeeds", () => {
+    const probe = new Probe()
+    return withProbe(probe, {}, ({ remote, home }) =>
+      Effect.gen(function* () {
+        const sandboxes = yield* SandboxService
+        const row = yield* openRunning(remote.path)
+        probe.fault("destroy", true)
+        const failure = yield* Effect.flip(sandboxes.cleanup(row.id))
+        assert.strictEqual(failure._tag, "DestroyNotConfirmed")
+        const fenced = yield* rowOf(row.id)
+        assert.strictEqual(fenced.status, "error")
+        assert.isTrue(fenced.destroyFenced)
+        assert.strictEqual(fenced.containerId, row.containerId)
+        // The container was stopped, not removed; the workspace is kept until the removal is confirmed.
+        assert.deepStrictEqual(containersOf(row.id, { all: false }), [])
+        assert.deepStrictEqual(containersOf(row.id, { all: true }), [row.containerId])
+        assert.isTrue(existsSync(row.workspacePath ?? ""))
+        const refused = yield* Effect.flip(sandboxes.restart(row.id))
+        assert.strictEqual(refused._tag, "SandboxConflict")
+
+        probe.fault("destroy", false)
+        yield* sandboxes.cleanup(row.id)
+        yield* assertGone(row.id, row.workspacePath, home)
+      })
+    )
+  })
+})

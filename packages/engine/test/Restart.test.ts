@@ -1,0 +1,74 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { SandboxService } from "../src/index.ts"
+import { bounded, containersOf, rowOf } from "./harness.ts"
+import { healthz, Probe, withProbe } from "./probe.ts"
+
+describe("restart", () => {
+  it.live("a stopped sandbox restarts in the same container", () => {
+    const probe = new Probe()
+    return withProbe(probe, {}, ({ remote }) =>
+      Effect.gen(function* () {
+        const sandboxes = yield* SandboxService
+        const opened = yield* sandboxes.open({ input: remote.path, pr: 1 })
+        yield* sandboxes.awaitIdle(opened.id)
+        const running = yield* rowOf(opened.id)
+        assert.strictEqual(running.status, "running", running.error ?? "")
+
+        const stopped = yield* sandboxes.stop(opened.id)
+        assert.strictEqual(stopped.status, "stopped")
+        assert.deepStrictEqual(containersOf(opened.id, { all: false }), [])
+
+        const restarting = yield* sandboxes.restart(opened.id)
+        assert.strictEqual(restarting.status, "starting")
+        yield* sandboxes.awaitIdle(opened.id).pipe(bounded("the restart did not finish"))
+        const again = yield* rowOf(opened.id)
+        assert.strictEqual(again.status, "running", again.error ?? "")
+        assert.strictEqual(again.containerId, running.containerId)
+        assert.deepStrictEqual(containersOf(opened.id, { all: true }), [running.containerId])
+        assert.deepStrictEqual(containersOf(opened.id, { all: false }), [running.containerId])
+        assert.strictEqual(probe.count("provision"), 1)
+        assert.strictEqual((yield* healthz(again.hostPort ?? 0)).status, 200)
+      })
+    )
+  })
+
+  it.live("a stop Docker does not confirm fences the row: restart and re-open are refused", () => {
+    const probe = new Probe()
+    return withProbe(probe, {}, ({ remote }) =>
+      Effect.gen(function* () {
+        const sandboxes = yield* SandboxService
+        const opened = yield* sandboxes.open({ input: remote.path, pr: 1 })
+        yield* sandboxes.awaitIdle(opened.id)
+        const running = yield* rowOf(opened.id)
+        assert.strictEqual(running.status, "running", running.error ?? "")
+
+        probe.fault("stop", true)
+        const failure = yield* Effect.flip(sandboxes.stop(opened.id))
+        assert.strictEqual(failure._tag, "DestroyNotConfirmed")
+        const fenced = yield* rowOf(opened.id)
+        assert.strictEqual(fenced.status, "error")
+        assert.isTrue(fenced.destroyFenced)
+
+        const restart = yield* Effect.flip(sandboxes.restart(opened.id))
+        assert.strictEqual(restart._tag, "SandboxConflict")
+        const reopen = yield* Effect.flip(sandboxes.open({ input: remote.path, pr: 1 }))
+        assert.strictEqual(reopen._tag, "SandboxConflict")
+        assert.strictEqual(probe.count("provision"), 1)
+        assert.strictEqual((yield* rowOf(opened.id)).destroyFenced, true)
+
+        // A confirmed stop lifts the fence; the sandbox can run again.
+        probe.fault("stop", false)
+        const stopped = yield* sandboxes.stop(opened.id)
+        assert.strictEqual(stopped.status, "stopped")
+        assert.isFalse(stopped.destroyFenced)
+        assert.deepStrictEqual(containersOf(opened.id, { all: false }), [])
+        yield* sandboxes.restart(opened.id)
+        yield* sandboxes.awaitIdle(opened.id).pipe(bounded("the restart did not finish"))
+        const again = yield* rowOf(opened.id)
+        assert.strictEqual(again.status, "running", again.error ?? "")
+        assert.strictEqual(again.containerId, running.containerId)
+      })
+    )
+  })
+})
