@@ -1,7 +1,7 @@
 import { Schema } from "effect"
 import { HostPort, PullRequestNumber, SandboxId, Timestamp } from "./Ids.ts"
-import { Provider, type PullRequestKey } from "./PullRequestKey.ts"
-import { isCreateStep, isTerminal, SandboxStatus } from "./SandboxStatus.ts"
+import { Provider } from "./PullRequestKey.ts"
+import { isTerminal, SandboxStatus } from "./SandboxStatus.ts"
 
 /**
  * One sandbox row. `host` and `accessPassword` are null only in rows written
@@ -31,21 +31,6 @@ export const Sandbox = Schema.Struct({
   destroyFenced: Schema.Boolean
 })
 export type Sandbox = typeof Sandbox.Type
-
-export const keyOf = (row: Sandbox): PullRequestKey | undefined =>
-  row.host === null
-    ? undefined
-    : {
-        provider: row.provider,
-        host: row.host,
-        account: row.account,
-        repository: row.repository,
-        pullRequest: row.pullRequest
-      }
-
-/** A create step with no container yet: only a live worker may own it. */
-export const isPreContainer = (row: Pick<Sandbox, "status" | "containerId">): boolean =>
-  isCreateStep(row.status) && row.containerId === null
 
 /** Not finished: a live row blocks a second sandbox for its PR. */
 export const isLive = (row: Pick<Sandbox, "status">): boolean => !isTerminal(row.status)

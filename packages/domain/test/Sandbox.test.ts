@@ -1,8 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import {
   isLive,
-  isPreContainer,
-  keyOf,
   PullRequestNumber,
   type RetirementState,
   restartRefusal,
@@ -72,35 +70,19 @@ describe("restartRefusal", () => {
   }
 })
 
-describe("row predicates", () => {
-  const table: ReadonlyArray<readonly [SandboxStatus, string | null, boolean, boolean]> = [
-    // status, container, pre-container, live
-    ["creating", null, true, true],
-    ["cloning", null, true, true],
-    ["starting", null, true, true],
-    ["starting", "c1", false, true],
-    ["running", "c1", false, true],
-    ["stopping", null, false, true],
-    ["stopped", null, false, false],
-    ["error", null, false, false]
+describe("isLive", () => {
+  const table: ReadonlyArray<readonly [SandboxStatus, boolean]> = [
+    ["creating", true],
+    ["cloning", true],
+    ["starting", true],
+    ["running", true],
+    ["stopping", true],
+    ["stopped", false],
+    ["error", false]
   ]
-  for (const [status, containerId, pre, live] of table) {
-    it(`${status} with container ${containerId}: pre-container=${pre}, live=${live}`, () => {
-      assert.strictEqual(isPreContainer({ status, containerId }), pre)
-      assert.strictEqual(isLive({ status }), live)
-    })
+  for (const [status, live] of table) {
+    it(`${status}: live=${live}`, () => assert.strictEqual(isLive({ status }), live))
   }
-
-  it("keyOf is undefined for hostless legacy rows", () => {
-    assert.isUndefined(keyOf(row({ host: null })))
-    assert.deepStrictEqual(keyOf(base), {
-      provider: "github",
-      host: "github.com",
-      account: "583231",
-      repository: "octo/hello",
-      pullRequest: 7
-    })
-  })
 })
 
 describe("Sandbox schema", () => {
