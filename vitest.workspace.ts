@@ -1,13 +1,15 @@
-import { readdirSync } from "node:fs"
+import { existsSync, readdirSync } from "node:fs"
 import { defineConfig } from "vitest/config"
 
 // Every package and app with a test/ folder is one vitest project; the root
 // options below (timeouts, the global container check) apply to all of them.
-const roots = ["packages", "apps"].flatMap((group) =>
-  readdirSync(group, { withFileTypes: true })
-    .filter((entry) => entry.isDirectory())
-    .map((entry) => `${group}/${entry.name}`)
-)
+const roots = ["packages", "apps"]
+  .filter((group) => existsSync(group))
+  .flatMap((group) =>
+    readdirSync(group, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => `${group}/${entry.name}`)
+  )
 
 export const projects = roots
   .filter((root) => readdirSync(root).includes("test"))
