@@ -1,0 +1,135 @@
+import { execFile } from "node:child_process"
+import { existsSync, statfsSync, statSync } from "node:fs"
+import { join } from "node:path"
+import { Paths, PrboxClient } from "@prbox/protocol"
+import { Effect } from "effect"
+import type { Home } from "./Connect.ts"
+
+export type Level = "ok" | "warn" | "fail"
+
+export interface Check {
+  readonly name: string
+  readonly level: Level
+  readonly detail: string
+}
+
+/** Docker releases before this one can expose ports published on 127.0.0.1 beyond the host. */
+export const MIN_DOCKER = "28.3.3"
+const MIN_NODE = "22.19.0"
+const MIN_FREE_BYTES = 5 * 1024 ** 3
+
+const parseVersion = (text: string): ReadonlyArray<number> =>
+  (/(\d+)\.(\d+)(?:\.(\d+))?/.exec(text)?.slice(1) ?? []).map((part) => Number(part ?? 0))
+
+/** `a < b` for dotted versions (missing parts are 0). */
+export const versionBelow = (a: string, b: string): boolean => {
+  const left = parseVersion(a)
+  const right = parseVersion(b)
+  for (let index = 0; index < 3; index++) {
+    const x = left[index] ?? 0
+    const y = right[index] ?? 0
+    if (x !== y) return x < y
+  }
+  return false
+}
+
+const gitVersion = Effect.callback<Check>((resume) => {
+  execFile("git", ["--version"], { timeout: 5000 }, (error, stdout) =>
+    resume(
+      Effect.succeed(
+        error === null
+          ? { name: "git", level: "ok", detail: stdout.trim() }
+          : { name: "git", level: "fail", detail: "git is not installed or not on PATH" }
+      )
+    )
+  )
+})
+
+const dockerCheck = Effect.gen(function* () {
+  // dockerode is loaded only here: every other command starts faster without it.
+  const { NodeDocker } = yield* Effect.promise(() => import("@prbox/docker"))
+  const docker = yield* NodeDocker.make({ requestTimeoutMs: 5000 })
+  const version = yield* docker.version()
+  return versionBelow(version.version, MIN_DOCKER)
+    ? {
+        name: "docker",
+        level: "warn" as const,
+        detail: `Docker ${version.version} (API ${version.apiVersion}) is older than ${MIN_DOCKER}: upgrade it, older engines can expose ports published on 127.0.0.1`
+      }
+    : { name: "docker", level: "ok" as const, detail: `Docker ${version.version} (API ${version.apiVersion})` }
+}).pipe(
+  Effect.catch((error) =>
+    Effect.succeed<Check>({ name: "docker", level: "fail", detail: `Docker is not reachable: ${error.message}` })
+  )
+)
+
+const modeCheck = (name: string, path: string, expected: number, optional: boolean): Check => {
+  if (!existsSync(path)) {
+    return { name, level: optional ? "ok" : "warn", detail: `${path} does not exist yet` }
+  }
+  const stats = statSync(path)
+  const mode = stats.mode & 0o777
+  const uid = process.getuid?.()
+  if (uid !== undefined && stats.uid !== uid) {
+    return { name, level: "fail", detail: `${path} is owned by uid ${stats.uid}, not by you (uid ${uid})` }
+  }
+  return mode === expected
+    ? { name, level: "ok", detail: `${path} is ${mode.toString(8)}` }
+    : { name, level: "fail", detail: `${path} is ${mode.toString(8)}, expected ${expected.toString(8)}` }
+}
+
+const diskCheck = (home: string): Check => {
+  try {
+    const where = existsSync(home) ? home : join(home, "..")
+    const stats = statfsSync(where)
+    const free = stats.bavail * stats.bsize
+    const gib = (free / 1024 ** 3).toFixed(1)
+    return free < MIN_FREE_BYTES
+      ? { name: "disk", level: "warn", detail: `${gib} GiB free under ${where}; workspaces and images need space` }
+      : { name: "disk", level: "ok", detail: `${gib} GiB free under ${where}` }
+  } catch {
+    return { name: "disk", level: "warn", detail: `cannot read free space of ${home}` }
+  }
+}
+
+/** Every check; none of them changes anything. */
+export const doctor = (home: Home) =>
+  Effect.gen(function* () {
+    const client = yield* PrboxClient
+    const node: Check = versionBelow(process.versions.node, MIN_NODE)
+      ? { name: "node", level: "fail", detail: `Node ${process.versions.node} is older than ${MIN_NODE}` }
+      : { name: "node", level: "ok", detail: `Node ${process.versions.node}` }
+    const docker = yield* dockerCheck
+    const git = yield* gitVersion
+    const daemon = yield* client.checkVersion.pipe(
+      Effect.map(
+        (info): Check => ({
+          name: "daemon",
+          level: "ok",
+          detail: `prboxd ${info.version} (pid ${info.pid}) answers on ${home.socketPath}`
+        })
+      ),
+      Effect.catch((error) =>
+        Effect.succeed<Check>({
+          name: "daemon",
+          level: error._tag === "DaemonUnreachable" ? "warn" : "fail",
+          detail:
+            error._tag === "DaemonUnreachable"
+              ? `not running (${error.message}); \`prbox open\` starts it`
+              : error.message
+        })
+      )
+    )
+    return [
+      node,
+      docker,
+      git,
+      diskCheck(home.home),
+      modeCheck("state dir", home.home, 0o700, false),
+      modeCheck("run dir", Paths.runDir(home.home), 0o700, true),
+      modeCheck("log dir", Paths.logDir(home.home), 0o700, true),
+      modeCheck("database", join(home.home, "prbox.db"), 0o600, true),
+      modeCheck("socket", home.socketPath, 0o600, true),
+      daemon
+    ] satisfies ReadonlyArray<Check>
+  })

@@ -1,0 +1,122 @@
+import { Cause, Effect, Schema } from "effect"
+
+/** The CLI's exit codes; `prbox --help` lists them. */
+export const ExitCode = {
+  ok: 0,
+  other: 1,
+  usage: 2,
+  notFound: 3,
+  conflict: 4,
+  daemonUnreachable: 5,
+  dockerUnavailable: 6,
+  invalidConfig: 7,
+  busy: 8,
+  /** `prbox exec`: the command did not finish within --timeout. */
+  execTimeout: 124
+} as const
+
+export const exitCodesHelp = `Exit codes:
+  0  success (for open: the sandbox is running)
+  1  other failure (the sandbox failed, gc/prune actions failed, internal error)
+  2  usage or bad input (unknown flag, malformed PR reference, invalid request)
+  3  not found, or an ambiguous id prefix
+  4  conflict (stopping, fenced, retired, not running, refused without --force)
+  5  daemon not reachable (or too old/new for this client)
+  6  Docker unavailable
+  7  invalid config ($PRBOX_HOME/config.json)
+  8  daemon busy (retry)
+  exec exits with the command's own exit code, 124 when it timed out.`
+
+/** A failure of the CLI itself (bad usage it detects, a daemon that would not start, ...). */
+export class CliFailure extends Schema.TaggedError<CliFailure>()("CliFailure", {
+  tag: Schema.String,
+  message: Schema.String,
+  code: Schema.Number
+}) {}
+
+export const usageError = (message: string) => new CliFailure({ tag: "Usage", message, code: ExitCode.usage })
+
+/** A failure with a stable tag and a message, whatever produced it. */
+export interface Reported {
+  readonly tag: string
+  readonly message: string
+  readonly code: number
+}
+
+const codeOfTag = (tag: string): number => {
+  switch (tag) {
+    case "BadRequest":
+    case "InvalidPrRef":
+    case "PayloadTooLarge":
+    case "Usage":
+      return ExitCode.usage
+    case "NotFound":
+    case "Ambiguous":
+      return ExitCode.notFound
+    case "Conflict":
+      return ExitCode.conflict
+    case "DaemonUnreachable":
+    case "IncompatibleDaemon":
+      return ExitCode.daemonUnreachable
+    case "DockerUnavailable":
+      return ExitCode.dockerUnavailable
+    case "InvalidConfig":
+      return ExitCode.invalidConfig
+    case "Busy":
+      return ExitCode.busy
+    default:
+      return ExitCode.other
+  }
+}
+
+export const report = (error: unknown): Reported => {
+  if (error instanceof CliFailure) return { tag: error.tag, message: error.message, code: error.code }
+  if (typeof error === "object" && error !== null && "_tag" in error && typeof error._tag === "string") {
+    const message =
+      "message" in error && typeof error.message === "string" && error.message.length > 0 ? error.message : error._tag
+    return { tag: error._tag, message, code: codeOfTag(error._tag) }
+  }
+  return { tag: "Internal", message: error instanceof Error ? error.message : String(error), code: ExitCode.other }
+}
+
+/** Where a command's result goes: human text, or JSON on stdout. */
+export interface Output {
+  readonly json: boolean
+}
+
+const oneLine = (text: string): string => text.replace(/\s*\n\s*/g, "; ")
+
+/** Prints a failure as one line on stderr (or a JSON error object on stdout with --json) and sets the exit code. */
+export const printFailure = (output: Output, failure: Reported): void => {
+  if (output.json) {
+    process.stdout.write(`${JSON.stringify({ error: { tag: failure.tag, message: failure.message } })}\n`)
+  } else {
+    process.stderr.write(`prbox: ${oneLine(failure.message)}\n`)
+  }
+  process.exitCode = failure.code
+}
+
+/**
+ * Runs a command's body: every failure, and every defect, becomes one line
+ * (never a stack trace) and an exit code. Interruption (Ctrl-C) passes.
+ */
+export const runCommand = <E, R>(output: Output, body: Effect.Effect<void, E, R>): Effect.Effect<void, never, R> =>
+  body.pipe(
+    Effect.catchCause((cause) => {
+      if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
+      const failure = cause.reasons.find((reason) => reason._tag === "Fail")
+      if (failure !== undefined) return Effect.sync(() => printFailure(output, report(failure.error)))
+      const defect = cause.reasons.find((reason) => reason._tag === "Die")
+      return Effect.sync(() =>
+        printFailure(output, {
+          tag: "Internal",
+          message: `internal error: ${defect === undefined ? "unknown" : report(defect.defect).message}`,
+          code: ExitCode.other
+        })
+      )
+    })
+  )
+
+export const printJson = (value: unknown): void => {
+  process.stdout.write(`${JSON.stringify(value)}\n`)
+}

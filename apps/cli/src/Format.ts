@@ -1,0 +1,62 @@
+import type { SandboxView } from "@prbox/protocol"
+
+/** `42s`, `5m`, `3h`, `2d`. */
+export const age = (since: number, now: number): string => {
+  const seconds = Math.max(0, Math.floor((now - since) / 1000))
+  if (seconds < 60) return `${seconds}s`
+  if (seconds < 3600) return `${Math.floor(seconds / 60)}m`
+  if (seconds < 86_400) return `${Math.floor(seconds / 3600)}h`
+  return `${Math.floor(seconds / 86_400)}d`
+}
+
+export const repoOf = (view: SandboxView): string =>
+  view.host === null || view.host === "local" ? view.repository : `${view.host}/${view.repository}`
+
+export const urlOf = (view: SandboxView): string => (view.status === "running" && view.url !== null ? view.url : "-")
+
+/** Left-aligned columns separated by two spaces. */
+export const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string => {
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? "").length)))
+  const line = (cells: ReadonlyArray<string>) =>
+    cells
+      .map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column] ?? 0)))
+      .join("  ")
+      .trimEnd()
+  return [line(header), ...rows.map(line)].join("\n")
+}
+
+export const sandboxTable = (views: ReadonlyArray<SandboxView>, now: number): string =>
+  table(
+    ["ID", "PR", "REPO", "STATUS", "AGE", "URL"],
+    views.map((view) => [
+      view.id,
+      `#${view.pullRequest}`,
+      repoOf(view),
+      view.destroyFenced ? `${view.status} (fenced)` : view.status,
+      age(view.createdAt, now),
+      urlOf(view)
+    ])
+  )
+
+/** `prbox status`: one sandbox, one field per line. */
+export const describe = (view: SandboxView, now: number): string => {
+  const fields: Array<[string, string | null]> = [
+    ["id", view.id],
+    ["pull request", `${repoOf(view)}#${view.pullRequest}`],
+    ["status", view.destroyFenced ? `${view.status} (fenced: run \`prbox rm ${view.id}\`)` : view.status],
+    ["url", urlOf(view)],
+    ["password", view.hasPassword ? `prbox password ${view.id}` : "none (legacy sandbox)"],
+    ["branch", view.sourceBranch],
+    ["commit", view.sourceCommit],
+    ["workspace", view.workspacePath],
+    ["container", view.containerId === null ? null : view.containerId.slice(0, 12)],
+    ["detail", view.detail],
+    ["error", view.error],
+    ["created", `${age(view.createdAt, now)} ago`],
+    ["last activity", `${age(view.lastActivityAt, now)} ago`]
+  ]
+  return fields
+    .filter((entry): entry is [string, string] => entry[1] !== null)
+    .map(([name, value]) => `${`${name}:`.padEnd(15)}${value}`)
+    .join("\n")
+}

@@ -1,0 +1,102 @@
+import type { ClientError, PrboxClientShape, SandboxEvent, SandboxView } from "@prbox/protocol"
+import { Effect, Option, Stream } from "effect"
+import { CliFailure, ExitCode } from "./Exit.ts"
+
+const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
+
+/** `status: running` and the like: the engine's line for a status change. */
+const statusLine = /^status: (running|error|stopped)\b/
+
+const isFinal = (event: SandboxEvent): boolean => statusLine.test(event.line)
+
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)}s`
+
+/** The setup step (`[2/5]`) a line belongs to, if any. */
+const stepOf = (line: string): string | undefined => /^(\[\d+\/\d+\])/.exec(line)?.[1]
+
+interface Renderer {
+  readonly event: (event: SandboxEvent) => void
+  readonly close: () => void
+}
+
+/** Non-TTY: one plain line per event, on stderr. */
+const plainRenderer = (since: number): Renderer => ({
+  event: (event) => process.stderr.write(`[${seconds(event.at - since).padStart(6)}] ${event.status}: ${event.line}\n`),
+  close: () => {}
+})
+
+/** TTY: one spinner line, redrawn: phase, elapsed time, setup step, the last log line. */
+const ttyRenderer = (since: number, initial: string): Renderer => {
+  let frame = 0
+  let status = initial
+  let step: string | undefined
+  let last = ""
+  const draw = () => {
+    const width = process.stderr.columns || 80
+    const text = `${FRAMES[frame % FRAMES.length]} ${status} ${seconds(Date.now() - since)}${step === undefined ? "" : ` ${step}`}  ${last}`
+    process.stderr.write(`\r\u001b[2K${text.slice(0, Math.max(10, width - 1))}`)
+    frame++
+  }
+  const timer = setInterval(draw, 100)
+  draw()
+  return {
+    event: (event) => {
+      status = event.status
+      step = stepOf(event.line) ?? step
+      last = event.line
+      draw()
+    },
+    close: () => {
+      clearInterval(timer)
+      process.stderr.write("\r\u001b[2K")
+    }
+  }
+}
+
+/**
+ * Shows a sandbox's progress from `since` (when the command began) until it
+ * is running (its view is returned) or ends otherwise (a failure). Follows
+ * the daemon's event stream: the log is replayed first, so nothing that
+ * happened before the stream opened is missed.
+ */
+export const followUntilReady = (
+  client: PrboxClientShape,
+  view: SandboxView,
+  since: number,
+  options: { readonly tty: boolean }
+): Effect.Effect<SandboxView, ClientError | CliFailure> =>
+  Effect.gen(function* () {
+    if (view.status === "running") return view
+    const final = yield* Effect.acquireUseRelease(
+      Effect.sync(() => (options.tty ? ttyRenderer(since, view.status) : plainRenderer(since))),
+      (renderer) =>
+        client.events(view.id, { after: 0 }).pipe(
+          Stream.filter((event) => event.at >= since),
+          Stream.tap((event) => Effect.sync(() => renderer.event(event))),
+          Stream.filter(isFinal),
+          Stream.runHead
+        ),
+      (renderer) => Effect.sync(() => renderer.close())
+    )
+    if (Option.isNone(final)) {
+      return yield* new CliFailure({
+        tag: "DaemonUnreachable",
+        message: `the daemon closed the event stream of sandbox ${view.id}`,
+        code: ExitCode.daemonUnreachable
+      })
+    }
+    const current = yield* client.get(view.id)
+    if (current.status === "running") return current
+    if (current.status === "error") {
+      return yield* new CliFailure({
+        tag: "SandboxFailed",
+        message: `sandbox ${view.id} failed: ${current.error ?? "unknown error"} (see \`prbox logs ${view.id}\`)`,
+        code: ExitCode.other
+      })
+    }
+    return yield* new CliFailure({
+      tag: "Conflict",
+      message: `sandbox ${view.id} is ${current.status}: it was stopped while starting`,
+      code: ExitCode.conflict
+    })
+  })

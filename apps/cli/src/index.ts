@@ -1,0 +1,2 @@
+export { CLI_VERSION, root } from "./Commands.ts"
+export { ExitCode, exitCodesHelp } from "./Exit.ts"

@@ -1,0 +1,201 @@
+import { readdirSync } from "node:fs"
+import { join } from "node:path"
+import { PullRequestNumber, SandboxId } from "@prbox/domain"
+import { SandboxRepo, layer as sqliteRepo } from "@prbox/store"
+import { Effect, Redacted } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { makeRemote, type TestRemote } from "../../../packages/git/test/helpers.ts"
+import {
+  containersOfHome,
+  hasStackTrace,
+  makeHome,
+  prbox,
+  type Run,
+  socketOf,
+  tearDown,
+  writeConfig
+} from "./support.ts"
+
+let home: string
+let quiet: string
+let dockerless: string
+let remote: TestRemote
+
+/** Two sandboxes whose ids share a prefix, written straight into the store (ids are random otherwise). */
+const seed = (stateDir: string) =>
+  Effect.runPromise(
+    Effect.gen(function* () {
+      const repo = yield* SandboxRepo
+      for (const [id, pr] of [
+        ["aaaaaaaaaaa1", 101],
+        ["aaaaaaaaaaa2", 102]
+      ] as const) {
+        yield* repo.insert({
+          id: SandboxId.make(id),
+          provider: "github",
+          host: "github.com",
+          account: "",
+          repository: "o/r",
+          pullRequest: PullRequestNumber.make(pr),
+          accessPassword: Redacted.make(`seeded-${id}`),
+          createdAt: 1,
+          lastActivityAt: 1
+        })
+        yield* repo.updateStatus(SandboxId.make(id), { to: "error", error: "seeded", stoppedAt: 1 })
+      }
+    }).pipe(Effect.provide(sqliteRepo({ stateDir })))
+  )
+
+beforeAll(async () => {
+  home = makeHome("bad")
+  remote = makeRemote(home)
+  await seed(home)
+  const started = await prbox(home, ["daemon", "start"])
+  expect(started.code, started.stderr).toBe(0)
+  // A home with no daemon, and a daemon that cannot reach Docker.
+  quiet = makeHome("quiet")
+  dockerless = makeHome("nodocker")
+  const nodocker = await prbox(dockerless, ["daemon", "start"], { DOCKER_HOST: "unix:///nonexistent/docker.sock" })
+  expect(nodocker.code, nodocker.stderr).toBe(0)
+})
+
+afterAll(async () => {
+  await tearDown(home)
+  await tearDown(quiet)
+  await tearDown(dockerless)
+})
+
+/** What the user can observe of the state: every row and its status, and the home's containers. */
+const snapshot = async (where: string) => {
+  const listed = await prbox(where, ["ls", "-a", "--json"])
+  return { rows: listed.code === 0 ? listed.stdout : "unreachable", containers: containersOfHome(where).length }
+}
+
+const expectOneLine = (run: Run, code: number, message: RegExp) => {
+  expect(run.code, run.stderr).toBe(code)
+  expect(run.stdout).toBe("")
+  const lines = run.stderr.split("\n").filter((line) => line.length > 0)
+  expect(lines, run.stderr).toHaveLength(1)
+  expect(lines[0]).toMatch(/^prbox: /)
+  expect(lines[0]).toMatch(message)
+  expect(hasStackTrace(run.stderr)).toBe(false)
+}
+
+const expectJsonError = (run: Run, code: number, tag: string, message: RegExp) => {
+  expect(run.code).toBe(code)
+  expect(run.stderr).toBe("")
+  const body = JSON.parse(run.stdout) as { error: { tag: string; message: string } }
+  expect(Object.keys(body)).toEqual(["error"])
+  expect(body.error.tag).toBe(tag)
+  expect(body.error.message).toMatch(message)
+}
+
+interface Case {
+  readonly name: string
+  readonly where: () => string
+  readonly args: () => ReadonlyArray<string>
+  readonly code: number
+  readonly tag: string
+  readonly message: RegExp
+}
+
+const cases: ReadonlyArray<Case> = [
+  {
+    name: "an unknown id",
+    where: () => home,
+    args: () => ["status", "zzzz"],
+    code: 3,
+    tag: "NotFound",
+    message: /no sandbox id starts with zzzz/
+  },
+  {
+    name: "an unknown pull request",
+    where: () => home,
+    args: () => ["stop", "o/r#7"],
+    code: 3,
+    tag: "NotFound",
+    message: /no sandbox for o\/r#7/
+  },
+  {
+    name: "an ambiguous prefix",
+    where: () => home,
+    args: () => ["rm", "aaaa", "--force"],
+    code: 3,
+    tag: "Ambiguous",
+    message: /aaaa matches 2 sandboxes \(aaaaaaaaaaa\d, aaaaaaaaaaa\d\); type more of the id/
+  },
+  {
+    name: "a malformed PR URL",
+    where: () => home,
+    args: () => ["open", "https://github.com/o/r/issues/1"],
+    code: 2,
+    tag: "InvalidPrRef",
+    message: /cannot open "https:\/\/github\.com\/o\/r\/issues\/1": not a pull request URL/
+  },
+  {
+    name: "a malformed owner/repo#N",
+    where: () => home,
+    args: () => ["open", "o/r#x"],
+    code: 2,
+    tag: "InvalidPrRef",
+    message: /must be a positive whole number/
+  },
+  {
+    name: "an unreachable daemon",
+    where: () => quiet,
+    args: () => ["status", "aaaa"],
+    code: 5,
+    tag: "DaemonUnreachable",
+    message: /prboxd is not running for .*prbox-quiet-.* \(start it with `prbox daemon start`/
+  },
+  {
+    name: "Docker down",
+    where: () => dockerless,
+    args: () => ["open", remote.path, "--pr", "1"],
+    code: 6,
+    tag: "DockerUnavailable",
+    message: /could not list containers: .*nonexistent\/docker\.sock/
+  }
+]
+
+describe("bad input: one clear line, a distinct exit code, no state change", () => {
+  for (const entry of cases) {
+    it(`${entry.name} → exit ${entry.code}`, async () => {
+      const where = entry.where()
+      const before = await snapshot(where)
+      const files = readdirSync(where).sort()
+      expectOneLine(await prbox(where, entry.args()), entry.code, entry.message)
+      expectJsonError(await prbox(where, [...entry.args(), "--json"]), entry.code, entry.tag, entry.message)
+      expect(await snapshot(where)).toEqual(before)
+      expect(readdirSync(where).sort()).toEqual(files)
+    })
+  }
+
+  it("an invalid config → exit 7, and no sandbox is created", async () => {
+    const before = await snapshot(home)
+    writeConfig(home, { image: 5 })
+    try {
+      const run = await prbox(home, ["open", remote.path, "--pr", "1"])
+      expectOneLine(run, 7, /invalid config .*config\.json: .*image/)
+      expectJsonError(await prbox(home, ["open", remote.path, "--pr", "1", "--json"]), 7, "InvalidConfig", /image/)
+    } finally {
+      writeConfig(home, {})
+    }
+    expect(await snapshot(home)).toEqual(before)
+  })
+
+  it("an unreachable daemon is not started by commands other than open", async () => {
+    expect((await prbox(quiet, ["ls"])).code).toBe(5)
+    expect(readdirSync(quiet)).toEqual(["config.json"])
+    expect(readdirSync(quiet)).not.toContain("run")
+    expect(socketOf(quiet)).toBe(join(quiet, "run", "prboxd.sock"))
+  })
+
+  it("usage errors exit 2 without a stack trace", async () => {
+    for (const args of [["exec", "aaaa"], ["open"], ["frobnicate"], ["ls", "--bogus"]]) {
+      const run = await prbox(home, args)
+      expect(run.code, args.join(" ")).toBe(2)
+      expect(hasStackTrace(run.stderr)).toBe(false)
+    }
+  })
+})

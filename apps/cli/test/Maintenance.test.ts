@@ -1,0 +1,114 @@
+import { execFileSync } from "node:child_process"
+import { PullRequestNumber, SandboxId } from "@prbox/domain"
+import { GcReport, PruneReport, ReconcileReport, SandboxList } from "@prbox/protocol"
+import { SandboxRepo, layer as sqliteRepo } from "@prbox/store"
+import { Effect, Redacted, Schema } from "effect"
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
+import { healthzTag } from "../../daemon/test/support.ts"
+import { containersOfHome, makeHome, prbox, tearDown } from "./support.ts"
+
+let home: string
+let stray = ""
+
+const decode = <S extends Schema.Top>(schema: S, text: string): S["Type"] =>
+  Schema.decodeUnknownSync(schema as unknown as Schema.Codec<S["Type"], unknown>)(JSON.parse(text))
+
+/** Two sandboxes that ended long ago (gc removes them), written straight into the store. */
+const seedEnded = (stateDir: string) =>
+  Effect.runPromise(
+    Effect.gen(function* () {
+      const repo = yield* SandboxRepo
+      for (const [id, pr] of [
+        ["bbbbbbbbbbb1", 201],
+        ["bbbbbbbbbbb2", 202]
+      ] as const) {
+        yield* repo.insert({
+          id: SandboxId.make(id),
+          provider: "github",
+          host: "github.com",
+          account: "",
+          repository: "o/r",
+          pullRequest: PullRequestNumber.make(pr),
+          accessPassword: Redacted.make(`seeded-${id}`),
+          createdAt: 1,
+          lastActivityAt: 1
+        })
+        yield* repo.updateStatus(SandboxId.make(id), { to: "error", error: "seeded", stoppedAt: 1 })
+      }
+    }).pipe(Effect.provide(sqliteRepo({ stateDir })))
+  )
+
+beforeAll(async () => {
+  home = makeHome("maint")
+  await seedEnded(home)
+  // A container of this home that no row owns (never started): only prune removes it.
+  stray = execFileSync(
+    "docker",
+    [
+      "create",
+      "--label",
+      `dev.prbox.home=${home}`,
+      "--label",
+      `dev.prbox.test-run=${inject("testRunId")}`,
+      "--label",
+      "dev.prbox.sandbox=zzzzzzzzzzzz",
+      healthzTag
+    ],
+    { encoding: "utf8" }
+  ).trim()
+  const started = await prbox(home, ["daemon", "start"])
+  expect(started.code, started.stderr).toBe(0)
+})
+
+afterAll(async () => {
+  await tearDown(home)
+})
+
+describe("reconcile, gc and prune through the CLI", () => {
+  it("reconcile reports the container no row owns", async () => {
+    const run = await prbox(home, ["reconcile", "--json"])
+    expect(run.code, run.stderr).toBe(0)
+    const report = decode(ReconcileReport, run.stdout)
+    expect(report.passes.map((pass) => pass.pass)).toEqual(["drift", "legacy", "account"])
+    const drift = report.passes[0]?.changes ?? []
+    expect(drift).toContainEqual(
+      expect.objectContaining({ containerId: stray, action: "container with no row (prune removes it)" })
+    )
+  })
+
+  it("gc shows its plan, refuses to act unconfirmed, and acts with --yes", async () => {
+    const dry = await prbox(home, ["gc", "--dry-run", "--json"])
+    expect(dry.code, dry.stderr).toBe(0)
+    const planned = decode(GcReport, dry.stdout)
+    expect(planned.executed).toBe(false)
+    expect([...planned.plan.remove].sort()).toEqual(["bbbbbbbbbbb1", "bbbbbbbbbbb2"])
+
+    const text = await prbox(home, ["gc"])
+    expect(text.code).toBe(2)
+    expect(text.stdout).toContain("remove  bbbbbbbbbbb1")
+    expect(text.stderr.trim()).toBe(
+      "prbox: refusing to act without confirmation: pass --yes (or --dry-run to only look)"
+    )
+    expect(decode(SandboxList, (await prbox(home, ["ls", "-a", "--json"])).stdout)).toHaveLength(2)
+
+    const acted = await prbox(home, ["gc", "--yes", "--json"])
+    expect(acted.code, acted.stderr).toBe(0)
+    const report = decode(GcReport, acted.stdout)
+    expect(report.executed).toBe(true)
+    expect([...report.removed].sort()).toEqual(["bbbbbbbbbbb1", "bbbbbbbbbbb2"])
+    expect(report.failures).toEqual([])
+    expect(decode(SandboxList, (await prbox(home, ["ls", "-a", "--json"])).stdout)).toEqual([])
+  })
+
+  it("prune lists the orphaned container and removes it with --yes", async () => {
+    const dry = await prbox(home, ["prune", "--dry-run", "--json"])
+    expect(dry.code, dry.stderr).toBe(0)
+    expect(decode(PruneReport, dry.stdout).plan.containers).toEqual([stray])
+    expect(containersOfHome(home)).toHaveLength(1)
+
+    const acted = await prbox(home, ["prune", "--yes"])
+    expect(acted.code, acted.stderr).toBe(0)
+    expect(acted.stdout).toContain("removed 1 container(s)")
+    expect(containersOfHome(home)).toHaveLength(0)
+  })
+})

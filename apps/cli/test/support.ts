@@ -1,0 +1,71 @@
+import { spawn } from "node:child_process"
+import { existsSync, readFileSync } from "node:fs"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { removeHome, until } from "../../daemon/test/support.ts"
+
+export {
+  call,
+  containersOfHome,
+  makeHome,
+  removeHome,
+  socketOf,
+  until,
+  writeConfig
+} from "../../daemon/test/support.ts"
+
+export const CLI_MAIN = fileURLToPath(new URL("../src/main.ts", import.meta.url))
+
+export interface Run {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** Runs the real CLI (`node apps/cli/src/main.ts`) with PRBOX_HOME set, not on a TTY. */
+export const prbox = (home: string, args: ReadonlyArray<string>, env: Record<string, string> = {}): Promise<Run> =>
+  new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI_MAIN, ...args], {
+      env: { ...process.env, PRBOX_HOME: home, ...env },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString("utf8")
+    })
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString("utf8")
+    })
+    const timer = setTimeout(() => child.kill("SIGKILL"), 120_000)
+    child.on("error", reject)
+    child.on("close", (code) => {
+      clearTimeout(timer)
+      resolve({ code, stdout, stderr })
+    })
+  })
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Stops the daemon of `home` (by the pid in its lock) if one runs, then removes the home and its containers. */
+export const tearDown = async (home: string): Promise<void> => {
+  const lock = join(home, "run", "prboxd.lock")
+  if (existsSync(lock)) {
+    const pid = Number.parseInt(readFileSync(lock, "utf8"), 10)
+    if (Number.isSafeInteger(pid) && pid > 0 && alive(pid)) {
+      process.kill(pid, "SIGTERM")
+      await until("the daemon to exit", () => !alive(pid), { timeoutMs: 30_000 })
+    }
+  }
+  removeHome(home)
+}
+
+/** No stack trace: no `    at ` frame lines, no `file.ts:12:3` locations. */
+export const hasStackTrace = (text: string): boolean => /\n\s+at\s/.test(text) || /\.ts:\d+:\d+/.test(text)

@@ -1,0 +1,109 @@
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import { NodeDocker } from "@prbox/docker"
+import { Config, DockerRuntime, Gc, Hooks, NodeAccountIdentity, SandboxServiceLive } from "@prbox/engine"
+import { NodeGit, Workspaces } from "@prbox/git"
+import { Paths } from "@prbox/protocol"
+import { layer as sqliteRepo } from "@prbox/store"
+import { Clock, Context, Effect, Layer } from "effect"
+import { HttpRouter } from "effect/http"
+import { startupFailure } from "./Files.ts"
+import * as Front from "./Front.ts"
+import { ApiLive, DAEMON_VERSION, DaemonInfo } from "./Handlers.ts"
+import type { Limits } from "./Limits.ts"
+import { acquireLock } from "./Lock.ts"
+import * as MaintenanceLayer from "./Maintenance.ts"
+import { Maintenance } from "./Maintenance.ts"
+import { clearStaleSocket } from "./SocketFile.ts"
+
+export interface DaemonOptions {
+  readonly home: string
+  readonly limits: Limits
+}
+
+/**
+ * The engine on this PRBOX_HOME: SQLite (opening it secures the files and
+ * migrates), Docker, git workspaces, hooks and the config file. Closing the
+ * layer interrupts the workers, then closes the database.
+ */
+export const engineLayer = (home: string) =>
+  Gc.layer.pipe(
+    Layer.provideMerge(SandboxServiceLive.layer()),
+    Layer.provideMerge(
+      Layer.mergeAll(
+        // The account behind a profile or token (CodeCommit, GitHub, GitLab); "unavailable" is an answer.
+        NodeAccountIdentity.layer(),
+        sqliteRepo({ stateDir: home }),
+        DockerRuntime.layer.pipe(Layer.provide(NodeDocker.layer())),
+        Workspaces.layer({ stateDir: home }).pipe(Layer.provide(Layer.mergeAll(NodeGit.layer, NodeFileSystem.layer))),
+        Hooks.layer,
+        Config.layer({ home })
+      )
+    )
+  )
+
+/**
+ * prboxd: one per PRBOX_HOME. Takes the lock, replaces a stale socket, opens
+ * the engine (migrating the database), reconciles, starts the gc timer, then
+ * listens. Runs until interrupted (SIGTERM/SIGINT): then it stops accepting,
+ * cuts open streams, interrupts the workers, closes the database and
+ * releases the lock, in that order.
+ */
+export const run = (options: DaemonOptions) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const { home, limits } = options
+      const socketPath = Paths.socketPath(home)
+      yield* Effect.acquireRelease(
+        Effect.try({ try: () => acquireLock(Paths.lockPath(home)), catch: startupFailure }),
+        (lock) => Effect.sync(lock.release)
+      )
+      yield* Effect.tryPromise({ try: () => clearStaleSocket(socketPath), catch: startupFailure })
+
+      const engine = yield* Layer.build(engineLayer(home)).pipe(Effect.mapError(startupFailure))
+      const services = Context.merge(
+        engine,
+        yield* Layer.build(MaintenanceLayer.layer).pipe(Effect.provideContext(engine), Effect.mapError(startupFailure))
+      )
+      const context = Layer.succeedContext(services)
+
+      // -------------------------------------------------------------------------
+      // Startup reconcile: after the database is migrated (opening the store did
+      // it), before the socket listens: every pass of the engine's Reconciler.
+      // -------------------------------------------------------------------------
+      const maintenance = Context.get(services, Maintenance)
+      const reconciled = yield* Effect.result(maintenance.reconcile)
+      if (reconciled._tag === "Success") {
+        for (const pass of reconciled.success.passes) {
+          for (const change of pass.changes) {
+            yield* Effect.logInfo(`reconcile ${pass.pass}: ${change.sandboxId ?? change.containerId}: ${change.action}`)
+          }
+          for (const failure of pass.failures) {
+            yield* Effect.logWarning(`reconcile ${pass.pass}: ${failure.sandboxId}: ${failure.detail}`)
+          }
+        }
+        yield* Effect.logInfo("startup reconcile done")
+      } else {
+        // Docker down: nothing was changed; the daemon still serves (and says why on each call).
+        yield* Effect.logWarning(`startup reconcile failed: ${reconciled.failure.message}`)
+      }
+
+      yield* Effect.forkScoped(maintenance.gcTimer)
+
+      const counters = { requests: 0, streams: 0 }
+      const startedAt = yield* Clock.currentTimeMillis
+      const app = yield* HttpRouter.toHttpEffect(
+        ApiLive.pipe(
+          Layer.provide(NodeHttpServer.layerHttpServices),
+          Layer.provide(context),
+          Layer.provide(
+            Layer.succeed(DaemonInfo, DaemonInfo.of({ home, startedAt, inFlight: () => ({ ...counters }) }))
+          )
+        )
+      )
+      yield* Front.serve(app, { socketPath, limits, counters })
+      yield* Effect.logInfo(`prboxd ${DAEMON_VERSION} (pid ${process.pid}) listening on ${socketPath}`)
+      yield* Effect.addFinalizer(() => Effect.logInfo("prboxd stopping"))
+      return yield* Effect.never
+    })
+  )

@@ -1,0 +1,121 @@
+import { isLive } from "@prbox/domain"
+import { Config, ContainerRuntime, SandboxService } from "@prbox/engine"
+import { API_VERSION, Conflict, MAX_LOG_PAGE, PrboxApi, toView } from "@prbox/protocol"
+import { Clock, Context, Effect, Layer, Redacted } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { sandboxEvents } from "./Events.ts"
+import { exec } from "./Exec.ts"
+import { Maintenance } from "./Maintenance.ts"
+import { api } from "./Mapping.ts"
+import { resolve } from "./Resolve.ts"
+
+export const DAEMON_VERSION = "0.1.0"
+const DEFAULT_LOG_PAGE = 200
+
+/** Facts about this daemon process, and the front layer's live counters. */
+export interface DaemonInfoShape {
+  readonly home: string
+  readonly startedAt: number
+  readonly inFlight: () => { readonly requests: number; readonly streams: number }
+}
+
+export class DaemonInfo extends Context.Service<DaemonInfo, DaemonInfoShape>()("prbox/daemon/DaemonInfo") {}
+
+const MetaLive = HttpApiBuilder.group(PrboxApi, "meta", (handlers) =>
+  Effect.gen(function* () {
+    const info = yield* DaemonInfo
+    return handlers
+      .handle("version", () =>
+        Effect.succeed({
+          name: "prboxd",
+          version: DAEMON_VERSION,
+          api: [API_VERSION],
+          pid: process.pid,
+          home: info.home,
+          startedAt: info.startedAt
+        })
+      )
+      .handle("health", () =>
+        Effect.map(Clock.currentTimeMillis, (now) => ({
+          status: "ok" as const,
+          uptimeMs: Math.max(0, now - info.startedAt),
+          ...info.inFlight()
+        }))
+      )
+  })
+)
+
+const SandboxesLive = HttpApiBuilder.group(PrboxApi, "sandboxes", (handlers) =>
+  Effect.gen(function* () {
+    const sandboxes = yield* SandboxService
+    const runtime = yield* ContainerRuntime
+    const config = yield* Config
+    return handlers
+      .handle("open", ({ payload }) =>
+        api(
+          sandboxes.open({
+            input: payload.input,
+            ...(payload.pr === undefined ? {} : { pr: payload.pr }),
+            ...(payload.ref === undefined ? {} : { ref: payload.ref })
+          })
+        ).pipe(Effect.map(toView))
+      )
+      .handle("list", ({ query }) =>
+        api(query.all === true ? sandboxes.listAll : sandboxes.list).pipe(Effect.map((rows) => rows.map(toView)))
+      )
+      .handle("resolve", ({ query }) => resolve(sandboxes, config, query.q, query.pr).pipe(Effect.map(toView)))
+      .handle("get", ({ params }) => api(sandboxes.get(params.id)).pipe(Effect.map(toView)))
+      .handle("stop", ({ params }) => api(sandboxes.stop(params.id)).pipe(Effect.map(toView)))
+      .handle("restart", ({ params }) => api(sandboxes.restart(params.id)).pipe(Effect.map(toView)))
+      .handle("remove", ({ params, query }) =>
+        Effect.gen(function* () {
+          const row = yield* api(sandboxes.get(params.id))
+          if (isLive(row) && query.force !== true) {
+            return yield* new Conflict({
+              message: `sandbox ${row.id} is ${row.status}; stop it first or pass --force`
+            })
+          }
+          yield* api(sandboxes.cleanup(params.id))
+        })
+      )
+      .handle("logs", ({ params, query }) =>
+        Effect.gen(function* () {
+          const after = query.after ?? 0
+          const limit = Math.min(query.limit ?? DEFAULT_LOG_PAGE, MAX_LOG_PAGE)
+          yield* api(sandboxes.get(params.id))
+          const lines = yield* api(sandboxes.logs(params.id, { afterSeq: after, limit: limit + 1 }))
+          const page = lines.slice(0, limit)
+          return { lines: page, next: page.at(-1)?.seq ?? after, more: lines.length > limit }
+        })
+      )
+      .handle("events", ({ params, query }) =>
+        // The id is checked before the answer starts, so an unknown one is a 404.
+        api(sandboxes.get(params.id)).pipe(Effect.as(sandboxEvents(sandboxes, params.id, query.after ?? 0)))
+      )
+      .handle("allEvents", () => Effect.succeed(sandboxes.events))
+      .handle("exec", ({ params, payload }) => exec(sandboxes, runtime, params.id, payload))
+      .handle("touch", ({ params }) => api(sandboxes.touch(params.id)))
+      .handle("password", ({ params }) =>
+        Effect.gen(function* () {
+          const row = yield* api(sandboxes.get(params.id))
+          if (row.accessPassword === null) {
+            return yield* new Conflict({ message: `sandbox ${row.id} is a legacy sandbox without a password` })
+          }
+          return { id: row.id, password: Redacted.value(row.accessPassword) }
+        })
+      )
+  })
+)
+
+const MaintenanceLive = HttpApiBuilder.group(PrboxApi, "maintenance", (handlers) =>
+  Effect.gen(function* () {
+    const maintenance = yield* Maintenance
+    return handlers
+      .handle("reconcile", () => maintenance.reconcile)
+      .handle("gc", ({ payload }) => maintenance.gc(payload))
+      .handle("prune", ({ payload }) => maintenance.prune(payload))
+  })
+)
+
+/** The daemon API, implemented on the engine. */
+export const ApiLive = HttpApiBuilder.layer(PrboxApi).pipe(Layer.provide([MetaLive, SandboxesLive, MaintenanceLive]))

@@ -1,0 +1,5 @@
+export * as Daemon from "./Daemon.ts"
+export * as Front from "./Front.ts"
+export * from "./Limits.ts"
+export * as Lock from "./Lock.ts"
+export * as SocketFile from "./SocketFile.ts"

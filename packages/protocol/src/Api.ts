@@ -1,0 +1,108 @@
+import { SandboxId } from "@prbox/domain"
+import { Schema } from "effect"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
+import { ApiErrors } from "./Errors.ts"
+import {
+  ExecRequest,
+  ExecResult,
+  GcReport,
+  GcRequest,
+  Health,
+  LogPage,
+  OpenRequest,
+  Password,
+  PruneReport,
+  PruneRequest,
+  ReconcileReport,
+  SandboxEvent,
+  SandboxList,
+  SandboxView,
+  VersionInfo
+} from "./Wire.ts"
+
+const error = ApiErrors
+const byId = { id: SandboxId }
+const Seq = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+const Limit = Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 1000 }))
+
+/** Streams are NDJSON: one JSON object per line, flushed as it happens. */
+export const EventStream = HttpApiSchema.StreamNdjson({ schema: SandboxEvent })
+
+/**
+ * `GET /version` stays outside `/v1` so that any client can ask any daemon
+ * which API generations it serves, and say "this daemon is too old/new".
+ */
+export class Meta extends HttpApiGroup.make("meta")
+  .add(HttpApiEndpoint.get("version", "/version", { success: VersionInfo, error }))
+  .add(HttpApiEndpoint.get("health", "/v1/health", { success: Health, error })) {}
+
+export class Sandboxes extends HttpApiGroup.make("sandboxes")
+  .add(HttpApiEndpoint.post("open", "/sandboxes", { payload: OpenRequest, success: SandboxView, error }))
+  .add(
+    HttpApiEndpoint.get("list", "/sandboxes", {
+      query: { all: Schema.optionalKey(Schema.Boolean) },
+      success: SandboxList,
+      error
+    })
+  )
+  .add(
+    HttpApiEndpoint.get("resolve", "/resolve", {
+      query: { q: Schema.String.check(Schema.isMinLength(1)), pr: Schema.optionalKey(Limit) },
+      success: SandboxView,
+      error
+    })
+  )
+  .add(HttpApiEndpoint.get("get", "/sandboxes/:id", { params: byId, success: SandboxView, error }))
+  .add(HttpApiEndpoint.post("stop", "/sandboxes/:id/stop", { params: byId, success: SandboxView, error }))
+  .add(HttpApiEndpoint.post("restart", "/sandboxes/:id/restart", { params: byId, success: SandboxView, error }))
+  .add(
+    HttpApiEndpoint.delete("remove", "/sandboxes/:id", {
+      params: byId,
+      query: { force: Schema.optionalKey(Schema.Boolean) },
+      error
+    })
+  )
+  .add(
+    HttpApiEndpoint.get("logs", "/sandboxes/:id/logs", {
+      params: byId,
+      query: { after: Schema.optionalKey(Seq), limit: Schema.optionalKey(Limit) },
+      success: LogPage,
+      error
+    })
+  )
+  .add(
+    HttpApiEndpoint.get("events", "/sandboxes/:id/events", {
+      params: byId,
+      query: { after: Schema.optionalKey(Seq) },
+      success: EventStream,
+      error
+    })
+  )
+  .add(
+    HttpApiEndpoint.post("exec", "/sandboxes/:id/exec", {
+      params: byId,
+      payload: ExecRequest,
+      success: ExecResult,
+      error
+    })
+  )
+  .add(HttpApiEndpoint.post("touch", "/sandboxes/:id/touch", { params: byId, error }))
+  .add(HttpApiEndpoint.get("password", "/sandboxes/:id/password", { params: byId, success: Password, error }))
+  .add(HttpApiEndpoint.get("allEvents", "/events", { success: EventStream, error }))
+  .prefix("/v1") {}
+
+export class Maintenance extends HttpApiGroup.make("maintenance")
+  .add(HttpApiEndpoint.post("reconcile", "/reconcile", { success: ReconcileReport, error }))
+  .add(HttpApiEndpoint.post("gc", "/gc", { payload: GcRequest, success: GcReport, error }))
+  .add(HttpApiEndpoint.post("prune", "/prune", { payload: PruneRequest, success: PruneReport, error }))
+  .prefix("/v1") {}
+
+/** The daemon's API, defined once: the daemon implements it, the CLI and the VS Code extension call it. */
+export class PrboxApi extends HttpApi.make("prbox").add(Meta, Sandboxes, Maintenance) {}
+
+/** Paths of streaming endpoints: they do not count against the request limit, but are capped themselves. */
+export const isStreamPath = (path: string): boolean =>
+  path === "/v1/events" || /^\/v1\/sandboxes\/[^/]+\/events$/.test(path)
+
+/** Cheap endpoints answered even when the daemon is at its request limit. */
+export const isProbePath = (path: string): boolean => path === "/version" || path === "/v1/health"

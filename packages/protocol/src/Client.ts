@@ -1,0 +1,218 @@
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import type { SandboxId } from "@prbox/domain"
+import { Context, Duration, Effect, Layer, Schema, Stream } from "effect"
+import { HttpClientError } from "effect/http"
+import { HttpApiClient } from "effect/http-api"
+import { PrboxApi } from "./Api.ts"
+import { type ApiError, isApiError } from "./Errors.ts"
+import {
+  API_VERSION,
+  type ExecRequest,
+  type ExecResult,
+  type GcReport,
+  type GcRequest,
+  type Health,
+  type LogPage,
+  type OpenRequest,
+  type Password,
+  type PruneReport,
+  type PruneRequest,
+  type ReconcileReport,
+  type SandboxEvent,
+  type SandboxView,
+  type VersionInfo
+} from "./Wire.ts"
+
+/** Nothing answers on the socket: no daemon, a stale socket, or no permission. */
+export class DaemonUnreachable extends Schema.TaggedError<DaemonUnreachable>()("DaemonUnreachable", {
+  message: Schema.String,
+  socketPath: Schema.String
+}) {}
+
+/** A daemon answers but does not serve the API generation this client speaks. */
+export class IncompatibleDaemon extends Schema.TaggedError<IncompatibleDaemon>()("IncompatibleDaemon", {
+  message: Schema.String
+}) {}
+
+/** The daemon's answer was not what the API declares (or it took too long). */
+export class ProtocolError extends Schema.TaggedError<ProtocolError>()("ProtocolError", {
+  message: Schema.String
+}) {}
+
+export type ClientError = ApiError | DaemonUnreachable | IncompatibleDaemon | ProtocolError
+
+const errorCode = (cause: unknown): string | undefined =>
+  typeof cause === "object" && cause !== null && "code" in cause && typeof cause.code === "string"
+    ? cause.code
+    : undefined
+
+/** Every failure of a call, as one of our tagged errors. */
+export const normalizeError =
+  (socketPath: string) =>
+  (error: unknown): ClientError => {
+    if (isApiError(error)) return error
+    if (error instanceof DaemonUnreachable || error instanceof IncompatibleDaemon || error instanceof ProtocolError) {
+      return error
+    }
+    if (HttpClientError.isHttpClientError(error)) {
+      const reason = error.reason
+      if (reason._tag === "TransportError") {
+        const code = errorCode(reason.cause)
+        const why =
+          code === "ENOENT"
+            ? "no daemon socket"
+            : code === "ECONNREFUSED"
+              ? "nothing listens on the socket"
+              : code === "EACCES"
+                ? "permission denied"
+                : code === "ECONNRESET" || code === "EPIPE"
+                  ? "the connection was closed"
+                  : (code ?? "connection failed")
+        return new DaemonUnreachable({
+          message: `prboxd is not reachable at ${socketPath} (${why})`,
+          socketPath
+        })
+      }
+      if (reason._tag === "StatusCodeError") {
+        return new ProtocolError({ message: `prboxd answered with HTTP ${reason.response.status}` })
+      }
+      return new ProtocolError({ message: `unexpected answer from prboxd: ${reason.message}` })
+    }
+    if (Schema.isSchemaError(error)) {
+      return new ProtocolError({ message: `unexpected answer from prboxd: ${error.message}` })
+    }
+    return new ProtocolError({ message: error instanceof Error ? error.message : String(error) })
+  }
+
+export interface ClientOptions {
+  readonly socketPath: string
+  /** Longest wait for an ordinary call; exec waits for its own timeout on top. */
+  readonly requestTimeout?: Duration.Input
+}
+
+export interface PrboxClientShape {
+  readonly socketPath: string
+  readonly version: Effect.Effect<VersionInfo, ClientError>
+  /** Fails with IncompatibleDaemon unless the daemon serves this client's API generation. */
+  readonly checkVersion: Effect.Effect<VersionInfo, ClientError>
+  readonly health: Effect.Effect<Health, ClientError>
+  readonly open: (request: OpenRequest) => Effect.Effect<SandboxView, ClientError>
+  readonly list: (options?: { readonly all?: boolean }) => Effect.Effect<ReadonlyArray<SandboxView>, ClientError>
+  /** A unique id prefix, or a pull request reference (with `pr` for a plain git remote). */
+  readonly resolve: (query: string, pr?: number) => Effect.Effect<SandboxView, ClientError>
+  readonly get: (id: SandboxId) => Effect.Effect<SandboxView, ClientError>
+  readonly stop: (id: SandboxId) => Effect.Effect<SandboxView, ClientError>
+  readonly restart: (id: SandboxId) => Effect.Effect<SandboxView, ClientError>
+  readonly remove: (id: SandboxId, options?: { readonly force?: boolean }) => Effect.Effect<void, ClientError>
+  readonly logs: (
+    id: SandboxId,
+    options?: { readonly after?: number; readonly limit?: number }
+  ) => Effect.Effect<LogPage, ClientError>
+  /** The log after `after` (0: from the start), then live events of the sandbox; never ends by itself. */
+  readonly events: (id: SandboxId, options?: { readonly after?: number }) => Stream.Stream<SandboxEvent, ClientError>
+  /** Live events of every sandbox, from now on. */
+  readonly allEvents: Stream.Stream<SandboxEvent, ClientError>
+  readonly exec: (id: SandboxId, request: ExecRequest) => Effect.Effect<ExecResult, ClientError>
+  readonly touch: (id: SandboxId) => Effect.Effect<void, ClientError>
+  readonly password: (id: SandboxId) => Effect.Effect<Password, ClientError>
+  readonly reconcile: Effect.Effect<ReconcileReport, ClientError>
+  readonly gc: (request: GcRequest) => Effect.Effect<GcReport, ClientError>
+  readonly prune: (request: PruneRequest) => Effect.Effect<PruneReport, ClientError>
+}
+
+export class PrboxClient extends Context.Service<PrboxClient, PrboxClientShape>()("prbox/protocol/PrboxClient") {}
+
+/** The base URL is a placeholder: every request goes over the Unix socket. */
+const BASE_URL = "http://prboxd"
+
+/** A typed client of the daemon API over its Unix socket; needs an HttpClient that dials that socket. */
+export const make = (options: ClientOptions) =>
+  Effect.gen(function* () {
+    const api = yield* HttpApiClient.make(PrboxApi, { baseUrl: BASE_URL })
+    const socketPath = options.socketPath
+    const normalize = normalizeError(socketPath)
+    const timeout = Duration.fromInputUnsafe(options.requestTimeout ?? "30 seconds")
+
+    const call = <A, E>(effect: Effect.Effect<A, E>, limit: Duration.Duration = timeout) =>
+      effect.pipe(
+        Effect.mapError(normalize),
+        Effect.timeoutOrElse({
+          duration: limit,
+          orElse: () =>
+            Effect.fail(new ProtocolError({ message: `prboxd did not answer within ${Duration.format(limit)}` }))
+        })
+      )
+
+    const stream = <A, E1, E2>(effect: Effect.Effect<Stream.Stream<A, E1>, E2>) =>
+      Stream.unwrap(call(effect)).pipe(Stream.mapError(normalize))
+
+    const version = call(api.meta.version())
+
+    return PrboxClient.of({
+      socketPath,
+      version,
+      checkVersion: Effect.flatMap(
+        version.pipe(
+          Effect.catch(
+            (error): Effect.Effect<never, ClientError> =>
+              error._tag === "DaemonUnreachable"
+                ? Effect.fail(error)
+                : Effect.fail(
+                    new IncompatibleDaemon({
+                      message: `the daemon at ${socketPath} does not answer GET /version (${error.message}); it is older than this client: stop it with \`prbox daemon stop\` and run the command again`
+                    })
+                  )
+          )
+        ),
+        (info) =>
+          info.api.includes(API_VERSION)
+            ? Effect.succeed(info)
+            : Effect.fail(
+                new IncompatibleDaemon({
+                  message: `prboxd ${info.version} (pid ${info.pid}) serves API v${info.api.join(", v")}, this client needs v${API_VERSION}: restart it with \`prbox daemon stop && prbox daemon start\``
+                })
+              )
+      ),
+      health: call(api.meta.health()),
+      open: (payload) => call(api.sandboxes.open({ payload }), Duration.sum(timeout, Duration.minutes(2))),
+      list: (opts = {}) => call(api.sandboxes.list({ query: opts.all === true ? { all: true } : {} })),
+      resolve: (q, pr) => call(api.sandboxes.resolve({ query: pr === undefined ? { q } : { q, pr } })),
+      get: (id) => call(api.sandboxes.get({ params: { id } })),
+      stop: (id) => call(api.sandboxes.stop({ params: { id } }), Duration.sum(timeout, Duration.minutes(1))),
+      restart: (id) => call(api.sandboxes.restart({ params: { id } })),
+      remove: (id, opts = {}) =>
+        call(
+          api.sandboxes.remove({ params: { id }, query: opts.force === true ? { force: true } : {} }),
+          Duration.sum(timeout, Duration.minutes(1))
+        ),
+      logs: (id, opts = {}) =>
+        call(
+          api.sandboxes.logs({
+            params: { id },
+            query: {
+              ...(opts.after === undefined ? {} : { after: opts.after }),
+              ...(opts.limit === undefined ? {} : { limit: opts.limit })
+            }
+          })
+        ),
+      events: (id, opts = {}) =>
+        stream(api.sandboxes.events({ params: { id }, query: opts.after === undefined ? {} : { after: opts.after } })),
+      allEvents: stream(api.sandboxes.allEvents()),
+      exec: (id, payload) =>
+        call(
+          api.sandboxes.exec({ params: { id }, payload }),
+          Duration.sum(timeout, Duration.millis(payload.timeoutMs ?? 5 * 60_000))
+        ),
+      touch: (id) => call(api.sandboxes.touch({ params: { id } })),
+      password: (id) => call(api.sandboxes.password({ params: { id } })),
+      reconcile: call(api.maintenance.reconcile(), Duration.sum(timeout, Duration.minutes(5))),
+      gc: (payload) => call(api.maintenance.gc({ payload }), Duration.sum(timeout, Duration.minutes(5))),
+      prune: (payload) => call(api.maintenance.prune({ payload }), Duration.sum(timeout, Duration.minutes(5)))
+    })
+  })
+
+/** The client over `socketPath`, with its own HTTP agent (closed with the layer). */
+export const layer = (options: ClientOptions): Layer.Layer<PrboxClient> =>
+  Layer.effect(PrboxClient, make(options)).pipe(
+    Layer.provide(NodeHttpClient.layerNodeHttpOptions({ socketPath: options.socketPath }))
+  )

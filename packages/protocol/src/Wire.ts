@@ -1,0 +1,215 @@
+import { HostPort, Provider, PullRequestNumber, type Sandbox, SandboxId, SandboxStatus, Timestamp } from "@prbox/domain"
+import { Schema } from "effect"
+
+/** The API generation this package speaks; `/v1` in every path. */
+export const API_VERSION = 1
+
+const PositiveInt = Schema.Int.check(Schema.isGreaterThan(0))
+const NonNegativeInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+
+/**
+ * A sandbox as the daemon shows it. Deliberately not the domain row: the
+ * access password is absent (`hasPassword` says whether one exists; the
+ * `password` call returns it), and `url` is derived from the port.
+ */
+export const SandboxView = Schema.Struct({
+  id: SandboxId,
+  provider: Provider,
+  host: Schema.NullOr(Schema.String),
+  account: Schema.String,
+  repository: Schema.String,
+  pullRequest: PullRequestNumber,
+  title: Schema.NullOr(Schema.String),
+  sourceBranch: Schema.NullOr(Schema.String),
+  sourceCommit: Schema.NullOr(Schema.String),
+  workspacePath: Schema.NullOr(Schema.String),
+  containerId: Schema.NullOr(Schema.String),
+  hostPort: Schema.NullOr(HostPort),
+  /** `http://127.0.0.1:<port>/` once a port is published. */
+  url: Schema.NullOr(Schema.String),
+  status: SandboxStatus,
+  detail: Schema.NullOr(Schema.String),
+  error: Schema.NullOr(Schema.String),
+  createdAt: Timestamp,
+  lastActivityAt: Timestamp,
+  stoppedAt: Schema.NullOr(Timestamp),
+  legacyRetiredAt: Schema.NullOr(Timestamp),
+  destroyFenced: Schema.Boolean,
+  hasPassword: Schema.Boolean
+})
+export type SandboxView = typeof SandboxView.Type
+
+export const sandboxUrl = (hostPort: number | null): string | null =>
+  hostPort === null ? null : `http://127.0.0.1:${hostPort}/`
+
+/** The wire view of a row; the password never leaves this function. */
+export const toView = (row: Sandbox): SandboxView => ({
+  id: row.id,
+  provider: row.provider,
+  host: row.host,
+  account: row.account,
+  repository: row.repository,
+  pullRequest: row.pullRequest,
+  title: row.title,
+  sourceBranch: row.sourceBranch,
+  sourceCommit: row.sourceCommit,
+  workspacePath: row.workspacePath,
+  containerId: row.containerId,
+  hostPort: row.hostPort,
+  url: sandboxUrl(row.hostPort),
+  status: row.status,
+  detail: row.detail,
+  error: row.error,
+  createdAt: row.createdAt,
+  lastActivityAt: row.lastActivityAt,
+  stoppedAt: row.stoppedAt,
+  legacyRetiredAt: row.legacyRetiredAt,
+  destroyFenced: row.destroyFenced,
+  hasPassword: row.accessPassword !== null
+})
+
+export const SandboxList = Schema.Array(SandboxView)
+
+/** `prbox open`: anything the pull request parser accepts, with `--pr` and `--ref`. */
+export const OpenRequest = Schema.Struct({
+  input: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(4096)),
+  pr: Schema.optionalKey(PositiveInt),
+  ref: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(1024)))
+})
+export type OpenRequest = typeof OpenRequest.Type
+
+/** A status change or a progress line. `seq` is the log's sequence number: resume after it. */
+export const SandboxEvent = Schema.Struct({
+  seq: PositiveInt,
+  sandboxId: SandboxId,
+  at: Timestamp,
+  status: SandboxStatus,
+  line: Schema.String
+})
+export type SandboxEvent = typeof SandboxEvent.Type
+
+export const LogLine = Schema.Struct({ seq: PositiveInt, at: Timestamp, line: Schema.String })
+export type LogLine = typeof LogLine.Type
+
+/** One page of a sandbox's log; ask again with `after = next` for the following page. */
+export const LogPage = Schema.Struct({
+  lines: Schema.Array(LogLine),
+  /** The last sequence number in this page (or the `after` asked for, when empty). */
+  next: NonNegativeInt,
+  /** True when the page was cut at `limit`: more lines follow. */
+  more: Schema.Boolean
+})
+export type LogPage = typeof LogPage.Type
+
+export const MAX_LOG_PAGE = 1000
+export const MAX_EXEC_OUTPUT = 1024 * 1024
+export const MAX_EXEC_TIMEOUT_MS = 60 * 60_000
+export const DEFAULT_EXEC_TIMEOUT_MS = 5 * 60_000
+
+export const ExecRequest = Schema.Struct({
+  /** Run as is (no shell): `["sh", "-c", "..."]` for one. Stdin is not connected. */
+  argv: Schema.Array(Schema.String.check(Schema.isMaxLength(65536))).check(
+    Schema.isMinLength(1),
+    Schema.isMaxLength(1024)
+  ),
+  timeoutMs: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: MAX_EXEC_TIMEOUT_MS }))),
+  maxOutputBytes: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: MAX_EXEC_OUTPUT })))
+})
+export type ExecRequest = typeof ExecRequest.Type
+
+export const ExecResult = Schema.Struct({
+  /** Null when the command did not finish within the timeout. */
+  exitCode: Schema.NullOr(Schema.Int),
+  /** Stdout then stderr, cut at `maxOutputBytes`. */
+  output: Schema.String,
+  truncated: Schema.Boolean,
+  timedOut: Schema.Boolean
+})
+export type ExecResult = typeof ExecResult.Type
+
+export const Password = Schema.Struct({ id: SandboxId, password: Schema.String })
+export type Password = typeof Password.Type
+
+export const VersionInfo = Schema.Struct({
+  name: Schema.String,
+  version: Schema.String,
+  /** The API generations this daemon serves (`/v<n>`). */
+  api: Schema.Array(PositiveInt),
+  pid: PositiveInt,
+  home: Schema.String,
+  startedAt: Timestamp
+})
+export type VersionInfo = typeof VersionInfo.Type
+
+export const Health = Schema.Struct({
+  status: Schema.Literal("ok"),
+  uptimeMs: NonNegativeInt,
+  requests: NonNegativeInt,
+  streams: NonNegativeInt
+})
+export type Health = typeof Health.Type
+
+// --- maintenance ---------------------------------------------------------------
+
+export const ReconcileChange = Schema.Struct({
+  sandboxId: Schema.NullOr(Schema.String),
+  containerId: Schema.NullOr(Schema.String),
+  action: Schema.String
+})
+export const MaintenanceFailure = Schema.Struct({ sandboxId: Schema.String, detail: Schema.String })
+export type MaintenanceFailure = typeof MaintenanceFailure.Type
+
+export const ReconcileReport = Schema.Struct({
+  passes: Schema.Array(
+    Schema.Struct({
+      pass: Schema.String,
+      changes: Schema.Array(ReconcileChange),
+      failures: Schema.Array(MaintenanceFailure)
+    })
+  )
+})
+export type ReconcileReport = typeof ReconcileReport.Type
+
+export const GcPlan = Schema.Struct({ stop: Schema.Array(SandboxId), remove: Schema.Array(SandboxId) })
+export type GcPlan = typeof GcPlan.Type
+
+/**
+ * Without `execute` the daemon only plans. With it, `shown` is the plan the
+ * user confirmed: the daemon recomputes the plan and acts only on what was
+ * shown and is still true.
+ */
+export const GcRequest = Schema.Struct({
+  execute: Schema.Boolean,
+  shown: Schema.optionalKey(GcPlan)
+})
+export type GcRequest = typeof GcRequest.Type
+
+export const GcReport = Schema.Struct({
+  plan: GcPlan,
+  executed: Schema.Boolean,
+  stopped: Schema.Array(SandboxId),
+  removed: Schema.Array(SandboxId),
+  failures: Schema.Array(MaintenanceFailure)
+})
+export type GcReport = typeof GcReport.Type
+
+/** Labelled containers of this PRBOX_HOME with no row, and workspace/home directories no row references. */
+export const PrunePlan = Schema.Struct({
+  containers: Schema.Array(Schema.String),
+  directories: Schema.Array(Schema.String)
+})
+export type PrunePlan = typeof PrunePlan.Type
+
+/** Like gc: without `execute` only the plan; with it, only what was `shown` and is still true is removed. */
+export const PruneRequest = Schema.Struct({
+  execute: Schema.Boolean,
+  shown: Schema.optionalKey(PrunePlan)
+})
+export type PruneRequest = typeof PruneRequest.Type
+
+export const PruneReport = Schema.Struct({
+  plan: PrunePlan,
+  executed: Schema.Boolean,
+  failures: Schema.Array(MaintenanceFailure)
+})
+export type PruneReport = typeof PruneReport.Type

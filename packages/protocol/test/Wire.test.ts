@@ -1,0 +1,98 @@
+import type { Sandbox } from "@prbox/domain"
+import { Sandbox as SandboxSchema } from "@prbox/domain"
+import { Redacted, Schema } from "effect"
+import { describe, expect, it } from "vitest"
+import {
+  ApiErrors,
+  Busy,
+  errorBody,
+  isApiError,
+  isProbePath,
+  isStreamPath,
+  NotFound,
+  SandboxList,
+  SandboxView,
+  toView
+} from "../src/index.ts"
+
+const secret = "s3cr3t-Password-that-must-not-leak"
+
+const row: Sandbox = Schema.decodeUnknownSync(SandboxSchema)({
+  id: "abcdefghijkl",
+  provider: "github",
+  host: "github.com",
+  account: "",
+  repository: "o/r",
+  pullRequest: 7,
+  title: null,
+  sourceBranch: "pr-7",
+  sourceCommit: "0123456789abcdef0123456789abcdef01234567",
+  accessPassword: secret,
+  workspacePath: "/tmp/w",
+  containerId: "c0ffee",
+  hostPort: 41234,
+  status: "running",
+  detail: null,
+  error: null,
+  createdAt: 1,
+  lastActivityAt: 2,
+  stoppedAt: null,
+  legacyRetiredAt: null,
+  destroyFenced: false
+})
+
+describe("wire sandbox", () => {
+  it("never carries the access password", () => {
+    expect(Redacted.value(row.accessPassword ?? Redacted.make(""))).toBe(secret)
+    const view = toView(row)
+    const json = JSON.stringify(Schema.encodeSync(SandboxView)(view))
+    expect(json).not.toContain(secret)
+    expect(Object.keys(view)).not.toContain("accessPassword")
+    expect(view.hasPassword).toBe(true)
+    expect(view.url).toBe("http://127.0.0.1:41234/")
+  })
+
+  it("round-trips through JSON and rejects a malformed one", () => {
+    const json = JSON.parse(JSON.stringify([toView(row)]))
+    expect(Schema.decodeUnknownSync(SandboxList)(json)).toEqual([toView(row)])
+    expect(() => Schema.decodeUnknownSync(SandboxView)({ ...json[0], status: "exploded" })).toThrow()
+  })
+})
+
+describe("errors", () => {
+  it("every error is a stable tag and a message on the wire", () => {
+    for (const errorClass of ApiErrors) {
+      const schema = errorClass as unknown as Schema.Codec<unknown, unknown>
+      const error = new (
+        errorClass as new (props: {
+          message: string
+        }) => { readonly _tag: string; readonly message: string }
+      )({
+        message: "m"
+      })
+      const encoded = Schema.encodeUnknownSync(schema)(error) as { _tag: string; message: string }
+      expect(encoded).toEqual({ _tag: error._tag, message: "m" })
+      expect(JSON.parse(errorBody(error._tag as "Busy", "m"))).toEqual(encoded)
+      const decoded = Schema.decodeUnknownSync(schema)(encoded)
+      expect(isApiError(decoded)).toBe(true)
+    }
+    expect(
+      new Set(ApiErrors.map((e) => new (e as new (p: { message: string }) => { _tag: string })({ message: "" })._tag))
+        .size
+    ).toBe(ApiErrors.length)
+    expect(new NotFound({ message: "no sandbox x" }).message).toBe("no sandbox x")
+    expect(isApiError(new Error("x"))).toBe(false)
+    expect(isApiError(new Busy({ message: "b" }))).toBe(true)
+  })
+})
+
+describe("paths", () => {
+  it("tells streams and probes from ordinary requests", () => {
+    expect(isStreamPath("/v1/events")).toBe(true)
+    expect(isStreamPath("/v1/sandboxes/abcdefghijkl/events")).toBe(true)
+    expect(isStreamPath("/v1/sandboxes/abcdefghijkl/logs")).toBe(false)
+    expect(isProbePath("/version")).toBe(true)
+    expect(isProbePath("/v1/health")).toBe(true)
+    expect(isProbePath("/v1/sandboxes")).toBe(false)
+  })
+})
