@@ -1,21 +1,14 @@
-import { stat } from "node:fs/promises"
 import type { SandboxId } from "@prbox/domain"
-import type { ContainerRuntimeShape, SandboxServiceShape } from "@prbox/engine"
+import type { SandboxServiceShape } from "@prbox/engine"
 import {
   type ApiError,
-  Conflict,
   DEFAULT_EXEC_TIMEOUT_MS,
-  DockerUnavailable,
   type ExecRequest,
   type ExecResult,
   MAX_EXEC_OUTPUT
 } from "@prbox/protocol"
-import { Clock, Effect } from "effect"
+import { Effect } from "effect"
 import { api } from "./Mapping.ts"
-
-/** Where the engine mounts the workspace, and the user it runs a root-owned workspace as. */
-const CONTAINER_WORKSPACE = "/workspace"
-const FALLBACK_UID = 1000
 
 /** Cuts `text` to at most `max` UTF-8 bytes. */
 export const bound = (text: string, max: number): { readonly text: string; readonly truncated: boolean } => {
@@ -29,51 +22,24 @@ export const bound = (text: string, max: number): { readonly text: string; reado
 }
 
 /**
- * Runs `argv` in a running sandbox as the workspace's owner (the user its
- * setup commands run as), in the workspace, without stdin, bounded in time
- * and output. Fenced or non-running sandboxes are refused with Conflict.
+ * Runs `argv` in a running sandbox through the engine (which refuses fenced or
+ * non-running sandboxes); the answer is cut to the API's output bound.
  */
 export const exec = (
   sandboxes: SandboxServiceShape,
-  runtime: ContainerRuntimeShape,
   id: SandboxId,
   request: ExecRequest
 ): Effect.Effect<ExecResult, ApiError> =>
   Effect.gen(function* () {
-    const row = yield* api(sandboxes.get(id))
-    if (row.destroyFenced) {
-      return yield* new Conflict({
-        message: `sandbox ${id} is fenced: an earlier destroy was not confirmed; run \`prbox rm ${id}\``
-      })
-    }
-    if (row.status !== "running" || row.containerId === null) {
-      return yield* new Conflict({
-        message: `sandbox ${id} is ${row.status}, not running; exec needs a running sandbox`
-      })
-    }
-    const containerId = row.containerId
-    const workspace = row.workspacePath
-    const user = yield* Effect.promise(() =>
-      workspace === null
-        ? Promise.resolve(`${FALLBACK_UID}:${FALLBACK_UID}`)
-        : stat(workspace).then(
-            (s) => (s.uid === 0 ? `${FALLBACK_UID}:${FALLBACK_UID}` : `${s.uid}:${s.gid}`),
-            () => `${FALLBACK_UID}:${FALLBACK_UID}`
-          )
+    const maxOutputBytes = request.maxOutputBytes ?? MAX_EXEC_OUTPUT
+    const outcome = yield* api(
+      sandboxes.exec(id, request.argv, { timeoutMs: request.timeoutMs ?? DEFAULT_EXEC_TIMEOUT_MS, maxOutputBytes })
     )
-    yield* api(sandboxes.touch(id))
-    const timeoutMs = request.timeoutMs ?? DEFAULT_EXEC_TIMEOUT_MS
-    const started = yield* Clock.currentTimeMillis
-    const outcome = yield* Effect.result(
-      runtime.exec(containerId, request.argv, { user, cwd: CONTAINER_WORKSPACE, timeoutMs })
-    )
-    if (outcome._tag === "Failure") {
-      // Docker cannot kill an exec: past its deadline the runtime gives up on it.
-      if ((yield* Clock.currentTimeMillis) - started >= timeoutMs) {
-        return { exitCode: null, output: "", truncated: false, timedOut: true }
-      }
-      return yield* new DockerUnavailable({ message: outcome.failure.message })
+    const { text, truncated } = bound(outcome.output, maxOutputBytes)
+    return {
+      exitCode: outcome.exitCode,
+      output: text,
+      truncated: truncated || outcome.truncated,
+      timedOut: outcome.timedOut
     }
-    const { text, truncated } = bound(outcome.success.output, request.maxOutputBytes ?? MAX_EXEC_OUTPUT)
-    return { exitCode: outcome.success.exitCode, output: text, truncated, timedOut: false }
   })

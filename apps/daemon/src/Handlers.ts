@@ -1,5 +1,5 @@
 import { isLive } from "@prbox/domain"
-import { Config, ContainerRuntime, SandboxService } from "@prbox/engine"
+import { Config, SandboxService } from "@prbox/engine"
 import { API_VERSION, Conflict, MAX_LOG_PAGE, PrboxApi, toView } from "@prbox/protocol"
 import { Clock, Context, Effect, Layer, Redacted } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
@@ -48,7 +48,6 @@ const MetaLive = HttpApiBuilder.group(PrboxApi, "meta", (handlers) =>
 const SandboxesLive = HttpApiBuilder.group(PrboxApi, "sandboxes", (handlers) =>
   Effect.gen(function* () {
     const sandboxes = yield* SandboxService
-    const runtime = yield* ContainerRuntime
     const config = yield* Config
     return handlers
       .handle("open", ({ payload }) =>
@@ -93,7 +92,7 @@ const SandboxesLive = HttpApiBuilder.group(PrboxApi, "sandboxes", (handlers) =>
         api(sandboxes.get(params.id)).pipe(Effect.as(sandboxEvents(sandboxes, params.id, query.after ?? 0)))
       )
       .handle("allEvents", () => Effect.succeed(sandboxes.events))
-      .handle("exec", ({ params, payload }) => exec(sandboxes, runtime, params.id, payload))
+      .handle("exec", ({ params, payload }) => exec(sandboxes, params.id, payload))
       .handle("touch", ({ params }) => api(sandboxes.touch(params.id)))
       .handle("password", ({ params }) =>
         Effect.gen(function* () {

@@ -36,6 +36,14 @@ export interface LabelledContainer {
   readonly labels: Readonly<Record<string, string>>
 }
 
+export interface ExecOutcome {
+  readonly exitCode: number | null
+  /** Standard output then standard error, each cut at the limit. */
+  readonly output: string
+  readonly truncated: boolean
+  readonly timedOut: boolean
+}
+
 export interface Health {
   readonly lastHeartbeat: number | undefined
 }
@@ -67,11 +75,20 @@ export interface ContainerRuntimeShape {
   readonly stop: (containerId: string) => Effect.Effect<"stopped" | "absent", RuntimeError>
   /** Resolves only when the container is confirmed removed or absent. */
   readonly destroy: (containerId: string) => Effect.Effect<"removed" | "absent", RuntimeError>
+  /**
+   * Runs `argv` without stdin, bounded in time and output. A command past its
+   * deadline is abandoned (`timedOut`, no exit code): Docker cannot kill an exec.
+   */
   readonly exec: (
     containerId: string,
     argv: ReadonlyArray<string>,
-    options: { readonly user: string; readonly cwd: string; readonly timeoutMs: number }
-  ) => Effect.Effect<{ readonly exitCode: number; readonly output: string }, RuntimeError>
+    options: {
+      readonly user: string
+      readonly cwd: string
+      readonly timeoutMs: number
+      readonly maxOutputBytes: number
+    }
+  ) => Effect.Effect<ExecOutcome, RuntimeError>
   /** One health probe of code-server's `/healthz`; fails when it does not answer. */
   readonly health: (hostPort: number) => Effect.Effect<Health, RuntimeError>
   /** Fails (never returns an empty list) when the runtime cannot be enumerated. */

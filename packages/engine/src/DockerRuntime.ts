@@ -1,9 +1,8 @@
 import { Docker } from "@prbox/docker"
 import { Effect, Fiber, Layer, Queue } from "effect"
-import { ContainerRuntime, type ContainerState, RuntimeError } from "./ContainerRuntime.ts"
+import { ContainerRuntime, type ContainerState, type ExecOutcome, RuntimeError } from "./ContainerRuntime.ts"
 
 const STOP_TIMEOUT_SECONDS = 10
-const EXEC_OUTPUT_LIMIT = 1024 * 1024
 
 const toRuntimeError = (error: { readonly message: string }) =>
   new RuntimeError({ operation: "docker", detail: error.message })
@@ -116,10 +115,20 @@ export const layer = Layer.effect(
             user: options.user,
             cwd: options.cwd,
             timeoutMs: options.timeoutMs,
-            maxOutputBytes: EXEC_OUTPUT_LIMIT
+            maxOutputBytes: options.maxOutputBytes
           })
           .pipe(
-            Effect.map((result) => ({ exitCode: result.exitCode, output: result.stdout + result.stderr })),
+            Effect.map(
+              (result): ExecOutcome => ({
+                exitCode: result.exitCode,
+                output: result.stdout + result.stderr,
+                truncated: result.truncated,
+                timedOut: false
+              })
+            ),
+            Effect.catchTag("ExecTimeout", () =>
+              Effect.succeed<ExecOutcome>({ exitCode: null, output: "", truncated: false, timedOut: true })
+            ),
             Effect.mapError(toRuntimeError)
           ),
       health: (hostPort) =>

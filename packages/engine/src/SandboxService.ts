@@ -1,7 +1,7 @@
 import type { Sandbox, SandboxConflict, SandboxId, SandboxNotFound, SandboxStatus } from "@prbox/domain"
 import { Context, type Effect, Schema, type Stream } from "effect"
 import type { InvalidConfig } from "./Config.ts"
-import type { RuntimeError } from "./ContainerRuntime.ts"
+import type { ExecOutcome, RuntimeError } from "./ContainerRuntime.ts"
 import type { DiscoveryFailed } from "./Reconcile.ts"
 
 /** What `prbox open` asks for: anything the PR reference parser accepts. */
@@ -83,6 +83,12 @@ export interface SandboxServiceShape {
     options: { readonly afterSeq?: number; readonly limit: number }
   ) => Effect.Effect<ReadonlyArray<LogLine>, SandboxNotFound | StoreFailure>
   readonly touch: (id: SandboxId) => Effect.Effect<void, SandboxNotFound | StoreFailure>
+  /** Runs `argv` in a running, unfenced sandbox (stdin off, bounded in time and output). */
+  readonly exec: (
+    id: SandboxId,
+    argv: ReadonlyArray<string>,
+    options: { readonly timeoutMs: number; readonly maxOutputBytes: number }
+  ) => Effect.Effect<ExecOutcome, SandboxNotFound | SandboxConflict | RuntimeError | StoreFailure>
   /** Live events from now on. */
   readonly events: Stream.Stream<SandboxEvent>
   /** Resolves when no worker of the sandbox is in flight (for callers that follow a create). */

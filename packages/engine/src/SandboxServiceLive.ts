@@ -29,6 +29,8 @@ import { DestroyNotConfirmed, InvalidPullRequestInput, type OpenRequest, Sandbox
 const CODE_SERVER_PORT = 8080
 const CONTAINER_HOME = "/home/prbox"
 const CONTAINER_WORKSPACE = "/workspace"
+const SETUP_TIMEOUT_MS = 30 * 60_000
+const SETUP_OUTPUT_BYTES = 1024 * 1024
 /** Used when the workspace belongs to root: a sandbox never runs as root. */
 const FALLBACK_UID = 1000
 
@@ -254,11 +256,13 @@ export const make = (options: SandboxServiceOptions = {}) =>
           const result = yield* runtime.exec(containerId, ["sh", "-lc", command], {
             user,
             cwd: CONTAINER_WORKSPACE,
-            timeoutMs: 30 * 60_000
+            timeoutMs: SETUP_TIMEOUT_MS,
+            maxOutputBytes: SETUP_OUTPUT_BYTES
           })
           for (const line of result.output.split("\n").filter((l) => l.length > 0)) {
             yield* emit(row.id, row.status, `${step} ${line}`).pipe(mapStoreErrors("sandbox.log"))
           }
+          if (result.timedOut) return yield* new SetupFailed({ reason: `setup ${step} timed out` })
           if (result.exitCode !== 0) {
             return yield* new SetupFailed({ reason: `setup ${step} failed with exit code ${result.exitCode}` })
           }
@@ -527,7 +531,29 @@ export const make = (options: SandboxServiceOptions = {}) =>
       yield* state.forgetContainerPermit(id)
     }, mapStoreErrors("sandbox.cleanup"))
 
+    /** A command in a running sandbox, as the user its setup ran as, in the workspace. */
+    const exec = Effect.fn("SandboxService.exec")(function* (
+      id: SandboxId,
+      argv: ReadonlyArray<string>,
+      options: { readonly timeoutMs: number; readonly maxOutputBytes: number }
+    ) {
+      const row = yield* getRow(id)
+      if (row.destroyFenced) {
+        return yield* new SandboxConflict({
+          id,
+          reason: "an earlier destroy was not confirmed; run `prbox rm` to retry it"
+        })
+      }
+      if (row.status !== "running" || row.containerId === null || row.workspacePath === null) {
+        return yield* new SandboxConflict({ id, reason: `it is ${row.status}; exec needs a running sandbox` })
+      }
+      const { uid, gid } = yield* workspaceUser(row.workspacePath)
+      yield* repo.touch(id, yield* Clock.currentTimeMillis)
+      return yield* runtime.exec(row.containerId, argv, { ...options, user: `${uid}:${gid}`, cwd: CONTAINER_WORKSPACE })
+    }, mapStoreErrors("sandbox.exec"))
+
     return SandboxService.of({
+      exec,
       open,
       get: (id) => getRow(id).pipe(mapStoreErrors("sandbox.get")),
       list: repo.findActive().pipe(mapStoreErrors("sandbox.list")),
