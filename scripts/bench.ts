@@ -39,6 +39,18 @@ const benchmarks: Readonly<Record<string, Benchmark>> = {
       })
     }
   },
+  api: {
+    summary: "50 clients listing 200 sandboxes for 10 s against prboxd: p50/p99, req/s, daemon RSS",
+    usage: "api [--clients N (default 50)] [--seconds N (default 10)]",
+    run: async (args) => {
+      const values = parse(args, { clients: { type: "string" }, seconds: { type: "string" } })
+      const { runApi } = await import("./bench/api.ts")
+      await runApi({
+        clients: intOption(typeof values.clients === "string" ? values.clients : undefined, 50, "clients"),
+        seconds: intOption(typeof values.seconds === "string" ? values.seconds : undefined, 10, "seconds")
+      })
+    }
+  },
   reconcile: {
     summary: "full reconcile of 1,000 rows and 100 labelled containers",
     usage: "reconcile [--runs N (default 7)]",
