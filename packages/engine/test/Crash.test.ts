@@ -10,9 +10,9 @@ import { Cause, Effect } from "effect"
 import { afterAll, inject } from "vitest"
 import { makeRemote, type TestRemote } from "../../git/test/helpers.ts"
 import { Reconciler, SandboxService } from "../src/index.ts"
-import { engineLayer } from "./crash/engine.ts"
 import { addLegacyFiller, readDatabase } from "./crash/legacy.ts"
 import { CHILD_ENV, PHASES, type Phase, PULL_REQUEST, phaseLine } from "./crash/phases.ts"
+import { engineLayer } from "./engine-layer.ts"
 import { bounded, healthzTag, rowOf } from "./harness.ts"
 import { runLabelled, writeV1Database } from "./legacy-fixtures.ts"
 
@@ -306,7 +306,7 @@ const crashAt = (phase: Phase) =>
       entry.outcome = steps.join(", ")
     })
 
-    yield* check.pipe(Effect.provide(engineLayer({ home, runId: inject("testRunId"), image: healthzTag })))
+    yield* check.pipe(Effect.provide(engineLayer({ home, runId: inject("testRunId"), config: { image: healthzTag } })))
   }).pipe(
     Effect.tapCause((cause) =>
       Effect.sync(() => {

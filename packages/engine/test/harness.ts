@@ -2,51 +2,30 @@ import { execFileSync } from "node:child_process"
 import { mkdtempSync, realpathSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { NodeFileSystem } from "@effect/platform-node"
-import { NodeDocker } from "@prbox/docker"
 import type { SandboxId } from "@prbox/domain"
-import { NodeGit, Workspaces } from "@prbox/git"
-import { SandboxRepo, layer as sqliteRepo } from "@prbox/store"
-import { Effect, Layer, Option } from "effect"
+import { SandboxRepo } from "@prbox/store"
+import { Effect, Option } from "effect"
 import { inject } from "vitest"
 import { healthzImage } from "../../../scripts/images/healthz.ts"
 import { imageTag } from "../../../scripts/images/images.ts"
-import { TEST_RUN_LABEL } from "../../../scripts/testing/global-setup.ts"
 import { makeRemote, type TestRemote } from "../../git/test/helpers.ts"
 import {
-  AccountIdentity,
-  Config,
-  ContainerRuntime,
-  type ContainerRuntimeShape,
-  DockerRuntime,
-  Gc,
-  Hooks,
-  type HooksShape,
+  type Config,
+  type ContainerRuntime,
+  type Gc,
   type PrboxConfig,
-  Reconciler,
-  SandboxService,
-  SandboxServiceLive
+  type Reconciler,
+  SandboxService
 } from "../src/index.ts"
-import { Lifecycle, type LifecycleShape } from "../src/Lifecycle.ts"
+import { type EngineLayerOptions, engineLayer } from "./engine-layer.ts"
 
 export const healthzTag = imageTag(healthzImage)
 
-type WorkspacesShape = Workspaces["Service"]
-
-export interface EngineOptions {
-  /** Account discovery the test controls (hosted APIs are unreachable here). */
-  readonly identity?: Layer.Layer<AccountIdentity>
+export interface EngineOptions extends Omit<EngineLayerOptions, "home" | "runId" | "config"> {
+  /** Settings over the defaults (the healthz image, a 30 s health timeout). */
   readonly config?: Partial<PrboxConfig>
-  /** Observe or delay the real runtime's calls (latches for interleavings). */
-  readonly runtime?: (real: ContainerRuntimeShape) => ContainerRuntimeShape
-  readonly workspaces?: (real: WorkspacesShape) => WorkspacesShape
-  readonly hooks?: (real: HooksShape) => HooksShape
-  /** Read `<home>/config.json` as the daemon does (the test writes it) instead of `config`. */
-  readonly configFile?: boolean
   /** Prepares the home before the store opens it (e.g. a schema v1 database). */
   readonly seed?: (home: string) => void
-  /** Observe the lifecycle state (e.g. the moment a stop publishes its intent). */
-  readonly lifecycle?: (real: LifecycleShape) => LifecycleShape
 }
 
 export interface EngineFixture {
@@ -90,47 +69,17 @@ export const withEngine = <A, E>(
     Effect.gen(function* () {
       const env = yield* fixture
       options.seed?.(env.home)
-      const runtime = Layer.effect(
-        ContainerRuntime,
-        Effect.map(ContainerRuntime, (real) => ContainerRuntime.of(options.runtime?.(real) ?? real))
-      ).pipe(Layer.provide(DockerRuntime.layer), Layer.provide(NodeDocker.layer()))
-      const workspaces = Layer.effect(
-        Workspaces,
-        Effect.map(Workspaces, (real) => Workspaces.of(options.workspaces?.(real) ?? real))
-      ).pipe(
-        Layer.provide(Workspaces.layer({ stateDir: env.home })),
-        Layer.provide(Layer.mergeAll(NodeGit.layer, NodeFileSystem.layer))
-      )
-      const hooks = Layer.effect(
-        Hooks,
-        Effect.map(Hooks, (real) => Hooks.of(options.hooks?.(real) ?? real))
-      ).pipe(Layer.provide(Hooks.layer))
-      const lifecycle = Layer.effect(
-        Lifecycle,
-        Effect.map(Lifecycle, (real) => Lifecycle.of(options.lifecycle?.(real) ?? real))
-      ).pipe(Layer.provide(Lifecycle.layer))
-      const repo = sqliteRepo({ stateDir: env.home })
-      // SandboxServiceLive.layer, with the Lifecycle it builds on made observable.
-      const services = Layer.effect(
-        SandboxService,
-        SandboxServiceLive.make({ labels: { [TEST_RUN_LABEL]: inject("testRunId") } })
-      ).pipe(
-        Layer.provideMerge(Reconciler.layer),
-        Layer.provideMerge(lifecycle),
-        Layer.provideMerge(
-          Layer.mergeAll(
-            options.identity ?? AccountIdentity.unavailable,
-            repo,
-            runtime,
-            workspaces,
-            hooks,
-            options.configFile === true
-              ? Config.layer({ home: env.home })
-              : Config.layerStatic(env.home, { image: healthzTag, healthTimeoutSeconds: 30, ...options.config })
-          )
+      const { seed: _seed, config, ...wrappers } = options
+      return yield* body(env).pipe(
+        Effect.provide(
+          engineLayer({
+            ...wrappers,
+            home: env.home,
+            runId: inject("testRunId"),
+            config: { image: healthzTag, ...config }
+          })
         )
       )
-      return yield* body(env).pipe(Effect.provide(Gc.layer.pipe(Layer.provideMerge(services))))
     })
   )
 

@@ -12,7 +12,7 @@ import { Migrations } from "@prbox/store"
 import Database from "better-sqlite3"
 import { Effect } from "effect"
 import { Reconciler, RuntimeError, SandboxService } from "../../src/index.ts"
-import { engineLayer } from "./engine.ts"
+import { engineLayer } from "../engine-layer.ts"
 import { CHILD_ENV, isPhase, type Phase, PULL_REQUEST, phaseLine } from "./phases.ts"
 
 const phase = process.argv[2]
@@ -99,7 +99,7 @@ const drive = Effect.gen(function* () {
 const layer = engineLayer({
   home,
   runId: env(CHILD_ENV.runId),
-  image: env(CHILD_ENV.image),
+  config: { image: env(CHILD_ENV.image) },
   lifecycle: (real) => ({
     ...real,
     // The row was inserted (`creating`); the worker's first write never happens.
