@@ -1,4 +1,4 @@
-import { HostPort, Provider, PullRequestNumber, type Sandbox, SandboxId, SandboxStatus, Timestamp } from "@prbox/domain"
+import { Sandbox, SandboxId, SandboxStatus, Timestamp } from "@prbox/domain"
 import { Schema } from "effect"
 
 /** The API generation this package speaks; `/v1` in every path. */
@@ -12,60 +12,22 @@ const NonNegativeInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
  * access password is absent (`hasPassword` says whether one exists; the
  * `password` call returns it), and `url` is derived from the port.
  */
-export const SandboxView = Schema.Struct({
-  id: SandboxId,
-  provider: Provider,
-  host: Schema.NullOr(Schema.String),
-  account: Schema.String,
-  repository: Schema.String,
-  pullRequest: PullRequestNumber,
-  title: Schema.NullOr(Schema.String),
-  sourceBranch: Schema.NullOr(Schema.String),
-  sourceCommit: Schema.NullOr(Schema.String),
-  workspacePath: Schema.NullOr(Schema.String),
-  containerId: Schema.NullOr(Schema.String),
-  hostPort: Schema.NullOr(HostPort),
+export const SandboxView = Sandbox.mapFields(({ accessPassword: _password, ...fields }) => ({
+  ...fields,
   /** `http://127.0.0.1:<port>/` once a port is published. */
   url: Schema.NullOr(Schema.String),
-  status: SandboxStatus,
-  detail: Schema.NullOr(Schema.String),
-  error: Schema.NullOr(Schema.String),
-  createdAt: Timestamp,
-  lastActivityAt: Timestamp,
-  stoppedAt: Schema.NullOr(Timestamp),
-  legacyRetiredAt: Schema.NullOr(Timestamp),
-  destroyFenced: Schema.Boolean,
   hasPassword: Schema.Boolean
-})
+}))
 export type SandboxView = typeof SandboxView.Type
 
 export const sandboxUrl = (hostPort: number | null): string | null =>
   hostPort === null ? null : `http://127.0.0.1:${hostPort}/`
 
 /** The wire view of a row; the password never leaves this function. */
-export const toView = (row: Sandbox): SandboxView => ({
-  id: row.id,
-  provider: row.provider,
-  host: row.host,
-  account: row.account,
-  repository: row.repository,
-  pullRequest: row.pullRequest,
-  title: row.title,
-  sourceBranch: row.sourceBranch,
-  sourceCommit: row.sourceCommit,
-  workspacePath: row.workspacePath,
-  containerId: row.containerId,
-  hostPort: row.hostPort,
+export const toView = ({ accessPassword, ...row }: Sandbox): SandboxView => ({
+  ...row,
   url: sandboxUrl(row.hostPort),
-  status: row.status,
-  detail: row.detail,
-  error: row.error,
-  createdAt: row.createdAt,
-  lastActivityAt: row.lastActivityAt,
-  stoppedAt: row.stoppedAt,
-  legacyRetiredAt: row.legacyRetiredAt,
-  destroyFenced: row.destroyFenced,
-  hasPassword: row.accessPassword !== null
+  hasPassword: accessPassword !== null
 })
 
 export const SandboxList = Schema.Array(SandboxView)
