@@ -122,8 +122,12 @@ export interface PrboxClientShape {
 
 export class PrboxClient extends Context.Service<PrboxClient, PrboxClientShape>()("prbox/protocol/PrboxClient") {}
 
-/** The base URL is a placeholder: every request goes over the Unix socket. */
-const BASE_URL = "http://prboxd"
+/**
+ * Every request goes over the Unix socket; the host is never looked up. It is
+ * localhost because VS Code patches Node's http module for its proxy support
+ * and, for any other host, swaps the socket-dialing agent out for a DNS lookup.
+ */
+const BASE_URL = "http://localhost"
 
 /** A typed client of the daemon API over its Unix socket; needs an HttpClient that dials that socket. */
 export const make = (options: ClientOptions) =>

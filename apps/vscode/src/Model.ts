@@ -1,0 +1,215 @@
+import { basename } from "node:path"
+import type { SandboxEvent, SandboxId, SandboxStatus, SandboxView } from "./Protocol.ts"
+
+/**
+ * The view model: what the tree, the status bar and the pickers show for the
+ * daemon's rows. Plain data, no VS Code types, so it is tested without an
+ * editor; `Tree.ts` turns it into `TreeItem`s.
+ */
+
+export const VIEW_ID = "prbox.sandboxes"
+
+/** Every command the extension contributes (package.json lists the same ids). */
+export const CommandId = {
+  open: "prbox.open",
+  openInBrowser: "prbox.openInBrowser",
+  copyPassword: "prbox.copyPassword",
+  stop: "prbox.stop",
+  restart: "prbox.restart",
+  delete: "prbox.delete",
+  showLogs: "prbox.showLogs",
+  execInTerminal: "prbox.execInTerminal",
+  refresh: "prbox.refresh",
+  gc: "prbox.gc",
+  startDaemon: "prbox.startDaemon"
+} as const
+export type CommandId = (typeof CommandId)[keyof typeof CommandId]
+
+/** What the extension knows about the daemon. */
+export type Connection =
+  | { readonly _tag: "connecting" }
+  | { readonly _tag: "up"; readonly views: ReadonlyArray<SandboxView> }
+  /** Nothing answers on the socket. */
+  | { readonly _tag: "down"; readonly message: string }
+  /** Something answers, but not a daemon this extension can use. */
+  | { readonly _tag: "failed"; readonly message: string }
+
+/** A codicon and an optional theme color id. */
+export interface Icon {
+  readonly id: string
+  readonly color?: string
+}
+
+export interface SandboxNode {
+  readonly kind: "sandbox"
+  readonly id: SandboxId
+  readonly view: SandboxView
+  readonly label: string
+  readonly description: string
+  readonly tooltip: string
+  readonly icon: Icon
+  /** `sandbox.<status>`: the `when` clauses of the context menu match on it. */
+  readonly contextValue: string
+}
+
+export interface ActionNode {
+  readonly kind: "action"
+  readonly id: string
+  readonly sandboxId: SandboxId
+  readonly label: string
+  readonly icon: Icon
+  readonly command: CommandId
+}
+
+export type Node = SandboxNode | ActionNode
+
+const inProgress: ReadonlyArray<SandboxStatus> = ["creating", "cloning", "starting"]
+
+export const statusIcon = (view: Pick<SandboxView, "status" | "destroyFenced">): Icon => {
+  // A fenced sandbox needs the user (delete retries the destroy), whatever its status says.
+  if (view.destroyFenced) return { id: "warning", color: "charts.yellow" }
+  switch (view.status) {
+    case "running":
+      return { id: "vm-running", color: "charts.green" }
+    case "creating":
+    case "cloning":
+    case "starting":
+    case "stopping":
+      return { id: "loading~spin" }
+    case "stopped":
+      return { id: "vm-outline" }
+    case "error":
+      return { id: "error", color: "charts.red" }
+  }
+}
+
+/** `42s`, `5m`, `3h`, `2d`. */
+export const age = (since: number, now: number): string => {
+  const seconds = Math.max(0, Math.floor((now - since) / 1000))
+  if (seconds < 60) return `${seconds}s`
+  if (seconds < 3600) return `${Math.floor(seconds / 60)}m`
+  if (seconds < 86_400) return `${Math.floor(seconds / 3600)}h`
+  return `${Math.floor(seconds / 86_400)}d`
+}
+
+/** `owner/repo` on the usual host, `host/owner/repo` elsewhere, a local remote by its directory name. */
+export const repoOf = (view: SandboxView): string => {
+  if (view.host === null || view.host === "github.com") return view.repository
+  if (view.host === "local") return basename(view.repository).replace(/\.git$/, "") || view.repository
+  return `${view.host}/${view.repository}`
+}
+
+export const titleOf = (view: SandboxView): string =>
+  view.title === null ? `#${view.pullRequest}` : `#${view.pullRequest} ${view.title}`
+
+/** Running first, then what is on its way, then what needs attention, then what ended; newest first within. */
+const rank = (status: SandboxStatus): number =>
+  status === "running" ? 0 : inProgress.includes(status) ? 1 : status === "stopping" ? 2 : status === "error" ? 3 : 4
+
+export const sortSandboxes = (views: ReadonlyArray<SandboxView>): Array<SandboxView> =>
+  [...views].sort((a, b) => rank(a.status) - rank(b.status) || b.createdAt - a.createdAt || a.id.localeCompare(b.id))
+
+const tooltipOf = (view: SandboxView, now: number): string =>
+  [
+    `${titleOf(view)} — ${view.host === null ? "" : `${view.host}: `}${view.repository}`,
+    `status: ${view.status}${view.destroyFenced ? " (fenced: delete it to retry the destroy)" : ""}`,
+    view.error === null ? undefined : `error: ${view.error}`,
+    view.detail === null || view.status === "running" ? undefined : `last step: ${view.detail}`,
+    view.sourceBranch === null ? undefined : `branch: ${view.sourceBranch}`,
+    view.sourceCommit === null ? undefined : `commit: ${view.sourceCommit.slice(0, 12)}`,
+    view.status === "running" && view.url !== null ? `url: ${view.url}` : undefined,
+    `id: ${view.id}`,
+    `created ${age(view.createdAt, now)} ago`
+  ]
+    .filter((line) => line !== undefined)
+    .join("\n")
+
+export const sandboxNode = (view: SandboxView, now: number): SandboxNode => ({
+  kind: "sandbox",
+  id: view.id,
+  view,
+  label: titleOf(view),
+  description: [view.status, repoOf(view), view.sourceBranch, age(view.createdAt, now)]
+    .filter((part) => part !== null)
+    .join(" · "),
+  tooltip: tooltipOf(view, now),
+  icon: statusIcon(view),
+  contextValue: `sandbox.${view.status}`
+})
+
+export const sandboxNodes = (views: ReadonlyArray<SandboxView>, now: number): Array<SandboxNode> =>
+  sortSandboxes(views).map((view) => sandboxNode(view, now))
+
+const action = (view: SandboxView, command: CommandId, label: string, icon: string): ActionNode => ({
+  kind: "action",
+  id: `${view.id}/${command}`,
+  sandboxId: view.id,
+  label,
+  icon: { id: icon },
+  command
+})
+
+/** The children of a sandbox: what can be done with it in its current status. */
+export const actionNodes = (view: SandboxView): Array<ActionNode> => {
+  const logs = action(view, CommandId.showLogs, "Show Logs", "output")
+  const remove = action(view, CommandId.delete, "Delete", "trash")
+  const stop = action(view, CommandId.stop, "Stop", "debug-stop")
+  if (view.status === "running") {
+    return [
+      action(view, CommandId.openInBrowser, "Open in Browser", "globe"),
+      action(view, CommandId.copyPassword, "Copy Password", "key"),
+      action(view, CommandId.execInTerminal, "Exec in Terminal", "terminal"),
+      logs,
+      stop,
+      remove
+    ]
+  }
+  if (inProgress.includes(view.status)) return [logs, stop, remove]
+  if (view.status === "stopping") return [logs]
+  return [action(view, CommandId.restart, "Restart", "debug-restart"), logs, remove]
+}
+
+const runningCount = (connection: Connection): number =>
+  connection._tag === "up" ? connection.views.filter((view) => view.status === "running").length : 0
+
+export interface StatusBarSpec {
+  readonly text: string
+  readonly tooltip: string
+}
+
+export const statusBar = (connection: Connection): StatusBarSpec => {
+  switch (connection._tag) {
+    case "connecting":
+      return { text: "$(loading~spin) prbox", tooltip: "prbox: connecting to prboxd" }
+    case "up": {
+      const running = runningCount(connection)
+      return {
+        text: `$(vm-running) ${running}`,
+        tooltip: `prbox: ${running} running sandbox${running === 1 ? "" : "es"} (click to show PR Sandboxes)`
+      }
+    }
+    case "down":
+      return { text: "$(debug-disconnect) prbox", tooltip: `prbox: ${connection.message}` }
+    case "failed":
+      return { text: "$(warning) prbox", tooltip: `prbox: ${connection.message}` }
+  }
+}
+
+/** A progress line for the notification: a status change reads as the phase, other lines with their phase. */
+export const progressMessage = (event: SandboxEvent): string => {
+  const status = /^status: (\w+)/.exec(event.line)?.[1]
+  return status === undefined ? `${event.status}: ${event.line}` : `${status}…`
+}
+
+/** `#12 owner/repo (abcdefghijkl)` for messages, or the bare id when the row is not known. */
+export const nameOf = (views: ReadonlyArray<SandboxView>, id: SandboxId): string => {
+  const view = views.find((candidate) => candidate.id === id)
+  return view === undefined ? id : `#${view.pullRequest} ${repoOf(view)} (${id})`
+}
+
+/** What a sandbox picker shows for a row. */
+export const pickItem = (view: SandboxView, now: number) => ({
+  label: titleOf(view),
+  description: `${view.status} · ${repoOf(view)} · ${age(view.createdAt, now)}`,
+  view
+})

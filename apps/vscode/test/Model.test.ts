@@ -1,0 +1,203 @@
+import { readFileSync } from "node:fs"
+import { SandboxId } from "@prbox/domain"
+import { describe, expect, it } from "vitest"
+import {
+  actionNodes,
+  age,
+  CommandId,
+  nameOf,
+  progressMessage,
+  repoOf,
+  sandboxNode,
+  sandboxNodes,
+  sortSandboxes,
+  statusBar,
+  statusIcon,
+  VIEW_ID
+} from "../src/Model.ts"
+import type { SandboxStatus } from "../src/Protocol.ts"
+import { viewOf } from "./support.ts"
+
+const now = 1_000_000 + 5 * 60_000
+
+describe("tree items from protocol rows", () => {
+  it("shows the PR number and title, then status, repository, branch and age", () => {
+    const node = sandboxNode(viewOf(), now)
+    expect(node).toMatchObject({
+      kind: "sandbox",
+      id: "aaaaaaaaaaa1",
+      label: "#12 Fix the parser",
+      description: "running · owner/repo · fix-parser · 5m",
+      contextValue: "sandbox.running"
+    })
+    expect(node.tooltip).toContain("url: http://127.0.0.1:40001/")
+    expect(node.tooltip).toContain("commit: 0123456789ab")
+  })
+
+  it("leaves out what the daemon does not know", () => {
+    const node = sandboxNode(viewOf({ title: null, sourceBranch: null, status: "creating", url: null }), now)
+    expect(node.label).toBe("#12")
+    expect(node.description).toBe("creating · owner/repo · 5m")
+    expect(node.tooltip).not.toContain("url:")
+  })
+
+  it("names the repository by host: bare on github.com, with its host elsewhere, by directory when local", () => {
+    expect(repoOf(viewOf())).toBe("owner/repo")
+    expect(repoOf(viewOf({ host: "gitlab.example.com", repository: "group/app" }))).toBe("gitlab.example.com/group/app")
+    expect(repoOf(viewOf({ provider: "git", host: "local", repository: "/tmp/x/remote.git" }))).toBe("remote")
+  })
+
+  it("shows the error and the last step of a failed sandbox in the tooltip", () => {
+    const node = sandboxNode(viewOf({ status: "error", error: "clone failed", detail: "[1/2] npm ci" }), now)
+    expect(node.tooltip).toContain("error: clone failed")
+    expect(node.tooltip).toContain("last step: [1/2] npm ci")
+  })
+
+  it("ages in seconds, minutes, hours and days", () => {
+    expect([0, 59_000, 60_000, 3_600_000, 86_400_000 * 3].map((ms) => age(0, ms))).toEqual([
+      "0s",
+      "59s",
+      "1m",
+      "1h",
+      "3d"
+    ])
+    expect(age(10, 0)).toBe("0s")
+  })
+})
+
+describe("status icons", () => {
+  const cases: Array<[SandboxStatus, string, string | undefined]> = [
+    ["running", "vm-running", "charts.green"],
+    ["creating", "loading~spin", undefined],
+    ["cloning", "loading~spin", undefined],
+    ["starting", "loading~spin", undefined],
+    ["stopping", "loading~spin", undefined],
+    ["stopped", "vm-outline", undefined],
+    ["error", "error", "charts.red"]
+  ]
+  it.each(cases)("%s is %s", (status, id, color) => {
+    expect(statusIcon({ status, destroyFenced: false })).toEqual(color === undefined ? { id } : { id, color })
+  })
+
+  it("a fenced sandbox warns whatever its status", () => {
+    expect(statusIcon({ status: "stopped", destroyFenced: true })).toEqual({ id: "warning", color: "charts.yellow" })
+  })
+})
+
+describe("sorting", () => {
+  it("puts running first, then starting, stopping, failed and stopped; newest first within", () => {
+    const views = [
+      viewOf({ id: SandboxId.make("stopped00001"), status: "stopped", createdAt: 9 }),
+      viewOf({ id: SandboxId.make("error0000001"), status: "error", createdAt: 8 }),
+      viewOf({ id: SandboxId.make("running00old"), status: "running", createdAt: 1 }),
+      viewOf({ id: SandboxId.make("cloning00001"), status: "cloning", createdAt: 7 }),
+      viewOf({ id: SandboxId.make("stopping0001"), status: "stopping", createdAt: 6 }),
+      viewOf({ id: SandboxId.make("running00new"), status: "running", createdAt: 2 })
+    ]
+    expect(sortSandboxes(views).map((view) => view.id)).toEqual([
+      "running00new",
+      "running00old",
+      "cloning00001",
+      "stopping0001",
+      "error0000001",
+      "stopped00001"
+    ])
+    expect(sandboxNodes(views, now).map((node) => node.id)).toEqual(sortSandboxes(views).map((view) => view.id))
+  })
+
+  it("breaks ties by id, so the order never flickers", () => {
+    const a = viewOf({ id: SandboxId.make("bbbbbbbbbbbb") })
+    const b = viewOf({ id: SandboxId.make("aaaaaaaaaaaa") })
+    expect(sortSandboxes([a, b]).map((view) => view.id)).toEqual(["aaaaaaaaaaaa", "bbbbbbbbbbbb"])
+  })
+})
+
+describe("actions under a sandbox", () => {
+  const commands = (status: SandboxStatus) => actionNodes(viewOf({ status })).map((node) => node.command)
+
+  it("a running sandbox opens, copies its password, execs, shows logs, stops and deletes", () => {
+    expect(commands("running")).toEqual([
+      CommandId.openInBrowser,
+      CommandId.copyPassword,
+      CommandId.execInTerminal,
+      CommandId.showLogs,
+      CommandId.stop,
+      CommandId.delete
+    ])
+  })
+
+  it("a starting sandbox can be followed, stopped or deleted; a stopping one only followed", () => {
+    expect(commands("cloning")).toEqual([CommandId.showLogs, CommandId.stop, CommandId.delete])
+    expect(commands("stopping")).toEqual([CommandId.showLogs])
+  })
+
+  it("an ended sandbox restarts, shows logs, deletes", () => {
+    for (const status of ["stopped", "error"] as const) {
+      expect(commands(status)).toEqual([CommandId.restart, CommandId.showLogs, CommandId.delete])
+    }
+  })
+
+  it("each action carries its sandbox and a stable id", () => {
+    const [first] = actionNodes(viewOf())
+    expect(first).toMatchObject({
+      kind: "action",
+      sandboxId: "aaaaaaaaaaa1",
+      id: `aaaaaaaaaaa1/${CommandId.openInBrowser}`
+    })
+  })
+})
+
+describe("status bar", () => {
+  it("counts running sandboxes", () => {
+    const views = [viewOf(), viewOf({ status: "stopped" }), viewOf({ status: "running" })]
+    expect(statusBar({ _tag: "up", views })).toEqual({
+      text: "$(vm-running) 2",
+      tooltip: "prbox: 2 running sandboxes (click to show PR Sandboxes)"
+    })
+    expect(statusBar({ _tag: "up", views: [viewOf()] }).tooltip).toContain("1 running sandbox ")
+  })
+
+  it("says when the daemon is down or unusable", () => {
+    expect(statusBar({ _tag: "down", message: "no socket" })).toEqual({
+      text: "$(debug-disconnect) prbox",
+      tooltip: "prbox: no socket"
+    })
+    expect(statusBar({ _tag: "failed", message: "old daemon" }).text).toBe("$(warning) prbox")
+    expect(statusBar({ _tag: "connecting" }).text).toBe("$(loading~spin) prbox")
+  })
+})
+
+describe("messages", () => {
+  it("a status line reads as the phase, other lines with their phase", () => {
+    const event = { seq: 1, sandboxId: SandboxId.make("aaaaaaaaaaa1"), at: 0 }
+    expect(progressMessage({ ...event, status: "cloning", line: "status: cloning" })).toBe("cloning…")
+    expect(progressMessage({ ...event, status: "starting", line: "[1/2] npm ci" })).toBe("starting: [1/2] npm ci")
+  })
+
+  it("names a sandbox by PR and repository, or by id when unknown", () => {
+    expect(nameOf([viewOf()], SandboxId.make("aaaaaaaaaaa1"))).toBe("#12 owner/repo (aaaaaaaaaaa1)")
+    expect(nameOf([], SandboxId.make("aaaaaaaaaaa1"))).toBe("aaaaaaaaaaa1")
+  })
+})
+
+describe("the manifest", () => {
+  const manifest: {
+    readonly contributes: {
+      readonly commands: ReadonlyArray<{ readonly command: string }>
+      readonly views: { readonly prbox: ReadonlyArray<{ readonly id: string }> }
+      readonly menus: Record<string, ReadonlyArray<{ readonly command: string }>>
+    }
+  } = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"))
+
+  it("contributes exactly the command table's commands, and menus name only those", () => {
+    const table = Object.values(CommandId).sort()
+    expect(manifest.contributes.commands.map((entry) => entry.command).sort()).toEqual(table)
+    for (const entries of Object.values(manifest.contributes.menus)) {
+      for (const entry of entries) expect(table).toContain(entry.command)
+    }
+  })
+
+  it("contributes the view the extension fills", () => {
+    expect(manifest.contributes.views.prbox.map((view) => view.id)).toEqual([VIEW_ID])
+  })
+})
