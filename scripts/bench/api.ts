@@ -6,6 +6,7 @@ import { join } from "node:path"
 import { PullRequestNumber, SandboxId, type SandboxStatus } from "@prbox/domain"
 import { SandboxRepo, type StatusUpdate, layer as sqliteRepo } from "@prbox/store"
 import { Effect, ManagedRuntime, Redacted } from "effect"
+import { daemonArgs, daemonEnv } from "../../apps/daemon/src/Launch.ts"
 import { defaultLimits } from "../../apps/daemon/src/Limits.ts"
 import {
   check,
@@ -15,7 +16,6 @@ import {
   machineFacts,
   makeRoot,
   ms,
-  repoRoot,
   round,
   sleep,
   table,
@@ -116,10 +116,13 @@ export interface Daemon {
   readonly stop: () => Promise<{ code: number | null; signal: NodeJS.Signals | null }>
 }
 
-/** `node apps/daemon/src/main.ts --foreground` on `home`; `env` adds to the bench's environment. */
+/**
+ * `node <flags> apps/daemon/src/main.ts --foreground` on `home`, launched as
+ * `prbox` and `prboxd` launch it (Launch.ts); `env` adds to the bench's environment.
+ */
 export const spawnDaemon = (home: string, env: Readonly<Record<string, string>> = {}): Daemon => {
-  const child = spawn(process.execPath, [join(repoRoot, "apps", "daemon", "src", "main.ts"), "--foreground"], {
-    env: { ...process.env, ...env, PRBOX_HOME: home },
+  const child = spawn(process.execPath, daemonArgs(["--foreground"]), {
+    env: daemonEnv({ ...process.env, ...env, PRBOX_HOME: home }),
     stdio: ["ignore", "pipe", "pipe"]
   })
   let output = ""

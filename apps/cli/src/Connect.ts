@@ -3,6 +3,7 @@ import { closeSync, constants, existsSync, mkdirSync, openSync, readFileSync } f
 import { fileURLToPath } from "node:url"
 import { Client, type ClientError, DaemonUnreachable, Paths, PrboxClient, type VersionInfo } from "@prbox/protocol"
 import { Effect, Schedule } from "effect"
+import { daemonArgs, daemonEnv } from "../../daemon/src/Launch.ts"
 import { CliFailure, ExitCode } from "./Exit.ts"
 
 export const DAEMON_MAIN = fileURLToPath(new URL("../../daemon/src/main.ts", import.meta.url))
@@ -54,7 +55,7 @@ const lastLogLine = (path: string): string => {
 }
 
 /**
- * Starts prboxd detached (`node apps/daemon/src/main.ts`), its stdout and
+ * Starts prboxd detached (`node <flags> apps/daemon/src/main.ts`), its stdout and
  * stderr appended to the daemon's log file, and waits (bounded) until it
  * answers on the socket.
  */
@@ -66,11 +67,11 @@ const startDaemon = (home: Home, notice: (line: string) => void) =>
     let exited: number | null = null
     const child = yield* Effect.try({
       try: () =>
-        spawn(process.execPath, [DAEMON_MAIN], {
+        spawn(process.execPath, daemonArgs(), {
           detached: true,
           stdio: ["ignore", fd, fd],
           cwd: home.home,
-          env: process.env
+          env: daemonEnv(process.env)
         }),
       catch: (cause) =>
         new CliFailure({

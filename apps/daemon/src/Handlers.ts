@@ -5,6 +5,7 @@ import { Clock, Context, Effect, Layer, Redacted } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { sandboxEvents } from "./Events.ts"
 import { exec } from "./Exec.ts"
+import { makeListCache } from "./ListCache.ts"
 import { Maintenance } from "./Maintenance.ts"
 import { api } from "./Mapping.ts"
 import { resolve } from "./Resolve.ts"
@@ -49,6 +50,7 @@ const SandboxesLive = HttpApiBuilder.group(PrboxApi, "sandboxes", (handlers) =>
   Effect.gen(function* () {
     const sandboxes = yield* SandboxService
     const config = yield* Config
+    const list = makeListCache(sandboxes)
     return handlers
       .handle("open", ({ payload }) =>
         api(
@@ -59,9 +61,7 @@ const SandboxesLive = HttpApiBuilder.group(PrboxApi, "sandboxes", (handlers) =>
           })
         ).pipe(Effect.map(toView))
       )
-      .handle("list", ({ query }) =>
-        api(query.all === true ? sandboxes.listAll : sandboxes.list).pipe(Effect.map((rows) => rows.map(toView)))
-      )
+      .handle("list", ({ query }) => list(query.all === true))
       .handle("resolve", ({ query }) => resolve(sandboxes, config, query.q, query.pr).pipe(Effect.map(toView)))
       .handle("get", ({ params }) => api(sandboxes.get(params.id)).pipe(Effect.map(toView)))
       .handle("stop", ({ params }) => api(sandboxes.stop(params.id)).pipe(Effect.map(toView)))

@@ -9,6 +9,7 @@ import { inject } from "vitest"
 import { healthzImage } from "../../../scripts/images/healthz.ts"
 import { imageTag } from "../../../scripts/images/images.ts"
 import { TEST_RUN_LABEL } from "../../../scripts/testing/global-setup.ts"
+import { daemonArgs, daemonEnv } from "../src/Launch.ts"
 
 export const DAEMON_MAIN = fileURLToPath(new URL("../src/main.ts", import.meta.url))
 export const healthzTag = imageTag(healthzImage)
@@ -147,10 +148,10 @@ export interface Daemon {
   readonly stop: () => Promise<{ readonly code: number | null; readonly signal: NodeJS.Signals | null }>
 }
 
-/** Spawns `node apps/daemon/src/main.ts --foreground` without waiting for it. */
+/** Spawns `node <flags> apps/daemon/src/main.ts --foreground` as `prbox` would, without waiting for it. */
 export const spawnDaemon = (home: string, env: Record<string, string> = {}): Daemon => {
-  const child = spawn(process.execPath, [DAEMON_MAIN, "--foreground"], {
-    env: { ...process.env, PRBOX_HOME: home, ...env },
+  const child = spawn(process.execPath, daemonArgs(["--foreground"]), {
+    env: daemonEnv({ ...process.env, PRBOX_HOME: home, ...env }),
     stdio: ["ignore", "pipe", "pipe"]
   })
   let output = ""

@@ -1,6 +1,4 @@
 import { execFile } from "node:child_process"
-import { GetCallerIdentityCommand, STSClient } from "@aws-sdk/client-sts"
-import { fromIni } from "@aws-sdk/credential-providers"
 import { Clock, Effect, Layer, Option, Ref } from "effect"
 import {
   credentialQuery,
@@ -55,6 +53,13 @@ const codeHostAccount = (query: AccountQuery, options: Options, timeoutMs: numbe
 
 const awsAccount = (query: AccountQuery, options: Options, timeoutMs: number) =>
   Effect.tryPromise(async (signal) => {
+    // The bound covers loading the AWS SDK too: it is large, so it is loaded
+    // on the first CodeCommit discovery rather than with the daemon.
+    const deadline = AbortSignal.timeout(timeoutMs)
+    const [{ GetCallerIdentityCommand, STSClient }, { fromIni }] = await Promise.all([
+      import("@aws-sdk/client-sts"),
+      import("@aws-sdk/credential-providers")
+    ])
     const client = new STSClient({
       region: query.host,
       credentials: fromIni(query.profile === undefined ? {} : { profile: query.profile }),
@@ -63,7 +68,7 @@ const awsAccount = (query: AccountQuery, options: Options, timeoutMs: number) =>
     })
     try {
       const output = await client.send(new GetCallerIdentityCommand({}), {
-        abortSignal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)])
+        abortSignal: AbortSignal.any([signal, deadline])
       })
       return parseCallerAccount(output)
     } finally {

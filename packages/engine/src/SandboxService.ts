@@ -73,6 +73,11 @@ export interface SandboxServiceShape {
   readonly get: (id: SandboxId) => Effect.Effect<Sandbox, SandboxNotFound | StoreFailure>
   readonly list: Effect.Effect<ReadonlyArray<Sandbox>, StoreFailure>
   readonly listAll: Effect.Effect<ReadonlyArray<Sandbox>, StoreFailure>
+  /**
+   * The store's write generation: it moves on every write, so `list` and
+   * `listAll` answer the same at one generation (callers may cache by it).
+   */
+  readonly generation: Effect.Effect<number>
   /** Stop wins over any create or restart step of the sandbox. */
   readonly stop: (id: SandboxId) => Effect.Effect<Sandbox, LifecycleError>
   readonly restart: (id: SandboxId) => Effect.Effect<Sandbox, LifecycleError>

@@ -558,6 +558,7 @@ export const make = (options: SandboxServiceOptions = {}) =>
       get: (id) => getRow(id).pipe(mapStoreErrors("sandbox.get")),
       list: repo.findActive().pipe(mapStoreErrors("sandbox.list")),
       listAll: repo.findAll().pipe(mapStoreErrors("sandbox.listAll")),
+      generation: repo.generation,
       stop,
       restart,
       cleanup,

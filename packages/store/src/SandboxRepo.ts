@@ -130,6 +130,13 @@ export interface ReadLogOptions {
 type Failure = StoreError | RowDecodeError
 
 export interface SandboxRepoShape {
+  /**
+   * The write generation: changes after every write to the database (by this
+   * repository or, seen through SQLite's data_version, another connection).
+   * Two reads at the same generation see the same rows, so a caller may keep
+   * what it derived from them until the generation moves.
+   */
+  readonly generation: Effect.Effect<number>
   readonly insert: (input: NewSandbox) => Effect.Effect<Sandbox, LiveSandboxExists | Failure>
   readonly findById: (id: SandboxId) => Effect.Effect<Option.Option<Sandbox>, Failure>
   /** Every row of the PR, across hosts and accounts, legacy rows included; newest first. */

@@ -207,10 +207,39 @@ const make = Effect.fnUntraced(function* (options: Options) {
     Effect.try({ try: body, catch: (cause) => new StoreError({ operation, detail: describe(cause) }) }).pipe(
       Effect.flatMap(Effect.fromResult)
     )
+  // The write generation: bumped after every write transaction through this
+  // connection (committed or not: a spare bump only costs a reader a re-read),
+  // and when SQLite's data_version says another connection committed. A
+  // version that cannot be read counts as a change: the reader then reads the
+  // rows, and meets whatever failure there is where it is reported today.
+  let writes = 0
+  let external = 0
+  const dataVersion = db.prepare<[], number>("PRAGMA data_version").pluck()
+  let lastDataVersion: number | undefined = dataVersion.get()
+  const generation = Effect.sync(() => {
+    let version: number | undefined
+    try {
+      version = dataVersion.get()
+    } catch {
+      version = undefined
+    }
+    if (version === undefined || version !== lastDataVersion) {
+      lastDataVersion = version
+      external++
+    }
+    return writes + external
+  })
+
   // BEGIN IMMEDIATE takes the write lock up front: a read-then-write never
   // fails half-way on a lock upgrade, and busy_timeout applies to the wait.
   const write = <A, E>(operation: string, body: () => Result.Result<A, E>) =>
-    run(operation, () => db.transaction(body).immediate())
+    run(operation, () => {
+      try {
+        return db.transaction(body).immediate()
+      } finally {
+        writes++
+      }
+    })
   const read = <A, E>(operation: string, body: () => Result.Result<A, E>) =>
     run(operation, () => db.transaction(body).deferred())
 
@@ -365,6 +394,7 @@ const make = Effect.fnUntraced(function* (options: Options) {
   })
 
   return SandboxRepo.of({
+    generation,
     insert,
     findById,
     findByPr,

@@ -469,3 +469,62 @@ describe("locking", () => {
     })
   )
 })
+
+describe("write generation", () => {
+  it.effect("moves after every kind of write and stays put across reads", () =>
+    Effect.gen(function* () {
+      const repo = yield* freshRepo
+      let last = yield* repo.generation
+      const moved = function* (what: string) {
+        const now = yield* repo.generation
+        assert.isAbove(now, last, `${what} did not move the generation`)
+        last = now
+      }
+      const id = sandboxId(1)
+      yield* repo.insert(newSandbox(1))
+      yield* moved("insert")
+      yield* repo.updateStatus(id, { to: "cloning" })
+      yield* moved("updateStatus")
+      yield* repo.setFence(id, true)
+      yield* moved("setFence")
+      yield* repo.updateDetail(id, "cloning the mirror")
+      yield* moved("updateDetail")
+      yield* repo.touch(id, 5_000)
+      yield* moved("touch")
+      yield* repo.appendLog(id, 5_001, "a line")
+      yield* moved("appendLog")
+
+      yield* repo.findAll()
+      yield* repo.findActive()
+      yield* repo.findById(id)
+      yield* repo.findByPr({ provider: "github", repository: "acme/widgets", pullRequest: PullRequestNumber.make(1) })
+      yield* repo.readLog(id, { limit: 10 })
+      assert.strictEqual(yield* repo.generation, last, "a read moved the generation")
+      assert.strictEqual(yield* repo.generation, last)
+
+      yield* repo.delete(id)
+      yield* moved("delete")
+    })
+  )
+
+  it.effect("moves when another connection commits a write, not when it only reads", () =>
+    Effect.gen(function* () {
+      const stateDir = yield* freshStateDir
+      const repo = yield* openRepo(stateDir)
+      yield* repo.insert(newSandbox(1))
+      const before = yield* repo.generation
+      const raw = yield* rawDatabase(databaseIn(stateDir))
+      raw.prepare("SELECT count(*) FROM sandboxes").get()
+      assert.strictEqual(yield* repo.generation, before)
+      raw.prepare("UPDATE sandboxes SET detail = 'from elsewhere' WHERE id = ?").run(sandboxId(1))
+      const after = yield* repo.generation
+      assert.isAbove(after, before)
+      assert.strictEqual(Option.getOrUndefined(yield* repo.findById(sandboxId(1)))?.detail, "from elsewhere")
+      assert.strictEqual(yield* repo.generation, after)
+      // Another repository on the same file is such a connection too.
+      const other = yield* openRepo(stateDir)
+      yield* other.touch(sandboxId(1), 9_000)
+      assert.isAbove(yield* repo.generation, after)
+    })
+  )
+})
