@@ -127,8 +127,12 @@ export class Lifecycle extends Context.Service<Lifecycle, LifecycleShape>()("prb
 
       const writeStatus = (id: SandboxId, to: SandboxStatus, fields: Omit<StatusUpdate, "to"> = {}) =>
         Effect.gen(function* () {
+          const before = yield* repo.findById(id)
           const row = yield* repo.updateStatus(id, { ...fields, to })
-          yield* emit(id, to, row.error === null ? `status: ${to}` : `status: ${to} (${row.error})`)
+          // A write that only records fields (a container id, a port) is not a status change.
+          if (Option.getOrUndefined(before)?.status !== to || fields.error !== undefined) {
+            yield* emit(id, to, row.error === null ? `status: ${to}` : `status: ${to} (${row.error})`)
+          }
           return row
         })
 

@@ -77,13 +77,7 @@ describe("one live sandbox per PR", () => {
         assert.strictEqual(revived.containerId, containerId)
         assert.deepStrictEqual(containersOf(first.id, { all: false }), [containerId])
         const trail = yield* statusTrail(first.id)
-        assert.deepStrictEqual(trail.slice(trail.indexOf("running")), [
-          "running",
-          "stopped",
-          "starting",
-          "starting",
-          "running"
-        ])
+        assert.deepStrictEqual(trail.slice(trail.indexOf("running")), ["running", "stopped", "starting", "running"])
         const health = yield* healthz(revived.hostPort ?? 0)
         assert.strictEqual(health.status, 200)
       })
