@@ -1,8 +1,5 @@
 import { readdirSync } from "node:fs"
 import { join } from "node:path"
-import { PullRequestNumber, SandboxId } from "@prbox/domain"
-import { SandboxRepo, layer as sqliteRepo } from "@prbox/store"
-import { Effect, Redacted } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeRemote, type TestRemote } from "../../../packages/git/test/helpers.ts"
 import {
@@ -11,6 +8,7 @@ import {
   makeHome,
   prbox,
   type Run,
+  seedEndedRows,
   socketOf,
   tearDown,
   writeConfig
@@ -21,35 +19,13 @@ let quiet: string
 let dockerless: string
 let remote: TestRemote
 
-/** Two sandboxes whose ids share a prefix, written straight into the store (ids are random otherwise). */
-const seed = (stateDir: string) =>
-  Effect.runPromise(
-    Effect.gen(function* () {
-      const repo = yield* SandboxRepo
-      for (const [id, pr] of [
-        ["aaaaaaaaaaa1", 101],
-        ["aaaaaaaaaaa2", 102]
-      ] as const) {
-        yield* repo.insert({
-          id: SandboxId.make(id),
-          provider: "github",
-          host: "github.com",
-          account: "",
-          repository: "o/r",
-          pullRequest: PullRequestNumber.make(pr),
-          accessPassword: Redacted.make(`seeded-${id}`),
-          createdAt: 1,
-          lastActivityAt: 1
-        })
-        yield* repo.updateStatus(SandboxId.make(id), { to: "error", error: "seeded", stoppedAt: 1 })
-      }
-    }).pipe(Effect.provide(sqliteRepo({ stateDir })))
-  )
-
 beforeAll(async () => {
   home = makeHome("bad")
   remote = makeRemote(home)
-  await seed(home)
+  await seedEndedRows(home, [
+    ["aaaaaaaaaaa1", 101],
+    ["aaaaaaaaaaa2", 102]
+  ])
   const started = await prbox(home, ["daemon", "start"])
   expect(started.code, started.stderr).toBe(0)
   // A home with no daemon, and a daemon that cannot reach Docker.

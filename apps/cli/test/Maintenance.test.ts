@@ -1,11 +1,9 @@
 import { execFileSync } from "node:child_process"
-import { PullRequestNumber, SandboxId } from "@prbox/domain"
 import { GcReport, PruneReport, ReconcileReport, SandboxList } from "@prbox/protocol"
-import { SandboxRepo, layer as sqliteRepo } from "@prbox/store"
-import { Effect, Redacted, Schema } from "effect"
+import { Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { healthzTag } from "../../daemon/test/support.ts"
-import { containersOfHome, makeHome, prbox, tearDown } from "./support.ts"
+import { containersOfHome, makeHome, prbox, seedEndedRows, tearDown } from "./support.ts"
 
 let home: string
 let stray = ""
@@ -13,34 +11,12 @@ let stray = ""
 const decode = <S extends Schema.Top>(schema: S, text: string): S["Type"] =>
   Schema.decodeUnknownSync(schema as unknown as Schema.Codec<S["Type"], unknown>)(JSON.parse(text))
 
-/** Two sandboxes that ended long ago (gc removes them), written straight into the store. */
-const seedEnded = (stateDir: string) =>
-  Effect.runPromise(
-    Effect.gen(function* () {
-      const repo = yield* SandboxRepo
-      for (const [id, pr] of [
-        ["bbbbbbbbbbb1", 201],
-        ["bbbbbbbbbbb2", 202]
-      ] as const) {
-        yield* repo.insert({
-          id: SandboxId.make(id),
-          provider: "github",
-          host: "github.com",
-          account: "",
-          repository: "o/r",
-          pullRequest: PullRequestNumber.make(pr),
-          accessPassword: Redacted.make(`seeded-${id}`),
-          createdAt: 1,
-          lastActivityAt: 1
-        })
-        yield* repo.updateStatus(SandboxId.make(id), { to: "error", error: "seeded", stoppedAt: 1 })
-      }
-    }).pipe(Effect.provide(sqliteRepo({ stateDir })))
-  )
-
 beforeAll(async () => {
   home = makeHome("maint")
-  await seedEnded(home)
+  await seedEndedRows(home, [
+    ["bbbbbbbbbbb1", 201],
+    ["bbbbbbbbbbb2", 202]
+  ])
   // A container of this home that no row owns (never started): only prune removes it.
   stray = execFileSync(
     "docker",

@@ -2,6 +2,9 @@ import { spawn } from "node:child_process"
 import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { PullRequestNumber, SandboxId } from "@prbox/domain"
+import { SandboxRepo, layer as sqliteRepo } from "@prbox/store"
+import { Effect, Redacted } from "effect"
 import { removeHome, until } from "../../daemon/test/support.ts"
 
 export {
@@ -69,3 +72,28 @@ export const tearDown = async (home: string): Promise<void> => {
 
 /** No stack trace: no `    at ` frame lines, no `file.ts:12:3` locations. */
 export const hasStackTrace = (text: string): boolean => /\n\s+at\s/.test(text) || /\.ts:\d+:\d+/.test(text)
+
+/**
+ * Sandboxes that ended long ago (status `error`), of PR `pr` of github.com/o/r
+ * each, written straight into the store (their ids are chosen, not random).
+ */
+export const seedEndedRows = (stateDir: string, rows: ReadonlyArray<readonly [id: string, pr: number]>) =>
+  Effect.runPromise(
+    Effect.gen(function* () {
+      const repo = yield* SandboxRepo
+      for (const [id, pr] of rows) {
+        yield* repo.insert({
+          id: SandboxId.make(id),
+          provider: "github",
+          host: "github.com",
+          account: "",
+          repository: "o/r",
+          pullRequest: PullRequestNumber.make(pr),
+          accessPassword: Redacted.make(`seeded-${id}`),
+          createdAt: 1,
+          lastActivityAt: 1
+        })
+        yield* repo.updateStatus(SandboxId.make(id), { to: "error", error: "seeded", stoppedAt: 1 })
+      }
+    }).pipe(Effect.provide(sqliteRepo({ stateDir })))
+  )
