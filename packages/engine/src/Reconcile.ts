@@ -4,7 +4,7 @@ import { Effect, Schema } from "effect"
 import type { AccountIdentityShape } from "./AccountIdentity.ts"
 import type { ContainerRuntimeShape, LabelledContainer } from "./ContainerRuntime.ts"
 import { LABELS } from "./Labels.ts"
-import type { LifecycleShape } from "./Lifecycle.ts"
+import { type LifecycleShape, safeReason } from "./Lifecycle.ts"
 
 /** Docker (or the store) could not be enumerated: the pass changed nothing. */
 export class DiscoveryFailed extends Schema.TaggedError<DiscoveryFailed>()("DiscoveryFailed", {
@@ -108,12 +108,7 @@ export const perRow = <A, E>(id: SandboxId, step: Effect.Effect<A, E>) =>
         ? { changes: [result.success].flat() as ReadonlyArray<ReconcileChange>, failures: [] }
         : {
             changes: [],
-            failures: [
-              {
-                sandboxId: id,
-                detail: (result.failure as { readonly message?: string }).message ?? String(result.failure)
-              }
-            ]
+            failures: [{ sandboxId: id, detail: safeReason(result.failure) }]
           }
     )
   )
