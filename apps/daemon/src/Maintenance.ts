@@ -1,4 +1,4 @@
-import type { GcPlan } from "@prbox/domain"
+import { type GcPlan, SandboxId } from "@prbox/domain"
 import { Gc, Reconciler } from "@prbox/engine"
 import {
   type ApiError,
@@ -61,8 +61,14 @@ export const layer = Layer.effect(
           return yield* gc.run(shown).pipe(
             Effect.map((report) => ({ ...report, executed: true })),
             Effect.catchTag("CleanupIncomplete", (incomplete) =>
-              // The engine reports only what failed; what succeeded is not known here.
-              Effect.succeed({ plan: shown, executed: true, stopped: [], removed: [], failures: incomplete.failures })
+              Effect.succeed({
+                plan: shown,
+                executed: true,
+                stopped: incomplete.stopped,
+                // gc removes sandboxes: these are their ids.
+                removed: incomplete.removed.map((id) => SandboxId.make(id)),
+                failures: incomplete.failures
+              })
             ),
             api
           )

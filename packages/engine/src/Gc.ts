@@ -1,6 +1,6 @@
 import { readdir, rm } from "node:fs/promises"
 import { join } from "node:path"
-import { type GcPlan, intersectPlans, planGc, type SandboxId } from "@prbox/domain"
+import { type GcPlan, intersectPlans, planGc, SandboxId } from "@prbox/domain"
 import { SandboxRepo } from "@prbox/store"
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { Config, type PrboxConfig } from "./Config.ts"
@@ -28,7 +28,10 @@ export interface GcReport {
 /** Some mutation of a gc or prune run failed; the report says which. */
 export class CleanupIncomplete extends Schema.TaggedError<CleanupIncomplete>()("CleanupIncomplete", {
   operation: Schema.String,
-  failures: Schema.Array(Schema.Struct({ sandboxId: Schema.String, detail: Schema.String }))
+  failures: Schema.Array(Schema.Struct({ sandboxId: Schema.String, detail: Schema.String })),
+  /** What did succeed, so a partly failed run still reports it (prune: containers and paths). */
+  stopped: Schema.Array(SandboxId),
+  removed: Schema.Array(Schema.String)
 }) {
   override get message(): string {
     return `${this.operation}: ${this.failures.length} action(s) failed: ${this.failures
@@ -105,13 +108,11 @@ export class Gc extends Context.Service<Gc, GcShape>()("prbox/engine/Gc") {
         const stopFailures = yield* Effect.forEach(acted.stop, (id) => attempt(id, sandboxes.stop(id)))
         const removeFailures = yield* Effect.forEach(acted.remove, (id) => attempt(id, sandboxes.cleanup(id)))
         const failures = [...stopFailures, ...removeFailures].filter((f) => f !== undefined)
-        if (failures.length > 0) return yield* new CleanupIncomplete({ operation: "gc", failures })
-        return {
-          plan: acted,
-          stopped: acted.stop,
-          removed: acted.remove,
-          failures
-        } satisfies GcReport
+        const failed = new Set(failures.map((f) => f.sandboxId))
+        const stopped = acted.stop.filter((id) => !failed.has(id))
+        const removed = acted.remove.filter((id) => !failed.has(id))
+        if (failures.length > 0) return yield* new CleanupIncomplete({ operation: "gc", failures, stopped, removed })
+        return { plan: acted, stopped, removed, failures } satisfies GcReport
       })
 
       const listDirectories = (dir: string) =>
@@ -152,7 +153,11 @@ export class Gc extends Context.Service<Gc, GcShape>()("prbox/engine/Gc") {
           )
         )
         const failures = [...containerFailures, ...directoryFailures].filter((f) => f !== undefined)
-        if (failures.length > 0) return yield* new CleanupIncomplete({ operation: "prune", failures })
+        if (failures.length > 0) {
+          const failed = new Set(failures.map((f) => f.sandboxId))
+          const removed = [...acted.containers, ...acted.directories].filter((item) => !failed.has(item))
+          return yield* new CleanupIncomplete({ operation: "prune", failures, stopped: [], removed })
+        }
         return { plan: acted, failures } satisfies PruneReport
       })
 

@@ -98,31 +98,39 @@ describe("gc", () => {
     )
   )
 
-  it.live("a failed removal is reported, fails the run and fences the sandbox", () =>
-    withEngine(
+  it.live("a failed removal is reported, fails the run, fences that sandbox and still reports the others", () => {
+    const stuck = new Set<string>()
+    return withEngine(
       {
         runtime: (real) => ({
           ...real,
-          destroy: () => Effect.fail(new RuntimeError({ operation: "docker", detail: "remove timed out" }))
+          destroy: (containerId) =>
+            stuck.has(containerId)
+              ? Effect.fail(new RuntimeError({ operation: "docker", detail: "remove timed out" }))
+              : real.destroy(containerId)
         })
       },
       ({ remote }) =>
         Effect.gen(function* () {
           const gc = yield* Gc
           const sandboxes = yield* SandboxService
-          const row = yield* openRunning(remote.path, 1)
-          yield* sandboxes.stop(row.id)
+          const failing = yield* openRunning(remote.path, 1)
+          const removable = yield* openRunning(remote.path, 2)
+          stuck.add(failing.containerId ?? "")
+          yield* sandboxes.stop(failing.id)
+          yield* sandboxes.stop(removable.id)
           const error = yield* Effect.flip(later(25 * HOUR, gc.run()))
           assert.instanceOf(error, CleanupIncomplete)
           assert.deepStrictEqual(
             error.failures.map((f) => f.sandboxId),
-            [row.id]
+            [failing.id]
           )
-          const after = yield* rowOf(row.id)
-          assert.isTrue(after.destroyFenced)
+          assert.deepStrictEqual(error.removed, [removable.id])
+          assert.isTrue((yield* rowOf(failing.id)).destroyFenced)
+          assert.isTrue(Option.isNone(yield* (yield* SandboxRepo).findById(removable.id)))
         })
     )
-  )
+  })
 
   it.live("prune removes only what was shown and is still unreferenced", () =>
     withEngine({}, ({ home, remote }) =>
