@@ -3,7 +3,7 @@ import { SandboxConflict } from "@prbox/domain"
 import { SandboxRepo } from "@prbox/store"
 import { Effect, Layer, Option } from "effect"
 import { AccountIdentity, Reconciler, SandboxService } from "../src/index.ts"
-import { rowOf, withEngine } from "./harness.ts"
+import { openSettled, rowOf, withEngine } from "./harness.ts"
 import { writeV1Database } from "./legacy-fixtures.ts"
 import { isRunning, labelledContainer, seedRow } from "./reconcile-fixtures.ts"
 
@@ -23,14 +23,6 @@ const fakeIdentity = () => {
   )
   return { accounts, layer }
 }
-
-const openAndWait = (input: string, pr: number) =>
-  Effect.gen(function* () {
-    const sandboxes = yield* SandboxService
-    const opened = yield* sandboxes.open({ input, pr })
-    yield* sandboxes.awaitIdle(opened.id)
-    return yield* rowOf(opened.id)
-  })
 
 describe("account identity fallback (fake identity service: hosted APIs unreachable here)", () => {
   it.live("once discovered, rows keyed by the profile or by no account are retired; others are not", () => {
@@ -60,11 +52,11 @@ describe("account identity fallback (fake identity service: hosted APIs unreacha
     const identity = fakeIdentity()
     return withEngine({ identity: identity.layer, config: { profile: "dev" } }, ({ remote }) =>
       Effect.gen(function* () {
-        const fallback = yield* openAndWait(remote.path, 1)
+        const fallback = yield* openSettled(remote.path, 1)
         assert.strictEqual(fallback.account, "dev")
         assert.strictEqual(fallback.status, "running")
         identity.accounts.set("dev", DISCOVERED)
-        const replacement = yield* openAndWait(remote.path, 1)
+        const replacement = yield* openSettled(remote.path, 1)
         assert.notStrictEqual(replacement.id, fallback.id)
         assert.strictEqual(replacement.account, DISCOVERED)
         assert.strictEqual(replacement.status, "running", replacement.error ?? "")
@@ -81,7 +73,7 @@ describe("account identity fallback (fake identity service: hosted APIs unreacha
     identity.accounts.set("dev", DISCOVERED)
     return withEngine({ identity: identity.layer, config: { profile: "dev" } }, ({ remote }) =>
       Effect.gen(function* () {
-        const live = yield* openAndWait(remote.path, 1)
+        const live = yield* openSettled(remote.path, 1)
         identity.accounts.clear()
         const refusal = yield* Effect.flip((yield* SandboxService).open({ input: remote.path, pr: 1 }))
         assert.instanceOf(refusal, SandboxConflict)

@@ -5,20 +5,17 @@ import type { SandboxId } from "@prbox/domain"
 import { SandboxRepo } from "@prbox/store"
 import { Effect, Option } from "effect"
 import { SandboxService } from "../src/index.ts"
-import { containersOf, docker, rowOf } from "./harness.ts"
+import { containersOf, docker, openRunning, rowOf } from "./harness.ts"
 import { Probe, withProbe } from "./probe.ts"
 
-const openRunning = (input: string) =>
-  Effect.gen(function* () {
-    const sandboxes = yield* SandboxService
-    const opened = yield* sandboxes.open({ input, pr: 1 })
-    yield* sandboxes.awaitIdle(opened.id)
-    const row = yield* rowOf(opened.id)
-    assert.strictEqual(row.status, "running", row.error ?? "")
-    assert.isNotNull(row.workspacePath)
-    assert.isTrue(existsSync(row.workspacePath ?? ""))
-    return row
-  })
+/** A running sandbox of PR 1, with its workspace on disk. */
+const openRunningWithWorkspace = (input: string) =>
+  Effect.tap(openRunning(input, 1), (row) =>
+    Effect.sync(() => {
+      assert.isNotNull(row.workspacePath)
+      assert.isTrue(existsSync(row.workspacePath ?? ""))
+    })
+  )
 
 /** Nothing of the sandbox is left: no row, no container, no workspace, no home. */
 const assertGone = (id: SandboxId, workspacePath: string | null, home: string) =>
@@ -37,7 +34,7 @@ describe("cleanup", () => {
     return withProbe(probe, {}, ({ remote, home }) =>
       Effect.gen(function* () {
         const sandboxes = yield* SandboxService
-        const row = yield* openRunning(remote.path)
+        const row = yield* openRunningWithWorkspace(remote.path)
         assert.isTrue(existsSync(join(home, "homes", row.id)))
         yield* sandboxes.cleanup(row.id)
         yield* assertGone(row.id, row.workspacePath, home)
@@ -50,7 +47,7 @@ describe("cleanup", () => {
     return withProbe(probe, {}, ({ remote, home }) =>
       Effect.gen(function* () {
         const sandboxes = yield* SandboxService
-        const row = yield* openRunning(remote.path)
+        const row = yield* openRunningWithWorkspace(remote.path)
         docker("rm", "-f", row.containerId ?? "")
         yield* sandboxes.cleanup(row.id)
         yield* assertGone(row.id, row.workspacePath, home)
@@ -63,7 +60,7 @@ describe("cleanup", () => {
     return withProbe(probe, {}, ({ remote, home }) =>
       Effect.gen(function* () {
         const sandboxes = yield* SandboxService
-        const row = yield* openRunning(remote.path)
+        const row = yield* openRunningWithWorkspace(remote.path)
         probe.fault("destroy", true)
         const failure = yield* Effect.flip(sandboxes.cleanup(row.id))
         assert.strictEqual(failure._tag, "DestroyNotConfirmed")

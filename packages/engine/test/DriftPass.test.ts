@@ -3,24 +3,13 @@ import { assert, describe, it } from "@effect/vitest"
 import type { SandboxId } from "@prbox/domain"
 import { Deferred, Effect, Fiber, Latch } from "effect"
 import { DiscoveryFailed, Reconciler, RuntimeError, SandboxService } from "../src/index.ts"
-import { rowOf, withEngine } from "./harness.ts"
+import { openRunning, rowOf, withEngine } from "./harness.ts"
 import { isRunning, labelledContainer, newId, seedRow } from "./reconcile-fixtures.ts"
 
 const docker = (...args: ReadonlyArray<string>) => execFileSync("docker", args, { stdio: "ignore" })
 
 const reconcile = Effect.flatMap(Reconciler, (reconciler) => reconciler.reconcile)
 const drift = Effect.map(reconcile, (report) => report.passes.find((pass) => pass.pass === "drift"))
-
-/** Opens PR `pr` of the fixture remote and waits until its worker is done. */
-const openRunning = (remote: string, pr: number) =>
-  Effect.gen(function* () {
-    const sandboxes = yield* SandboxService
-    const opened = yield* sandboxes.open({ input: remote, pr })
-    yield* sandboxes.awaitIdle(opened.id)
-    const row = yield* rowOf(opened.id)
-    assert.strictEqual(row.status, "running", row.error ?? "")
-    return row as typeof row & { readonly containerId: string }
-  })
 
 describe("drift pass", () => {
   it.live("a create step with no worker and no container is orphaned", () =>
@@ -57,7 +46,7 @@ describe("drift pass", () => {
     withEngine({}, ({ remote }) =>
       Effect.gen(function* () {
         const row = yield* openRunning(remote.path, 1)
-        docker("rm", "-f", row.containerId)
+        docker("rm", "-f", row.containerId ?? "")
         yield* reconcile
         const after = yield* rowOf(row.id)
         assert.strictEqual(after.status, "stopped")
@@ -73,7 +62,7 @@ describe("drift pass", () => {
     withEngine({}, ({ remote }) =>
       Effect.gen(function* () {
         const row = yield* openRunning(remote.path, 1)
-        docker("stop", "-t", "1", row.containerId)
+        docker("stop", "-t", "1", row.containerId ?? "")
         yield* reconcile
         const after = yield* rowOf(row.id)
         assert.strictEqual(after.status, "stopped")

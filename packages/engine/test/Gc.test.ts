@@ -6,20 +6,10 @@ import { SandboxRepo } from "@prbox/store"
 import { Clock, Effect, Option } from "effect"
 import { TestClock } from "effect/testing"
 import { CleanupIncomplete, Gc, RuntimeError, SandboxService } from "../src/index.ts"
-import { rowOf, withEngine } from "./harness.ts"
+import { openRunning, rowOf, withEngine } from "./harness.ts"
 import { labelledContainer, newId } from "./reconcile-fixtures.ts"
 
 const HOUR = 3_600_000
-
-const openRunning = (input: string, pr: number) =>
-  Effect.gen(function* () {
-    const sandboxes = yield* SandboxService
-    const opened = yield* sandboxes.open({ input, pr })
-    yield* sandboxes.awaitIdle(opened.id)
-    const row = yield* rowOf(opened.id)
-    assert.strictEqual(row.status, "running", row.error ?? "")
-    return row
-  })
 
 /** Runs `effect` with the clock moved `ms` past the real now (gc's decisions read the clock). */
 const later = <A, E, R>(ms: number, effect: Effect.Effect<A, E, R>) =>

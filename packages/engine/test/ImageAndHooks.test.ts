@@ -6,15 +6,13 @@ import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { SandboxService } from "../src/index.ts"
-import { healthzTag, rowOf, withEngine } from "./harness.ts"
+import { healthzTag, openSettled, withEngine } from "./harness.ts"
 
+/** The settled row and its log lines. */
 const openAndWait = (input: string, pr: number) =>
   Effect.gen(function* () {
-    const sandboxes = yield* SandboxService
-    const opened = yield* sandboxes.open({ input, pr })
-    yield* sandboxes.awaitIdle(opened.id)
-    const row = yield* rowOf(opened.id)
-    const log = yield* sandboxes.logs(opened.id, { limit: 500 })
+    const row = yield* openSettled(input, pr)
+    const log = yield* (yield* SandboxService).logs(row.id, { limit: 500 })
     return { row, lines: log.map((entry) => entry.line) }
   })
 

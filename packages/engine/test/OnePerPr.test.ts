@@ -2,7 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { SandboxRepo } from "@prbox/store"
 import { Effect } from "effect"
 import { SandboxService } from "../src/index.ts"
-import { bounded, containersOf, docker, rowOf, statusTrail } from "./harness.ts"
+import { bounded, containersOf, docker, openRunning, rowOf, statusTrail } from "./harness.ts"
 import { healthz, Probe, withProbe } from "./probe.ts"
 
 /** Guarantee 1: one live sandbox per PR, and a cheap answer for a running one. */
@@ -40,13 +40,10 @@ describe("one live sandbox per PR", () => {
     return withProbe(probe, {}, ({ remote }) =>
       Effect.gen(function* () {
         const sandboxes = yield* SandboxService
-        const first = yield* sandboxes.open({ input: remote.path, pr: 1 })
-        yield* sandboxes.awaitIdle(first.id)
-        const running = yield* rowOf(first.id)
-        assert.strictEqual(running.status, "running", running.error ?? "")
+        const running = yield* openRunning(remote.path, 1)
         const before = probe.journal.length
         const again = yield* sandboxes.open({ input: remote.path, pr: 1 })
-        assert.strictEqual(again.id, first.id)
+        assert.strictEqual(again.id, running.id)
         assert.strictEqual(again.status, "running")
         assert.strictEqual(again.containerId, running.containerId)
         // Exactly one inspect; no fetch, no image, no provision, no start.
@@ -60,23 +57,20 @@ describe("one live sandbox per PR", () => {
     return withProbe(probe, {}, ({ remote }) =>
       Effect.gen(function* () {
         const sandboxes = yield* SandboxService
-        const first = yield* sandboxes.open({ input: remote.path, pr: 1 })
-        yield* sandboxes.awaitIdle(first.id)
-        const running = yield* rowOf(first.id)
-        assert.strictEqual(running.status, "running", running.error ?? "")
+        const running = yield* openRunning(remote.path, 1)
         const containerId = running.containerId ?? assert.fail("no container recorded")
         docker("kill", containerId)
-        assert.deepStrictEqual(containersOf(first.id, { all: false }), [])
+        assert.deepStrictEqual(containersOf(running.id, { all: false }), [])
 
         const again = yield* sandboxes.open({ input: remote.path, pr: 1 })
-        assert.strictEqual(again.id, first.id)
+        assert.strictEqual(again.id, running.id)
         assert.notStrictEqual(again.status, "running", "the dead container was reported as running")
-        yield* sandboxes.awaitIdle(first.id).pipe(bounded("the restart did not finish"))
-        const revived = yield* rowOf(first.id)
+        yield* sandboxes.awaitIdle(running.id).pipe(bounded("the restart did not finish"))
+        const revived = yield* rowOf(running.id)
         assert.strictEqual(revived.status, "running", revived.error ?? "")
         assert.strictEqual(revived.containerId, containerId)
-        assert.deepStrictEqual(containersOf(first.id, { all: false }), [containerId])
-        const trail = yield* statusTrail(first.id)
+        assert.deepStrictEqual(containersOf(running.id, { all: false }), [containerId])
+        const trail = yield* statusTrail(running.id)
         assert.deepStrictEqual(trail.slice(trail.indexOf("running")), ["running", "stopped", "starting", "running"])
         const health = yield* healthz(revived.hostPort ?? 0)
         assert.strictEqual(health.status, 200)

@@ -3,8 +3,7 @@ import { statSync } from "node:fs"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { SandboxService } from "../src/index.ts"
-import { rowOf, withEngine } from "./harness.ts"
+import { openRunning, withEngine } from "./harness.ts"
 
 const filesUnder = (dir: string): Array<string> =>
   execFileSync("find", [dir, "-type", "f"], { encoding: "utf8" })
@@ -16,11 +15,7 @@ describe("workspace ownership", () => {
     withEngine({}, ({ remote, home }) =>
       Effect.gen(function* () {
         if (process.getuid?.() !== 0) return
-        const sandboxes = yield* SandboxService
-        const opened = yield* sandboxes.open({ input: remote.path, pr: 1 })
-        yield* sandboxes.awaitIdle(opened.id)
-        const row = yield* rowOf(opened.id)
-        assert.strictEqual(row.status, "running", row.error ?? "")
+        const row = yield* openRunning(remote.path, 1)
         const workspace = row.workspacePath ?? ""
         assert.strictEqual(statSync(workspace).uid, 1000)
         assert.strictEqual(statSync(join(workspace, "pr1.txt")).uid, 1000)

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { SandboxService } from "../src/index.ts"
-import { bounded, containersOf, rowOf } from "./harness.ts"
+import { bounded, containersOf, openRunning, rowOf } from "./harness.ts"
 import { healthz, Probe, withProbe } from "./probe.ts"
 
 describe("restart", () => {
@@ -10,23 +10,20 @@ describe("restart", () => {
     return withProbe(probe, {}, ({ remote }) =>
       Effect.gen(function* () {
         const sandboxes = yield* SandboxService
-        const opened = yield* sandboxes.open({ input: remote.path, pr: 1 })
-        yield* sandboxes.awaitIdle(opened.id)
-        const running = yield* rowOf(opened.id)
-        assert.strictEqual(running.status, "running", running.error ?? "")
+        const running = yield* openRunning(remote.path, 1)
 
-        const stopped = yield* sandboxes.stop(opened.id)
+        const stopped = yield* sandboxes.stop(running.id)
         assert.strictEqual(stopped.status, "stopped")
-        assert.deepStrictEqual(containersOf(opened.id, { all: false }), [])
+        assert.deepStrictEqual(containersOf(running.id, { all: false }), [])
 
-        const restarting = yield* sandboxes.restart(opened.id)
+        const restarting = yield* sandboxes.restart(running.id)
         assert.strictEqual(restarting.status, "starting")
-        yield* sandboxes.awaitIdle(opened.id).pipe(bounded("the restart did not finish"))
-        const again = yield* rowOf(opened.id)
+        yield* sandboxes.awaitIdle(running.id).pipe(bounded("the restart did not finish"))
+        const again = yield* rowOf(running.id)
         assert.strictEqual(again.status, "running", again.error ?? "")
         assert.strictEqual(again.containerId, running.containerId)
-        assert.deepStrictEqual(containersOf(opened.id, { all: true }), [running.containerId])
-        assert.deepStrictEqual(containersOf(opened.id, { all: false }), [running.containerId])
+        assert.deepStrictEqual(containersOf(running.id, { all: true }), [running.containerId])
+        assert.deepStrictEqual(containersOf(running.id, { all: false }), [running.containerId])
         assert.strictEqual(probe.count("provision"), 1)
         assert.strictEqual((yield* healthz(again.hostPort ?? 0)).status, 200)
       })
@@ -38,34 +35,31 @@ describe("restart", () => {
     return withProbe(probe, {}, ({ remote }) =>
       Effect.gen(function* () {
         const sandboxes = yield* SandboxService
-        const opened = yield* sandboxes.open({ input: remote.path, pr: 1 })
-        yield* sandboxes.awaitIdle(opened.id)
-        const running = yield* rowOf(opened.id)
-        assert.strictEqual(running.status, "running", running.error ?? "")
+        const running = yield* openRunning(remote.path, 1)
 
         probe.fault("stop", true)
-        const failure = yield* Effect.flip(sandboxes.stop(opened.id))
+        const failure = yield* Effect.flip(sandboxes.stop(running.id))
         assert.strictEqual(failure._tag, "DestroyNotConfirmed")
-        const fenced = yield* rowOf(opened.id)
+        const fenced = yield* rowOf(running.id)
         assert.strictEqual(fenced.status, "error")
         assert.isTrue(fenced.destroyFenced)
 
-        const restart = yield* Effect.flip(sandboxes.restart(opened.id))
+        const restart = yield* Effect.flip(sandboxes.restart(running.id))
         assert.strictEqual(restart._tag, "SandboxConflict")
         const reopen = yield* Effect.flip(sandboxes.open({ input: remote.path, pr: 1 }))
         assert.strictEqual(reopen._tag, "SandboxConflict")
         assert.strictEqual(probe.count("provision"), 1)
-        assert.strictEqual((yield* rowOf(opened.id)).destroyFenced, true)
+        assert.strictEqual((yield* rowOf(running.id)).destroyFenced, true)
 
         // A confirmed stop lifts the fence; the sandbox can run again.
         probe.fault("stop", false)
-        const stopped = yield* sandboxes.stop(opened.id)
+        const stopped = yield* sandboxes.stop(running.id)
         assert.strictEqual(stopped.status, "stopped")
         assert.isFalse(stopped.destroyFenced)
-        assert.deepStrictEqual(containersOf(opened.id, { all: false }), [])
-        yield* sandboxes.restart(opened.id)
-        yield* sandboxes.awaitIdle(opened.id).pipe(bounded("the restart did not finish"))
-        const again = yield* rowOf(opened.id)
+        assert.deepStrictEqual(containersOf(running.id, { all: false }), [])
+        yield* sandboxes.restart(running.id)
+        yield* sandboxes.awaitIdle(running.id).pipe(bounded("the restart did not finish"))
+        const again = yield* rowOf(running.id)
         assert.strictEqual(again.status, "running", again.error ?? "")
         assert.strictEqual(again.containerId, running.containerId)
       })

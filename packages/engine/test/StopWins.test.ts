@@ -2,7 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import type { SandboxId } from "@prbox/domain"
 import { Deferred, Effect, Fiber } from "effect"
 import { SandboxService } from "../src/index.ts"
-import { bounded, containersOf, rowOf, statusTrail } from "./harness.ts"
+import { bounded, containersOf, openRunning, rowOf, statusTrail } from "./harness.ts"
 import { type Gate, type Point, Probe, withProbe } from "./probe.ts"
 
 /**
@@ -112,18 +112,15 @@ describe("stop wins during a restart", () => {
       return withProbe(probe, { config }, ({ remote }) =>
         Effect.gen(function* () {
           const sandboxes = yield* SandboxService
-          const opened = yield* sandboxes.open({ input: remote.path, pr: 1 })
-          yield* sandboxes.awaitIdle(opened.id)
-          const running = yield* rowOf(opened.id)
-          assert.strictEqual(running.status, "running", running.error ?? "")
-          yield* sandboxes.stop(opened.id)
+          const running = yield* openRunning(remote.path, 1)
+          yield* sandboxes.stop(running.id)
           const gate = probe.arm(c.point)
-          const restarting = yield* sandboxes.restart(opened.id)
+          const restarting = yield* sandboxes.restart(running.id)
           assert.strictEqual(restarting.status, "starting")
-          const stopped = yield* stopAtGate(opened.id, gate, c)
+          const stopped = yield* stopAtGate(running.id, gate, c)
           assert.strictEqual(stopped.status, "stopped")
-          yield* assertStopWon(opened.id, c, probe, 1)
-          assert.strictEqual((yield* rowOf(opened.id)).containerId, running.containerId)
+          yield* assertStopWon(running.id, c, probe, 1)
+          assert.strictEqual((yield* rowOf(running.id)).containerId, running.containerId)
         })
       )
     })

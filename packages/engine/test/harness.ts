@@ -5,7 +5,7 @@ import { join } from "node:path"
 import type { SandboxId } from "@prbox/domain"
 import { SandboxRepo } from "@prbox/store"
 import { Effect, Option } from "effect"
-import { inject } from "vitest"
+import { assert, inject } from "vitest"
 import { healthzImage } from "../../../scripts/images/healthz.ts"
 import { imageTag } from "../../../scripts/images/images.ts"
 import { makeRemote, type TestRemote } from "../../git/test/helpers.ts"
@@ -81,6 +81,21 @@ export const withEngine = <A, E>(
         )
       )
     })
+  )
+
+/** Opens PR `pr` of `input` and waits for its worker: the row as it then stands. */
+export const openSettled = (input: string, pr: number) =>
+  Effect.gen(function* () {
+    const sandboxes = yield* SandboxService
+    const opened = yield* sandboxes.open({ input, pr })
+    yield* sandboxes.awaitIdle(opened.id)
+    return yield* rowOf(opened.id)
+  })
+
+/** The same, for a sandbox the test needs running (its error, if not, names why). */
+export const openRunning = (input: string, pr: number) =>
+  Effect.tap(openSettled(input, pr), (row) =>
+    Effect.sync(() => assert.strictEqual(row.status, "running", row.error ?? ""))
   )
 
 /** The row as stored now (fails the test when it is gone). */
