@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto"
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { Agent, request } from "node:http"
 import { join } from "node:path"
-import { PullRequestNumber, SandboxId, type SandboxStatus } from "@prbox/domain"
+import { lifecyclePathTo, PullRequestNumber, SandboxId } from "@prbox/domain"
 import { SandboxRepo, type StatusUpdate, layer as sqliteRepo } from "@prbox/store"
 import { Effect, ManagedRuntime, Redacted } from "effect"
 import { daemonArgs, daemonEnv } from "../../apps/daemon/src/Launch.ts"
@@ -44,12 +44,6 @@ const REPOSITORY = "/bench/remote.git"
  */
 const MIX = { stopped: 150, error: 40, running: 10 } as const
 
-const pathTo: { readonly [S in "stopped" | "error" | "running"]: ReadonlyArray<SandboxStatus> } = {
-  running: ["cloning", "starting", "running"],
-  stopped: ["cloning", "starting", "running", "stopping", "stopped"],
-  error: ["cloning", "error"]
-}
-
 /** Rows written through the store API (as the engine writes them), in `home`'s database. */
 export const seedRows = async (home: string): Promise<number> => {
   const managed = ManagedRuntime.make(sqliteRepo({ stateDir: home }))
@@ -78,7 +72,7 @@ export const seedRows = async (home: string): Promise<number> => {
             lastActivityAt: now
           })
         )
-        const steps = pathTo[status]
+        const steps = lifecyclePathTo(status)
         for (const to of steps) {
           const update: StatusUpdate =
             to === "starting"

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto"
 import { mkdirSync } from "node:fs"
 import { join } from "node:path"
-import { PullRequestNumber, type Sandbox, SandboxId, type SandboxStatus } from "@prbox/domain"
+import { lifecyclePathTo, PullRequestNumber, type Sandbox, SandboxId, type SandboxStatus } from "@prbox/domain"
 import { LABELS } from "@prbox/engine"
 import type { StatusUpdate } from "@prbox/store"
 import { Redacted } from "effect"
@@ -41,16 +41,6 @@ const MIX = {
   orphaned: 20
 } as const
 
-const pathTo: { readonly [S in SandboxStatus]: ReadonlyArray<SandboxStatus> } = {
-  creating: [],
-  cloning: ["cloning"],
-  starting: ["cloning", "starting"],
-  running: ["cloning", "starting", "running"],
-  stopping: ["cloning", "starting", "running", "stopping"],
-  stopped: ["cloning", "starting", "running", "stopping", "stopped"],
-  error: ["error"]
-}
-
 const newId = (): SandboxId => SandboxId.make(randomBytes(6).toString("hex"))
 
 /** Runs `work` over `items` with at most `limit` in flight. */
@@ -89,7 +79,7 @@ const seedRow = async (
       lastActivityAt: now
     })
   )
-  const steps = pathTo[status]
+  const steps = lifecyclePathTo(status)
   for (const [index, to] of steps.entries()) {
     row = await run(repo.updateStatus(id, index === steps.length - 1 ? { ...fields, to } : { to }))
   }

@@ -37,3 +37,19 @@ export const isTerminal = (status: SandboxStatus): boolean => status === "stoppe
 /** Statuses a create worker owns before any container exists. */
 export const isCreateStep = (status: SandboxStatus): boolean =>
   status === "creating" || status === "cloning" || status === "starting"
+
+/**
+ * The statuses a sandbox passes through after `creating` to reach `to` by
+ * the usual lifecycle (create, run, stop; or fail at once).
+ */
+export const lifecyclePathTo = (to: SandboxStatus): ReadonlyArray<SandboxStatus> => lifecyclePaths[to]
+
+const lifecyclePaths: { readonly [S in SandboxStatus]: ReadonlyArray<SandboxStatus> } = {
+  creating: [],
+  cloning: ["cloning"],
+  starting: ["cloning", "starting"],
+  running: ["cloning", "starting", "running"],
+  stopping: ["cloning", "starting", "running", "stopping"],
+  stopped: ["cloning", "starting", "running", "stopping", "stopped"],
+  error: ["error"]
+}

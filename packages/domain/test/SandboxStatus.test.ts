@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { canTransition, isCreateStep, isTerminal, type SandboxStatus } from "@prbox/domain"
+import { canTransition, isCreateStep, isTerminal, lifecyclePathTo, type SandboxStatus } from "@prbox/domain"
 
 const statuses: ReadonlyArray<SandboxStatus> = [
   "creating",
@@ -72,6 +72,19 @@ describe("status classes", () => {
     it(`${status}: terminal=${terminal}, create step=${createStep}`, () => {
       assert.strictEqual(isTerminal(status), terminal)
       assert.strictEqual(isCreateStep(status), createStep)
+    })
+  }
+})
+
+describe("lifecyclePathTo", () => {
+  for (const to of statuses) {
+    it(`reaches ${to} from creating by allowed steps`, () => {
+      const path = lifecyclePathTo(to)
+      assert.strictEqual(path.at(-1) ?? "creating", to)
+      path.reduce<SandboxStatus>((from, next) => {
+        assert.isTrue(canTransition(from, next), `${from} -> ${next}`)
+        return next
+      }, "creating")
     })
   }
 })

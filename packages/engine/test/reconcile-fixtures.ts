@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto"
-import { PullRequestNumber, type Sandbox, SandboxId, type SandboxStatus } from "@prbox/domain"
+import { lifecyclePathTo, PullRequestNumber, type Sandbox, SandboxId, type SandboxStatus } from "@prbox/domain"
 import { SandboxRepo, type StatusUpdate } from "@prbox/store"
 import { Effect, Redacted } from "effect"
 import { inject } from "vitest"
@@ -8,17 +8,6 @@ import { ContainerRuntime, LABELS } from "../src/index.ts"
 import { healthzTag } from "./harness.ts"
 
 export const newId = (): SandboxId => SandboxId.make(randomBytes(6).toString("hex"))
-
-/** The status path a row takes to reach `to`, as the engine would write it. */
-const pathTo: { readonly [S in SandboxStatus]: ReadonlyArray<SandboxStatus> } = {
-  creating: [],
-  cloning: ["cloning"],
-  starting: ["cloning", "starting"],
-  running: ["cloning", "starting", "running"],
-  stopping: ["cloning", "starting", "running", "stopping"],
-  stopped: ["cloning", "starting", "running", "stopping", "stopped"],
-  error: ["error"]
-}
 
 /** A row of PR `pullRequest` of the fixture's repository, walked to `status`. */
 export const seedRow = (
@@ -40,7 +29,7 @@ export const seedRow = (
       createdAt: 1,
       lastActivityAt: 1
     })
-    const steps = pathTo[status]
+    const steps = lifecyclePathTo(status)
     for (const [index, to] of steps.entries()) {
       row = yield* repo.updateStatus(id, index === steps.length - 1 ? { ...fields, to } : { to })
     }
