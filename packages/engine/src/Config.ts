@@ -1,7 +1,8 @@
-import { readFile, realpath } from "node:fs/promises"
 import { homedir } from "node:os"
-import { isAbsolute, join, relative, resolve } from "node:path"
-import { Context, Effect, Layer, Schema, SchemaIssue } from "effect"
+import { isAbsolute, relative, resolve } from "node:path"
+import { statePaths } from "@prbox/domain"
+import { Context, Effect, FileSystem, Layer, Schema, SchemaIssue } from "effect"
+import { hostErrorCode, InvalidConfig } from "./Errors.ts"
 
 export const DEFAULT_IMAGE = "codercom/code-server:latest"
 
@@ -45,18 +46,6 @@ export const PrboxConfig = Schema.Struct({
 })
 export type PrboxConfig = typeof PrboxConfig.Type
 
-export class InvalidConfig extends Schema.TaggedError<InvalidConfig>()("InvalidConfig", {
-  path: Schema.String,
-  detail: Schema.String
-}) {
-  override get message(): string {
-    return `invalid config ${this.path}: ${this.detail}`
-  }
-}
-
-/** Where prbox keeps its state: `$PRBOX_HOME`, else `~/.prbox`. */
-export const prboxHome = (env: NodeJS.ProcessEnv = process.env): string => env.PRBOX_HOME ?? join(homedir(), ".prbox")
-
 const isInside = (parent: string, child: string): boolean => {
   const rel = relative(parent, child)
   return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel))
@@ -66,16 +55,19 @@ const isInside = (parent: string, child: string): boolean => {
  * Extra mounts must stay inside the user's home, after resolving `..` and
  * symlinks: a config must not be able to hand a sandbox `/etc` or `~/..`.
  */
-const checkMounts = (path: string, home: string, mounts: ReadonlyArray<Mount>) =>
+const checkMounts = (fs: FileSystem.FileSystem, path: string, home: string, mounts: ReadonlyArray<Mount>) =>
   Effect.forEach(mounts, (mount, index) =>
     Effect.gen(function* () {
       const where = `mounts[${index}].source`
       const lexical = resolve(home, mount.source)
-      const real = yield* Effect.tryPromise({
-        try: () => realpath(lexical),
-        catch: () => new InvalidConfig({ path, detail: `${where}: ${mount.source} does not exist` })
-      })
-      const realHome = yield* Effect.promise(() => realpath(home))
+      const real = yield* fs
+        .realPath(lexical)
+        .pipe(Effect.mapError(() => new InvalidConfig({ path, detail: `${where}: ${mount.source} does not exist` })))
+      const realHome = yield* fs.realPath(home).pipe(
+        Effect.mapError(
+          (error) => new InvalidConfig({ path, detail: `${where}: your home directory cannot be resolved (${hostErrorCode(error)})` })
+        )
+      )
       if (!isInside(home, lexical) || !isInside(realHome, real)) {
         return yield* new InvalidConfig({ path, detail: `${where}: ${mount.source} is outside your home directory` })
       }
@@ -92,18 +84,17 @@ export interface ConfigShape {
 export class Config extends Context.Service<Config, ConfigShape>()("prbox/engine/Config") {
   /** Reads `<home>/config.json`; a missing file means all defaults. */
   static readonly layer = (options: { readonly home: string; readonly userHome?: string }) =>
-    Layer.succeed(
+    Layer.effect(
       Config,
-      Config.of({
+      Effect.gen(function* () {
+        const fs = yield* FileSystem.FileSystem
+        const path = statePaths(options.home).config
+        return Config.of({
         home: options.home,
         load: Effect.gen(function* () {
-          const path = join(options.home, "config.json")
-          const text = yield* Effect.tryPromise({
-            try: () => readFile(path, "utf8"),
-            catch: (error) => error
-          }).pipe(
+          const text = yield* fs.readFileString(path).pipe(
             Effect.catch((error) =>
-              (error as NodeJS.ErrnoException).code === "ENOENT"
+              error.reason._tag === "NotFound"
                 ? Effect.succeed("{}")
                 : Effect.fail(new InvalidConfig({ path, detail: "cannot be read" }))
             )
@@ -117,9 +108,10 @@ export class Config extends Context.Service<Config, ConfigShape>()("prbox/engine
               (error) => new InvalidConfig({ path, detail: SchemaIssue.makeFormatterDefault()(error.issue) })
             )
           )
-          const mounts = yield* checkMounts(path, options.userHome ?? homedir(), config.mounts)
+          const mounts = yield* checkMounts(fs, path, options.userHome ?? homedir(), config.mounts)
           return { ...config, mounts }
         })
+      })
       })
     )
 

@@ -1,4 +1,5 @@
-import { Context, type Effect, Schema } from "effect"
+import { Context, type Effect } from "effect"
+import type { RuntimeError } from "./Errors.ts"
 
 /**
  * The narrow interface the lifecycle rules need from wherever sandboxes run.
@@ -46,19 +47,6 @@ export interface ExecOutcome {
 
 export interface Health {
   readonly lastHeartbeat: number | undefined
-}
-
-/**
- * A runtime failure whose outcome is unknown (engine down, timeout, refused):
- * the lifecycle treats it as "not confirmed" and never as success.
- */
-export class RuntimeError extends Schema.TaggedError<RuntimeError>()("RuntimeError", {
-  operation: Schema.String,
-  detail: Schema.String
-}) {
-  override get message(): string {
-    return `${this.operation}: ${this.detail}`
-  }
 }
 
 export interface ContainerRuntimeShape {

@@ -1,14 +1,18 @@
-import { readdir, rm } from "node:fs/promises"
-import { join } from "node:path"
-import { type GcPlan, intersectPlans, planGc, SandboxId } from "@prbox/domain"
+import { type GcPlan, intersectPlans, planGc, type SandboxId, statePaths } from "@prbox/domain"
 import { SandboxRepo } from "@prbox/store"
-import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
+import { Clock, Context, Effect, FileSystem, Layer, Option } from "effect"
 import { Config, type PrboxConfig } from "./Config.ts"
 import { ContainerRuntime } from "./ContainerRuntime.ts"
+import {
+  CleanupIncomplete,
+  DiscoveryFailed,
+  hostErrorCode,
+  mapStoreErrors,
+  type StoreFailure,
+  safeReason
+} from "./Errors.ts"
 import { LABELS } from "./Labels.ts"
-import { mapStoreErrors, safeReason } from "./Lifecycle.ts"
-import { DiscoveryFailed } from "./Reconcile.ts"
-import { SandboxService, type StoreFailure } from "./SandboxService.ts"
+import { SandboxService } from "./SandboxService.ts"
 
 const MINUTE = 60_000
 
@@ -23,21 +27,6 @@ export interface GcReport {
   readonly stopped: ReadonlyArray<SandboxId>
   readonly removed: ReadonlyArray<SandboxId>
   readonly failures: ReadonlyArray<GcFailure>
-}
-
-/** Some mutation of a gc or prune run failed; the report says which. */
-export class CleanupIncomplete extends Schema.TaggedError<CleanupIncomplete>()("CleanupIncomplete", {
-  operation: Schema.String,
-  failures: Schema.Array(Schema.Struct({ sandboxId: Schema.String, detail: Schema.String })),
-  /** What did succeed, so a partly failed run still reports it (prune: containers and paths). */
-  stopped: Schema.Array(SandboxId),
-  removed: Schema.Array(Schema.String)
-}) {
-  override get message(): string {
-    return `${this.operation}: ${this.failures.length} action(s) failed: ${this.failures
-      .map((f) => `${f.sandboxId}: ${f.detail}`)
-      .join("; ")}`
-  }
 }
 
 /** Containers of this home with no row, and workspace/home directories no row references. */
@@ -75,6 +64,8 @@ export class Gc extends Context.Service<Gc, GcShape>()("prbox/engine/Gc") {
       const runtime = yield* ContainerRuntime
       const sandboxes = yield* SandboxService
       const config = yield* Config
+      const fs = yield* FileSystem.FileSystem
+      const paths = statePaths(config.home)
 
       const policyOf = (cfg: PrboxConfig | undefined) => ({
         idleTimeoutMs: (cfg?.idleTimeoutMinutes ?? 30) * MINUTE,
@@ -106,7 +97,7 @@ export class Gc extends Context.Service<Gc, GcShape>()("prbox/engine/Gc") {
         const current = yield* plan
         const acted = confirmed === undefined ? current : intersectPlans(confirmed, current)
         const stopFailures = yield* Effect.forEach(acted.stop, (id) => attempt(id, sandboxes.stop(id)))
-        const removeFailures = yield* Effect.forEach(acted.remove, (id) => attempt(id, sandboxes.cleanup(id)))
+        const removeFailures = yield* Effect.forEach(acted.remove, (id) => attempt(id, sandboxes.delete(id)))
         const failures = [...stopFailures, ...removeFailures].filter((f) => f !== undefined)
         const failed = new Set(failures.map((f) => f.sandboxId))
         const stopped = acted.stop.filter((id) => !failed.has(id))
@@ -115,9 +106,15 @@ export class Gc extends Context.Service<Gc, GcShape>()("prbox/engine/Gc") {
         return { plan: acted, stopped, removed, failures } satisfies GcReport
       })
 
+      /** A directory that does not exist holds nothing; one that cannot be read fails the plan. */
       const listDirectories = (dir: string) =>
-        Effect.promise(() => readdir(dir).catch(() => [] as Array<string>)).pipe(
-          Effect.map((names) => names.map((name) => ({ name, path: join(dir, name) })))
+        fs.readDirectory(dir).pipe(
+          Effect.catch((error) =>
+            error.reason._tag === "NotFound"
+              ? Effect.succeed([])
+              : Effect.fail(new DiscoveryFailed({ operation: dir, detail: hostErrorCode(error) }))
+          ),
+          Effect.map((names) => names.map((name) => ({ name, path: `${dir}/${name}` })))
         )
 
       const planPrune = Effect.gen(function* () {
@@ -127,8 +124,8 @@ export class Gc extends Context.Service<Gc, GcShape>()("prbox/engine/Gc") {
           .listByLabel({ [LABELS.home]: config.home })
           .pipe(Effect.mapError((error) => new DiscoveryFailed({ operation: "containers", detail: error.message })))
         const directories = [
-          ...(yield* listDirectories(join(config.home, "workspaces"))),
-          ...(yield* listDirectories(join(config.home, "homes")))
+          ...(yield* listDirectories(paths.workspaces)),
+          ...(yield* listDirectories(paths.sandboxHomes))
         ]
         return {
           containers: containers.filter((c) => !ids.has(c.labels[LABELS.sandbox] ?? "")).map((c) => c.containerId),
@@ -148,8 +145,10 @@ export class Gc extends Context.Service<Gc, GcShape>()("prbox/engine/Gc") {
           )
         )
         const directoryFailures = yield* Effect.forEach(acted.directories, (path) =>
-          Effect.map(Effect.result(Effect.tryPromise(() => rm(path, { recursive: true, force: true }))), (result) =>
-            result._tag === "Success" ? undefined : { sandboxId: path, detail: "could not remove" }
+          Effect.map(Effect.result(fs.remove(path, { recursive: true, force: true })), (result) =>
+            result._tag === "Success"
+              ? undefined
+              : { sandboxId: path, detail: `could not remove (${hostErrorCode(result.failure)})` }
           )
         )
         const failures = [...containerFailures, ...directoryFailures].filter((f) => f !== undefined)

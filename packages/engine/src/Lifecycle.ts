@@ -1,51 +1,41 @@
-import { InvalidTransition, type Sandbox, type SandboxId, SandboxNotFound, type SandboxStatus } from "@prbox/domain"
-import { LiveSandboxExists, RowDecodeError, SandboxRepo, type StatusUpdate, StoreError } from "@prbox/store"
-import { Clock, Context, Deferred, Effect, Fiber, Layer, Option, PubSub, Ref, Schema, Semaphore, Stream } from "effect"
-import { type SandboxEvent, StoreFailure } from "./SandboxService.ts"
-
-/** A stop was requested: the worker ends quietly and the stop writes the outcome. */
-export class StopWon extends Schema.TaggedError<StopWon>()("StopWon", {}) {}
-
-type StoreFailures = StoreError | RowDecodeError | LiveSandboxExists | InvalidTransition
-
-const isStoreFailure = (error: unknown): error is StoreFailures =>
-  error instanceof StoreError ||
-  error instanceof RowDecodeError ||
-  error instanceof LiveSandboxExists ||
-  error instanceof InvalidTransition
-
-/** Store failures other than "not found" surface as one engine error. */
-export const mapStoreErrors =
-  (operation: string) =>
-  <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, Exclude<E, StoreFailures> | StoreFailure, R> =>
-    Effect.mapError(effect, (error) =>
-      isStoreFailure(error)
-        ? new StoreFailure({ operation, detail: error.message })
-        : (error as Exclude<E, StoreFailures>)
-    )
-
-/**
- * The row's `error`: our errors' messages are built to be safe (ids, fixed
- * reasons, no secrets); anything else is reduced to its tag.
- */
-export const safeReason = (error: unknown): string => {
-  if (typeof error === "object" && error !== null && "_tag" in error) {
-    const message = (error as { readonly message?: unknown }).message
-    return typeof message === "string" && message.length > 0 ? message.slice(0, 500) : String(error._tag)
-  }
-  return "unexpected failure"
-}
+import { type Sandbox, type SandboxId, SandboxNotFound, type SandboxStatus } from "@prbox/domain"
+import { SandboxRepo, type StatusUpdate } from "@prbox/store"
+import { Clock, Context, Deferred, Effect, Fiber, Layer, Option, PubSub, Ref, Semaphore, Stream } from "effect"
+import { mapStoreErrors, type StoreFailure, type StoreFailures, StopWon } from "./Errors.ts"
+import type { SandboxEvent } from "./SandboxService.ts"
 
 type Write<A> = Effect.Effect<A, StoreFailures | SandboxNotFound>
 
+/** Runs an effect while holding a permit. */
+type Held = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+
+/**
+ * The lock order, the only place it is written: **admission → lifecycle →
+ * container(id)**. A holder takes a later permit only, never an earlier one
+ * (the permits are not reentrant: taking one twice deadlocks):
+ * - `admit`: an open or restart's admission (singleton check, row insert,
+ *   worker hand-off). It may take `serialized` (a per-PR reconcile, a status
+ *   write) inside.
+ * - `serialized`: status writes of workers and stops, retirement, a whole
+ *   reconcile pass. It may take `withContainer` inside (reconcile stops).
+ * - `withContainer(id)`: Docker start/stop/removal of the sandbox's existing
+ *   container; a stop takes it alone, not inside `serialized`.
+ * - `holdSandbox(id)`: both of the last two in that order (a container's
+ *   create+start step).
+ * A stop publishes its intent before it waits for any permit, so a worker
+ * holding one sees it at its next check.
+ */
 export interface LifecycleShape {
-  /** The singleton check, the row insert and the worker hand-off of a create. */
-  readonly admission: Semaphore.Semaphore
-  /** Status writes of workers and stops, a container's create+start, retirement, a reconcile pass. */
-  readonly lifecycle: Semaphore.Semaphore
-  /** Docker start/stop of one sandbox's existing container. */
-  readonly containerPermit: (id: SandboxId) => Semaphore.Semaphore
-  readonly forgetContainerPermit: (id: SandboxId) => Effect.Effect<void>
+  /** The singleton check, the row insert and the worker hand-off of a create or restart. */
+  readonly admit: Held
+  /** Status writes of workers and stops, retirement, a reconcile pass. */
+  readonly serialized: Held
+  /** Docker start/stop/removal of one sandbox's existing container. */
+  readonly withContainer: <A, E, R>(id: SandboxId, effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /** The lifecycle permit, then the sandbox's container permit: a container's create+start. */
+  readonly holdSandbox: <A, E, R>(id: SandboxId, effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /** Drops the sandbox's container permit once its row is deleted. */
+  readonly forgetContainer: (id: SandboxId) => Effect.Effect<void>
 
   /** Forks `work` into the service's scope; it is registered before its first step. */
   readonly spawnWorker: (id: SandboxId, work: Effect.Effect<void>) => Effect.Effect<void>
@@ -78,8 +68,9 @@ export interface LifecycleShape {
 }
 
 /**
- * The lifecycle's shared state: the permits that serialize it, the workers in
- * flight, the stop requests, and the journal of status changes and progress.
+ * The lifecycle's shared state, as operations: the permits that serialize it
+ * (in the order documented on LifecycleShape), the workers in flight, the
+ * stop requests, and the journal of status changes and progress.
  * SandboxService and the reconcile passes both work through it.
  */
 export class Lifecycle extends Context.Service<Lifecycle, LifecycleShape>()("prbox/engine/Lifecycle") {
@@ -136,17 +127,22 @@ export class Lifecycle extends Context.Service<Lifecycle, LifecycleShape>()("prb
           return row
         })
 
+      const containerPermit = (id: SandboxId) => {
+        const existing = containerPermits.get(id)
+        if (existing !== undefined) return existing
+        const created = Semaphore.makeUnsafe(1)
+        containerPermits.set(id, created)
+        return created
+      }
+      const withContainer = <A, E, R>(id: SandboxId, effect: Effect.Effect<A, E, R>) =>
+        Effect.suspend(() => containerPermit(id).withPermit(effect))
+
       return Lifecycle.of({
-        admission,
-        lifecycle,
-        containerPermit: (id) => {
-          const existing = containerPermits.get(id)
-          if (existing !== undefined) return existing
-          const created = Semaphore.makeUnsafe(1)
-          containerPermits.set(id, created)
-          return created
-        },
-        forgetContainerPermit: (id) => Effect.sync(() => containerPermits.delete(id)),
+        admit: (effect) => admission.withPermit(effect),
+        serialized: (effect) => lifecycle.withPermit(effect),
+        withContainer,
+        holdSandbox: (id, effect) => lifecycle.withPermit(withContainer(id, effect)),
+        forgetContainer: (id) => Effect.sync(() => containerPermits.delete(id)),
         spawnWorker: (id, work) =>
           Effect.gen(function* () {
             const registered = yield* Deferred.make<void>()

@@ -1,20 +1,11 @@
 import type { SandboxId } from "@prbox/domain"
 import type { SandboxRepo } from "@prbox/store"
-import { Effect, Schema } from "effect"
+import { Effect } from "effect"
 import type { AccountIdentityShape } from "./AccountIdentity.ts"
 import type { ContainerRuntimeShape, LabelledContainer } from "./ContainerRuntime.ts"
 import { LABELS } from "./Labels.ts"
-import { type LifecycleShape, safeReason } from "./Lifecycle.ts"
-
-/** Docker (or the store) could not be enumerated: the pass changed nothing. */
-export class DiscoveryFailed extends Schema.TaggedError<DiscoveryFailed>()("DiscoveryFailed", {
-  operation: Schema.String,
-  detail: Schema.String
-}) {
-  override get message(): string {
-    return `reconcile could not list ${this.operation}: ${this.detail}; nothing was changed`
-  }
-}
+import { DiscoveryFailed, safeReason } from "./Errors.ts"
+import type { LifecycleShape } from "./Lifecycle.ts"
 
 export interface ReconcileChange {
   readonly sandboxId: string | null
@@ -91,7 +82,7 @@ export const containersOf = (
 export const stopContainers = (ctx: PassContext, id: SandboxId, containerIds: ReadonlyArray<string>) =>
   Effect.forEach(
     containerIds,
-    (containerId) => ctx.state.containerPermit(id).withPermit(ctx.runtime.stop(containerId)),
+    (containerId) => ctx.state.withContainer(id, ctx.runtime.stop(containerId)),
     {
       discard: true
     }

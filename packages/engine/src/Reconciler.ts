@@ -6,9 +6,10 @@ import { accountPass } from "./AccountPass.ts"
 import { Config } from "./Config.ts"
 import { ContainerRuntime } from "./ContainerRuntime.ts"
 import { driftPass } from "./DriftPass.ts"
+import type { DiscoveryFailed } from "./Errors.ts"
 import { legacyPass, retire } from "./LegacyPass.ts"
 import { Lifecycle } from "./Lifecycle.ts"
-import { type DiscoveryFailed, discover, type PassContext, type PassReport, type ReconcileScope } from "./Reconcile.ts"
+import { discover, type PassContext, type PassReport, type ReconcileScope } from "./Reconcile.ts"
 
 export interface ReconcileReport {
   readonly passes: ReadonlyArray<PassReport>
@@ -38,7 +39,7 @@ export class Reconciler extends Context.Service<Reconciler, ReconcilerShape>()("
       // The whole run holds the lifecycle permit: no worker or stop writes a
       // status between what a pass read and what it writes.
       const run = (scope: ReconcileScope) =>
-        state.lifecycle.withPermit(
+        state.serialized(
           Effect.gen(function* () {
             const ctx: PassContext = { repo, runtime, state, identity, home: config.home, scope }
             // A broken config must not stop reconcile; it only loses the profile.
@@ -54,7 +55,7 @@ export class Reconciler extends Context.Service<Reconciler, ReconcilerShape>()("
         reconcile: Effect.withSpan(run({ _tag: "All" }), "Reconciler.reconcile"),
         reconcilePullRequest: (scope) => Effect.withSpan(run(scope), "Reconciler.reconcilePullRequest"),
         retire: (row) =>
-          state.lifecycle.withPermit(
+          state.serialized(
             Effect.gen(function* () {
               const scope: ReconcileScope = { _tag: "PullRequest", ...row }
               const ctx: PassContext = { repo, runtime, state, identity, home: config.home, scope }

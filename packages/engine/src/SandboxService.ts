@@ -1,8 +1,15 @@
 import type { Sandbox, SandboxConflict, SandboxId, SandboxNotFound, SandboxStatus } from "@prbox/domain"
-import { Context, type Effect, Schema, type Stream } from "effect"
-import type { InvalidConfig } from "./Config.ts"
-import type { ExecOutcome, RuntimeError } from "./ContainerRuntime.ts"
-import type { DiscoveryFailed } from "./Reconcile.ts"
+import { Context, type Effect, type Stream } from "effect"
+import type { ExecOutcome } from "./ContainerRuntime.ts"
+import type {
+  DestroyNotConfirmed,
+  DiscoveryFailed,
+  HostFailure,
+  InvalidConfig,
+  InvalidPullRequestInput,
+  RuntimeError,
+  StoreFailure
+} from "./Errors.ts"
 
 /** What `prbox open` asks for: anything the PR reference parser accepts. */
 export interface OpenRequest {
@@ -26,34 +33,6 @@ export interface LogLine {
   readonly line: string
 }
 
-/** The PR reference could not be understood; the reason is safe to show. */
-export class InvalidPullRequestInput extends Schema.TaggedError<InvalidPullRequestInput>()("InvalidPullRequestInput", {
-  reason: Schema.String
-}) {
-  override get message(): string {
-    return this.reason
-  }
-}
-
-/** Docker did not confirm a stop or removal: the sandbox is fenced until `prbox rm` succeeds. */
-export class DestroyNotConfirmed extends Schema.TaggedError<DestroyNotConfirmed>()("DestroyNotConfirmed", {
-  id: Schema.String,
-  detail: Schema.String
-}) {
-  override get message(): string {
-    return `sandbox ${this.id}: Docker did not confirm the container is gone (${this.detail}); it is fenced until \`prbox rm ${this.id}\` succeeds`
-  }
-}
-
-export class StoreFailure extends Schema.TaggedError<StoreFailure>()("StoreFailure", {
-  operation: Schema.String,
-  detail: Schema.String
-}) {
-  override get message(): string {
-    return `${this.operation}: ${this.detail}`
-  }
-}
-
 export type OpenError =
   | InvalidPullRequestInput
   | InvalidConfig
@@ -62,7 +41,13 @@ export type OpenError =
   | RuntimeError
   | DiscoveryFailed
   | StoreFailure
-export type LifecycleError = SandboxNotFound | SandboxConflict | DestroyNotConfirmed | RuntimeError | StoreFailure
+export type LifecycleError =
+  | SandboxNotFound
+  | SandboxConflict
+  | DestroyNotConfirmed
+  | RuntimeError
+  | HostFailure
+  | StoreFailure
 
 export interface SandboxServiceShape {
   /**
@@ -81,8 +66,8 @@ export interface SandboxServiceShape {
   /** Stop wins over any create or restart step of the sandbox. */
   readonly stop: (id: SandboxId) => Effect.Effect<Sandbox, LifecycleError>
   readonly restart: (id: SandboxId) => Effect.Effect<Sandbox, LifecycleError>
-  /** Deletes container, workspace and row; a destroy that is not confirmed leaves the fence. */
-  readonly cleanup: (id: SandboxId) => Effect.Effect<void, LifecycleError>
+  /** Deletes container, workspace, home and row; a destroy that is not confirmed leaves the fence. */
+  readonly delete: (id: SandboxId) => Effect.Effect<void, LifecycleError>
   readonly logs: (
     id: SandboxId,
     options: { readonly afterSeq?: number; readonly limit: number }
@@ -93,7 +78,7 @@ export interface SandboxServiceShape {
     id: SandboxId,
     argv: ReadonlyArray<string>,
     options: { readonly timeoutMs: number; readonly maxOutputBytes: number }
-  ) => Effect.Effect<ExecOutcome, SandboxNotFound | SandboxConflict | RuntimeError | StoreFailure>
+  ) => Effect.Effect<ExecOutcome, SandboxNotFound | SandboxConflict | RuntimeError | HostFailure | StoreFailure>
   /** Live events from now on. */
   readonly events: Stream.Stream<SandboxEvent>
   /** Resolves when no worker of the sandbox is in flight (for callers that follow a create). */

@@ -36,7 +36,7 @@ describe("cleanup", () => {
         const sandboxes = yield* SandboxService
         const row = yield* openRunningWithWorkspace(remote.path)
         assert.isTrue(existsSync(join(home, "homes", row.id)))
-        yield* sandboxes.cleanup(row.id)
+        yield* sandboxes.delete(row.id)
         yield* assertGone(row.id, row.workspacePath, home)
       })
     )
@@ -49,7 +49,7 @@ describe("cleanup", () => {
         const sandboxes = yield* SandboxService
         const row = yield* openRunningWithWorkspace(remote.path)
         docker("rm", "-f", row.containerId ?? "")
-        yield* sandboxes.cleanup(row.id)
+        yield* sandboxes.delete(row.id)
         yield* assertGone(row.id, row.workspacePath, home)
       })
     )
@@ -62,7 +62,7 @@ describe("cleanup", () => {
         const sandboxes = yield* SandboxService
         const row = yield* openRunningWithWorkspace(remote.path)
         probe.fault("destroy", true)
-        const failure = yield* Effect.flip(sandboxes.cleanup(row.id))
+        const failure = yield* Effect.flip(sandboxes.delete(row.id))
         assert.strictEqual(failure._tag, "DestroyNotConfirmed")
         const fenced = yield* rowOf(row.id)
         assert.strictEqual(fenced.status, "error")
@@ -76,7 +76,7 @@ describe("cleanup", () => {
         assert.strictEqual(refused._tag, "SandboxConflict")
 
         probe.fault("destroy", false)
-        yield* sandboxes.cleanup(row.id)
+        yield* sandboxes.delete(row.id)
         yield* assertGone(row.id, row.workspacePath, home)
       })
     )

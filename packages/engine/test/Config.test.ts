@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { NodeFileSystem } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { Config, DEFAULT_IMAGE, InvalidConfig, SandboxService } from "../src/index.ts"
@@ -25,7 +26,7 @@ const load = (prbox: string, user: string, text: string | undefined) =>
     if (text !== undefined) writeFileSync(join(prbox, "config.json"), text)
     const config = yield* Effect.provide(Config, Config.layer({ home: prbox, userHome: user }))
     return yield* config.load
-  })
+  }).pipe(Effect.provide(NodeFileSystem.layer))
 
 describe("config file", () => {
   it.live("a missing file means the defaults", () =>

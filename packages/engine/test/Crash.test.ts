@@ -290,7 +290,7 @@ const crashAt = (phase: Phase) =>
           assert.strictEqual(refused.failure._tag, "SandboxConflict")
           assert.include(refused.failure.message, "not confirmed destroyed")
         }
-        yield* sandboxes.cleanup(sandboxId)
+        yield* sandboxes.delete(sandboxId)
         steps.push("restart+open refused (fenced), rm ok")
       }
       const opened = yield* sandboxes.open({ input: remote.path, pr: PULL_REQUEST })

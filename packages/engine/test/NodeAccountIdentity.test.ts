@@ -4,7 +4,8 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
-import { AccountIdentity, type AccountQuery, NodeAccountIdentity } from "../src/index.ts"
+import { AccountIdentity, type AccountQuery } from "../src/index.ts"
+import { NodeAccountIdentity } from "../src/node/index.ts"
 
 interface Seen {
   readonly method: string | undefined

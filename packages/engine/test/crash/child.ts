@@ -80,13 +80,13 @@ const drive = Effect.gen(function* () {
     case "mid-gc-cleanup": {
       const row = yield* openToRunning
       yield* sandboxes.stop(row.id)
-      yield* sandboxes.cleanup(row.id)
+      yield* sandboxes.delete(row.id)
       return yield* Effect.die(new Error("cleanup returned; the wrapped runtime.destroy should have halted it"))
     }
     case "fenced": {
       const row = yield* openToRunning
       yield* sandboxes.stop(row.id)
-      const refused = yield* Effect.flip(sandboxes.cleanup(row.id))
+      const refused = yield* Effect.flip(sandboxes.delete(row.id))
       if (refused._tag !== "DestroyNotConfirmed") return yield* Effect.die(refused)
       return yield* halt
     }

@@ -1,13 +1,15 @@
-import { execFile } from "node:child_process"
-import { Clock, Effect, Layer, Option, Ref } from "effect"
+import { Clock, Effect, Layer, Option, Ref, Stream } from "effect"
+import { HttpClient } from "effect/http"
+import { ChildProcess, ChildProcessSpawner } from "effect/process"
 import {
   credentialQuery,
   parseCallerAccount,
   parseCredentialPassword,
   parseUserId,
   userRequest
-} from "./AccountDiscovery.ts"
-import { AccountIdentity, type AccountQuery } from "./AccountIdentity.ts"
+} from "../AccountDiscovery.ts"
+import { AccountIdentity, type AccountQuery } from "../AccountIdentity.ts"
+import * as NodePlatform from "./NodePlatform.ts"
 
 export interface Options {
   /** Bound on one discovery; past it, discovery is unavailable. */
@@ -21,33 +23,44 @@ export interface Options {
 }
 
 /** A token from the user's own git credential helpers; never prompts, never stored. */
-const hostToken = (host: string, timeoutMs: number) =>
-  Effect.callback<string | undefined>((resume) => {
-    const child = execFile(
-      "git",
-      ["credential", "fill"],
-      { timeout: timeoutMs, env: { ...process.env, GIT_TERMINAL_PROMPT: "0", GIT_ASKPASS: "", SSH_ASKPASS: "" } },
-      (error, stdout) => resume(Effect.succeed(error === null ? parseCredentialPassword(stdout) : undefined))
-    )
-    child.stdin?.end(credentialQuery(host))
-    return Effect.sync(() => child.kill())
-  })
-
-const codeHostAccount = (query: AccountQuery, options: Options, timeoutMs: number) =>
+const hostToken = (spawner: ChildProcessSpawner.ChildProcessSpawner["Service"], host: string, timeoutMs: number) =>
   Effect.gen(function* () {
-    const token = yield* hostToken(query.host, timeoutMs)
+    const handle = yield* spawner.spawn(
+      ChildProcess.make("git", ["credential", "fill"], {
+        env: { GIT_TERMINAL_PROMPT: "0", GIT_ASKPASS: "", SSH_ASKPASS: "" },
+        extendEnv: true,
+        stdin: { stream: Stream.make(new TextEncoder().encode(credentialQuery(host))) }
+      })
+    )
+    const [stdout, exitCode] = yield* Effect.all(
+      [handle.stdout.pipe(Stream.decodeText(), Stream.mkString), handle.exitCode, Stream.runDrain(handle.stderr)],
+      { concurrency: "unbounded" }
+    )
+    return exitCode === 0 ? parseCredentialPassword(stdout) : undefined
+  }).pipe(
+    Effect.scoped,
+    Effect.timeoutOrElse({ duration: timeoutMs, orElse: () => Effect.succeed(undefined) }),
+    Effect.orElseSucceed(() => undefined)
+  )
+
+const codeHostAccount = (
+  services: { readonly spawner: ChildProcessSpawner.ChildProcessSpawner["Service"]; readonly http: HttpClient.HttpClient },
+  query: AccountQuery,
+  options: Options,
+  timeoutMs: number
+) =>
+  Effect.gen(function* () {
+    const token = yield* hostToken(services.spawner, query.host, timeoutMs)
     if (token === undefined) return undefined
     const request = userRequest(query.provider, query.host, token)
     if (request === undefined) return undefined
     const url =
       options.apiBase === undefined ? request.url : request.url.replace(/^https:\/\/[^/]+/, options.apiBase(query.host))
-    const body = yield* Effect.tryPromise(async (signal) => {
-      const response = await fetch(url, {
-        headers: request.headers,
-        signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)])
-      })
-      return response.ok ? ((await response.json()) as unknown) : undefined
-    }).pipe(Effect.orElseSucceed(() => undefined))
+    const body = yield* services.http.get(url, { headers: request.headers }).pipe(
+      Effect.flatMap((response) => (response.status >= 200 && response.status < 300 ? response.json : Effect.succeed(undefined))),
+      Effect.timeoutOrElse({ duration: timeoutMs, orElse: () => Effect.succeed(undefined) }),
+      Effect.orElseSucceed(() => undefined)
+    )
     return parseUserId(body)
   })
 
@@ -87,6 +100,7 @@ export const layer = (options: Options = {}) =>
     Effect.gen(function* () {
       const timeoutMs = options.timeoutMs ?? 5_000
       const cacheMs = options.cacheMs ?? 10 * 60_000
+      const services = { spawner: yield* ChildProcessSpawner.ChildProcessSpawner, http: yield* HttpClient.HttpClient }
       const cache = yield* Ref.make(new Map<string, { readonly account: string; readonly at: number }>())
       return AccountIdentity.of({
         discover: Effect.fn("AccountIdentity.discover")(function* (query) {
@@ -98,7 +112,7 @@ export const layer = (options: Options = {}) =>
             query.provider === "codecommit"
               ? yield* awsAccount(query, options, timeoutMs)
               : query.provider === "github" || query.provider === "gitlab"
-                ? yield* codeHostAccount(query, options, timeoutMs)
+                ? yield* codeHostAccount(services, query, options, timeoutMs)
                 : undefined
           if (account === undefined) return Option.none()
           yield* Ref.update(cache, (map) => new Map(map).set(key, { account, at: now }))
@@ -106,4 +120,4 @@ export const layer = (options: Options = {}) =>
         })
       })
     })
-  )
+  ).pipe(Layer.provide(NodePlatform.layer))

@@ -1,8 +1,11 @@
 import { Docker } from "@prbox/docker"
 import { Effect, Fiber, Layer, Queue } from "effect"
-import { ContainerRuntime, type ContainerState, type ExecOutcome, RuntimeError } from "./ContainerRuntime.ts"
+import { FetchHttpClient, HttpClient } from "effect/http"
+import { ContainerRuntime, type ContainerState, type ExecOutcome, type Health } from "../ContainerRuntime.ts"
+import { RuntimeError } from "../Errors.ts"
 
 const STOP_TIMEOUT_SECONDS = 10
+const HEALTH_TIMEOUT = "2 seconds"
 
 const toRuntimeError = (error: { readonly message: string }) =>
   new RuntimeError({ operation: "docker", detail: error.message })
@@ -16,11 +19,16 @@ const pullsAlways = (image: string): boolean => {
   return !name.includes(":") || name.endsWith(":latest")
 }
 
-/** Containers on the Docker engine that DOCKER_HOST (or the local socket) names. */
+/**
+ * Containers on the Docker engine that DOCKER_HOST (or the local socket)
+ * names. The one place where Docker's types (packages/docker) and the
+ * runtime port's (ContainerSpec, ContainerState, Health) meet.
+ */
 export const layer = Layer.effect(
   ContainerRuntime,
   Effect.gen(function* () {
     const docker = yield* Docker
+    const http = HttpClient.filterStatusOk(yield* HttpClient.HttpClient)
 
     const pull = (image: string, onProgress: (line: string) => Effect.Effect<void>) =>
       Effect.gen(function* () {
@@ -132,18 +140,22 @@ export const layer = Layer.effect(
             Effect.mapError(toRuntimeError)
           ),
       health: (hostPort) =>
-        Effect.tryPromise({
-          try: async (signal) => {
-            const response = await fetch(`http://127.0.0.1:${hostPort}/healthz`, {
-              signal: AbortSignal.any([signal, AbortSignal.timeout(2000)])
+        http.get(`http://127.0.0.1:${hostPort}/healthz`).pipe(
+          Effect.flatMap((response) => response.json),
+          Effect.map(
+            (body): Health => ({
+              lastHeartbeat:
+                typeof body === "object" && body !== null && "lastHeartbeat" in body && typeof body.lastHeartbeat === "number"
+                  ? body.lastHeartbeat
+                  : undefined
             })
-            if (!response.ok) throw new Error(`status ${response.status}`)
-            const body = (await response.json()) as { readonly lastHeartbeat?: unknown }
-            return { lastHeartbeat: typeof body.lastHeartbeat === "number" ? body.lastHeartbeat : undefined }
-          },
-          catch: (error) =>
-            new RuntimeError({ operation: "health", detail: error instanceof Error ? error.message : "no answer" })
-        }),
+          ),
+          Effect.mapError((error) => new RuntimeError({ operation: "health", detail: error.message })),
+          Effect.timeoutOrElse({
+            duration: HEALTH_TIMEOUT,
+            orElse: () => Effect.fail(new RuntimeError({ operation: "health", detail: "no answer" }))
+          })
+        ),
       listByLabel: (labels) =>
         docker.listByLabel(labels, { all: true }).pipe(
           Effect.map((containers) =>
@@ -157,4 +169,4 @@ export const layer = Layer.effect(
         )
     })
   })
-)
+).pipe(Layer.provide(FetchHttpClient.layer))

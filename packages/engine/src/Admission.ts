@@ -1,0 +1,192 @@
+import { randomBytes } from "node:crypto"
+import {
+  formatPullRequestKey,
+  isAmbiguousProfile,
+  isLive,
+  isSupersededBy,
+  type PullRequestKey,
+  restartRefusal,
+  type Sandbox,
+  SandboxConflict,
+  SandboxId
+} from "@prbox/domain"
+import { type PullRequestRef, parsePullRequestRef } from "@prbox/git"
+import { SandboxRepo } from "@prbox/store"
+import { Clock, Effect, Option, Redacted, Result } from "effect"
+import { AccountIdentity } from "./AccountIdentity.ts"
+import { Config, type PrboxConfig } from "./Config.ts"
+import { ContainerRuntime } from "./ContainerRuntime.ts"
+import { InvalidPullRequestInput, mapStoreErrors, safeReason } from "./Errors.ts"
+import { Lifecycle } from "./Lifecycle.ts"
+import { Reconciler } from "./Reconciler.ts"
+import type { OpenRequest } from "./SandboxService.ts"
+import type { Workers } from "./Workers.ts"
+
+const newSandboxId = (): SandboxId => {
+  const alphabet = "0123456789abcdefghijklmnopqrstuv"
+  return SandboxId.make(Array.from(randomBytes(12), (byte) => alphabet[byte % 32]).join(""))
+}
+
+const newPassword = (): string => randomBytes(24).toString("base64url")
+
+/**
+ * Admission: `open` (one live sandbox per PR, the account it is keyed by)
+ * and `restart`, each under the admission permit.
+ */
+export const makeAdmission = (workers: Workers) =>
+  Effect.gen(function* () {
+    const repo = yield* SandboxRepo
+    const runtime = yield* ContainerRuntime
+    const config = yield* Config
+    const identity = yield* AccountIdentity
+    const reconciler = yield* Reconciler
+    const lifecycle = yield* Lifecycle
+    const { admitRestart } = workers
+
+    /**
+     * A live row of the PR answers the open: a running one after one inspect
+     * (a dead container is recorded and the sandbox restarted), a starting one
+     * as it is, a stopping one with a conflict.
+     */
+    const answerLive = (live: Sandbox, cfg: PrboxConfig) =>
+      Effect.gen(function* () {
+        if (live.status === "stopping") {
+          return yield* new SandboxConflict({ id: live.id, reason: "it is stopping; open it again once it stopped" })
+        }
+        if (live.status !== "running" || live.containerId === null) return live
+        const state = yield* runtime.state(live.containerId)
+        if (state._tag === "Running") {
+          yield* repo.touch(live.id, yield* Clock.currentTimeMillis)
+          return live
+        }
+        const stopped = yield* lifecycle.serialized(
+          lifecycle.writeStatus(live.id, "stopped", {
+            stoppedAt: yield* Clock.currentTimeMillis,
+            detail: "the container was no longer running"
+          })
+        )
+        return yield* admitRestart(stopped, cfg)
+      })
+
+    /** Retires a fallback row on behalf of a create: its stop is owned here, so no worker of it races. */
+    const retireOwned = (row: Sandbox) =>
+      Effect.gen(function* () {
+        yield* lifecycle.requestStop(row.id)
+        yield* lifecycle.interruptWorkers(row.id)
+        yield* reconciler.retire(row)
+      }).pipe(
+        Effect.ensuring(lifecycle.clearStop(row.id)),
+        Effect.mapError(
+          (error) =>
+            new SandboxConflict({
+              id: row.id,
+              reason: `could not retire it for the discovered account (${safeReason(error)}); run \`prbox rm ${row.id}\``
+            })
+        )
+      )
+
+    /**
+     * The account a new sandbox of this PR is keyed by. Discovered: the PR's
+     * rows keyed by the profile (or by no account) are retired first.
+     * Unavailable: the profile name, unless another live row of the PR would
+     * make this a second sandbox, or the profile reads as an account id.
+     */
+    const chooseAccount = (
+      ref: PullRequestRef,
+      profile: string | undefined,
+      discovered: Option.Option<string>,
+      prRows: ReadonlyArray<Sandbox>
+    ) =>
+      Effect.gen(function* () {
+        if (Option.isSome(discovered)) {
+          const account = discovered.value
+          const fallbacks = prRows.filter(
+            (row) =>
+              row.host === ref.host &&
+              row.legacyRetiredAt === null &&
+              isSupersededBy(row.account, account, profile ?? "")
+          )
+          yield* Effect.forEach(fallbacks, retireOwned, { discard: true })
+          return account
+        }
+        const legacy = prRows.find((row) => row.host === null && row.account === profile)
+        if (profile !== undefined && legacy !== undefined && isAmbiguousProfile(ref.provider, profile)) {
+          return yield* new SandboxConflict({
+            id: legacy.id,
+            reason: `profile "${profile}" reads as an account id and matches a legacy sandbox; rename the profile`
+          })
+        }
+        const account = profile ?? ""
+        const other = prRows.find((row) => row.host === ref.host && row.account !== account && isLive(row))
+        if (other !== undefined) {
+          return yield* new SandboxConflict({
+            id: other.id,
+            reason: "account identity is unavailable; retry after account discovery"
+          })
+        }
+        return account
+      })
+
+    const open = Effect.fn("SandboxService.open")(function* (request: OpenRequest) {
+      const cfg = yield* config.load
+      const parsed = parsePullRequestRef(request.input, {
+        ...(request.pr === undefined ? {} : { pr: request.pr }),
+        ...(request.ref === undefined ? {} : { ref: request.ref }),
+        ...(cfg.profile === undefined ? {} : { profile: cfg.profile }),
+        refPattern: cfg.pullRequestRefPattern
+      })
+      if (Result.isFailure(parsed)) return yield* new InvalidPullRequestInput({ reason: parsed.failure.message })
+      const ref = parsed.success
+      const discovered = yield* identity.discover({ provider: ref.provider, host: ref.host, profile: cfg.profile })
+      const selector = { provider: ref.provider, repository: ref.repository, pullRequest: ref.pullRequest }
+      return yield* lifecycle.admit(
+        Effect.gen(function* () {
+          const samePr = (rows: ReadonlyArray<Sandbox>) => rows.filter((row) => row.host === ref.host)
+          const prRows = yield* repo.findByPr(selector)
+          const account = yield* chooseAccount(ref, cfg.profile, discovered, prRows)
+          const key: PullRequestKey = { ...selector, host: ref.host, account }
+          const fast = samePr(prRows).find((row) => row.account === account && isLive(row))
+          if (fast?.status === "running") return yield* answerLive(fast, cfg)
+          // Before anything is created, the PR's rows and containers are made to agree.
+          yield* reconciler.reconcilePullRequest({ _tag: "PullRequest", ...selector })
+          const rows = samePr(yield* repo.findByPr(selector)).filter((row) => row.account === account)
+          const live = rows.find(isLive)
+          if (live !== undefined) return yield* answerLive(live, cfg)
+          const fenced = rows.find((row) => row.destroyFenced)
+          if (fenced !== undefined) {
+            return yield* new SandboxConflict({
+              id: fenced.id,
+              reason: `an earlier sandbox of ${formatPullRequestKey(key)} was not confirmed destroyed; run \`prbox rm ${fenced.id}\` first`
+            })
+          }
+          // Reopening a stopped sandbox keeps its workspace (and the user's work in it).
+          const restartable = rows.find((row) => restartRefusal(row) === undefined)
+          if (restartable !== undefined) return yield* admitRestart(restartable, cfg)
+          const now = yield* Clock.currentTimeMillis
+          const row = yield* repo.insert({
+            id: newSandboxId(),
+            provider: key.provider,
+            host: key.host,
+            account: key.account,
+            repository: key.repository,
+            pullRequest: key.pullRequest,
+            accessPassword: Redacted.make(newPassword()),
+            createdAt: now,
+            lastActivityAt: now
+          })
+          yield* lifecycle.emit(row.id, row.status, `opening ${formatPullRequestKey(key)}`)
+          yield* workers.spawnCreate(row, ref, cfg)
+          return row
+        })
+      )
+    }, mapStoreErrors("sandbox.open"))
+
+    const restart = Effect.fn("SandboxService.restart")(function* (id: SandboxId) {
+      const cfg = yield* config.load.pipe(
+        Effect.mapError((error) => new SandboxConflict({ id, reason: error.message }))
+      )
+      return yield* lifecycle.admit(Effect.flatMap(lifecycle.getRow(id), (row) => admitRestart(row, cfg)))
+    }, mapStoreErrors("sandbox.restart"))
+
+    return { open, restart }
+  })

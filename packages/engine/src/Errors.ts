@@ -1,0 +1,167 @@
+/**
+ * Every error the engine defines, and `EngineError`: the union its public
+ * operations can fail with (the daemon maps each `_tag` to the API). Messages
+ * carry ids, statuses, paths and fixed reasons only: never a password or token.
+ */
+import { InvalidTransition, type SandboxConflict, SandboxId, type SandboxNotFound } from "@prbox/domain"
+import { LiveSandboxExists, RowDecodeError, StoreError } from "@prbox/store"
+import { Effect, Schema } from "effect"
+import type { PlatformError } from "effect/PlatformError"
+
+/** The store failed (other than "not found"); the detail names the operation. */
+export class StoreFailure extends Schema.TaggedError<StoreFailure>()("StoreFailure", {
+  operation: Schema.String,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `${this.operation}: ${this.detail}`
+  }
+}
+
+/** Docker did not confirm a stop or removal: the sandbox is fenced until `prbox rm` succeeds. */
+export class DestroyNotConfirmed extends Schema.TaggedError<DestroyNotConfirmed>()("DestroyNotConfirmed", {
+  id: Schema.String,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `sandbox ${this.id}: Docker did not confirm the container is gone (${this.detail}); it is fenced until \`prbox rm ${this.id}\` succeeds`
+  }
+}
+
+/** The PR reference could not be understood; the reason is safe to show. */
+export class InvalidPullRequestInput extends Schema.TaggedError<InvalidPullRequestInput>()("InvalidPullRequestInput", {
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return this.reason
+  }
+}
+
+/** A stop was requested: the worker ends quietly and the stop writes the outcome. */
+export class StopWon extends Schema.TaggedError<StopWon>()("StopWon", {}) {}
+
+/** A create or restart step failed for a reason that is safe to store and show. */
+export class SetupFailed extends Schema.TaggedError<SetupFailed>()("SetupFailed", { reason: Schema.String }) {
+  override get message(): string {
+    return this.reason
+  }
+}
+
+/** Docker (or the store, or the state directory) could not be enumerated: the pass changed nothing. */
+export class DiscoveryFailed extends Schema.TaggedError<DiscoveryFailed>()("DiscoveryFailed", {
+  operation: Schema.String,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `reconcile could not list ${this.operation}: ${this.detail}; nothing was changed`
+  }
+}
+
+export class InvalidConfig extends Schema.TaggedError<InvalidConfig>()("InvalidConfig", {
+  path: Schema.String,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `invalid config ${this.path}: ${this.detail}`
+  }
+}
+
+/**
+ * A runtime failure whose outcome is unknown (engine down, timeout, refused):
+ * the lifecycle treats it as "not confirmed" and never as success.
+ */
+export class RuntimeError extends Schema.TaggedError<RuntimeError>()("RuntimeError", {
+  operation: Schema.String,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `${this.operation}: ${this.detail}`
+  }
+}
+
+/** A file operation on the host failed (a full disk, a read-only mount, a path that is a file). */
+export class HostFailure extends Schema.TaggedError<HostFailure>()("HostFailure", {
+  operation: Schema.String,
+  /** The errno code (`ENOSPC`, `EROFS`, ...). */
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `could not ${this.operation} (${this.detail})`
+  }
+}
+
+/** A user hook failed; it is logged, never fatal. */
+export class HookFailed extends Schema.TaggedError<HookFailed>()("HookFailed", {
+  hook: Schema.String,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `${this.hook} hook failed: ${this.detail}`
+  }
+}
+
+/** Some mutation of a gc or prune run failed; the report says which. */
+export class CleanupIncomplete extends Schema.TaggedError<CleanupIncomplete>()("CleanupIncomplete", {
+  operation: Schema.String,
+  failures: Schema.Array(Schema.Struct({ sandboxId: Schema.String, detail: Schema.String })),
+  /** What did succeed, so a partly failed run still reports it (prune: containers and paths). */
+  stopped: Schema.Array(SandboxId),
+  removed: Schema.Array(Schema.String)
+}) {
+  override get message(): string {
+    return `${this.operation}: ${this.failures.length} action(s) failed: ${this.failures
+      .map((f) => `${f.sandboxId}: ${f.detail}`)
+      .join("; ")}`
+  }
+}
+
+/** Every error the engine's public operations (SandboxService, Reconciler, Gc) fail with. */
+export type EngineError =
+  | SandboxNotFound
+  | SandboxConflict
+  | StoreFailure
+  | DestroyNotConfirmed
+  | InvalidPullRequestInput
+  | DiscoveryFailed
+  | InvalidConfig
+  | RuntimeError
+  | HostFailure
+  | CleanupIncomplete
+
+/** The errno code of a host I/O failure (`ENOSPC`, `ENOTDIR`, ...), else its normalized tag. */
+export const hostErrorCode = (error: PlatformError): string => {
+  const cause = "cause" in error.reason ? error.reason.cause : undefined
+  const code = typeof cause === "object" && cause !== null && "code" in cause ? cause.code : undefined
+  return typeof code === "string" ? code : error.reason._tag
+}
+
+/**
+ * The row's `error`: our errors' messages are built to be safe (ids, fixed
+ * reasons, no secrets); anything else is reduced to its tag.
+ */
+export const safeReason = (error: unknown): string => {
+  if (typeof error === "object" && error !== null && "_tag" in error) {
+    const message = (error as { readonly message?: unknown }).message
+    return typeof message === "string" && message.length > 0 ? message.slice(0, 500) : String(error._tag)
+  }
+  return "unexpected failure"
+}
+
+/** What the store can fail with besides "not found". */
+export type StoreFailures = StoreError | RowDecodeError | LiveSandboxExists | InvalidTransition
+
+const isStoreFailure = (error: unknown): error is StoreFailures =>
+  error instanceof StoreError ||
+  error instanceof RowDecodeError ||
+  error instanceof LiveSandboxExists ||
+  error instanceof InvalidTransition
+
+/** Store failures other than "not found" surface as one engine error. */
+export const mapStoreErrors =
+  (operation: string) =>
+  <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, Exclude<E, StoreFailures> | StoreFailure, R> =>
+    Effect.mapError(effect, (error) =>
+      isStoreFailure(error)
+        ? new StoreFailure({ operation, detail: error.message })
+        : (error as Exclude<E, StoreFailures>)
+    )

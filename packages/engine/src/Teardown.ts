@@ -1,0 +1,82 @@
+import { isLive, type SandboxId, statePaths } from "@prbox/domain"
+import { SandboxRepo } from "@prbox/store"
+import { Clock, Effect, FileSystem } from "effect"
+import { Config } from "./Config.ts"
+import { ContainerRuntime } from "./ContainerRuntime.ts"
+import { DestroyNotConfirmed, HostFailure, hostErrorCode, mapStoreErrors, type RuntimeError } from "./Errors.ts"
+import { Lifecycle } from "./Lifecycle.ts"
+import type { Workers } from "./Workers.ts"
+
+/** Stop (stop wins over any create or restart step) and delete (container, workspace, home, row). */
+export const makeTeardown = (workers: Workers) =>
+  Effect.gen(function* () {
+    const repo = yield* SandboxRepo
+    const runtime = yield* ContainerRuntime
+    const config = yield* Config
+    const fs = yield* FileSystem.FileSystem
+    const lifecycle = yield* Lifecycle
+    const paths = statePaths(config.home)
+    const { getRow, writeStatus } = lifecycle
+
+    /**
+     * Runs a Docker stop or removal under the container permit. One Docker
+     * does not confirm fences the row (written before the error is returned):
+     * the sandbox refuses restart and reuse until a later destroy is confirmed.
+     */
+    const confirmed = (id: SandboxId, what: string, step: Effect.Effect<unknown, RuntimeError>) =>
+      Effect.gen(function* () {
+        const outcome = yield* Effect.result(lifecycle.withContainer(id, step))
+        if (outcome._tag === "Success") return
+        yield* lifecycle.serialized(
+          writeStatus(id, "error", { error: `${what} not confirmed by Docker`, destroyFenced: true })
+        )
+        return yield* new DestroyNotConfirmed({ id, detail: outcome.failure.message })
+      })
+
+    const stop = Effect.fn("SandboxService.stop")(
+      function* (id: SandboxId) {
+        // The intent is public before any permit is awaited: a worker holding
+        // one sees it at its next check, and interrupting it waits for its
+        // uninterruptible container step to record what it created.
+        yield* lifecycle.requestStop(id)
+        yield* lifecycle.interruptWorkers(id)
+        const current = yield* getRow(id)
+        if (current.status === "stopped" && !current.destroyFenced) return current
+        const stopping = yield* lifecycle.serialized(writeStatus(id, "stopping"))
+        // A broken config must not block a stop: the hook is skipped then.
+        const cfg = yield* Effect.option(config.load)
+        if (cfg._tag === "Some") yield* workers.runHook(stopping, "onSandboxDestroy", cfg.value)
+        const containerId = stopping.containerId
+        if (containerId !== null) yield* confirmed(id, "stop", runtime.stop(containerId))
+        return yield* lifecycle.serialized(
+          writeStatus(id, "stopped", { stoppedAt: yield* Clock.currentTimeMillis, destroyFenced: false })
+        )
+      },
+      (effect, id) => Effect.ensuring(effect, lifecycle.clearStop(id)),
+      mapStoreErrors("sandbox.stop")
+    )
+
+    const remove = (path: string, what: string) =>
+      fs
+        .remove(path, { recursive: true, force: true })
+        .pipe(Effect.mapError((error) => new HostFailure({ operation: `remove ${what}`, detail: hostErrorCode(error) })))
+
+    const delete_ = Effect.fn("SandboxService.delete")(function* (id: SandboxId) {
+      const row = yield* getRow(id)
+      if (isLive(row) || row.destroyFenced) yield* stop(id)
+      const stopped = yield* getRow(id)
+      const containerId = stopped.containerId
+      if (containerId !== null) yield* confirmed(id, "container removal", runtime.destroy(containerId))
+      yield* Effect.all(
+        [
+          stopped.workspacePath === null ? Effect.void : remove(stopped.workspacePath, "workspace"),
+          remove(paths.sandboxHome(id), "sandbox home")
+        ],
+        { concurrency: 2, discard: true }
+      )
+      yield* lifecycle.serialized(repo.delete(id))
+      yield* lifecycle.forgetContainer(id)
+    }, mapStoreErrors("sandbox.delete"))
+
+    return { stop, delete: delete_ }
+  })

@@ -1,0 +1,110 @@
+import { restartRefusal, type Sandbox, SandboxConflict, type SandboxId, statePaths } from "@prbox/domain"
+import { type PullRequestRef, Workspaces } from "@prbox/git"
+import { Cause, Effect, Option } from "effect"
+import { sandboxUrl } from "./CodeServerSpec.ts"
+import { Config, type PrboxConfig } from "./Config.ts"
+import { ContainerRuntime } from "./ContainerRuntime.ts"
+import { StopWon, safeReason } from "./Errors.ts"
+import { Lifecycle } from "./Lifecycle.ts"
+import { type Ownership, userSpec } from "./Ownership.ts"
+import { makeRunHook } from "./SandboxHooks.ts"
+import { makeSetup } from "./Setup.ts"
+import { makeStartContainer } from "./StartContainer.ts"
+
+/**
+ * The workers that take a sandbox from admitted to `running`: a create
+ * (clone, image, container, health, ready hook, setup) or a restart (container,
+ * health, ready hook). They run in the lifecycle's scope, past the request.
+ */
+export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<string, string>>) =>
+  Effect.gen(function* () {
+    const runtime = yield* ContainerRuntime
+    const workspaces = yield* Workspaces
+    const lifecycle = yield* Lifecycle
+    const paths = statePaths((yield* Config).home)
+    const container = yield* makeStartContainer(ownership, extraLabels)
+    const setup = yield* makeSetup
+    const runHook = yield* makeRunHook
+    const { advance, getRow, progress } = lifecycle
+
+    /**
+     * Ends a worker: a stop ends it quietly, an interruption goes through, and
+     * any other failure or defect puts the row in `error` with a safe reason.
+     */
+    const supervise = <E>(row: Sandbox, work: Effect.Effect<void, E>): Effect.Effect<void> =>
+      Effect.catchCause(work, (cause) => {
+        if (Cause.hasInterrupts(cause)) return Effect.interrupt
+        const error = Cause.findErrorOption(cause)
+        if (Option.isSome(error) && error.value instanceof StopWon) return Effect.void
+        const reason = Option.isSome(error) ? safeReason(error.value) : safeReason(Cause.squash(cause))
+        return Effect.logError("sandbox worker failed", cause).pipe(
+          Effect.andThen(advance(row.id, "error", { error: reason })),
+          Effect.ignore
+        )
+      })
+
+    /** From a started container to `running`: health, the ready hook, setup (on create only). */
+    const becomeReady = Effect.fn("SandboxService.becomeReady")(function* (
+      id: SandboxId,
+      config: PrboxConfig,
+      withSetup: boolean
+    ) {
+      const workspacePath = (yield* getRow(id)).workspacePath
+      if (workspacePath !== null) yield* ownership.prepare(id, workspacePath)
+      const { row, containerId, hostPort } = yield* container.start(id, config)
+      yield* container.waitHealthy(row, hostPort, config)
+      yield* runHook(row, "onSandboxReady", config)
+      if (withSetup) {
+        const user = yield* ownership.workspaceUser(row.workspacePath ?? "/")
+        yield* setup(row, containerId, userSpec(user), config)
+      }
+      yield* advance(id, "running", { detail: `ready at ${sandboxUrl(hostPort)}` })
+    })
+
+    const createWorker = (row: Sandbox, ref: PullRequestRef, config: PrboxConfig) =>
+      supervise(
+        row,
+        Effect.gen(function* () {
+          const cloning = yield* advance(row.id, "cloning")
+          const onProgress = (line: string) => progress(cloning, line).pipe(Effect.ignore)
+          const fetched = yield* workspaces.fetchPullRequest(ref, { onProgress })
+          const workspacePath = paths.workspace(row.id)
+          yield* workspaces.createWorkspace({
+            mirrorPath: fetched.mirrorPath,
+            commit: fetched.commit,
+            destination: workspacePath,
+            originUrl: ref.remoteUrl,
+            branchName: `pr-${ref.pullRequest}`,
+            onProgress
+          })
+          const starting = yield* advance(row.id, "starting", {
+            workspacePath,
+            sourceCommit: fetched.commit,
+            sourceBranch: `pr-${ref.pullRequest}`
+          })
+          yield* runtime.ensureImage(config.image, (line) => progress(starting, line).pipe(Effect.ignore))
+          yield* becomeReady(row.id, config, true)
+        })
+      )
+
+    const restartWorker = (row: Sandbox, config: PrboxConfig) => supervise(row, becomeReady(row.id, config, false))
+
+    /** Moves a restartable row to `starting` and hands it to a worker (the caller holds admission). */
+    const admitRestart = Effect.fn("SandboxService.admitRestart")(function* (row: Sandbox, config: PrboxConfig) {
+      const refusal = restartRefusal(row)
+      if (refusal !== undefined) return yield* new SandboxConflict({ id: row.id, reason: refusal })
+      const starting = yield* lifecycle.serialized(
+        lifecycle.writeStatus(row.id, "starting", { error: null, stoppedAt: null })
+      )
+      yield* lifecycle.spawnWorker(row.id, restartWorker(starting, config))
+      return starting
+    })
+
+    /** Hands a freshly inserted row to its create worker (the caller holds admission). */
+    const spawnCreate = (row: Sandbox, ref: PullRequestRef, config: PrboxConfig) =>
+      lifecycle.spawnWorker(row.id, createWorker(row, ref, config))
+
+    return { admitRestart, spawnCreate, runHook }
+  })
+
+export type Workers = Effect.Success<ReturnType<typeof makeWorkers>>

@@ -1,0 +1,83 @@
+/**
+ * The engine on one `$PRBOX_HOME`, composed once: the daemon, the engine's
+ * tests and the benchmarks all build it here (tests and benches wrap parts).
+ */
+import { NodeDocker } from "@prbox/docker"
+import { Git, NodeGit, Workspaces } from "@prbox/git"
+import { SandboxRepo, layer as sqliteRepo } from "@prbox/store"
+import { type Context, Effect, Layer } from "effect"
+import { AccountIdentity } from "../AccountIdentity.ts"
+import { Config, type PrboxConfig } from "../Config.ts"
+import { ContainerRuntime } from "../ContainerRuntime.ts"
+import { Gc } from "../Gc.ts"
+import { Hooks } from "../Hooks.ts"
+import { Lifecycle } from "../Lifecycle.ts"
+import { Reconciler } from "../Reconciler.ts"
+import { SandboxService } from "../SandboxService.ts"
+import * as SandboxServiceLive from "../SandboxServiceLive.ts"
+import * as DockerRuntime from "./DockerRuntime.ts"
+import * as NodeAccountIdentity from "./NodeAccountIdentity.ts"
+import * as NodeHooks from "./NodeHooks.ts"
+import * as NodePlatform from "./NodePlatform.ts"
+
+type Wrap<S> = (real: S) => S
+
+/** Wrappers around the engine's parts (latches, fault injection, timing); each gets the real service. */
+export interface Wrappers {
+  readonly runtime?: Wrap<ContainerRuntime["Service"]>
+  readonly workspaces?: Wrap<Workspaces["Service"]>
+  readonly git?: Wrap<Git["Service"]>
+  readonly hooks?: Wrap<Hooks["Service"]>
+  readonly lifecycle?: Wrap<Lifecycle["Service"]>
+  readonly repo?: Wrap<SandboxRepo["Service"]>
+}
+
+export interface Options {
+  readonly home: string
+  /** Extra labels on every container (tests and benches label their runs). */
+  readonly labels?: Readonly<Record<string, string>>
+  /** Fixed settings instead of reading `<home>/config.json` afresh on each use. */
+  readonly config?: Partial<PrboxConfig>
+  /** Account discovery; by default the Node one (git credential helpers, the code hosts' APIs, STS). */
+  readonly identity?: Layer.Layer<AccountIdentity>
+  readonly wrap?: Wrappers
+}
+
+/** A layer of `tag` whose service is `wrap` applied to the one `real` provides. */
+const wrapped = <I, S, E, R>(
+  tag: Context.Service<I, S>,
+  real: Layer.Layer<I, E, R>,
+  wrap: Wrap<S> | undefined
+): Layer.Layer<I, E, R> =>
+  wrap === undefined ? real : Layer.effect(tag, Effect.map(tag, wrap)).pipe(Layer.provide(real))
+
+/**
+ * SandboxService, Lifecycle, Reconciler and Gc over SQLite in `home`, the
+ * Docker engine DOCKER_HOST names, git workspaces, the user's hooks and
+ * config. Closing the layer interrupts the workers, then closes the database.
+ */
+export const layer = (options: Options) => {
+  const wrap = options.wrap ?? {}
+  const git = wrapped(Git, NodeGit.layer, wrap.git)
+  const workspaces = wrapped(
+    Workspaces,
+    Workspaces.layer({ stateDir: options.home }).pipe(Layer.provide(git)),
+    wrap.workspaces
+  )
+  const parts = Layer.mergeAll(
+    options.identity ?? NodeAccountIdentity.layer(),
+    wrapped(SandboxRepo, sqliteRepo({ stateDir: options.home }), wrap.repo),
+    wrapped(ContainerRuntime, DockerRuntime.layer.pipe(Layer.provide(NodeDocker.layer())), wrap.runtime),
+    workspaces,
+    wrapped(Hooks, NodeHooks.layer, wrap.hooks),
+    options.config === undefined
+      ? Config.layer({ home: options.home })
+      : Config.layerStatic(options.home, options.config)
+  )
+  const sandboxes = Layer.effect(SandboxService, SandboxServiceLive.make({ labels: options.labels ?? {} })).pipe(
+    Layer.provideMerge(Reconciler.layer),
+    Layer.provideMerge(wrapped(Lifecycle, Lifecycle.layer, wrap.lifecycle)),
+    Layer.provideMerge(parts)
+  )
+  return Gc.layer.pipe(Layer.provideMerge(sandboxes), Layer.provide(NodePlatform.layer))
+}

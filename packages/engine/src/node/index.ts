@@ -1,0 +1,5 @@
+export * as DockerRuntime from "./DockerRuntime.ts"
+export * as NodeAccountIdentity from "./NodeAccountIdentity.ts"
+export * as NodeEngine from "./NodeEngine.ts"
+export * as NodeHooks from "./NodeHooks.ts"
+export * as NodePlatform from "./NodePlatform.ts"
