@@ -1,19 +1,8 @@
-import { NodeFileSystem } from "@effect/platform-node"
-import { NodeDocker } from "@prbox/docker"
-import {
-  AccountIdentity,
-  Config,
-  ContainerRuntime,
-  DockerRuntime,
-  Hooks,
-  Lifecycle,
-  Reconciler,
-  SandboxService,
-  SandboxServiceLive
-} from "@prbox/engine"
-import { Git, NodeGit, Workspaces } from "@prbox/git"
-import { SandboxRepo, layer as sqliteRepo } from "@prbox/store"
-import { Effect, Layer, ManagedRuntime } from "effect"
+import { AccountIdentity, ContainerRuntime, Reconciler, SandboxService } from "@prbox/engine"
+import { NodeEngine } from "@prbox/engine/node"
+import { Git, Workspaces } from "@prbox/git"
+import { SandboxRepo } from "@prbox/store"
+import { Effect, ManagedRuntime } from "effect"
 
 /** Every container a benchmark creates carries this label (and the engine's `dev.prbox.home`). */
 export const BENCH_LABEL = "dev.prbox.bench"
@@ -71,39 +60,24 @@ export interface EngineOptions {
 }
 
 /**
- * The real stack, wired as packages/engine/test/harness.ts wires it (SQLite
- * in `home`, the Docker engine, git, static config, no account discovery),
- * with the runtime, git, workspaces and store calls timed into `recorder`.
+ * The real stack as the daemon builds it (NodeEngine: SQLite in `home`, the
+ * Docker engine, git; static config, no account discovery), with the
+ * runtime, git, workspaces and store calls timed into `recorder`.
  */
 export const engineLayer = (options: EngineOptions) => {
   const { home, recorder } = options
-  const git = Layer.effect(
-    Git,
-    Effect.map(Git, (real) =>
-      Git.of({ run: (args, runOptions) => timed(recorder, gitOp(args), real.run(args, runOptions)) })
-    )
-  ).pipe(Layer.provide(NodeGit.layer))
-  const workspaces = Layer.effect(
-    Workspaces,
-    Effect.map(Workspaces, (real) => Workspaces.of(instrument(recorder, "workspaces", real)))
-  ).pipe(Layer.provide(Workspaces.layer({ stateDir: home })), Layer.provide(Layer.mergeAll(git, NodeFileSystem.layer)))
-  const runtime = Layer.effect(
-    ContainerRuntime,
-    Effect.map(ContainerRuntime, (real) => ContainerRuntime.of(instrument(recorder, "runtime", real)))
-  ).pipe(Layer.provide(DockerRuntime.layer), Layer.provide(NodeDocker.layer()))
-  const repo = Layer.effect(
-    SandboxRepo,
-    Effect.map(SandboxRepo, (real) => SandboxRepo.of(instrument(recorder, "store", real)))
-  ).pipe(Layer.provide(sqliteRepo({ stateDir: home })))
-  const config = Config.layerStatic(home, {
-    image: options.image,
-    healthTimeoutSeconds: options.healthTimeoutSeconds ?? 120
+  return NodeEngine.layer({
+    home,
+    labels: { [BENCH_LABEL]: "1" },
+    config: { image: options.image, healthTimeoutSeconds: options.healthTimeoutSeconds ?? 120 },
+    identity: AccountIdentity.unavailable,
+    wrap: {
+      git: (real) => Git.of({ run: (args, runOptions) => timed(recorder, gitOp(args), real.run(args, runOptions)) }),
+      workspaces: (real) => Workspaces.of(instrument(recorder, "workspaces", real)),
+      runtime: (real) => ContainerRuntime.of(instrument(recorder, "runtime", real)),
+      repo: (real) => SandboxRepo.of(instrument(recorder, "store", real))
+    }
   })
-  return Layer.effect(SandboxService, SandboxServiceLive.make({ labels: { [BENCH_LABEL]: "1" } })).pipe(
-    Layer.provideMerge(Reconciler.layer),
-    Layer.provideMerge(Lifecycle.layer),
-    Layer.provideMerge(Layer.mergeAll(AccountIdentity.unavailable, repo, runtime, workspaces, Hooks.layer, config))
-  )
 }
 
 export interface Engine {

@@ -1,10 +1,6 @@
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { NodeDocker } from "@prbox/docker"
-import { Config, DockerRuntime, Gc, Hooks, NodeAccountIdentity, SandboxServiceLive } from "@prbox/engine"
-import { NodeGit, Workspaces } from "@prbox/git"
+import { NodeEngine } from "@prbox/engine/node"
 import { Paths } from "@prbox/protocol"
-import { layer as sqliteRepo } from "@prbox/store"
 import { Clock, Context, Effect, Layer } from "effect"
 import { HttpRouter } from "effect/http"
 import { startupFailure } from "./Files.ts"
@@ -20,27 +16,6 @@ export interface DaemonOptions {
   readonly home: string
   readonly limits: Limits
 }
-
-/**
- * The engine on this PRBOX_HOME: SQLite (opening it secures the files and
- * migrates), Docker, git workspaces, hooks and the config file. Closing the
- * layer interrupts the workers, then closes the database.
- */
-export const engineLayer = (home: string) =>
-  Gc.layer.pipe(
-    Layer.provideMerge(SandboxServiceLive.layer()),
-    Layer.provideMerge(
-      Layer.mergeAll(
-        // The account behind a profile or token (CodeCommit, GitHub, GitLab); "unavailable" is an answer.
-        NodeAccountIdentity.layer(),
-        sqliteRepo({ stateDir: home }),
-        DockerRuntime.layer.pipe(Layer.provide(NodeDocker.layer())),
-        Workspaces.layer({ stateDir: home }).pipe(Layer.provide(Layer.mergeAll(NodeGit.layer, NodeFileSystem.layer))),
-        Hooks.layer,
-        Config.layer({ home })
-      )
-    )
-  )
 
 /**
  * prboxd: one per PRBOX_HOME. Takes the lock, replaces a stale socket, opens
@@ -60,7 +35,7 @@ export const run = (options: DaemonOptions) =>
       )
       yield* Effect.tryPromise({ try: () => clearStaleSocket(socketPath), catch: startupFailure })
 
-      const engine = yield* Layer.build(engineLayer(home)).pipe(Effect.mapError(startupFailure))
+      const engine = yield* Layer.build(NodeEngine.layer({ home })).pipe(Effect.mapError(startupFailure))
       const services = Context.merge(
         engine,
         yield* Layer.build(MaintenanceLayer.layer).pipe(Effect.provideContext(engine), Effect.mapError(startupFailure))

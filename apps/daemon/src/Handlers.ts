@@ -74,7 +74,7 @@ const SandboxesLive = HttpApiBuilder.group(PrboxApi, "sandboxes", (handlers) =>
               message: `sandbox ${row.id} is ${row.status}; stop it first or pass --force`
             })
           }
-          yield* api(sandboxes.cleanup(params.id))
+          yield* api(sandboxes.delete(params.id))
         })
       )
       .handle("logs", ({ params, query }) =>
