@@ -2,6 +2,7 @@ import { homedir } from "node:os"
 import { isAbsolute, relative, resolve } from "node:path"
 import { statePaths } from "@prbox/domain"
 import { Context, Effect, FileSystem, Layer, Schema, SchemaIssue } from "effect"
+import type { PlatformError } from "effect/PlatformError"
 import { hostErrorCode, InvalidConfig } from "./Errors.ts"
 
 export const DEFAULT_IMAGE = "codercom/code-server:latest"
@@ -63,11 +64,9 @@ const checkMounts = (fs: FileSystem.FileSystem, path: string, home: string, moun
       const real = yield* fs
         .realPath(lexical)
         .pipe(Effect.mapError(() => new InvalidConfig({ path, detail: `${where}: ${mount.source} does not exist` })))
-      const realHome = yield* fs.realPath(home).pipe(
-        Effect.mapError(
-          (error) => new InvalidConfig({ path, detail: `${where}: your home directory cannot be resolved (${hostErrorCode(error)})` })
-        )
-      )
+      const unresolved = (error: PlatformError) =>
+        new InvalidConfig({ path, detail: `${where}: your home cannot be resolved (${hostErrorCode(error)})` })
+      const realHome = yield* Effect.mapError(fs.realPath(home), unresolved)
       if (!isInside(home, lexical) || !isInside(realHome, real)) {
         return yield* new InvalidConfig({ path, detail: `${where}: ${mount.source} is outside your home directory` })
       }
@@ -90,28 +89,30 @@ export class Config extends Context.Service<Config, ConfigShape>()("prbox/engine
         const fs = yield* FileSystem.FileSystem
         const path = statePaths(options.home).config
         return Config.of({
-        home: options.home,
-        load: Effect.gen(function* () {
-          const text = yield* fs.readFileString(path).pipe(
-            Effect.catch((error) =>
-              error.reason._tag === "NotFound"
-                ? Effect.succeed("{}")
-                : Effect.fail(new InvalidConfig({ path, detail: "cannot be read" }))
+          home: options.home,
+          load: Effect.gen(function* () {
+            const text = yield* fs
+              .readFileString(path)
+              .pipe(
+                Effect.catch((error) =>
+                  error.reason._tag === "NotFound"
+                    ? Effect.succeed("{}")
+                    : Effect.fail(new InvalidConfig({ path, detail: "cannot be read" }))
+                )
+              )
+            const json = yield* Effect.try({
+              try: () => JSON.parse(text) as unknown,
+              catch: () => new InvalidConfig({ path, detail: "is not valid JSON" })
+            })
+            const config = yield* Schema.decodeUnknownEffect(PrboxConfig)(json).pipe(
+              Effect.mapError(
+                (error) => new InvalidConfig({ path, detail: SchemaIssue.makeFormatterDefault()(error.issue) })
+              )
             )
-          )
-          const json = yield* Effect.try({
-            try: () => JSON.parse(text) as unknown,
-            catch: () => new InvalidConfig({ path, detail: "is not valid JSON" })
+            const mounts = yield* checkMounts(fs, path, options.userHome ?? homedir(), config.mounts)
+            return { ...config, mounts }
           })
-          const config = yield* Schema.decodeUnknownEffect(PrboxConfig)(json).pipe(
-            Effect.mapError(
-              (error) => new InvalidConfig({ path, detail: SchemaIssue.makeFormatterDefault()(error.issue) })
-            )
-          )
-          const mounts = yield* checkMounts(fs, path, options.userHome ?? homedir(), config.mounts)
-          return { ...config, mounts }
         })
-      })
       })
     )
 

@@ -1,7 +1,7 @@
 import { type Sandbox, type SandboxId, SandboxNotFound, type SandboxStatus } from "@prbox/domain"
 import { SandboxRepo, type StatusUpdate } from "@prbox/store"
 import { Clock, Context, Deferred, Effect, Fiber, Layer, Option, PubSub, Ref, Semaphore, Stream } from "effect"
-import { mapStoreErrors, type StoreFailure, type StoreFailures, StopWon } from "./Errors.ts"
+import { mapStoreErrors, StopWon, type StoreFailure, type StoreFailures } from "./Errors.ts"
 import type { SandboxEvent } from "./SandboxService.ts"
 
 type Write<A> = Effect.Effect<A, StoreFailures | SandboxNotFound>

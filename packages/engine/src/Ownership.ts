@@ -69,10 +69,9 @@ export const makeOwnership = Effect.gen(function* () {
     const user = yield* workspaceUser(workspacePath)
     if (owner.uid !== user.uid) yield* chownTree(workspacePath, user)
     const home = paths.sandboxHome(id)
-    yield* fs.makeDirectory(home, { recursive: true, mode: 0o700 }).pipe(
-      Effect.andThen(fs.chown(home, user.uid, user.gid)),
-      Effect.mapError(failed("create the sandbox home"))
-    )
+    yield* fs
+      .makeDirectory(home, { recursive: true, mode: 0o700 })
+      .pipe(Effect.andThen(fs.chown(home, user.uid, user.gid)), Effect.mapError(failed("create the sandbox home")))
   })
 
   return { workspaceUser, prepare, homeOf: paths.sandboxHome }

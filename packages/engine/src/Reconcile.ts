@@ -3,8 +3,8 @@ import type { SandboxRepo } from "@prbox/store"
 import { Effect } from "effect"
 import type { AccountIdentityShape } from "./AccountIdentity.ts"
 import type { ContainerRuntimeShape, LabelledContainer } from "./ContainerRuntime.ts"
-import { LABELS } from "./Labels.ts"
 import { DiscoveryFailed, safeReason } from "./Errors.ts"
+import { LABELS } from "./Labels.ts"
 import type { LifecycleShape } from "./Lifecycle.ts"
 
 export interface ReconcileChange {
@@ -80,13 +80,9 @@ export const containersOf = (
 
 /** Stops the containers; resolves only when Docker confirmed each stopped or absent. */
 export const stopContainers = (ctx: PassContext, id: SandboxId, containerIds: ReadonlyArray<string>) =>
-  Effect.forEach(
-    containerIds,
-    (containerId) => ctx.state.withContainer(id, ctx.runtime.stop(containerId)),
-    {
-      discard: true
-    }
-  )
+  Effect.forEach(containerIds, (containerId) => ctx.state.withContainer(id, ctx.runtime.stop(containerId)), {
+    discard: true
+  })
 
 /**
  * Runs one row's step; a failure is reported for that row and the row is

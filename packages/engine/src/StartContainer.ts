@@ -63,7 +63,9 @@ export const makeStartContainer = (ownership: Ownership, extraLabels: Readonly<R
         const probe = yield* Effect.result(runtime.health(hostPort))
         if (probe._tag === "Success") return
         if ((yield* Clock.currentTimeMillis) >= deadline) {
-          return yield* new SetupFailed({ reason: `code-server did not answer within ${config.healthTimeoutSeconds} s` })
+          return yield* new SetupFailed({
+            reason: `code-server did not answer within ${config.healthTimeoutSeconds} s`
+          })
         }
         yield* Effect.sleep(pause)
         pause = Math.min(pause * 1.5, 500)

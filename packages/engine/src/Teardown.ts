@@ -59,7 +59,9 @@ export const makeTeardown = (workers: Workers) =>
     const remove = (path: string, what: string) =>
       fs
         .remove(path, { recursive: true, force: true })
-        .pipe(Effect.mapError((error) => new HostFailure({ operation: `remove ${what}`, detail: hostErrorCode(error) })))
+        .pipe(
+          Effect.mapError((error) => new HostFailure({ operation: `remove ${what}`, detail: hostErrorCode(error) }))
+        )
 
     const delete_ = Effect.fn("SandboxService.delete")(function* (id: SandboxId) {
       const row = yield* getRow(id)

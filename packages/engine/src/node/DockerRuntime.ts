@@ -145,7 +145,10 @@ export const layer = Layer.effect(
           Effect.map(
             (body): Health => ({
               lastHeartbeat:
-                typeof body === "object" && body !== null && "lastHeartbeat" in body && typeof body.lastHeartbeat === "number"
+                typeof body === "object" &&
+                body !== null &&
+                "lastHeartbeat" in body &&
+                typeof body.lastHeartbeat === "number"
                   ? body.lastHeartbeat
                   : undefined
             })

@@ -44,7 +44,10 @@ const hostToken = (spawner: ChildProcessSpawner.ChildProcessSpawner["Service"], 
   )
 
 const codeHostAccount = (
-  services: { readonly spawner: ChildProcessSpawner.ChildProcessSpawner["Service"]; readonly http: HttpClient.HttpClient },
+  services: {
+    readonly spawner: ChildProcessSpawner.ChildProcessSpawner["Service"]
+    readonly http: HttpClient.HttpClient
+  },
   query: AccountQuery,
   options: Options,
   timeoutMs: number
@@ -57,7 +60,9 @@ const codeHostAccount = (
     const url =
       options.apiBase === undefined ? request.url : request.url.replace(/^https:\/\/[^/]+/, options.apiBase(query.host))
     const body = yield* services.http.get(url, { headers: request.headers }).pipe(
-      Effect.flatMap((response) => (response.status >= 200 && response.status < 300 ? response.json : Effect.succeed(undefined))),
+      Effect.flatMap((response) =>
+        response.status >= 200 && response.status < 300 ? response.json : Effect.succeed(undefined)
+      ),
       Effect.timeoutOrElse({ duration: timeoutMs, orElse: () => Effect.succeed(undefined) }),
       Effect.orElseSucceed(() => undefined)
     )
