@@ -36,11 +36,13 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
         if (Cause.hasInterrupts(cause)) return Effect.interrupt
         const error = Cause.findErrorOption(cause)
         if (Option.isSome(error) && error.value instanceof StopWon) return Effect.void
-        const reason = Option.isSome(error) ? safeReason(error.value) : safeReason(Cause.squash(cause))
-        return Effect.logError("sandbox worker failed", cause).pipe(
-          Effect.andThen(advance(row.id, "error", { error: reason })),
-          Effect.ignore
-        )
+        // A defect is a bug: its cause goes to the log, the row gets a safe reason.
+        const record = Option.isSome(error)
+          ? advance(row.id, "error", { error: safeReason(error.value) })
+          : Effect.logError("sandbox worker died", cause).pipe(
+              Effect.andThen(advance(row.id, "error", { error: safeReason(Cause.squash(cause)) }))
+            )
+        return Effect.ignore(record)
       })
 
     /** From a started container to `running`: health, the ready hook, setup (on create only). */

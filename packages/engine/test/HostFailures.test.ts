@@ -88,3 +88,16 @@ describe("host I/O that fails puts the row in error with a reason (never stuck i
     )
   )
 })
+
+describe("a defect inside a worker", () => {
+  it.live("is recorded on its row (error, safe reason) and ends the worker", () =>
+    withEngine(
+      { runtime: (real) => ({ ...real, ensureImage: () => Effect.die(new Error("injected defect: /secret/path")) }) },
+      ({ remote }) =>
+        Effect.gen(function* () {
+          const row = yield* openSettled(remote.path, 1).pipe(bounded("the create worker did not end"))
+          assertFailedWith(row, /^unexpected failure$/)
+        })
+    )
+  )
+})
