@@ -146,4 +146,71 @@ describe("legacy pass", () => {
         })
     )
   })
+
+  it.live("a retirement the drift pass finished is not redone: the legacy pass sees drift's write", () => {
+    let container = ""
+    return withEngine(
+      {
+        seed: (home) => {
+          container = runLabelled(home, ids.hostless)
+          writeV1Database(home, [
+            {
+              id: ids.hostless,
+              repository: "/r",
+              pullRequest: 2,
+              password: "pw",
+              status: "running",
+              containerId: container
+            }
+          ])
+        }
+      },
+      () =>
+        Effect.gen(function* () {
+          yield* (yield* SandboxRepo).updateStatus(ids.hostless, { to: "stopping", legacyRetiredAt: 5 })
+          const report = yield* reconcile
+          const pass = (name: string) => report.passes.find((p) => p.pass === name)
+          assert.deepStrictEqual(
+            pass("drift")?.changes.map((c) => [c.sandboxId, c.action]),
+            [[ids.hostless, "finished an interrupted stop"]]
+          )
+          assert.deepStrictEqual(pass("legacy"), { pass: "legacy", changes: [], failures: [] })
+          assert.strictEqual((yield* rowOf(ids.hostless)).status, "stopped")
+        })
+    )
+  })
+
+  it.live("a container the drift pass stopped is not stopped again: the legacy pass sees it stopped", () => {
+    let unrecorded = ""
+    return withEngine(
+      {
+        seed: (home) => {
+          unrecorded = runLabelled(home, ids.unauthenticated)
+          writeV1Database(home, [
+            {
+              id: ids.unauthenticated,
+              repository: "/r",
+              pullRequest: 1,
+              password: null,
+              status: "stopped",
+              containerId: null
+            }
+          ])
+        }
+      },
+      () =>
+        Effect.gen(function* () {
+          // Already marked by an earlier pass; the container it does not record still runs.
+          yield* (yield* SandboxRepo).updateStatus(ids.unauthenticated, { to: "error", error: LEGACY_UNAUTHENTICATED })
+          const report = yield* reconcile
+          const pass = (name: string) => report.passes.find((p) => p.pass === name)
+          assert.deepStrictEqual(
+            pass("drift")?.changes.map((c) => [c.containerId, c.action]),
+            [[unrecorded, "stopped a container the row does not record"]]
+          )
+          assert.deepStrictEqual(pass("legacy"), { pass: "legacy", changes: [], failures: [] })
+          assert.isFalse(isRunningNow(unrecorded))
+        })
+    )
+  })
 })
