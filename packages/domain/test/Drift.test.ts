@@ -5,18 +5,10 @@ import {
   decideUnowned,
   orphanedError,
   type RecordedContainer,
-  type SandboxStatus
+  SandboxStatus
 } from "@prbox/domain"
 
-const statuses: ReadonlyArray<SandboxStatus> = [
-  "creating",
-  "cloning",
-  "starting",
-  "running",
-  "stopping",
-  "stopped",
-  "error"
-]
+const statuses = SandboxStatus.literals
 const containers: ReadonlyArray<RecordedContainer> = ["none", "running", "exited", "unlisted", "gone"]
 
 const leave = DriftAction.Leave()

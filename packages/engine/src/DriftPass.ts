@@ -123,7 +123,7 @@ export const driftPass: ReconcilePass = (ctx, { rows, containers }) =>
         return changes
       })
 
-    const unowned = (container: LabelledContainer) => {
+    const reconcileUnowned = (container: LabelledContainer) => {
       const sandboxId = container.labels[LABELS.sandbox] ?? null
       const report = (action: string): ReconcileChange => ({ sandboxId, containerId: container.containerId, action })
       return decideUnowned(container.running) === "StopUnowned"
@@ -135,9 +135,9 @@ export const driftPass: ReconcilePass = (ctx, { rows, containers }) =>
     }
 
     const rowResults = yield* Effect.forEach(rows, (row) => perRow(row.id, reconcileRow(row)))
-    const strays = containers.filter((c) => !known.has(c.labels[LABELS.sandbox] ?? ""))
-    const strayResults = yield* Effect.forEach(strays, (stray) =>
-      perRow((stray.labels[LABELS.sandbox] ?? "") as SandboxId, unowned(stray))
+    const unowned = containers.filter((c) => !known.has(c.labels[LABELS.sandbox] ?? ""))
+    const unownedResults = yield* Effect.forEach(unowned, (container) =>
+      perRow((container.labels[LABELS.sandbox] ?? "") as SandboxId, reconcileUnowned(container))
     )
-    return collect("drift", [...rowResults, ...strayResults])
+    return collect("drift", [...rowResults, ...unownedResults])
   })
