@@ -1,4 +1,5 @@
 export * from "./Account.ts"
+export * from "./Drift.ts"
 export * from "./Errors.ts"
 export * from "./Gc.ts"
 export * from "./Ids.ts"

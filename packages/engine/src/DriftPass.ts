@@ -1,120 +1,143 @@
-import { isCreateStep, type Sandbox, type SandboxId } from "@prbox/domain"
+import {
+  type DriftAction,
+  type DriftFacts,
+  decideDrift,
+  decideUnowned,
+  orphanedError,
+  type RecordedContainer,
+  type Sandbox,
+  type SandboxId
+} from "@prbox/domain"
 import { Clock, Effect } from "effect"
+import type { ContainerState, LabelledContainer } from "./ContainerRuntime.ts"
 import { LABELS } from "./Labels.ts"
 import {
   collect,
-  containersOf,
-  discover,
   type PassContext,
   perRow,
   type ReconcileChange,
-  stopContainers
-} from "./Reconcile.ts"
+  type ReconcilePass,
+  stopContainers,
+  stopUnowned,
+  writeStatus
+} from "./ReconcilePass.ts"
+import { containersOf } from "./ReconcileSnapshot.ts"
+
+const fromListing = (row: Sandbox, listed: ReadonlyMap<string, LabelledContainer>): RecordedContainer => {
+  if (row.containerId === null) return "none"
+  const container = listed.get(row.containerId)
+  if (container === undefined) return "unlisted"
+  return container.running ? "running" : "exited"
+}
+
+const fromInspect = (state: ContainerState): RecordedContainer =>
+  state._tag === "Absent" ? "gone" : state._tag === "Running" ? "running" : "exited"
 
 /**
- * Pass 1: make rows and containers agree. A row no live worker owns is
- * judged against what Docker lists:
- * - a create step (no worker owns it) → `error`, its containers stopped and
- *   recorded: `orphaned (no container)` when there are none;
- * - its container is gone → `stopped`, the container forgotten;
- * - it claims to run but its container exited → `stopped`;
- * - it is `stopping` (a stop was cut short) → container stopped, `stopped`;
- * - it is ended but its container runs → the container is stopped.
- * Labelled containers without a row are stopped and reported; only prune removes them.
+ * Carries out what the drift table (packages/domain/src/Drift.ts) decided
+ * for one row; an `Inspect` asks Docker and decides again.
  */
-export const driftPass = (ctx: PassContext) =>
+const carryOut = (
+  ctx: PassContext,
+  row: Sandbox,
+  facts: DriftFacts,
+  action: DriftAction,
+  containers: ReadonlyArray<LabelledContainer>
+): Effect.Effect<ReadonlyArray<ReconcileChange>, unknown> =>
   Effect.gen(function* () {
-    const { rows, containers } = yield* discover(ctx)
-    const known = new Set<string>(rows.map((row) => row.id))
-    const byId = new Map(containers.map((c) => [c.containerId, c]))
-
-    const reconcileRow = (row: Sandbox) =>
-      Effect.gen(function* () {
-        if (yield* ctx.state.hasWorker(row.id)) return []
-        const now = yield* Clock.currentTimeMillis
-        const change = (action: string, containerId: string | null = row.containerId): ReconcileChange => ({
-          sandboxId: row.id,
-          containerId,
-          action
-        })
-        const unrecorded = containersOf({ id: row.id, containerId: null }, containers).filter(
-          (id) => id !== row.containerId
-        )
-        if (isCreateStep(row.status)) {
-          // A create no worker owns will never finish: its containers are
-          // stopped (and recorded), and the row says so; an open restarts it.
-          const all = containersOf(row, containers)
-          yield* stopContainers(ctx, row.id, all)
-          const containerId = row.containerId ?? all[0] ?? null
-          yield* ctx.state.writeStatus(row.id, "error", {
-            error: containerId === null ? "orphaned (no container)" : "interrupted before it was ready",
-            stoppedAt: now,
-            containerId
-          })
-          return [change("orphaned: no worker owns this create", containerId)]
-        }
-        const changes: Array<ReconcileChange> = []
-        if (unrecorded.length > 0) {
-          yield* stopContainers(ctx, row.id, unrecorded)
-          changes.push(...unrecorded.map((id) => change("stopped a container the row does not record", id)))
-        }
-        if (row.containerId === null) {
-          if (row.status === "stopping") {
-            yield* ctx.state.writeStatus(row.id, "stopped", { stoppedAt: now })
-            changes.push(change("finished an interrupted stop"))
-          }
-          return changes
-        }
-        // Absent from the listing is not proof of absence (a container may lack
-        // our labels, e.g. one from schema v1): only an inspect decides "gone".
-        const listed = byId.get(row.containerId)
-        const state = listed === undefined ? yield* ctx.runtime.state(row.containerId) : undefined
-        const container =
-          listed ?? (state === undefined || state._tag === "Absent" ? undefined : { running: state._tag === "Running" })
-        if (container === undefined) {
-          if (row.status === "error") {
-            yield* ctx.state.writeStatus(row.id, "error", { containerId: null, hostPort: null })
-          } else {
-            yield* ctx.state.writeStatus(row.id, "stopped", {
+    const now = yield* Clock.currentTimeMillis
+    const change = (text: string, containerId: string | null = row.containerId): ReconcileChange => ({
+      sandboxId: row.id,
+      containerId,
+      action: text
+    })
+    const recorded = row.containerId === null ? [] : [row.containerId]
+    switch (action._tag) {
+      case "Leave":
+        return []
+      case "Inspect": {
+        // The table asks for an inspect only of a container the row records.
+        const container = fromInspect(yield* ctx.runtime.state(row.containerId as string))
+        return yield* carryOut(ctx, row, facts, decideDrift({ ...facts, container }).action, containers)
+      }
+      case "MarkOrphaned": {
+        const all = containersOf(row, containers)
+        yield* stopContainers(ctx, row.id, all)
+        const containerId = row.containerId ?? all[0] ?? null
+        yield* writeStatus(ctx, row.id, "error", { error: orphanedError(containerId), stoppedAt: now, containerId })
+        return [change("orphaned: no worker owns this create", containerId)]
+      }
+      case "FinishStop":
+        yield* stopContainers(ctx, row.id, recorded)
+        yield* writeStatus(ctx, row.id, "stopped", { stoppedAt: now })
+        return [change("finished an interrupted stop")]
+      case "RecordGone":
+        yield* action.to === "error"
+          ? writeStatus(ctx, row.id, "error", { containerId: null, hostPort: null })
+          : writeStatus(ctx, row.id, "stopped", {
               containerId: null,
               hostPort: null,
               stoppedAt: row.stoppedAt ?? now,
               detail: "its container is gone"
             })
+        return [change("forgot a container Docker no longer has")]
+      case "RecordExited":
+        yield* writeStatus(ctx, row.id, "stopped", { stoppedAt: now, detail: "its container exited" })
+        return [change("recorded that the container exited")]
+      case "StopEnded":
+        yield* stopContainers(ctx, row.id, recorded)
+        return [change("stopped a container of an ended sandbox")]
+    }
+  })
+
+/**
+ * Pass 1: make rows and containers agree. Each row's facts (its status, a
+ * live worker, what Docker says of its container) go through the drift
+ * table; this pass only gathers them and carries the decision out. Labelled
+ * containers without a row are stopped and reported; only prune removes them.
+ */
+export const driftPass: ReconcilePass = (ctx, { rows, containers }) =>
+  Effect.gen(function* () {
+    const known = new Set<string>(rows.map((row) => row.id))
+    const listed = new Map(containers.map((c) => [c.containerId, c]))
+
+    const reconcileRow = (row: Sandbox) =>
+      Effect.gen(function* () {
+        const facts: DriftFacts = {
+          status: row.status,
+          workerPresent: yield* ctx.state.hasWorker(row.id),
+          container: fromListing(row, listed)
+        }
+        const { action, stopUnrecorded } = decideDrift(facts)
+        const changes: Array<ReconcileChange> = []
+        if (stopUnrecorded) {
+          const unrecorded = containersOf({ id: row.id, containerId: null }, containers).filter(
+            (id) => id !== row.containerId
+          )
+          yield* stopContainers(ctx, row.id, unrecorded)
+          for (const containerId of unrecorded) {
+            changes.push({ sandboxId: row.id, containerId, action: "stopped a container the row does not record" })
           }
-          changes.push(change("forgot a container Docker no longer has"))
-          return changes
         }
-        if (row.status === "stopping") {
-          yield* stopContainers(ctx, row.id, [row.containerId])
-          yield* ctx.state.writeStatus(row.id, "stopped", { stoppedAt: now })
-          changes.push(change("finished an interrupted stop"))
-        } else if ((row.status === "running" || row.status === "starting") && !container.running) {
-          yield* ctx.state.writeStatus(row.id, "stopped", { stoppedAt: now, detail: "its container exited" })
-          changes.push(change("recorded that the container exited"))
-        } else if ((row.status === "stopped" || row.status === "error") && container.running) {
-          yield* stopContainers(ctx, row.id, [row.containerId])
-          changes.push(change("stopped a container of an ended sandbox"))
-        }
+        changes.push(...(yield* carryOut(ctx, row, facts, action, containers)))
         return changes
       })
 
+    const reconcileUnowned = (container: LabelledContainer) => {
+      const sandboxId = container.labels[LABELS.sandbox] ?? null
+      const report = (action: string): ReconcileChange => ({ sandboxId, containerId: container.containerId, action })
+      return decideUnowned(container.running) === "StopUnowned"
+        ? Effect.as(
+            stopUnowned(ctx, container.containerId),
+            report("stopped a container with no row (prune removes it)")
+          )
+        : Effect.succeed(report("container with no row (prune removes it)"))
+    }
+
     const rowResults = yield* Effect.forEach(rows, (row) => perRow(row.id, reconcileRow(row)))
-    const strays = containers.filter((c) => !known.has(c.labels[LABELS.sandbox] ?? ""))
-    const strayResults = yield* Effect.forEach(strays, (stray) =>
-      perRow(
-        (stray.labels[LABELS.sandbox] ?? "") as SandboxId,
-        Effect.map(
-          stray.running ? ctx.runtime.stop(stray.containerId) : Effect.void,
-          (): ReconcileChange => ({
-            sandboxId: stray.labels[LABELS.sandbox] ?? null,
-            containerId: stray.containerId,
-            action: stray.running
-              ? "stopped a container with no row (prune removes it)"
-              : "container with no row (prune removes it)"
-          })
-        )
-      )
+    const unowned = containers.filter((c) => !known.has(c.labels[LABELS.sandbox] ?? ""))
+    const unownedResults = yield* Effect.forEach(unowned, (container) =>
+      perRow((container.labels[LABELS.sandbox] ?? "") as SandboxId, reconcileUnowned(container))
     )
-    return collect("drift", [...rowResults, ...strayResults])
+    return collect("drift", [...rowResults, ...unownedResults])
   })

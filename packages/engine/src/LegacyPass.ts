@@ -3,13 +3,14 @@ import { Clock, Effect } from "effect"
 import type { LabelledContainer } from "./ContainerRuntime.ts"
 import {
   collect,
-  containersOf,
-  discover,
   type PassContext,
   perRow,
   type ReconcileChange,
-  stopContainers
-} from "./Reconcile.ts"
+  type ReconcilePass,
+  stopContainers,
+  writeStatus
+} from "./ReconcilePass.ts"
+import { containersOf } from "./ReconcileSnapshot.ts"
 
 export const LEGACY_UNAUTHENTICATED = "legacy unauthenticated sandbox stopped; delete and recreate it"
 
@@ -22,10 +23,10 @@ export const retire = (ctx: PassContext, row: Sandbox, containers: ReadonlyArray
   Effect.gen(function* () {
     const now = yield* Clock.currentTimeMillis
     if (row.legacyRetiredAt === null || row.status !== "stopping") {
-      yield* ctx.state.writeStatus(row.id, "stopping", { legacyRetiredAt: row.legacyRetiredAt ?? now })
+      yield* writeStatus(ctx, row.id, "stopping", { legacyRetiredAt: row.legacyRetiredAt ?? now })
     }
     yield* stopContainers(ctx, row.id, containersOf(row, containers))
-    yield* ctx.state.writeStatus(row.id, "stopped", { stoppedAt: now })
+    yield* writeStatus(ctx, row.id, "stopped", { stoppedAt: now })
   })
 
 /**
@@ -34,9 +35,8 @@ export const retire = (ctx: PassContext, row: Sandbox, containers: ReadonlyArray
  * retired (a later open creates its replacement); an interrupted retirement
  * is finished. A row whose worker is active waits for the next pass.
  */
-export const legacyPass = (ctx: PassContext) =>
+export const legacyPass: ReconcilePass = (ctx, { rows, containers }) =>
   Effect.gen(function* () {
-    const { rows, containers } = yield* discover(ctx)
     const step = (row: Sandbox) =>
       Effect.gen(function* () {
         const state = retirementState(row)
@@ -52,7 +52,7 @@ export const legacyPass = (ctx: PassContext) =>
           const anyRunning = containers.some((c) => c.running && ids.includes(c.containerId))
           if (row.status === "error" && row.error === LEGACY_UNAUTHENTICATED && !anyRunning) return []
           yield* stopContainers(ctx, row.id, ids)
-          yield* ctx.state.writeStatus(row.id, "error", { error: LEGACY_UNAUTHENTICATED })
+          yield* writeStatus(ctx, row.id, "error", { error: LEGACY_UNAUTHENTICATED })
           return [change("stopped an unauthenticated legacy sandbox")]
         }
         yield* retire(ctx, row, containers)

@@ -1,15 +1,16 @@
 import type { Sandbox } from "@prbox/domain"
 import { SandboxRepo } from "@prbox/store"
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option, Ref } from "effect"
 import { AccountIdentity } from "./AccountIdentity.ts"
 import { accountPass } from "./AccountPass.ts"
 import { Config } from "./Config.ts"
 import { ContainerRuntime } from "./ContainerRuntime.ts"
 import { driftPass } from "./DriftPass.ts"
-import type { DiscoveryFailed } from "./Errors.ts"
 import { legacyPass, retire } from "./LegacyPass.ts"
+import type { DiscoveryFailed } from "./Errors.ts"
 import { Lifecycle } from "./Lifecycle.ts"
-import { discover, type PassContext, type PassReport, type ReconcileScope } from "./Reconcile.ts"
+import type { PassContext, PassReport, ReconcilePass } from "./ReconcilePass.ts"
+import { listContainers, type ReconcileScope, type ReconcileSnapshot, takeSnapshot } from "./ReconcileSnapshot.ts"
 
 export interface ReconcileReport {
   readonly passes: ReadonlyArray<PassReport>
@@ -26,6 +27,11 @@ export interface ReconcilerShape {
   readonly retire: (row: Sandbox) => Effect.Effect<void, unknown>
 }
 
+/**
+ * Runs the reconcile passes under the lifecycle permit. A run reads the rows
+ * and lists the labelled containers once; each pass gets that snapshot as the
+ * passes before it left it.
+ */
 export class Reconciler extends Context.Service<Reconciler, ReconcilerShape>()("prbox/engine/Reconciler") {
   static readonly layer = Layer.effect(
     Reconciler,
@@ -36,18 +42,21 @@ export class Reconciler extends Context.Service<Reconciler, ReconcilerShape>()("
       const identity = yield* AccountIdentity
       const config = yield* Config
 
+      const contextOf = (snapshot: ReconcileSnapshot) =>
+        Effect.map(Ref.make(snapshot), (current): PassContext => ({ runtime, state, identity, current }))
+
       // The whole run holds the lifecycle permit: no worker or stop writes a
       // status between what a pass read and what it writes.
       const run = (scope: ReconcileScope) =>
         state.serialized(
           Effect.gen(function* () {
-            const ctx: PassContext = { repo, runtime, state, identity, home: config.home, scope }
             // A broken config must not stop reconcile; it only loses the profile.
             const profile = Option.getOrUndefined(yield* Effect.option(config.load))?.profile
-            const drift = yield* driftPass(ctx)
-            const legacy = yield* legacyPass(ctx)
-            const account = yield* accountPass(ctx, profile)
-            return { passes: [drift, legacy, account] }
+            const ctx = yield* contextOf(yield* takeSnapshot(repo, runtime, config.home, scope))
+            const passes: ReadonlyArray<ReconcilePass> = [driftPass, legacyPass, accountPass(profile)]
+            return {
+              passes: yield* Effect.forEach(passes, (pass) => Effect.flatMap(Ref.get(ctx.current), (s) => pass(ctx, s)))
+            }
           })
         )
 
@@ -57,10 +66,8 @@ export class Reconciler extends Context.Service<Reconciler, ReconcilerShape>()("
         retire: (row) =>
           state.serialized(
             Effect.gen(function* () {
-              const scope: ReconcileScope = { _tag: "PullRequest", ...row }
-              const ctx: PassContext = { repo, runtime, state, identity, home: config.home, scope }
-              const { containers } = yield* discover(ctx)
-              yield* retire(ctx, row, containers)
+              const containers = yield* listContainers(runtime, config.home, { _tag: "PullRequest", ...row })
+              yield* retire(yield* contextOf({ rows: [row], containers }), row, containers)
             })
           )
       })

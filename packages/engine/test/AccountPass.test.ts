@@ -114,4 +114,43 @@ describe("account identity fallback (fake identity service: hosted APIs unreacha
         })
     )
   )
+
+  it.live("a container the drift pass found gone is not stopped by the account pass: it sees drift's write", () => {
+    const identity = fakeIdentity()
+    identity.accounts.set("dev", DISCOVERED)
+    const gone = "0".repeat(64)
+    const stops: Array<string> = []
+    return withEngine(
+      {
+        identity: identity.layer,
+        config: { profile: "dev" },
+        runtime: (real) => ({
+          ...real,
+          stop: (containerId) =>
+            Effect.andThen(
+              Effect.sync(() => stops.push(containerId)),
+              real.stop(containerId)
+            )
+        })
+      },
+      () =>
+        Effect.gen(function* () {
+          const byProfile = yield* seedRow("running", { containerId: gone }, { account: "dev" })
+          const report = yield* (yield* Reconciler).reconcile
+          const pass = (name: string) => report.passes.find((p) => p.pass === name)
+          assert.deepStrictEqual(
+            pass("drift")?.changes.map((c) => [c.sandboxId, c.action]),
+            [[byProfile.id, "forgot a container Docker no longer has"]]
+          )
+          assert.deepStrictEqual(
+            pass("account")?.changes.map((c) => [c.sandboxId, c.containerId]),
+            [[byProfile.id, null]]
+          )
+          assert.deepStrictEqual(stops, [])
+          const row = yield* rowOf(byProfile.id)
+          assert.strictEqual(row.status, "stopped")
+          assert.isNotNull(row.legacyRetiredAt)
+        })
+    )
+  })
 })

@@ -20,6 +20,23 @@ const ids = {
   hostlessStopped: SandboxId.make("legacy000003")
 }
 
+/** An authenticated hostless v1 row (PR 2) whose running container it records. */
+const hostlessRunning = () => {
+  let container = ""
+  const seed = (home: string) => {
+    container = runLabelled(home, ids.hostless)
+    writeV1Database(home, [
+      { id: ids.hostless, repository: "/r", pullRequest: 2, password: "pw", status: "running", containerId: container }
+    ])
+  }
+  return { seed, container: () => container }
+}
+
+/** The crash between "marked retiring" and "stopped": the first write happened, the container still runs. */
+const markRetiring = Effect.flatMap(SandboxRepo, (repo) =>
+  repo.updateStatus(ids.hostless, { to: "stopping", legacyRetiredAt: 5 })
+)
+
 describe("legacy pass", () => {
   it.live("stops unauthenticated rows' containers and retires hostless ones; a second pass changes nothing", () => {
     const containers: Record<string, string> = {}
@@ -108,41 +125,74 @@ describe("legacy pass", () => {
   })
 
   it.live("an interrupted retirement is finished by the next pass", () => {
-    let container = ""
+    const hostless = hostlessRunning()
+    return withEngine({ seed: hostless.seed }, () =>
+      Effect.gen(function* () {
+        const sandboxes = yield* SandboxService
+        yield* markRetiring
+        const report = yield* reconcile
+        assert.include(
+          report.passes.flatMap((pass) => pass.changes.map((c) => c.sandboxId)),
+          ids.hostless
+        )
+        const row = yield* rowOf(ids.hostless)
+        assert.strictEqual(row.status, "stopped")
+        assert.strictEqual(row.legacyRetiredAt, 5)
+        assert.isFalse(isRunningNow(hostless.container()))
+        const refusal = yield* Effect.flip(sandboxes.restart(ids.hostless))
+        assert.instanceOf(refusal, SandboxConflict)
+        assert.match(refusal.message, /retired/)
+      })
+    )
+  })
+
+  it.live("a retirement the drift pass finished is not redone: the legacy pass sees drift's write", () => {
+    const hostless = hostlessRunning()
+    return withEngine({ seed: hostless.seed }, () =>
+      Effect.gen(function* () {
+        yield* markRetiring
+        const report = yield* reconcile
+        const pass = (name: string) => report.passes.find((p) => p.pass === name)
+        assert.deepStrictEqual(
+          pass("drift")?.changes.map((c) => [c.sandboxId, c.action]),
+          [[ids.hostless, "finished an interrupted stop"]]
+        )
+        assert.deepStrictEqual(pass("legacy"), { pass: "legacy", changes: [], failures: [] })
+        assert.strictEqual((yield* rowOf(ids.hostless)).status, "stopped")
+      })
+    )
+  })
+
+  it.live("a container the drift pass stopped is not stopped again: the legacy pass sees it stopped", () => {
+    let unrecorded = ""
     return withEngine(
       {
         seed: (home) => {
-          container = runLabelled(home, ids.hostless)
+          unrecorded = runLabelled(home, ids.unauthenticated)
           writeV1Database(home, [
             {
-              id: ids.hostless,
+              id: ids.unauthenticated,
               repository: "/r",
-              pullRequest: 2,
-              password: "pw",
-              status: "running",
-              containerId: container
+              pullRequest: 1,
+              password: null,
+              status: "stopped",
+              containerId: null
             }
           ])
         }
       },
       () =>
         Effect.gen(function* () {
-          const sandboxes = yield* SandboxService
-          // The crash between "marked retiring" and "stopped": the first write happened, the container still runs.
-          const repo = yield* SandboxRepo
-          yield* repo.updateStatus(ids.hostless, { to: "stopping", legacyRetiredAt: 5 })
+          // Already marked by an earlier pass; the container it does not record still runs.
+          yield* (yield* SandboxRepo).updateStatus(ids.unauthenticated, { to: "error", error: LEGACY_UNAUTHENTICATED })
           const report = yield* reconcile
-          assert.include(
-            report.passes.flatMap((pass) => pass.changes.map((c) => c.sandboxId)),
-            ids.hostless
+          const pass = (name: string) => report.passes.find((p) => p.pass === name)
+          assert.deepStrictEqual(
+            pass("drift")?.changes.map((c) => [c.containerId, c.action]),
+            [[unrecorded, "stopped a container the row does not record"]]
           )
-          const row = yield* rowOf(ids.hostless)
-          assert.strictEqual(row.status, "stopped")
-          assert.strictEqual(row.legacyRetiredAt, 5)
-          assert.isFalse(isRunningNow(container))
-          const refusal = yield* Effect.flip(sandboxes.restart(ids.hostless))
-          assert.instanceOf(refusal, SandboxConflict)
-          assert.match(refusal.message, /retired/)
+          assert.deepStrictEqual(pass("legacy"), { pass: "legacy", changes: [], failures: [] })
+          assert.isFalse(isRunningNow(unrecorded))
         })
     )
   })

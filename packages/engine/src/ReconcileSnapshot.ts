@@ -1,0 +1,79 @@
+import type { Sandbox, SandboxId } from "@prbox/domain"
+import type { SandboxRepo } from "@prbox/store"
+import { Effect } from "effect"
+import type { ContainerRuntimeShape, LabelledContainer } from "./ContainerRuntime.ts"
+import { LABELS } from "./Labels.ts"
+import { DiscoveryFailed } from "./Errors.ts"
+
+type PullRequestSelector = Parameters<SandboxRepo["Service"]["findByPr"]>[0]
+
+/** Which rows and containers a run looks at: everything, or one PR's. */
+export type ReconcileScope =
+  | { readonly _tag: "All" }
+  | {
+      readonly _tag: "PullRequest"
+      readonly provider: PullRequestSelector["provider"]
+      readonly repository: string
+      readonly pullRequest: PullRequestSelector["pullRequest"]
+    }
+
+/**
+ * The rows and labelled containers a reconcile run works from: read once at
+ * the start of the run, then kept current by the run's own writes (the run
+ * holds the lifecycle permit, so nobody else writes a status meanwhile).
+ */
+export interface ReconcileSnapshot {
+  readonly rows: ReadonlyArray<Sandbox>
+  readonly containers: ReadonlyArray<LabelledContainer>
+}
+
+/** The labelled containers in scope; a failed listing fails closed, never "no containers". */
+export const listContainers = (runtime: ContainerRuntimeShape, home: string, scope: ReconcileScope) =>
+  Effect.gen(function* () {
+    const labels: Record<string, string> =
+      scope._tag === "All" ? { [LABELS.home]: home } : { [LABELS.home]: home, [LABELS.pr]: String(scope.pullRequest) }
+    const listed = yield* runtime
+      .listByLabel(labels)
+      .pipe(Effect.mapError((error) => new DiscoveryFailed({ operation: "containers", detail: error.message })))
+    return scope._tag === "All"
+      ? listed
+      : listed.filter((container) => (container.labels[LABELS.repo] ?? "").endsWith(`/${scope.repository}`))
+  })
+
+/** One read of the rows in scope and one listing of their containers. */
+export const takeSnapshot = (
+  repo: SandboxRepo["Service"],
+  runtime: ContainerRuntimeShape,
+  home: string,
+  scope: ReconcileScope
+) =>
+  Effect.gen(function* () {
+    const rows = yield* (scope._tag === "All" ? repo.findAll() : repo.findByPr(scope)).pipe(
+      Effect.mapError((error) => new DiscoveryFailed({ operation: "sandboxes", detail: error.message }))
+    )
+    const containers = yield* listContainers(runtime, home, scope)
+    return { rows, containers } satisfies ReconcileSnapshot
+  })
+
+/** The snapshot with `row` as the store now has it. */
+export const withRow = (snapshot: ReconcileSnapshot, row: Sandbox): ReconcileSnapshot => ({
+  ...snapshot,
+  rows: snapshot.rows.map((each) => (each.id === row.id ? row : each))
+})
+
+/** The snapshot after Docker confirmed `containerId` stopped (or absent). */
+export const withStopped = (snapshot: ReconcileSnapshot, containerId: string): ReconcileSnapshot => ({
+  ...snapshot,
+  containers: snapshot.containers.map((c) => (c.containerId === containerId ? { ...c, running: false } : c))
+})
+
+/** Every container the row records or that carries its label. */
+export const containersOf = (
+  row: { readonly id: SandboxId; readonly containerId: string | null },
+  containers: ReadonlyArray<LabelledContainer>
+): ReadonlyArray<string> => [
+  ...new Set([
+    ...(row.containerId === null ? [] : [row.containerId]),
+    ...containers.filter((c) => c.labels[LABELS.sandbox] === row.id).map((c) => c.containerId)
+  ])
+]
