@@ -1,16 +1,9 @@
+import { ExitCode as ApiExitCode, exitCodeOf } from "@prbox/protocol"
 import { Cause, Effect, Schema } from "effect"
 
-/** The CLI's exit codes; `prbox --help` lists them. */
+/** The CLI's exit codes (the protocol's table); `prbox --help` lists them. */
 export const ExitCode = {
-  ok: 0,
-  other: 1,
-  usage: 2,
-  notFound: 3,
-  conflict: 4,
-  daemonUnreachable: 5,
-  dockerUnavailable: 6,
-  invalidConfig: 7,
-  busy: 8,
+  ...ApiExitCode,
   /** `prbox exec`: the command did not finish within --timeout. */
   execTimeout: 124
 } as const
@@ -43,29 +36,16 @@ export interface Reported {
   readonly code: number
 }
 
+/** The client's own failures; an API error's code comes from the protocol's table. */
 const codeOfTag = (tag: string): number => {
   switch (tag) {
-    case "BadRequest":
-    case "InvalidPrRef":
-    case "PayloadTooLarge":
     case "Usage":
       return ExitCode.usage
-    case "NotFound":
-    case "Ambiguous":
-      return ExitCode.notFound
-    case "Conflict":
-      return ExitCode.conflict
     case "DaemonUnreachable":
     case "IncompatibleDaemon":
       return ExitCode.daemonUnreachable
-    case "DockerUnavailable":
-      return ExitCode.dockerUnavailable
-    case "InvalidConfig":
-      return ExitCode.invalidConfig
-    case "Busy":
-      return ExitCode.busy
     default:
-      return ExitCode.other
+      return exitCodeOf(tag)
   }
 }
 

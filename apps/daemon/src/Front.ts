@@ -1,7 +1,7 @@
 import { unlinkSync } from "node:fs"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { type ApiErrorTag, errorBody, isProbePath, isStreamPath } from "@prbox/protocol"
+import { type ApiErrorTag, ErrorCodes, errorBody, isProbePath, isStreamPath } from "@prbox/protocol"
 import { Cause, Effect, SchemaIssue, type Scope } from "effect"
 import type { HttpServerRequest } from "effect/http"
 import { HttpServerError, HttpServerResponse } from "effect/http"
@@ -19,13 +19,18 @@ export const renderFailures = <E, R>(
   app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> =>
   Effect.catchCause(app, (cause) => {
-    const json = (status: number, tag: ApiErrorTag, message: string) =>
-      Effect.succeed(HttpServerResponse.text(errorBody(tag, message), { status, contentType: "application/json" }))
+    const json = (tag: ApiErrorTag, message: string) =>
+      Effect.succeed(
+        HttpServerResponse.text(errorBody(tag, message), {
+          status: ErrorCodes[tag].httpStatus,
+          contentType: "application/json"
+        })
+      )
     for (const reason of cause.reasons) {
       if (reason._tag === "Fail" && HttpServerError.isHttpServerError(reason.error)) {
         const inner = reason.error.reason
         if (inner._tag === "RouteNotFound") {
-          return json(404, "NotFound", `no such endpoint: ${inner.request.method} ${inner.request.url}`)
+          return json("NotFound", `no such endpoint: ${inner.request.method} ${inner.request.url}`)
         }
       }
       if (reason._tag === "Die" && HttpApiError.HttpApiSchemaError.is(reason.defect)) {
@@ -33,15 +38,15 @@ export const renderFailures = <E, R>(
         if (error.kind === "Body" || error.kind === "ResponseHeaders") break
         const issue = SchemaIssue.makeFormatterDefault()(error.cause.issue)
         const where = { Params: "path", Query: "query", Payload: "body", Headers: "headers" }[error.kind]
-        return json(400, "BadRequest", `invalid request ${where}: ${issue}`)
+        return json("BadRequest", `invalid request ${where}: ${issue}`)
       }
       if (reason._tag === "Die" && HttpApiError.HttpApiPayloadTooLarge.is(reason.defect)) {
-        return json(413, "PayloadTooLarge", "request body too large")
+        return json("PayloadTooLarge", "request body too large")
       }
     }
     if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
     return Effect.logError("request failed", cause).pipe(
-      Effect.andThen(json(500, "Internal", "internal error in prboxd; see its log"))
+      Effect.andThen(json("Internal", "internal error in prboxd; see its log"))
     )
   })
 
@@ -114,7 +119,7 @@ export const serve = <E>(
       if (length !== undefined && Number(length) > limits.maxBodyBytes) {
         return refuse(
           res,
-          413,
+          ErrorCodes.PayloadTooLarge.httpStatus,
           "PayloadTooLarge",
           `request body of ${length} bytes is over the limit of ${limits.maxBodyBytes} bytes`
         )
@@ -125,7 +130,7 @@ export const serve = <E>(
         if (counters[kind] >= cap) {
           return refuse(
             res,
-            503,
+            ErrorCodes.Busy.httpStatus,
             "Busy",
             `prboxd is busy (${counters[kind]} ${kind === "streams" ? "event streams" : "requests"} in flight); retry in ${limits.retryAfterSeconds} s`,
             true

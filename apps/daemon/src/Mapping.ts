@@ -1,71 +1,51 @@
+import type { CleanupIncomplete, DiscoveryFailed, LifecycleError, OpenError } from "@prbox/engine"
 import {
   type ApiError,
   Conflict,
   DockerUnavailable,
-  GitFailure,
   Internal,
   InvalidConfig,
   InvalidPrRef,
-  isApiError,
   NotFound
 } from "@prbox/protocol"
 import { Effect } from "effect"
 
-const GIT_TAGS = new Set([
-  "PullRequestNotFound",
-  "RepositoryNotFound",
-  "NetworkUnreachable",
-  "MirrorCorrupt",
-  "UnsafeArgument",
-  "GitCommandFailed",
-  "GitTimeout",
-  "FileSystemFailed"
-])
+/** Every error the engine's services fail with (the union the daemon maps). */
+export type EngineFailure = OpenError | LifecycleError | DiscoveryFailed | CleanupIncomplete
 
-const messageOf = (error: unknown): string => {
-  if (typeof error === "object" && error !== null && "message" in error && typeof error.message === "string") {
-    return error.message
-  }
-  return String(error)
-}
+export type EngineFailureTag = EngineFailure["_tag"]
 
-const tagOf = (error: unknown): string | undefined =>
-  typeof error === "object" && error !== null && "_tag" in error && typeof error._tag === "string"
-    ? error._tag
-    : undefined
+type ApiErrorClass = new (fields: { readonly message: string }) => ApiError
 
 /**
- * The engine's (and adapters') errors as API errors. Their messages are built
- * to be shown (ids, fixed reasons, no secrets), so they travel as they are.
+ * The API error each engine error becomes. Its type names every tag of
+ * `EngineFailure`: a new engine error does not compile until it is mapped here.
  */
-export const toApiError = (error: unknown): ApiError => {
-  if (isApiError(error)) return error
-  const message = messageOf(error)
-  switch (tagOf(error)) {
-    case "SandboxNotFound":
-      return new NotFound({ message })
-    case "SandboxConflict":
-    case "InvalidTransition":
-    case "LiveSandboxExists":
-      return new Conflict({ message })
-    case "InvalidPullRequestInput":
-    case "InvalidPullRequestRef":
-      return new InvalidPrRef({ message })
-    case "InvalidConfig":
-      return new InvalidConfig({ message })
-    case "RuntimeError":
-    case "DestroyNotConfirmed":
-    case "DiscoveryFailed":
-    case "EngineUnavailable":
-      return new DockerUnavailable({ message })
-    default: {
-      const tag = tagOf(error)
-      if (tag !== undefined && GIT_TAGS.has(tag)) return new GitFailure({ message })
-      return new Internal({ message })
-    }
-  }
+export const apiErrorOf: { readonly [Tag in EngineFailureTag]: ApiErrorClass } = {
+  SandboxNotFound: NotFound,
+  SandboxConflict: Conflict,
+  InvalidPullRequestInput: InvalidPrRef,
+  InvalidConfig: InvalidConfig,
+  RuntimeError: DockerUnavailable,
+  DestroyNotConfirmed: DockerUnavailable,
+  DiscoveryFailed: DockerUnavailable,
+  StoreFailure: Internal,
+  CleanupIncomplete: Internal
 }
 
-/** Maps every failure of `effect` to an API error. */
-export const api = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, ApiError, R> =>
+/**
+ * The engine errors that are a 500 on purpose: the daemon's own state failed
+ * (the store), or a gc/prune run that the maintenance endpoints answer with
+ * their report before it could get here.
+ */
+export const internalOnPurpose: ReadonlySet<EngineFailureTag> = new Set(["StoreFailure", "CleanupIncomplete"])
+
+/**
+ * An engine error as an API error. Engine messages are built to be shown
+ * (ids, fixed reasons, no secrets), so they travel as they are.
+ */
+export const toApiError = (error: EngineFailure): ApiError => new apiErrorOf[error._tag]({ message: error.message })
+
+/** Maps every failure of an engine call to its API error. */
+export const api = <A, E extends EngineFailure, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, ApiError, R> =>
   Effect.mapError(effect, toApiError)

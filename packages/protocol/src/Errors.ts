@@ -2,56 +2,100 @@ import { Schema } from "effect"
 // Registers the `httpApiStatus` annotation used below.
 import type {} from "effect/http-api/HttpApiSchema"
 
+/** The CLI's exit codes (`prbox --help` and the README list them). */
+export const ExitCode = {
+  ok: 0,
+  other: 1,
+  usage: 2,
+  notFound: 3,
+  conflict: 4,
+  daemonUnreachable: 5,
+  dockerUnavailable: 6,
+  invalidConfig: 7,
+  busy: 8
+} as const
+
+/**
+ * The one table of what each API error means at the boundaries: its HTTP
+ * status (the daemon's answer) and the CLI's exit code for it.
+ */
+export const ErrorCodes = {
+  NotFound: { httpStatus: 404, exitCode: ExitCode.notFound },
+  Ambiguous: { httpStatus: 404, exitCode: ExitCode.notFound },
+  Conflict: { httpStatus: 409, exitCode: ExitCode.conflict },
+  InvalidPrRef: { httpStatus: 400, exitCode: ExitCode.usage },
+  InvalidConfig: { httpStatus: 422, exitCode: ExitCode.invalidConfig },
+  DockerUnavailable: { httpStatus: 503, exitCode: ExitCode.dockerUnavailable },
+  GitFailure: { httpStatus: 502, exitCode: ExitCode.other },
+  Busy: { httpStatus: 503, exitCode: ExitCode.busy },
+  BadRequest: { httpStatus: 400, exitCode: ExitCode.usage },
+  PayloadTooLarge: { httpStatus: 413, exitCode: ExitCode.usage },
+  NotAvailable: { httpStatus: 501, exitCode: ExitCode.other },
+  Internal: { httpStatus: 500, exitCode: ExitCode.other }
+} as const satisfies Record<string, { readonly httpStatus: number; readonly exitCode: number }>
+
+export type ApiErrorTag = keyof typeof ErrorCodes
+
+/** The table's lookup: the CLI's exit code for an error tag (1 for a tag that is not an API error). */
+export const exitCodeOf = (tag: string): number =>
+  Object.hasOwn(ErrorCodes, tag) ? ErrorCodes[tag as ApiErrorTag].exitCode : ExitCode.other
+
+const status = (tag: ApiErrorTag) => ({ httpApiStatus: ErrorCodes[tag].httpStatus })
+
 /**
  * Every error the daemon answers with: a stable `_tag`, a message safe to
- * show (ids, statuses and fixed reasons, never a password), and an HTTP
- * status. On the wire an error is `{"_tag": "...", "message": "..."}`.
+ * show (ids, statuses and fixed reasons, never a password), and the HTTP
+ * status of the table above. On the wire an error is `{"_tag": "...", "message": "..."}`.
  */
 const fields = { message: Schema.String }
 
 /** No sandbox has that id (or no sandbox matches that prefix or pull request). */
-export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", fields, { httpApiStatus: 404 }) {}
+export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", fields, status("NotFound")) {}
 
 /** A prefix or pull request names more than one sandbox. */
-export class Ambiguous extends Schema.TaggedError<Ambiguous>()("Ambiguous", fields, { httpApiStatus: 404 }) {}
+export class Ambiguous extends Schema.TaggedError<Ambiguous>()("Ambiguous", fields, status("Ambiguous")) {}
 
 /** The request contradicts the sandbox's state: stopping, fenced, retired, not running. */
-export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", fields, { httpApiStatus: 409 }) {}
+export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", fields, status("Conflict")) {}
 
 /** The pull request reference could not be understood. */
-export class InvalidPrRef extends Schema.TaggedError<InvalidPrRef>()("InvalidPrRef", fields, { httpApiStatus: 400 }) {}
+export class InvalidPrRef extends Schema.TaggedError<InvalidPrRef>()("InvalidPrRef", fields, status("InvalidPrRef")) {}
 
 /** `$PRBOX_HOME/config.json` is not valid. */
-export class InvalidConfig extends Schema.TaggedError<InvalidConfig>()("InvalidConfig", fields, {
-  httpApiStatus: 422
-}) {}
+export class InvalidConfig extends Schema.TaggedError<InvalidConfig>()(
+  "InvalidConfig",
+  fields,
+  status("InvalidConfig")
+) {}
 
 /** Docker could not be reached or did not confirm an operation. */
-export class DockerUnavailable extends Schema.TaggedError<DockerUnavailable>()("DockerUnavailable", fields, {
-  httpApiStatus: 503
-}) {}
+export class DockerUnavailable extends Schema.TaggedError<DockerUnavailable>()(
+  "DockerUnavailable",
+  fields,
+  status("DockerUnavailable")
+) {}
 
 /** git could not fetch or build the workspace. */
-export class GitFailure extends Schema.TaggedError<GitFailure>()("GitFailure", fields, { httpApiStatus: 502 }) {}
+export class GitFailure extends Schema.TaggedError<GitFailure>()("GitFailure", fields, status("GitFailure")) {}
 
 /** The daemon is at its limit of concurrent requests or streams; retry after `Retry-After`. */
-export class Busy extends Schema.TaggedError<Busy>()("Busy", fields, { httpApiStatus: 503 }) {}
+export class Busy extends Schema.TaggedError<Busy>()("Busy", fields, status("Busy")) {}
 
 /** Malformed JSON, wrong types, a missing field, an unknown route. */
-export class BadRequest extends Schema.TaggedError<BadRequest>()("BadRequest", fields, { httpApiStatus: 400 }) {}
+export class BadRequest extends Schema.TaggedError<BadRequest>()("BadRequest", fields, status("BadRequest")) {}
 
 /** The request body is larger than the daemon accepts. */
-export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()("PayloadTooLarge", fields, {
-  httpApiStatus: 413
-}) {}
+export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()(
+  "PayloadTooLarge",
+  fields,
+  status("PayloadTooLarge")
+) {}
 
 /** The operation exists in the API but this daemon build cannot perform it. */
-export class NotAvailable extends Schema.TaggedError<NotAvailable>()("NotAvailable", fields, {
-  httpApiStatus: 501
-}) {}
+export class NotAvailable extends Schema.TaggedError<NotAvailable>()("NotAvailable", fields, status("NotAvailable")) {}
 
 /** Anything else (a store failure, a bug); the message says what failed. */
-export class Internal extends Schema.TaggedError<Internal>()("Internal", fields, { httpApiStatus: 500 }) {}
+export class Internal extends Schema.TaggedError<Internal>()("Internal", fields, status("Internal")) {}
 
 /** Every error an endpoint can answer with; each endpoint declares all of them. */
 export const ApiErrors = [
@@ -82,8 +126,6 @@ export type ApiError =
   | PayloadTooLarge
   | NotAvailable
   | Internal
-
-export type ApiErrorTag = ApiError["_tag"]
 
 const apiErrorClasses: ReadonlyArray<abstract new (...args: never) => ApiError> = ApiErrors
 

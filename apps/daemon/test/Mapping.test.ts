@@ -1,0 +1,61 @@
+import * as Domain from "@prbox/domain"
+import { SandboxNotFound } from "@prbox/domain"
+import * as Engine from "@prbox/engine"
+import { RuntimeError } from "@prbox/engine"
+import { DockerUnavailable, Internal, NotFound } from "@prbox/protocol"
+import { describe, expect, it } from "vitest"
+import { apiErrorOf, type EngineFailureTag, internalOnPurpose, toApiError } from "../src/Mapping.ts"
+
+/** The modules whose error classes the engine fails with. */
+const errorModules: ReadonlyArray<Record<string, unknown>> = [Engine, Domain]
+
+/** Errors that end inside the engine and never reach a service's caller, with where they end. */
+const endInsideTheEngine: Record<string, string> = {
+  StopWon: "a worker that lost to a stop ends quietly",
+  HookFailed: "a hook's failure is logged, never fatal",
+  InvalidTransition: "the store's refusal reaches callers as StoreFailure"
+}
+
+/** The tag of a schema error class, read from its `_tag` field. */
+const tagOf = (value: unknown): string | undefined => {
+  if (typeof value !== "function" || !(value.prototype instanceof Error)) return undefined
+  const literal = (value as { readonly fields?: { readonly _tag?: { readonly ast?: { readonly literal?: unknown } } } })
+    .fields?._tag?.ast?.literal
+  return typeof literal === "string" ? literal : undefined
+}
+
+const engineErrorTags = [
+  ...new Set(errorModules.flatMap((module) => Object.values(module).flatMap((value) => tagOf(value) ?? [])))
+].sort()
+
+const isMapped = (tag: string): tag is EngineFailureTag => Object.hasOwn(apiErrorOf, tag)
+
+describe("engine errors at the API boundary", () => {
+  it("finds the engine's error classes", () => {
+    expect(engineErrorTags).toEqual(expect.arrayContaining(["SandboxNotFound", "RuntimeError", "StoreFailure"]))
+    expect(engineErrorTags).toEqual(expect.arrayContaining(Object.keys(endInsideTheEngine)))
+  })
+
+  it("maps every engine error to an API error that says what happened (Internal only on purpose)", () => {
+    const unmapped = engineErrorTags.filter((tag) => !(tag in endInsideTheEngine) && !isMapped(tag))
+    expect(unmapped).toEqual([])
+    const internal = engineErrorTags.filter((tag) => isMapped(tag) && apiErrorOf[tag] === Internal)
+    expect(internal.sort()).toEqual([...internalOnPurpose].sort())
+  })
+
+  it("keeps the engine's message and picks the class by tag", () => {
+    const notFound = toApiError(new SandboxNotFound({ id: "abcdefghijkl" }))
+    expect(notFound).toBeInstanceOf(NotFound)
+    expect(notFound.message).toBe("no sandbox with id abcdefghijkl")
+    const runtime = toApiError(new RuntimeError({ operation: "container.start", detail: "engine down" }))
+    expect(runtime).toBeInstanceOf(DockerUnavailable)
+    expect(runtime.message).toBe("container.start: engine down")
+  })
+
+  it("does not type-check a table that leaves an engine error out", () => {
+    const { StoreFailure: _left, ...rest } = apiErrorOf
+    // @ts-expect-error StoreFailure has no API error: `pnpm typecheck` fails if this compiles.
+    const incomplete: typeof apiErrorOf = rest
+    expect(Object.keys(incomplete)).not.toContain("StoreFailure")
+  })
+})

@@ -1,0 +1,76 @@
+import { Schema } from "effect"
+import type { ContainerInfo, ContainerSummary } from "./Docker.ts"
+
+/* The parts of the engine's answers we use, and how they become our types. */
+
+const Status = Schema.Literals(["created", "running", "paused", "restarting", "removing", "exited", "dead"])
+const Labels = Schema.NullOr(Schema.Record(Schema.String, Schema.String))
+const PortMap = Schema.NullOr(
+  Schema.Record(
+    Schema.String,
+    Schema.NullOr(Schema.Array(Schema.Struct({ HostIp: Schema.String, HostPort: Schema.String })))
+  )
+)
+
+export const VersionAnswer = Schema.Struct({ Version: Schema.String, ApiVersion: Schema.String })
+
+export const InspectAnswer = Schema.Struct({
+  Id: Schema.String,
+  Name: Schema.String,
+  Config: Schema.Struct({ Image: Schema.String, User: Schema.String, Labels }),
+  State: Schema.Struct({
+    Status,
+    Running: Schema.Boolean,
+    ExitCode: Schema.Number,
+    StartedAt: Schema.String,
+    FinishedAt: Schema.String
+  }),
+  HostConfig: Schema.Struct({ PortBindings: PortMap }),
+  NetworkSettings: Schema.Struct({ Ports: PortMap })
+})
+
+export const ListAnswer = Schema.Array(
+  Schema.Struct({ Id: Schema.String, Names: Schema.Array(Schema.String), State: Status, Labels, Image: Schema.String })
+)
+
+export const ExecAnswer = Schema.Struct({ Running: Schema.Boolean, ExitCode: Schema.NullOr(Schema.Number) })
+
+// Docker reports "0001-01-01T00:00:00Z" for a time that has not happened.
+const engineDate = (text: string): Date | undefined => {
+  const date = new Date(text)
+  return Number.isNaN(date.getTime()) || date.getTime() <= 0 ? undefined : date
+}
+
+// Docker names carry a leading "/".
+const containerName = (name: string): string => name.replace(/^\//, "")
+
+export const toInfo = (answer: typeof InspectAnswer.Type): ContainerInfo => {
+  // The published port is the one we asked to bind; report its 127.0.0.1 binding only.
+  const requested = Object.keys(answer.HostConfig.PortBindings ?? {})
+  const binding = requested
+    .flatMap((port) => answer.NetworkSettings.Ports?.[port] ?? [])
+    .find((candidate) => candidate.HostIp === "127.0.0.1")
+  return {
+    id: answer.Id,
+    name: containerName(answer.Name),
+    image: answer.Config.Image,
+    state: {
+      status: answer.State.Status,
+      running: answer.State.Running,
+      exitCode: answer.State.ExitCode,
+      startedAt: engineDate(answer.State.StartedAt),
+      finishedAt: engineDate(answer.State.FinishedAt)
+    },
+    labels: answer.Config.Labels ?? {},
+    hostPort: binding === undefined ? undefined : Number(binding.HostPort),
+    user: answer.Config.User
+  }
+}
+
+export const toSummary = (container: (typeof ListAnswer.Type)[number]): ContainerSummary => ({
+  id: container.Id,
+  name: containerName(container.Names[0] ?? ""),
+  state: container.State,
+  labels: container.Labels ?? {},
+  image: container.Image
+})

@@ -1,0 +1,91 @@
+import * as NodePath from "node:path"
+import { Effect, FileSystem } from "effect"
+import { classifyMirrorFailure } from "./Classify.ts"
+import { GitCommandFailed, UnsafeArgument } from "./Errors.ts"
+import { Git } from "./Git.ts"
+import { commitPattern, fsStep, noProgress, type ProgressOptions } from "./Mirrors.ts"
+import { hasUrlCredentials, redactCredentials, stderrTail } from "./Redact.ts"
+import { isSafeBranchName } from "./RefName.ts"
+
+export interface CreateWorkspaceOptions extends ProgressOptions {
+  readonly mirrorPath: string
+  readonly commit: string
+  /** Absolute path of the new workspace; must not exist or be empty. */
+  readonly destination: string
+  /** The real remote, without credentials: what `origin` points to in the workspace. */
+  readonly originUrl: string
+  readonly branchName: string
+}
+
+export interface CreatedWorkspace {
+  readonly path: string
+  readonly branch: string
+  readonly commit: string
+}
+
+type WithMirrorLock = (mirrorPath: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+
+/** Makes workspaces: self-contained clones of a mirror, checked out at a pull request's head. */
+export const makeCreateWorkspace = Effect.fnUntraced(function* (
+  localTimeoutMs: number,
+  withMirrorLock: WithMirrorLock
+) {
+  const git = yield* Git
+  const fs = yield* FileSystem.FileSystem
+  const createWorkspace = Effect.fn("Workspaces.createWorkspace")(function* (options: CreateWorkspaceOptions) {
+    const { branchName, commit, destination, mirrorPath, originUrl } = options
+    const progress = options.onProgress ?? noProgress
+    const refuse = (detail: string) => new UnsafeArgument({ operation: "createWorkspace", detail })
+    if (hasUrlCredentials(originUrl)) {
+      return yield* refuse(`the origin URL ${redactCredentials(originUrl)} carries credentials`)
+    }
+    if (originUrl.startsWith("-")) return yield* refuse("the origin URL cannot start with -")
+    if (!isSafeBranchName(branchName)) return yield* refuse(`${JSON.stringify(branchName)} is not a valid branch name`)
+    if (!commitPattern.test(commit)) return yield* refuse("the commit must be a full hexadecimal object id")
+    if (!NodePath.isAbsolute(destination) || !NodePath.isAbsolute(mirrorPath)) {
+      return yield* refuse("the destination and the mirror must be absolute paths")
+    }
+    const parent = NodePath.dirname(destination)
+    yield* fsStep("create the workspace's parent directory", fs.makeDirectory(parent, { recursive: true }))
+    const existed = yield* fsStep("inspect the destination", fs.exists(destination))
+    const inWorkspace = (args: ReadonlyArray<string>) =>
+      git.run(args, { cwd: destination, timeoutMs: localTimeoutMs }).pipe(
+        Effect.flatMap((output) =>
+          output.exitCode === 0
+            ? Effect.succeed(output)
+            : Effect.fail(
+                new GitCommandFailed({
+                  operation: `git ${args[0]}`,
+                  detail: stderrTail(output.stderr),
+                  exitCode: output.exitCode
+                })
+              )
+        )
+      )
+    const build = Effect.gen(function* () {
+      yield* progress(`cloning ${mirrorPath} into ${destination}`)
+      // `--local` hardlinks the mirror's objects; the lock keeps a fetch (and
+      // its auto-gc) from repacking them mid-clone.
+      const cloned = yield* git
+        .run(["clone", "--no-checkout", "--local", "--no-tags", "--quiet", "--", mirrorPath, destination], {
+          cwd: parent,
+          timeoutMs: localTimeoutMs
+        })
+        .pipe(withMirrorLock(mirrorPath))
+      if (cloned.exitCode !== 0) {
+        return yield* classifyMirrorFailure("git clone", cloned, mirrorPath)
+      }
+      yield* progress(`checking out ${commit} as ${branchName}`)
+      yield* inWorkspace(["checkout", "--quiet", "-b", branchName, commit, "--"])
+      // The clone's origin is the mirror; the workspace's is the real remote.
+      yield* inWorkspace(["remote", "set-url", "--end-of-options", "origin", originUrl])
+      const created: CreatedWorkspace = { path: destination, branch: branchName, commit }
+      return created
+    })
+    return yield* build.pipe(
+      Effect.onError(() => (existed ? Effect.void : Effect.ignore(fs.remove(destination, { recursive: true }))))
+    )
+  })
+
+  return createWorkspace
+})

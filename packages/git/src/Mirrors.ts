@@ -1,0 +1,197 @@
+import { createHash, randomBytes } from "node:crypto"
+import * as NodePath from "node:path"
+import { Effect, FileSystem, Ref, Semaphore } from "effect"
+import type { PlatformError } from "effect/PlatformError"
+import { classifyFetchFailure, classifyMirrorFailure } from "./Classify.ts"
+import { FileSystemFailed, GitCommandFailed, MirrorCorrupt, UnsafeArgument } from "./Errors.ts"
+import { Git, type GitOutput } from "./Git.ts"
+import type { PullRequestRef } from "./PullRequestRef.ts"
+import { hasUrlCredentials, redactCredentials, stderrTail } from "./Redact.ts"
+
+export interface ProgressOptions {
+  /** Receives human-readable progress lines (git's own, redacted, and ours). */
+  readonly onProgress?: (line: string) => Effect.Effect<void>
+}
+
+export interface FetchedPullRequest {
+  readonly mirrorPath: string
+  /** The pull request's head commit. */
+  readonly commit: string
+  /** The remote refs this fetch asked the server for: the pull request's head only. */
+  readonly fetchedRefs: ReadonlyArray<string>
+  /** False when an existing mirror of the repository was reused. */
+  readonly mirrorCreated: boolean
+}
+
+export const noProgress = (): Effect.Effect<void> => Effect.void
+
+export const commitPattern = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/
+
+/** A file-system step of a fetch or clone, failing with what it was doing. */
+export const fsStep = <A>(operation: string, effect: Effect.Effect<A, PlatformError>) =>
+  Effect.mapError(effect, (error) => new FileSystemFailed({ operation, detail: redactCredentials(error.message) }))
+
+const sanitise = (text: string): string => text.replace(/[^A-Za-z0-9._-]+/g, "_").replace(/^\./, "_")
+
+export interface MirrorsOptions {
+  readonly mirrorsDir: string
+  readonly fetchTimeoutMs: number
+  readonly localTimeoutMs: number
+}
+
+/**
+ * One bare mirror per repository under `mirrorsDir`, fetched one pull request
+ * ref at a time. A mirror's lock serialises its fetches and the clones made
+ * from it (`withMirrorLock`).
+ */
+export const makeMirrors = Effect.fnUntraced(function* (options: MirrorsOptions) {
+  const git = yield* Git
+  const fs = yield* FileSystem.FileSystem
+  const { mirrorsDir, fetchTimeoutMs, localTimeoutMs } = options
+  const locks = yield* Ref.make(new Map<string, Semaphore.Semaphore>())
+
+  const withMirrorLock =
+    (mirrorPath: string) =>
+    <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+      Ref.modify(locks, (map): [Semaphore.Semaphore, Map<string, Semaphore.Semaphore>] => {
+        const existing = map.get(mirrorPath)
+        if (existing !== undefined) return [existing, map]
+        const created = Semaphore.makeUnsafe(1)
+        return [created, new Map(map).set(mirrorPath, created)]
+      }).pipe(Effect.flatMap((lock) => lock.withPermit(effect)))
+
+  // The readable part names the mirror; the hash keeps names that sanitise
+  // alike apart. A CodeCommit profile may be another account: its own mirror.
+  const mirrorPathOf = (ref: PullRequestRef): string => {
+    const key = [ref.host, ref.repository, ref.profile ?? ""].join("\0")
+    const hash = createHash("sha256").update(key).digest("hex").slice(0, 12)
+    const name = sanitise(ref.repository.replace(/^\/+/, "")).slice(-80)
+    return NodePath.join(mirrorsDir, sanitise(ref.host), `${name}-${hash}.git`)
+  }
+
+  // `--git-dir` keeps git from walking up to an enclosing repository when the
+  // mirror is broken.
+  const inMirror = (mirrorPath: string, args: ReadonlyArray<string>) =>
+    git.run([`--git-dir=${mirrorPath}`, ...args], { cwd: NodePath.dirname(mirrorPath), timeoutMs: localTimeoutMs })
+
+  const expectSuccess = (operation: string, mirrorPath: string) => (output: GitOutput) =>
+    output.exitCode === 0 ? Effect.succeed(output) : Effect.fail(classifyMirrorFailure(operation, output, mirrorPath))
+
+  const createMirror = Effect.fnUntraced(function* (mirrorPath: string, remoteUrl: string) {
+    const parent = NodePath.dirname(mirrorPath)
+    yield* fsStep("create the mirrors directory", fs.makeDirectory(parent, { recursive: true, mode: 0o700 }))
+    // Leftovers of a creation that crashed midway.
+    const base = `${NodePath.basename(mirrorPath)}.tmp-`
+    const leftovers = yield* fsStep("list the mirrors directory", fs.readDirectory(parent))
+    yield* Effect.forEach(
+      leftovers.filter((entry) => entry.startsWith(base)),
+      (entry) => fsStep("remove a partial mirror", fs.remove(NodePath.join(parent, entry), { recursive: true })),
+      { discard: true }
+    )
+    // Built aside and renamed into place, so a crash never leaves a half-made mirror.
+    const temporary = `${mirrorPath}.tmp-${randomBytes(6).toString("hex")}`
+    const build = Effect.gen(function* () {
+      const init = yield* git.run(["init", "--bare", "--quiet", temporary], { cwd: parent, timeoutMs: localTimeoutMs })
+      if (init.exitCode !== 0) {
+        return yield* new GitCommandFailed({
+          operation: "git init",
+          detail: stderrTail(init.stderr),
+          exitCode: init.exitCode
+        })
+      }
+      yield* inMirror(temporary, ["config", "--end-of-options", "remote.origin.url", remoteUrl]).pipe(
+        Effect.flatMap(expectSuccess("git config", temporary))
+      )
+      yield* fsStep("move the new mirror into place", fs.rename(temporary, mirrorPath))
+    })
+    yield* build.pipe(Effect.onError(() => Effect.ignore(fs.remove(temporary, { recursive: true }))))
+  })
+
+  /** Returns whether the mirror had to be created. */
+  const ensureMirror = Effect.fnUntraced(function* (
+    mirrorPath: string,
+    remoteUrl: string,
+    progress: (line: string) => Effect.Effect<void>
+  ) {
+    if (!(yield* fsStep("inspect the mirror", fs.exists(mirrorPath)))) {
+      yield* progress(`creating mirror ${mirrorPath}`)
+      yield* createMirror(mirrorPath, remoteUrl)
+      return true
+    }
+    const check = yield* inMirror(mirrorPath, ["rev-parse", "--is-bare-repository"])
+    if (check.exitCode !== 0 || check.stdout.trim() !== "true") {
+      return yield* new MirrorCorrupt({
+        operation: "git rev-parse",
+        detail: stderrTail(check.stderr) || "not a bare repository",
+        mirrorPath
+      })
+    }
+    // The same repository may be reached by another URL this time (https after ssh).
+    yield* inMirror(mirrorPath, ["config", "--end-of-options", "remote.origin.url", remoteUrl]).pipe(
+      Effect.flatMap(expectSuccess("git config", mirrorPath))
+    )
+    yield* progress(`reusing mirror ${mirrorPath}`)
+    return false
+  })
+
+  const fetchInto = Effect.fnUntraced(function* (
+    ref: PullRequestRef,
+    mirrorPath: string,
+    progress: (line: string) => Effect.Effect<void>
+  ) {
+    const mirrorCreated = yield* ensureMirror(mirrorPath, ref.remoteUrl, progress)
+    const localRef = `refs/prbox/pr/${ref.pullRequest}`
+    yield* progress(`fetching ${ref.headRef} from ${redactCredentials(ref.remoteUrl)}`)
+    const fetched = yield* git.run(
+      [
+        `--git-dir=${mirrorPath}`,
+        "fetch",
+        "--no-tags",
+        "--no-write-fetch-head",
+        "--progress",
+        "--end-of-options",
+        "origin",
+        `+${ref.headRef}:${localRef}`
+      ],
+      { cwd: NodePath.dirname(mirrorPath), timeoutMs: fetchTimeoutMs, onStderrLine: progress }
+    )
+    if (fetched.exitCode !== 0) return yield* classifyFetchFailure("git fetch", fetched, ref, mirrorPath)
+    const resolved = yield* inMirror(mirrorPath, ["rev-parse", "--verify", "--end-of-options", `${localRef}^{commit}`])
+    const commit = resolved.stdout.trim()
+    if (resolved.exitCode !== 0 || !commitPattern.test(commit)) {
+      return yield* new MirrorCorrupt({
+        operation: "git rev-parse",
+        detail: stderrTail(resolved.stderr) || `cannot read ${localRef}`,
+        mirrorPath
+      })
+    }
+    const result: FetchedPullRequest = { mirrorPath, commit, fetchedRefs: [ref.headRef], mirrorCreated }
+    return result
+  })
+
+  const fetchPullRequest = Effect.fn("Workspaces.fetchPullRequest")(function* (
+    ref: PullRequestRef,
+    options: ProgressOptions = {}
+  ) {
+    if (hasUrlCredentials(ref.remoteUrl)) {
+      return yield* new UnsafeArgument({
+        operation: "fetch",
+        detail: `the remote ${redactCredentials(ref.remoteUrl)} carries credentials; use a credential helper or ssh-agent`
+      })
+    }
+    const progress = options.onProgress ?? noProgress
+    const mirrorPath = mirrorPathOf(ref)
+    // A corrupt mirror is only a cache: re-create it once, then give up.
+    return yield* fetchInto(ref, mirrorPath, progress).pipe(
+      Effect.catchTag("MirrorCorrupt", (corrupt) =>
+        progress(`mirror ${mirrorPath} is corrupt (${corrupt.detail}); re-creating it`).pipe(
+          Effect.andThen(fsStep("remove the corrupt mirror", fs.remove(mirrorPath, { recursive: true }))),
+          Effect.andThen(fetchInto(ref, mirrorPath, progress))
+        )
+      ),
+      withMirrorLock(mirrorPath)
+    )
+  })
+
+  return { fetchPullRequest, withMirrorLock }
+})

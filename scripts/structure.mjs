@@ -1,0 +1,114 @@
+// The layout's rules, checked by dependency-cruiser (`pnpm structure`, run by
+// scripts/test): the dependency direction of the README's Layout section.
+//   apps → client/protocol/engine → store/docker/git → domain → effect
+// A rule that is red fails the run. Type-only imports count (`import type`
+// ties modules together just as much), so a cycle cannot hide behind them.
+
+/** The library a module resolves to, wherever pnpm keeps it. */
+const library = (name) => `node_modules/${name}/`
+
+const adapters = "(store|docker|git)"
+
+export default {
+  forbidden: [
+    {
+      name: "no-cycle",
+      comment: "An import cycle (type-only imports included): modules that cannot be read or changed one at a time.",
+      severity: "error",
+      from: {},
+      to: { circular: true }
+    },
+    {
+      name: "no-app-imports-another-app",
+      comment: "An app reaches another app's behaviour through a package (packages/client), never its files.",
+      severity: "error",
+      from: { path: "^apps/([^/]+)/src/" },
+      to: { path: "^apps/", pathNot: "^apps/$1/" }
+    },
+    {
+      name: "app-tests-run-other-apps-through-their-harness",
+      comment:
+        "An end-to-end test may start another app (the CLI's tests start a daemon) through that app's test/support.ts, never by importing its files.",
+      severity: "error",
+      from: { path: "^apps/([^/]+)/test/" },
+      to: { path: "^apps/", pathNot: ["^apps/$1/", "^apps/[^/]+/test/support[.]ts$"] }
+    },
+    {
+      name: "no-package-imports-an-app",
+      comment: "Packages are what apps are built from; they never reach back into an app.",
+      severity: "error",
+      from: { path: "^packages/" },
+      to: { path: "^apps/" }
+    },
+    {
+      name: "domain-imports-only-effect",
+      comment: "packages/domain is pure: ids, schemas, decisions. Nothing of ours, no Node, only effect.",
+      severity: "error",
+      from: { path: "^packages/domain/src/" },
+      to: { pathNot: ["^packages/domain/src/", library("effect")] }
+    },
+    {
+      name: "adapters-import-only-domain",
+      comment: "store, docker and git sit on domain only: not on each other, nor on anything above them.",
+      severity: "error",
+      from: { path: `^packages/${adapters}/src/` },
+      to: { path: "^packages/", pathNot: ["^packages/domain/", "^packages/$1/"] }
+    },
+    {
+      name: "engine-below-the-apps-and-their-contracts",
+      comment: "The engine knows nothing of the daemon's API (protocol) or its clients (client).",
+      severity: "error",
+      from: { path: "^packages/engine/src/" },
+      to: { path: "^packages/(protocol|client)/" }
+    },
+    {
+      name: "protocol-is-contracts-only",
+      comment: "The API's schemas and errors: domain only, never the engine or an adapter.",
+      severity: "error",
+      from: { path: "^packages/protocol/src/" },
+      to: { path: "^packages/", pathNot: ["^packages/protocol/", "^packages/domain/"] }
+    },
+    {
+      name: "client-on-protocol-and-domain",
+      comment: "What every client shares speaks the API (protocol) and the domain, never the engine or an adapter.",
+      severity: "error",
+      from: { path: "^packages/client/src/" },
+      to: { path: "^packages/", pathNot: ["^packages/client/", "^packages/protocol/", "^packages/domain/"] }
+    },
+    {
+      name: "dockerode-stays-in-docker",
+      comment: "Adapters expose our types only: dockerode is reached through packages/docker.",
+      severity: "error",
+      from: { path: "^(packages|apps)/", pathNot: "^packages/docker/" },
+      to: { path: [library("dockerode"), library("@types/dockerode")] }
+    },
+    {
+      name: "sqlite-stays-in-store",
+      comment:
+        "Adapters expose our types only: better-sqlite3 is reached through packages/store (tests may seed files).",
+      severity: "error",
+      from: { path: "^(packages|apps)/[^/]+/src/", pathNot: "^packages/store/" },
+      to: { path: library("better-sqlite3") }
+    },
+    {
+      name: "no-unresolvable",
+      comment: "An import the check cannot resolve could hide any of the rules above: fail closed.",
+      severity: "error",
+      from: {},
+      to: { couldNotResolve: true, pathNot: "^vscode$" }
+    }
+  ],
+  options: {
+    // `import type` and type-only re-exports are dependencies too.
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.base.json" },
+    doNotFollow: { path: "node_modules" },
+    exclude: { path: ["(^|/)node_modules/", "(^|/)dist/", "^apps/vscode/media/"] },
+    enhancedResolveOptions: {
+      exportsFields: ["exports"],
+      conditionNames: ["import", "types", "node", "default"],
+      extensions: [".ts", ".js", ".mjs", ".cjs", ".d.ts"]
+    },
+    reporterOptions: { text: { highlightFocused: true } }
+  }
+}
