@@ -2,8 +2,8 @@ import type { Sandbox, SandboxId } from "@prbox/domain"
 import type { SandboxRepo } from "@prbox/store"
 import { Effect } from "effect"
 import type { ContainerRuntimeShape, LabelledContainer } from "./ContainerRuntime.ts"
-import { LABELS } from "./Labels.ts"
 import { DiscoveryFailed } from "./Errors.ts"
+import { LABELS } from "./Labels.ts"
 
 type PullRequestSelector = Parameters<SandboxRepo["Service"]["findByPr"]>[0]
 
