@@ -1,4 +1,4 @@
-import type { CleanupIncomplete, DiscoveryFailed, LifecycleError, OpenError } from "@prbox/engine"
+import type { EngineError } from "@prbox/engine"
 import {
   type ApiError,
   Conflict,
@@ -11,7 +11,7 @@ import {
 import { Effect } from "effect"
 
 /** Every error the engine's services fail with (the union the daemon maps). */
-export type EngineFailure = OpenError | LifecycleError | DiscoveryFailed | CleanupIncomplete
+export type EngineFailure = EngineError
 
 export type EngineFailureTag = EngineFailure["_tag"]
 
@@ -30,15 +30,20 @@ export const apiErrorOf: { readonly [Tag in EngineFailureTag]: ApiErrorClass } =
   DestroyNotConfirmed: DockerUnavailable,
   DiscoveryFailed: DockerUnavailable,
   StoreFailure: Internal,
+  HostFailure: Internal,
   CleanupIncomplete: Internal
 }
 
 /**
  * The engine errors that are a 500 on purpose: the daemon's own state failed
- * (the store), or a gc/prune run that the maintenance endpoints answer with
+ * (the store, or its host file system: the message names the errno), or a gc/prune run that the maintenance endpoints answer with
  * their report before it could get here.
  */
-export const internalOnPurpose: ReadonlySet<EngineFailureTag> = new Set(["StoreFailure", "CleanupIncomplete"])
+export const internalOnPurpose: ReadonlySet<EngineFailureTag> = new Set([
+  "StoreFailure",
+  "HostFailure",
+  "CleanupIncomplete"
+])
 
 /**
  * An engine error as an API error. Engine messages are built to be shown

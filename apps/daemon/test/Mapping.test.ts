@@ -12,6 +12,7 @@ const errorModules: ReadonlyArray<Record<string, unknown>> = [Engine, Domain]
 /** Errors that end inside the engine and never reach a service's caller, with where they end. */
 const endInsideTheEngine: Record<string, string> = {
   StopWon: "a worker that lost to a stop ends quietly",
+  SetupFailed: "a create or restart step's failure is recorded on the row by its worker",
   HookFailed: "a hook's failure is logged, never fatal",
   InvalidTransition: "the store's refusal reaches callers as StoreFailure"
 }
