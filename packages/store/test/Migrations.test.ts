@@ -172,13 +172,19 @@ const schemaOf = (raw: Database.Database) =>
 const versionsOf = (raw: Database.Database) =>
   raw.prepare("SELECT version FROM schema_version ORDER BY version").pluck().all()
 
+/** A fresh state directory holding the file `write` builds, opened by the repository (which migrates it). */
+const openWritten = (write: (path: string) => Effect.Effect<void>) =>
+  Effect.gen(function* () {
+    const stateDir = yield* freshStateDir
+    mkdirSync(stateDir, { mode: 0o700 })
+    yield* write(databaseIn(stateDir))
+    return { stateDir, repo: yield* openRepo(stateDir) }
+  })
+
 describe("migrations", () => {
   it.effect("opening a v1 file migrates it in place, keeping every row, and its log lines as progress", () =>
     Effect.gen(function* () {
-      const stateDir = yield* freshStateDir
-      mkdirSync(stateDir, { mode: 0o700 })
-      yield* writeV1Database(databaseIn(stateDir))
-      const repo = yield* openRepo(stateDir)
+      const { stateDir, repo } = yield* openWritten(writeV1Database)
       const rows = yield* repo.findAll()
       assert.deepStrictEqual(rows.map(plain), [...legacyRows].reverse().map(expectedFromLegacy))
       const sandboxId = SandboxId.make("legacy000001")
@@ -193,10 +199,7 @@ describe("migrations", () => {
 
   it.effect("after migration the one-live-row rule includes the host and leaves legacy rows out", () =>
     Effect.gen(function* () {
-      const stateDir = yield* freshStateDir
-      mkdirSync(stateDir, { mode: 0o700 })
-      yield* writeV1Database(databaseIn(stateDir))
-      const repo = yield* openRepo(stateDir)
+      const { repo } = yield* openWritten(writeV1Database)
       // legacy000001 is live for github acme/widgets#7 (under the v1 index too).
       const replacement = newSandbox(1, { pullRequest: PullRequestNumber.make(7), account: "" })
       yield* repo.insert(replacement)
@@ -222,10 +225,7 @@ describe("migrations", () => {
 
   it.effect("a v2 file's log becomes typed entries: its status lines status changes, the rest progress", () =>
     Effect.gen(function* () {
-      const stateDir = yield* freshStateDir
-      mkdirSync(stateDir, { mode: 0o700 })
-      yield* writeV2Database(databaseIn(stateDir))
-      const repo = yield* openRepo(stateDir)
+      const { repo } = yield* openWritten(writeV2Database)
       const first = SandboxId.make("legacy000001")
       const third = SandboxId.make("legacy000003")
       const changed = (sandboxId: SandboxId, seq: number, at: number, status: SandboxStatus, error: string | null) =>

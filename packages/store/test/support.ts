@@ -2,11 +2,11 @@ import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert } from "@effect/vitest"
-import { PullRequestNumber, SandboxId, type SandboxStatus } from "@prbox/domain"
+import { PullRequestNumber, SandboxId, type SandboxStatus, statePaths } from "@prbox/domain"
 import Database from "better-sqlite3"
 import { Context, Effect, Layer, Redacted } from "effect"
 import { type NewLogEntry, type NewSandbox, SandboxRepo } from "../src/SandboxRepo.ts"
-import { DATABASE_FILE, layer, type Options } from "../src/SqliteSandboxRepo.ts"
+import { layer, type Options } from "../src/SqliteSandboxRepo.ts"
 
 /** A temp directory removed with the test's scope. */
 export const tempDir = Effect.acquireRelease(
@@ -17,7 +17,7 @@ export const tempDir = Effect.acquireRelease(
 /** A state directory (not yet created) inside a fresh temp directory. */
 export const freshStateDir = Effect.map(tempDir, (dir) => join(dir, "state"))
 
-export const databaseIn = (stateDir: string) => join(stateDir, DATABASE_FILE)
+export const databaseIn = (stateDir: string) => statePaths(stateDir).database
 
 /** The real repository on `stateDir`, open until the test's scope closes. */
 export const openRepo = (stateDir: string, options: Omit<Options, "stateDir"> = {}) =>
