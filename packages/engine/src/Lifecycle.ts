@@ -134,7 +134,7 @@ export class Lifecycle extends Context.Service<Lifecycle, LifecycleShape>()("prb
 
       /** The journal: an entry is appended to the log (which numbers it) before it is published. */
       const journal = (id: SandboxId, entry: NewLogEntry) =>
-        Effect.flatMap(repo.appendLog(id, entry), (event) => PubSub.publish(events, event))
+        Effect.flatMap(repo.appendLog(id, entry), (event) => Effect.asVoid(PubSub.publish(events, event)))
 
       const emit = (id: SandboxId, status: SandboxStatus, line: string) =>
         Effect.flatMap(Clock.currentTimeMillis, (at) => journal(id, { _tag: "Progress", at, status, line }))
