@@ -2,6 +2,7 @@ import { spawn } from "node:child_process"
 import { existsSync, readFileSync, watch } from "node:fs"
 import { resolve as resolvePath } from "node:path"
 import { createInterface } from "node:readline/promises"
+import { describeEvent } from "@prbox/domain"
 import { type ClientError, PrboxClient, type PrboxClientShape, type SandboxView } from "@prbox/protocol"
 import { Effect, Option, Stream } from "effect"
 import { Argument, Command, Completions, Flag } from "effect/cli"
@@ -288,16 +289,16 @@ const logs = Command.make(
               .events(view.id, { after: 0 })
               .pipe(
                 Stream.runForEach((event) =>
-                  config.json ? Effect.sync(() => printJson(event)) : out(`${time(event.at)} ${event.line}`)
+                  config.json ? Effect.sync(() => printJson(event)) : out(`${time(event.at)} ${describeEvent(event)}`)
                 )
               )
           }
           let after = 0
           while (true) {
             const page = yield* client.logs(view.id, { after, limit: 1000 })
-            for (const line of page.lines) {
-              if (config.json) printJson(line)
-              else yield* out(`${time(line.at)} ${line.line}`)
+            for (const event of page.lines) {
+              if (config.json) printJson(event)
+              else yield* out(`${time(event.at)} ${describeEvent(event)}`)
             }
             after = page.next
             if (!page.more) break

@@ -1,13 +1,9 @@
+import { describeEvent, isSettling } from "@prbox/domain"
 import type { ClientError, PrboxClientShape, SandboxEvent, SandboxView } from "@prbox/protocol"
 import { Effect, Option, Stream } from "effect"
 import { CliFailure, ExitCode } from "./Exit.ts"
 
 const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
-
-/** `status: running` and the like: the engine's line for a status change. */
-const statusLine = /^status: (running|error|stopped)\b/
-
-const isFinal = (event: SandboxEvent): boolean => statusLine.test(event.line)
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)}s`
 
@@ -21,7 +17,8 @@ interface Renderer {
 
 /** Non-TTY: one plain line per event, on stderr. */
 const plainRenderer = (since: number): Renderer => ({
-  event: (event) => process.stderr.write(`[${seconds(event.at - since).padStart(6)}] ${event.status}: ${event.line}\n`),
+  event: (event) =>
+    process.stderr.write(`[${seconds(event.at - since).padStart(6)}] ${event.status}: ${describeEvent(event)}\n`),
   close: () => {}
 })
 
@@ -42,8 +39,8 @@ const ttyRenderer = (since: number, initial: string): Renderer => {
   return {
     event: (event) => {
       status = event.status
-      step = stepOf(event.line) ?? step
-      last = event.line
+      if (event._tag === "Progress") step = stepOf(event.line) ?? step
+      last = describeEvent(event)
       draw()
     },
     close: () => {
@@ -73,7 +70,7 @@ export const followUntilReady = (
         client.events(view.id, { after: 0 }).pipe(
           Stream.filter((event) => event.at >= since),
           Stream.tap((event) => Effect.sync(() => renderer.event(event))),
-          Stream.filter(isFinal),
+          Stream.filter(isSettling),
           Stream.runHead
         ),
       (renderer) => Effect.sync(() => renderer.close())

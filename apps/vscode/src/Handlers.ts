@@ -1,6 +1,7 @@
 import { execFile } from "node:child_process"
 import { existsSync } from "node:fs"
 import { isAbsolute, resolve } from "node:path"
+import { isSettling } from "@prbox/domain"
 import { Effect, Schema, Stream } from "effect"
 import { Cancelled, type Daemon, DaemonError } from "./Daemon.ts"
 import type { LogFollowers } from "./Logs.ts"
@@ -100,9 +101,6 @@ export const parseOpenInput = (text: string, baseDir: string): ParsedOpen => {
   }
 }
 
-/** `status: running` and the like: the engine's line for a status change that ends a create or restart. */
-const isSettled = (line: string): boolean => /^status: (running|error|stopped)\b/.test(line)
-
 /**
  * Follows a sandbox from `since` until it runs or ends, reporting each line;
  * returns its view then. The daemon replays the log first, so nothing that
@@ -114,7 +112,7 @@ const untilSettled = (client: PrboxClientShape, view: SandboxView, since: number
     yield* client.events(view.id, { after: 0 }).pipe(
       Stream.filter((event) => event.at >= since),
       Stream.tap((event) => Effect.sync(() => report(progressMessage(event)))),
-      Stream.filter((event) => isSettled(event.line)),
+      Stream.filter(isSettling),
       Stream.runHead
     )
     return yield* client.get(view.id)

@@ -1,3 +1,4 @@
+import { describeEvent } from "@prbox/domain"
 import { Duration, Effect, Stream } from "effect"
 import { backoff, Cancelled, type Daemon, DaemonError } from "./Daemon.ts"
 import type { SandboxEvent, SandboxId } from "./Protocol.ts"
@@ -9,7 +10,8 @@ export interface LogSink {
   readonly dispose: () => void
 }
 
-const logLine = (event: SandboxEvent): string => `${new Date(event.at).toISOString().slice(11, 19)} ${event.line}`
+const logLine = (event: SandboxEvent): string =>
+  `${new Date(event.at).toISOString().slice(11, 19)} ${describeEvent(event)}`
 
 const sleep = (duration: Duration.Duration, signal: AbortSignal) =>
   new Promise<void>((resolve) => {

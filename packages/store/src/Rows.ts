@@ -1,6 +1,6 @@
 import { Sandbox } from "@prbox/domain"
 import { Result, Schema, type SchemaIssue } from "effect"
-import { LogEntry, RowDecodeError } from "./SandboxRepo.ts"
+import { RowDecodeError } from "./SandboxRepo.ts"
 
 /** The columns of a sandbox row, in the order every SELECT names them. */
 export const SANDBOX_COLUMNS = [
@@ -111,11 +111,11 @@ const issueLines = (issue: SchemaIssue.Issue, path: ReadonlyArray<PropertyKey>):
   }
 }
 
-const safeSummary = (error: Schema.SchemaError): string => issueLines(error.issue, []).join("; ")
+/** A schema failure in words that never quote a value: the paths and kinds of its issues. */
+export const safeSummary = (error: Schema.SchemaError): string => issueLines(error.issue, []).join("; ")
 
 const decodeSandbox = Schema.decodeUnknownResult(Sandbox)
 const encodeSandbox = Schema.encodeUnknownResult(Sandbox)
-const decodeLogEntry = Schema.decodeUnknownResult(LogEntry)
 
 /**
  * Synchronous on purpose: it runs inside better-sqlite3 transactions, which
@@ -133,14 +133,3 @@ export const encodeRow = (operation: string, row: Sandbox): Result.Result<Column
     onFailure: (error) => new RowDecodeError({ operation, rowId: row.id, detail: safeSummary(error) }),
     onSuccess: toColumns
   })
-
-export const decodeLogRow = (
-  operation: string,
-  sandboxId: string,
-  raw: RawRow
-): Result.Result<LogEntry, RowDecodeError> =>
-  Result.mapError(
-    decodeLogEntry(raw),
-    (error) =>
-      new RowDecodeError({ operation, rowId: sandboxId, detail: `log entry ${String(raw.seq)}: ${safeSummary(error)}` })
-  )

@@ -1,0 +1,209 @@
+import {
+  canTransition,
+  InvalidTransition,
+  isLive,
+  isTerminal,
+  type Sandbox,
+  type SandboxId,
+  SandboxNotFound,
+  SandboxStatus,
+  type Timestamp
+} from "@prbox/domain"
+import type Database from "better-sqlite3"
+import { Effect, Option, Result } from "effect"
+import { type ColumnValues, decodeRow, encodeRow, type RawRow, SANDBOX_COLUMNS } from "./Rows.ts"
+import {
+  LiveSandboxExists,
+  type NewSandbox,
+  type PullRequestSelector,
+  type SandboxRepoShape,
+  type StatusUpdate
+} from "./SandboxRepo.ts"
+import type { Transactions } from "./Transactions.ts"
+
+const keep = <A>(next: A | undefined, current: A): A => (next === undefined ? current : next)
+
+// Derived from the domain so queries and the status machine agree on "live".
+// The partial index in Migrations.ts spells the same set out, frozen with its migration.
+const TERMINAL_STATUSES = SandboxStatus.literals
+  .filter(isTerminal)
+  .map((status) => `'${status}'`)
+  .join(", ")
+const COLUMNS = SANDBOX_COLUMNS.join(", ")
+const NEWEST_FIRST = "ORDER BY created_at DESC, rowid DESC"
+
+export type SandboxRows = Omit<SandboxRepoShape, "generation" | "appendLog" | "readLog">
+
+/**
+ * The sandboxes table: its queries and its checked writes. `deleteLogOf`
+ * removes a sandbox's log entries inside the row delete's transaction.
+ */
+export const makeSandboxRows = (
+  db: Database.Database,
+  { run, write }: Transactions,
+  deleteLogOf: (id: SandboxId) => void
+): SandboxRows => {
+  const selectById = db.prepare<[string], RawRow>(`SELECT ${COLUMNS} FROM sandboxes WHERE id = ?`)
+  const selectAll = db.prepare<[], RawRow>(`SELECT ${COLUMNS} FROM sandboxes ${NEWEST_FIRST}`)
+  const selectActive = db.prepare<[], RawRow>(
+    `SELECT ${COLUMNS} FROM sandboxes WHERE status NOT IN (${TERMINAL_STATUSES}) ${NEWEST_FIRST}`
+  )
+  const selectByPr = db.prepare<[string, string, number], RawRow>(
+    `SELECT ${COLUMNS} FROM sandboxes WHERE provider = ? AND repository = ? AND pull_request = ? ${NEWEST_FIRST}`
+  )
+  const selectLiveHolder = db
+    .prepare<[string, string, string, string, number, string], string>(
+      `SELECT id FROM sandboxes
+       WHERE provider = ? AND host = ? AND account = ? AND repository = ? AND pull_request = ?
+         AND status NOT IN (${TERMINAL_STATUSES}) AND id <> ?`
+    )
+    .pluck()
+  const insertRow = db.prepare<ColumnValues>(
+    `INSERT INTO sandboxes (${COLUMNS}) VALUES (${SANDBOX_COLUMNS.map((column) => `@${column}`).join(", ")})`
+  )
+  const updateRow = db.prepare<ColumnValues>(
+    `UPDATE sandboxes SET ${SANDBOX_COLUMNS.filter((column) => column !== "id")
+      .map((column) => `${column} = @${column}`)
+      .join(", ")} WHERE id = @id`
+  )
+  const deleteRow = db.prepare<[string]>("DELETE FROM sandboxes WHERE id = ?")
+
+  const decodeAll = (operation: string, rows: ReadonlyArray<RawRow>) =>
+    Result.all(rows.map((raw) => decodeRow(operation, raw)))
+
+  const checkLiveHolder = (operation: string, row: Sandbox): Result.Result<void, LiveSandboxExists> => {
+    if (row.host === null || !isLive(row)) return Result.void
+    const holder = selectLiveHolder.get(row.provider, row.host, row.account, row.repository, row.pullRequest, row.id)
+    return holder === undefined ? Result.void : Result.fail(new LiveSandboxExists({ operation, existingId: holder }))
+  }
+
+  /** Read-modify-write of one row in a write transaction; the new row is checked before it is stored. */
+  const modify = <E>(operation: string, id: SandboxId, change: (current: Sandbox) => Result.Result<Sandbox, E>) =>
+    write(operation, () =>
+      Result.gen(function* () {
+        const raw = selectById.get(id)
+        if (raw === undefined) return yield* Result.fail(new SandboxNotFound({ id }))
+        const next = yield* change(yield* decodeRow(operation, raw))
+        updateRow.run(yield* encodeRow(operation, next))
+        return next
+      })
+    )
+
+  const insert = Effect.fn("SandboxRepo.insert")(function* (input: NewSandbox) {
+    const row: Sandbox = {
+      id: input.id,
+      provider: input.provider,
+      host: input.host,
+      account: input.account,
+      repository: input.repository,
+      pullRequest: input.pullRequest,
+      title: input.title ?? null,
+      sourceBranch: input.sourceBranch ?? null,
+      sourceCommit: input.sourceCommit ?? null,
+      accessPassword: input.accessPassword,
+      workspacePath: input.workspacePath ?? null,
+      containerId: null,
+      hostPort: null,
+      status: "creating",
+      detail: input.detail ?? null,
+      error: null,
+      createdAt: input.createdAt,
+      lastActivityAt: input.lastActivityAt,
+      stoppedAt: null,
+      legacyRetiredAt: null,
+      destroyFenced: false
+    }
+    return yield* write("insert", () =>
+      Result.gen(function* () {
+        const columns = yield* encodeRow("insert", row)
+        yield* checkLiveHolder("insert", row)
+        insertRow.run(columns)
+        return row
+      })
+    )
+  })
+
+  const findById = Effect.fn("SandboxRepo.findById")(function* (id: SandboxId) {
+    return yield* run("findById", () => {
+      const raw = selectById.get(id)
+      return raw === undefined ? Result.succeed(Option.none()) : Result.map(decodeRow("findById", raw), Option.some)
+    })
+  })
+
+  const findByPr = Effect.fn("SandboxRepo.findByPr")(function* (pr: PullRequestSelector) {
+    return yield* run("findByPr", () =>
+      decodeAll("findByPr", selectByPr.all(pr.provider, pr.repository, pr.pullRequest))
+    )
+  })
+
+  const findActive = Effect.fn("SandboxRepo.findActive")(function* () {
+    return yield* run("findActive", () => decodeAll("findActive", selectActive.all()))
+  })
+
+  const findAll = Effect.fn("SandboxRepo.findAll")(function* () {
+    return yield* run("findAll", () => decodeAll("findAll", selectAll.all()))
+  })
+
+  const updateStatus = Effect.fn("SandboxRepo.updateStatus")(function* (id: SandboxId, update: StatusUpdate) {
+    return yield* modify(
+      "updateStatus",
+      id,
+      (current): Result.Result<Sandbox, InvalidTransition | LiveSandboxExists> => {
+        const allowed =
+          canTransition(current.status, update.to) && (update.expectedFrom?.includes(current.status) ?? true)
+        if (!allowed) return Result.fail(new InvalidTransition({ id, from: current.status, to: update.to }))
+        const next: Sandbox = {
+          ...current,
+          status: update.to,
+          containerId: keep(update.containerId, current.containerId),
+          hostPort: keep(update.hostPort, current.hostPort),
+          error: keep(update.error, current.error),
+          detail: keep(update.detail, current.detail),
+          legacyRetiredAt: keep(update.legacyRetiredAt, current.legacyRetiredAt),
+          destroyFenced: keep(update.destroyFenced, current.destroyFenced),
+          stoppedAt: keep(update.stoppedAt, current.stoppedAt),
+          workspacePath: keep(update.workspacePath, current.workspacePath),
+          sourceBranch: keep(update.sourceBranch, current.sourceBranch),
+          sourceCommit: keep(update.sourceCommit, current.sourceCommit)
+        }
+        // Only a status write can make a row live again (restart), so only it can collide.
+        return Result.map(checkLiveHolder("updateStatus", next), () => next)
+      }
+    )
+  })
+
+  const setFence = Effect.fn("SandboxRepo.setFence")(function* (id: SandboxId, fenced: boolean) {
+    return yield* modify("setFence", id, (current) => Result.succeed({ ...current, destroyFenced: fenced }))
+  })
+
+  const updateDetail = Effect.fn("SandboxRepo.updateDetail")(function* (id: SandboxId, detail: string | null) {
+    yield* modify("updateDetail", id, (current) => Result.succeed({ ...current, detail }))
+  })
+
+  const touch = Effect.fn("SandboxRepo.touch")(function* (id: SandboxId, at: Timestamp) {
+    yield* modify("touch", id, (current) =>
+      Result.succeed({ ...current, lastActivityAt: Math.max(current.lastActivityAt, at) })
+    )
+  })
+
+  const remove = Effect.fn("SandboxRepo.delete")(function* (id: SandboxId) {
+    yield* write("delete", () => {
+      if (deleteRow.run(id).changes === 0) return Result.fail(new SandboxNotFound({ id }))
+      deleteLogOf(id)
+      return Result.void
+    })
+  })
+
+  return {
+    insert,
+    findById,
+    findByPr,
+    findActive,
+    findAll,
+    updateStatus,
+    setFence,
+    updateDetail,
+    touch,
+    delete: remove
+  }
+}
