@@ -56,6 +56,7 @@ const codeOfTag = (tag: string): number => {
     case "Conflict":
       return ExitCode.conflict
     case "DaemonUnreachable":
+    case "DaemonStopped":
     case "IncompatibleDaemon":
       return ExitCode.daemonUnreachable
     case "DockerUnavailable":

@@ -1,18 +1,16 @@
-import type { ClientError, PrboxClientShape, SandboxEvent, SandboxView } from "@prbox/protocol"
-import { Effect, Option, Stream } from "effect"
+import { followUntilSettled, type PrboxClientShape } from "@prbox/client"
+import { describeEvent, type SandboxEvent } from "@prbox/domain"
+import type { SandboxView } from "@prbox/protocol"
+import { Effect } from "effect"
 import { CliFailure, ExitCode } from "./Exit.ts"
 
 const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
 
-/** `status: running` and the like: the engine's line for a status change. */
-const statusLine = /^status: (running|error|stopped)\b/
-
-const isFinal = (event: SandboxEvent): boolean => statusLine.test(event.line)
-
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)}s`
 
-/** The setup step (`[2/5]`) a line belongs to, if any. */
-const stepOf = (line: string): string | undefined => /^(\[\d+\/\d+\])/.exec(line)?.[1]
+/** The setup step (`[2/5]`) a progress line belongs to, if any: shown beside the spinner, never acted on. */
+const stepOf = (event: SandboxEvent): string | undefined =>
+  event._tag === "Progress" ? /^(\[\d+\/\d+\])/.exec(event.line)?.[1] : undefined
 
 interface Renderer {
   readonly event: (event: SandboxEvent) => void
@@ -21,7 +19,8 @@ interface Renderer {
 
 /** Non-TTY: one plain line per event, on stderr. */
 const plainRenderer = (since: number): Renderer => ({
-  event: (event) => process.stderr.write(`[${seconds(event.at - since).padStart(6)}] ${event.status}: ${event.line}\n`),
+  event: (event) =>
+    process.stderr.write(`[${seconds(event.at - since).padStart(6)}] ${event.status}: ${describeEvent(event)}\n`),
   close: () => {}
 })
 
@@ -42,8 +41,8 @@ const ttyRenderer = (since: number, initial: string): Renderer => {
   return {
     event: (event) => {
       status = event.status
-      step = stepOf(event.line) ?? step
-      last = event.line
+      step = stepOf(event) ?? step
+      last = describeEvent(event)
       draw()
     },
     close: () => {
@@ -55,37 +54,22 @@ const ttyRenderer = (since: number, initial: string): Renderer => {
 
 /**
  * Shows a sandbox's progress from `since` (when the command began) until it
- * is running (its view is returned) or ends otherwise (a failure). Follows
- * the daemon's event stream: the log is replayed first, so nothing that
- * happened before the stream opened is missed.
+ * is running (its view is returned) or ends otherwise (a failure). The
+ * following itself is the client library's `followUntilSettled`.
  */
 export const followUntilReady = (
   client: PrboxClientShape,
   view: SandboxView,
   since: number,
   options: { readonly tty: boolean }
-): Effect.Effect<SandboxView, ClientError | CliFailure> =>
+) =>
   Effect.gen(function* () {
     if (view.status === "running") return view
-    const final = yield* Effect.acquireUseRelease(
+    const current = yield* Effect.acquireUseRelease(
       Effect.sync(() => (options.tty ? ttyRenderer(since, view.status) : plainRenderer(since))),
-      (renderer) =>
-        client.events(view.id, { after: 0 }).pipe(
-          Stream.filter((event) => event.at >= since),
-          Stream.tap((event) => Effect.sync(() => renderer.event(event))),
-          Stream.filter(isFinal),
-          Stream.runHead
-        ),
+      (renderer) => followUntilSettled(client, view, { since, onEvent: renderer.event }),
       (renderer) => Effect.sync(() => renderer.close())
     )
-    if (Option.isNone(final)) {
-      return yield* new CliFailure({
-        tag: "DaemonUnreachable",
-        message: `the daemon closed the event stream of sandbox ${view.id}`,
-        code: ExitCode.daemonUnreachable
-      })
-    }
-    const current = yield* client.get(view.id)
     if (current.status === "running") return current
     if (current.status === "error") {
       return yield* new CliFailure({

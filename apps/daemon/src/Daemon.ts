@@ -1,9 +1,9 @@
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { NodeDocker } from "@prbox/docker"
+import { statePaths } from "@prbox/domain"
 import { Config, DockerRuntime, Gc, Hooks, NodeAccountIdentity, SandboxServiceLive } from "@prbox/engine"
 import { NodeGit, Workspaces } from "@prbox/git"
-import { Paths } from "@prbox/protocol"
 import { layer as sqliteRepo } from "@prbox/store"
 import { Clock, Context, Effect, Layer } from "effect"
 import { HttpRouter } from "effect/http"
@@ -53,10 +53,10 @@ export const run = (options: DaemonOptions) =>
   Effect.scoped(
     Effect.gen(function* () {
       const { home, limits } = options
-      const socketPath = Paths.socketPath(home)
-      yield* Effect.acquireRelease(
-        Effect.try({ try: () => acquireLock(Paths.lockPath(home)), catch: startupFailure }),
-        (lock) => Effect.sync(lock.release)
+      const paths = statePaths(home)
+      const socketPath = paths.socket
+      yield* Effect.acquireRelease(Effect.try({ try: () => acquireLock(paths.lock), catch: startupFailure }), (lock) =>
+        Effect.sync(lock.release)
       )
       yield* Effect.tryPromise({ try: () => clearStaleSocket(socketPath), catch: startupFailure })
 
