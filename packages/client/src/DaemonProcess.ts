@@ -82,14 +82,13 @@ export const startDaemon = Effect.fn("DaemonProcess.startDaemon")(function* (
     exited ??= 127
   })
   child.unref()
-  notice(`prboxd was not running; started it (pid ${child.pid}, log ${home.logPath})`)
   const exitedWhileStarting = () => {
     const why = lastLogLine(home.logPath)
     return unreachable(home, `prboxd exited with code ${exited} while starting${why === "" ? "" : `: ${why}`}`)
   }
-  return yield* client.checkVersion.pipe(
-    Effect.catchTag("DaemonUnreachable", (error) => Effect.fail(exited === null ? error : exitedWhileStarting())),
+  const info = yield* client.checkVersion.pipe(
     Effect.retry({ schedule: POLL, while: (error) => error._tag === "DaemonUnreachable" && exited === null }),
+    Effect.catchTag("DaemonUnreachable", (error) => Effect.fail(exited === null ? error : exitedWhileStarting())),
     Effect.timeoutOrElse({
       duration: START_TIMEOUT,
       orElse: () =>
@@ -98,6 +97,9 @@ export const startDaemon = Effect.fn("DaemonProcess.startDaemon")(function* (
         )
     })
   )
+  // Said once it answers: a daemon that could not start is reported by the failure alone.
+  notice(`prboxd was not running; started it (pid ${info.pid}, log ${home.logPath})`)
+  return info
 })
 
 /** The running daemon, started (and announced through `notice`) when there is none. */
