@@ -58,8 +58,9 @@ const withClient = <A, E>(home: string, body: Effect.Effect<A, E, PrboxClient>) 
 const start = (home: string) =>
   withClient(
     home,
-    Effect.tap(ensureDaemon(clientHome(home), launcher, () => {}), ({ info }) =>
-      Effect.sync(() => pids.push(info.pid))
+    Effect.tap(
+      ensureDaemon(clientHome(home), launcher, () => {}),
+      ({ info }) => Effect.sync(() => pids.push(info.pid))
     )
   )
 

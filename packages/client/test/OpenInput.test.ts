@@ -36,7 +36,10 @@ describe("normalizeOpenInput: what `open` sends for what the user typed", () => 
 describe("parseOpenInput: the extension's one-line form of `prbox open`", () => {
   const cases: ReadonlyArray<readonly [text: string, expected: unknown]> = [
     ["  o/r#7 ", { _tag: "ok", request: { input: "o/r#7" } }],
-    ["repo.git --pr 2 --ref refs/heads/x", { _tag: "ok", request: { input: join(base, "repo.git"), pr: 2, ref: "refs/heads/x" } }],
+    [
+      "repo.git --pr 2 --ref refs/heads/x",
+      { _tag: "ok", request: { input: join(base, "repo.git"), pr: 2, ref: "refs/heads/x" } }
+    ],
     ["repo.git --pr=2", { _tag: "ok", request: { input: join(base, "repo.git"), pr: 2 } }],
     ["repo.git --pr 0", { _tag: "invalid", message: '--pr needs a pull request number, not "0"' }],
     ["repo.git --ref", { _tag: "invalid", message: "--ref needs a value" }],
