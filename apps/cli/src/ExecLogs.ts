@@ -1,5 +1,5 @@
 import type { PrboxClientShape } from "@prbox/client"
-import type { SandboxId } from "@prbox/domain"
+import { describeEvent, type SandboxId } from "@prbox/domain"
 import { Effect, Option, Stream } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { connected } from "./Connect.ts"
@@ -31,13 +31,13 @@ const logs = Command.make("logs", { id: idArgument, follow: followFlag("keep fol
             .events(view.id, { after: 0 })
             .pipe(
               Stream.runForEach((event) =>
-                config.json ? Effect.sync(() => printJson(event)) : out(`${time(event.at)} ${event.line}`)
+                config.json ? Effect.sync(() => printJson(event)) : out(`${time(event.at)} ${describeEvent(event)}`)
               )
             )
         }
         yield* logPages(client, view.id).pipe(
-          Stream.runForEach((line) =>
-            config.json ? Effect.sync(() => printJson(line)) : out(`${time(line.at)} ${line.line}`)
+          Stream.runForEach((event) =>
+            config.json ? Effect.sync(() => printJson(event)) : out(`${time(event.at)} ${describeEvent(event)}`)
           )
         )
       })

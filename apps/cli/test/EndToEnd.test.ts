@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs"
-import { ExecResult, LogLine, SandboxList, SandboxView } from "@prbox/protocol"
+import { ExecResult, SandboxEvent, SandboxList, SandboxView } from "@prbox/protocol"
 import { Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeRemote, type TestRemote } from "../../../packages/git/test/helpers.ts"
@@ -87,8 +87,13 @@ describe("prbox against a real daemon and engine", () => {
     const lines = json.stdout
       .trim()
       .split("\n")
-      .map((line) => decode(LogLine, line))
-    expect(lines.map((line) => line.line)).toContain("[2/2] true")
+      .map((line) => decode(SandboxEvent, line))
+    expect(lines.flatMap((event) => (event._tag === "Progress" ? [event.line] : []))).toContain("[2/2] true")
+    expect(lines.filter((event) => event._tag === "StatusChanged").map((event) => event.status)).toEqual([
+      "cloning",
+      "starting",
+      "running"
+    ])
     const seqs = lines.map((line) => line.seq)
     expect([...seqs].sort((a, b) => a - b)).toEqual(seqs)
   })

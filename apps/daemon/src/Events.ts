@@ -1,28 +1,18 @@
-import { type SandboxId, SandboxStatus } from "@prbox/domain"
-import type { SandboxEvent, SandboxServiceShape } from "@prbox/engine"
+import type { SandboxEvent, SandboxId } from "@prbox/domain"
+import type { SandboxServiceShape } from "@prbox/engine"
 import type { ApiError } from "@prbox/protocol"
-import { Effect, Queue, Schema, Stream } from "effect"
+import { Effect, Queue, Stream } from "effect"
 import { api } from "./Mapping.ts"
 
 const PAGE = 500
-const isStatus = Schema.is(SandboxStatus)
-
-/**
- * The engine writes every status change to the log as `status: <status>`
- * (optionally followed by ` (<error>)`); a replayed line carries the status
- * of the last such line before it.
- */
-export const statusOfLine = (line: string): SandboxStatus | undefined => {
-  const match = /^status: ([a-z]+)(?: \(|$)/.exec(line)
-  const status = match?.[1]
-  return status !== undefined && isStatus(status) ? status : undefined
-}
 
 /**
  * A sandbox's events after `after`: its log, then its live events, without a
- * gap or a duplicate. The live subscription is taken before the log is read
- * (an event is appended to the log before it is published), and live events
- * the replay already covered are dropped by sequence number.
+ * gap or a duplicate. The log holds the events as they were published (each
+ * of its kind, with its status), so the replay is the log itself. The live
+ * subscription is taken before the log is read (an event is appended to the
+ * log before it is published), and live events the replay already covered
+ * are dropped by sequence number.
  */
 export const sandboxEvents = (
   sandboxes: SandboxServiceShape,
@@ -39,23 +29,16 @@ export const sandboxEvents = (
         Effect.forkScoped({ startImmediately: true })
       )
       const replayed: Array<SandboxEvent> = []
-      let status: SandboxStatus = "creating"
-      let cursor = 0
+      let cursor = after
       while (true) {
         const page = yield* api(sandboxes.logs(id, { afterSeq: cursor, limit: PAGE }))
-        for (const entry of page) {
-          status = statusOfLine(entry.line) ?? status
-          if (entry.seq > after) {
-            replayed.push({ seq: entry.seq, sandboxId: id, at: entry.at, status, line: entry.line })
-          }
-          cursor = entry.seq
-        }
+        replayed.push(...page)
+        cursor = page.at(-1)?.seq ?? cursor
         if (page.length < PAGE) break
       }
-      const last = Math.max(after, cursor)
       return Stream.concat(
         Stream.fromIterable(replayed),
-        Stream.fromQueue(live).pipe(Stream.filter((event) => event.seq > last))
+        Stream.fromQueue(live).pipe(Stream.filter((event) => event.seq > cursor))
       )
     })
   )

@@ -1,13 +1,23 @@
 import { existsSync } from "node:fs"
 import { join } from "node:path"
-import { SandboxId } from "@prbox/domain"
+import { SandboxEvent, SandboxId, type SandboxStatus } from "@prbox/domain"
 import { SandboxRepo, layer as sqliteRepo } from "@prbox/store"
-import { Effect, Option } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import { makeRemote } from "../../../packages/git/test/helpers.ts"
 import { call, containersOfHome, makeHome, readEvents, removeHome, socketOf, startDaemon } from "./support.ts"
 
-type Event = { seq: number; sandboxId: string; status: string; line: string }
+const decodeEvent = Schema.decodeUnknownSync(SandboxEvent)
+
+/** The stream's events, decoded as the protocol's variants. */
+const typed = (events: ReadonlyArray<Record<string, unknown>>): ReadonlyArray<SandboxEvent> =>
+  events.map((event) => decodeEvent(event))
+
+const changedTo = (status: SandboxStatus) => (event: SandboxEvent) =>
+  event._tag === "StatusChanged" && event.status === status
+
+/** A status change as `→ <status>`, a progress line as itself: for checking the order of what happened. */
+const step = (event: SandboxEvent) => (event._tag === "StatusChanged" ? `→ ${event.status}` : event.line)
 
 const rowOf = (home: string, id: string) =>
   Effect.runPromise(
@@ -33,24 +43,19 @@ describe("the event stream", () => {
     const socketPath = socketOf(home)
     try {
       const id = await open(socketPath, remote.path, 1)
-      const untilRunning = (await readEvents(socketPath, `/v1/sandboxes/${id}/events?after=0`, (events) =>
-        events.some((event) => event.line === "status: running")
-      )) as ReadonlyArray<Event>
+      const untilRunning = typed(
+        await readEvents(socketPath, `/v1/sandboxes/${id}/events?after=0`, (events) =>
+          typed(events).some(changedTo("running"))
+        )
+      )
       // Every event of the sandbox, in log order, each once.
       const log = (await call(socketPath, { path: `/v1/sandboxes/${id}/logs?limit=1000` })).json() as {
-        lines: ReadonlyArray<{ seq: number; line: string }>
+        lines: ReadonlyArray<{ seq: number }>
       }
       expect(seqs(untilRunning)).toEqual(log.lines.map((line) => line.seq))
       expect(untilRunning.every((event) => event.sandboxId === id)).toBe(true)
-      const lines = untilRunning.map((event) => event.line)
-      const order = [
-        "status: cloning",
-        "status: starting",
-        "[1/2] echo one",
-        "[1/2] one",
-        "[2/2] echo two",
-        "status: running"
-      ]
+      const lines = untilRunning.map(step)
+      const order = ["→ cloning", "→ starting", "[1/2] echo one", "[1/2] one", "[2/2] echo two", "→ running"]
       const positions = order.map((line) => lines.indexOf(line))
       expect(
         positions.every((position) => position >= 0),
@@ -58,16 +63,18 @@ describe("the event stream", () => {
       ).toBe(true)
       expect([...positions].sort((a, b) => a - b)).toEqual(positions)
       // Replayed lines carry the status they were written under.
-      expect(untilRunning.find((event) => event.line === "[1/2] one")?.status).toBe("starting")
+      expect(untilRunning.find((event) => event._tag === "Progress" && event.line === "[1/2] one")?.status).toBe(
+        "starting"
+      )
 
       // Resume from the middle, then see live events (a stop) follow without a gap.
       const middle = untilRunning[Math.floor(untilRunning.length / 2)]?.seq ?? 0
       const resumed = readEvents(socketPath, `/v1/sandboxes/${id}/events?after=${middle}`, (events) =>
-        events.some((event) => event.line === "status: stopped")
+        typed(events).some(changedTo("stopped"))
       )
       const stopped = await call(socketPath, { method: "POST", path: `/v1/sandboxes/${id}/stop` })
       expect(stopped.status).toBe(200)
-      const tail = (await resumed) as ReadonlyArray<Event>
+      const tail = typed(await resumed)
       const after = (
         await call(socketPath, { path: `/v1/sandboxes/${id}/logs?after=${middle}&limit=1000` })
       ).json() as {
@@ -75,8 +82,8 @@ describe("the event stream", () => {
       }
       expect(seqs(tail)).toEqual(after.lines.map((line) => line.seq))
       expect(tail[0]?.seq).toBeGreaterThan(middle)
-      expect(tail.map((event) => event.line)).toContain("status: stopping")
-      expect(tail.at(-1)).toMatchObject({ line: "status: stopped", status: "stopped" })
+      expect(tail.some(changedTo("stopping"))).toBe(true)
+      expect(tail.at(-1)).toMatchObject({ _tag: "StatusChanged", status: "stopped", error: null })
       // An unknown sandbox is a 404, not an empty stream.
       expect((await call(socketPath, { path: "/v1/sandboxes/zzzzzzzzzzzz/events" })).status).toBe(404)
     } finally {

@@ -1,4 +1,5 @@
 import { Backoff, type ClientError, type PrboxClientShape } from "@prbox/client"
+import { describeEvent } from "@prbox/domain"
 import { Data, Duration, Effect, Stream } from "effect"
 import { Cancelled, type Daemon, DaemonError } from "./Daemon.ts"
 import type { SandboxEvent, SandboxId } from "./Protocol.ts"
@@ -10,7 +11,8 @@ export interface LogSink {
   readonly dispose: () => void
 }
 
-const logLine = (event: SandboxEvent): string => `${new Date(event.at).toISOString().slice(11, 19)} ${event.line}`
+const logLine = (event: SandboxEvent): string =>
+  `${new Date(event.at).toISOString().slice(11, 19)} ${describeEvent(event)}`
 
 /** A connection ended before it showed a line: try again after the back-off. */
 class Reconnect extends Data.TaggedError("Reconnect") {}

@@ -182,10 +182,8 @@ export const statusBar = (connection: Connection): StatusBarSpec => {
 }
 
 /** A progress line for the notification: a status change reads as the phase, other lines with their phase. */
-export const progressMessage = (event: SandboxEvent): string => {
-  const status = /^status: (\w+)/.exec(event.line)?.[1]
-  return status === undefined ? `${event.status}: ${event.line}` : `${status}…`
-}
+export const progressMessage = (event: SandboxEvent): string =>
+  event._tag === "StatusChanged" ? `${event.status}…` : `${event.status}: ${event.line}`
 
 /** `#12 owner/repo (abcdefghijkl)` for messages, or the bare id when the row is not known. */
 export const nameOf = (views: ReadonlyArray<SandboxView>, id: SandboxId): string => {

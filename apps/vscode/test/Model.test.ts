@@ -170,8 +170,14 @@ describe("status bar", () => {
 describe("messages", () => {
   it("a status line reads as the phase, other lines with their phase", () => {
     const event = { seq: 1, sandboxId: SandboxId.make("aaaaaaaaaaa1"), at: 0 }
-    expect(progressMessage({ ...event, status: "cloning", line: "status: cloning" })).toBe("cloning…")
-    expect(progressMessage({ ...event, status: "starting", line: "[1/2] npm ci" })).toBe("starting: [1/2] npm ci")
+    expect(progressMessage({ ...event, _tag: "StatusChanged", status: "cloning", error: null })).toBe("cloning…")
+    expect(progressMessage({ ...event, _tag: "Progress", status: "starting", line: "[1/2] npm ci" })).toBe(
+      "starting: [1/2] npm ci"
+    )
+    // A progress line that looks like a status change is still a progress line.
+    expect(progressMessage({ ...event, _tag: "Progress", status: "starting", line: "status: running" })).toBe(
+      "starting: status: running"
+    )
   })
 
   it("names a sandbox by PR and repository, or by id when unknown", () => {

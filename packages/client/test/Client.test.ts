@@ -121,9 +121,11 @@ describe("typed client over the Unix socket", () => {
   })
 
   it("decodes an NDJSON event stream", async () => {
+    const sandboxId = SandboxId.make("abcdefghijkl")
     const events: Array<SandboxEvent> = [
-      { seq: 1, sandboxId: SandboxId.make("abcdefghijkl"), at: 10, status: "creating", line: "opening" },
-      { seq: 2, sandboxId: SandboxId.make("abcdefghijkl"), at: 11, status: "cloning", line: "status: cloning" }
+      { _tag: "Progress", seq: 1, sandboxId, at: 10, status: "creating", line: "opening" },
+      { _tag: "StatusChanged", seq: 2, sandboxId, at: 11, status: "cloning", error: null },
+      { _tag: "StatusChanged", seq: 3, sandboxId, at: 12, status: "error", error: "clone failed" }
     ]
     const received = await withServer(
       (req, res) => {
@@ -139,5 +141,11 @@ describe("typed client over the Unix socket", () => {
         )
     )
     expect(Array.from(received)).toEqual(events)
+    // A status change arrives as its variant, not as text to parse.
+    const changes = Array.from(received).filter((event) => event._tag === "StatusChanged")
+    expect(changes.map((event) => [event.status, event.error])).toEqual([
+      ["cloning", null],
+      ["error", "clone failed"]
+    ])
   })
 })

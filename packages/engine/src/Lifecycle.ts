@@ -1,7 +1,21 @@
-import { InvalidTransition, type Sandbox, type SandboxId, SandboxNotFound, type SandboxStatus } from "@prbox/domain"
-import { LiveSandboxExists, RowDecodeError, SandboxRepo, type StatusUpdate, StoreError } from "@prbox/store"
+import {
+  InvalidTransition,
+  type Sandbox,
+  type SandboxEvent,
+  type SandboxId,
+  SandboxNotFound,
+  type SandboxStatus
+} from "@prbox/domain"
+import {
+  LiveSandboxExists,
+  type NewLogEntry,
+  RowDecodeError,
+  SandboxRepo,
+  type StatusUpdate,
+  StoreError
+} from "@prbox/store"
 import { Clock, Context, Deferred, Effect, Fiber, Layer, Option, PubSub, Ref, Schema, Semaphore, Stream } from "effect"
-import { type SandboxEvent, StoreFailure } from "./SandboxService.ts"
+import { StoreFailure } from "./SandboxService.ts"
 
 /** A stop was requested: the worker ends quietly and the stop writes the outcome. */
 export class StopWon extends Schema.TaggedError<StopWon>()("StopWon", {}) {}
@@ -67,7 +81,7 @@ export interface LifecycleShape {
     to: SandboxStatus,
     fields?: Omit<StatusUpdate, "to">
   ) => Effect.Effect<Sandbox, StopWon | StoreFailures | SandboxNotFound>
-  /** Appends a log line and publishes it as an event. */
+  /** Appends a progress line to the journal and publishes it. */
   readonly emit: (id: SandboxId, status: SandboxStatus, line: string) => Write<void>
   /** A progress line: logged, published, and kept as the row's detail. */
   readonly progress: (
@@ -118,12 +132,12 @@ export class Lifecycle extends Context.Service<Lifecycle, LifecycleShape>()("prb
           Option.match({ onNone: () => Effect.fail(new SandboxNotFound({ id })), onSome: Effect.succeed })
         )
 
+      /** The journal: an entry is appended to the log (which numbers it) before it is published. */
+      const journal = (id: SandboxId, entry: NewLogEntry) =>
+        Effect.flatMap(repo.appendLog(id, entry), (event) => PubSub.publish(events, event))
+
       const emit = (id: SandboxId, status: SandboxStatus, line: string) =>
-        Effect.gen(function* () {
-          const at = yield* Clock.currentTimeMillis
-          const seq = yield* repo.appendLog(id, at, line)
-          yield* PubSub.publish(events, { seq, sandboxId: id, at, status, line })
-        })
+        Effect.flatMap(Clock.currentTimeMillis, (at) => journal(id, { _tag: "Progress", at, status, line }))
 
       const writeStatus = (id: SandboxId, to: SandboxStatus, fields: Omit<StatusUpdate, "to"> = {}) =>
         Effect.gen(function* () {
@@ -131,7 +145,8 @@ export class Lifecycle extends Context.Service<Lifecycle, LifecycleShape>()("prb
           const row = yield* repo.updateStatus(id, { ...fields, to })
           // A write that only records fields (a container id, a port) is not a status change.
           if (Option.getOrUndefined(before)?.status !== to || fields.error !== undefined) {
-            yield* emit(id, to, row.error === null ? `status: ${to}` : `status: ${to} (${row.error})`)
+            const at = yield* Clock.currentTimeMillis
+            yield* journal(id, { _tag: "StatusChanged", at, status: to, error: row.error })
           }
           return row
         })

@@ -1,4 +1,4 @@
-import type { Sandbox, SandboxConflict, SandboxId, SandboxNotFound, SandboxStatus } from "@prbox/domain"
+import type { Sandbox, SandboxConflict, SandboxEvent, SandboxId, SandboxNotFound } from "@prbox/domain"
 import { Context, type Effect, Schema, type Stream } from "effect"
 import type { InvalidConfig } from "./Config.ts"
 import type { ExecOutcome, RuntimeError } from "./ContainerRuntime.ts"
@@ -9,21 +9,6 @@ export interface OpenRequest {
   readonly input: string
   readonly pr?: number
   readonly ref?: string
-}
-
-/** A status change or a progress line; `seq` orders all events and lets a client resume. */
-export interface SandboxEvent {
-  readonly seq: number
-  readonly sandboxId: SandboxId
-  readonly at: number
-  readonly status: SandboxStatus
-  readonly line: string
-}
-
-export interface LogLine {
-  readonly seq: number
-  readonly at: number
-  readonly line: string
 }
 
 /** The PR reference could not be understood; the reason is safe to show. */
@@ -83,10 +68,11 @@ export interface SandboxServiceShape {
   readonly restart: (id: SandboxId) => Effect.Effect<Sandbox, LifecycleError>
   /** Deletes container, workspace and row; a destroy that is not confirmed leaves the fence. */
   readonly cleanup: (id: SandboxId) => Effect.Effect<void, LifecycleError>
+  /** The sandbox's journal (status changes and progress lines), in order. */
   readonly logs: (
     id: SandboxId,
     options: { readonly afterSeq?: number; readonly limit: number }
-  ) => Effect.Effect<ReadonlyArray<LogLine>, SandboxNotFound | StoreFailure>
+  ) => Effect.Effect<ReadonlyArray<SandboxEvent>, SandboxNotFound | StoreFailure>
   readonly touch: (id: SandboxId) => Effect.Effect<void, SandboxNotFound | StoreFailure>
   /** Runs `argv` in a running, unfenced sandbox (stdin off, bounded in time and output). */
   readonly exec: (
@@ -94,7 +80,7 @@ export interface SandboxServiceShape {
     argv: ReadonlyArray<string>,
     options: { readonly timeoutMs: number; readonly maxOutputBytes: number }
   ) => Effect.Effect<ExecOutcome, SandboxNotFound | SandboxConflict | RuntimeError | StoreFailure>
-  /** Live events from now on. */
+  /** Live journal events from now on. */
   readonly events: Stream.Stream<SandboxEvent>
   /** Resolves when no worker of the sandbox is in flight (for callers that follow a create). */
   readonly awaitIdle: (id: SandboxId) => Effect.Effect<void>

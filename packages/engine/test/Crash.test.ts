@@ -5,7 +5,7 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
 import { type Sandbox, SandboxId } from "@prbox/domain"
-import { SandboxRepo } from "@prbox/store"
+import { Migrations, SandboxRepo } from "@prbox/store"
 import { Cause, Effect } from "effect"
 import { afterAll, inject } from "vitest"
 import { makeRemote, type TestRemote } from "../../git/test/helpers.ts"
@@ -276,7 +276,7 @@ const crashAt = (phase: Phase) =>
       }
       const after = readDatabase(home, pr)
       assert.strictEqual(after.integrity, "ok", "integrity_check after reconcile")
-      assert.strictEqual(after.schemaVersion, 2)
+      assert.strictEqual(after.schemaVersion, Migrations.latestVersion)
 
       const steps: Array<string> = []
       for (const id of crashed.fenced) {

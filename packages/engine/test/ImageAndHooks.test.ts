@@ -4,6 +4,7 @@ import { readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
+import { describeEvent } from "@prbox/domain"
 import { Effect } from "effect"
 import { SandboxService } from "../src/index.ts"
 import { healthzTag, openSettled, withEngine } from "./harness.ts"
@@ -13,7 +14,7 @@ const openAndWait = (input: string, pr: number) =>
   Effect.gen(function* () {
     const row = yield* openSettled(input, pr)
     const log = yield* (yield* SandboxService).logs(row.id, { limit: 500 })
-    return { row, lines: log.map((entry) => entry.line) }
+    return { row, lines: log.map(describeEvent) }
   })
 
 /** A `latest` tag of the local test image: prbox tries to pull it (no registry answers here). */

@@ -3,6 +3,7 @@ import { randomBytes } from "node:crypto"
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
+import { describeEvent } from "@prbox/domain"
 import { Effect, Stream } from "effect"
 import { SandboxService } from "../src/index.ts"
 import { bounded, inspectContainer, rowOf, withEngine } from "./harness.ts"
@@ -69,9 +70,9 @@ describe("secrets", () => {
           yield* hostCredentials(home, token)
           const sandboxes = yield* SandboxService
           const events: Array<string> = []
-          yield* Stream.runForEach(sandboxes.events, (event) => Effect.sync(() => events.push(event.line))).pipe(
-            Effect.forkScoped({ startImmediately: true })
-          )
+          yield* Stream.runForEach(sandboxes.events, (event) =>
+            Effect.sync(() => events.push(describeEvent(event)))
+          ).pipe(Effect.forkScoped({ startImmediately: true }))
 
           const opened = yield* sandboxes.open({ input: remote.path, pr: 1 })
           yield* sandboxes.awaitIdle(opened.id).pipe(bounded("the create did not finish"))
@@ -108,7 +109,7 @@ describe("secrets", () => {
             const log = yield* sandboxes.logs(row.id, { limit: 10_000 })
             assert.isAbove(log.length, 5)
             assert.isFalse(
-              log.some((entry) => entry.line.includes(secret)),
+              log.some((entry) => describeEvent(entry).includes(secret)),
               "a log line holds a secret"
             )
             assert.isFalse(

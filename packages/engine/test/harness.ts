@@ -160,7 +160,5 @@ export const bounded =
 /** The statuses the sandbox went through, in order, from its log. */
 export const statusTrail = (id: SandboxId) =>
   Effect.flatMap(SandboxService, (sandboxes) => sandboxes.logs(id, { limit: 10_000 })).pipe(
-    Effect.map((lines) =>
-      lines.filter((entry) => entry.line.startsWith("status: ")).map((entry) => entry.line.slice(8).split(" ")[0] ?? "")
-    )
+    Effect.map((events) => events.flatMap((event) => (event._tag === "StatusChanged" ? [event.status] : [])))
   )

@@ -1,4 +1,4 @@
-import { Sandbox, SandboxId, SandboxStatus, Timestamp } from "@prbox/domain"
+import { Sandbox, SandboxEvent, SandboxId, Timestamp } from "@prbox/domain"
 import { Schema } from "effect"
 
 /** The API generation this package speaks; `/v1` in every path. */
@@ -40,22 +40,19 @@ export const OpenRequest = Schema.Struct({
 })
 export type OpenRequest = typeof OpenRequest.Type
 
-/** A status change or a progress line. `seq` is the log's sequence number: resume after it. */
-export const SandboxEvent = Schema.Struct({
-  seq: PositiveInt,
-  sandboxId: SandboxId,
-  at: Timestamp,
-  status: SandboxStatus,
-  line: Schema.String
-})
-export type SandboxEvent = typeof SandboxEvent.Type
+/**
+ * The events the stream carries and a log page holds: the domain's union of a
+ * status change (`StatusChanged`) and a progress line (`Progress`). Clients
+ * switch on `_tag` (`isSettling`, `describeEvent` in @prbox/domain).
+ */
+export { Progress, SandboxEvent, StatusChanged } from "@prbox/domain"
 
-export const LogLine = Schema.Struct({ seq: PositiveInt, at: Timestamp, line: Schema.String })
-export type LogLine = typeof LogLine.Type
-
-/** One page of a sandbox's log; ask again with `after = next` for the following page. */
+/**
+ * One page of a sandbox's log: the same events the stream carries. Ask again
+ * with `after = next` for the following page.
+ */
 export const LogPage = Schema.Struct({
-  lines: Schema.Array(LogLine),
+  lines: Schema.Array(SandboxEvent),
   /** The last sequence number in this page (or the `after` asked for, when empty). */
   next: NonNegativeInt,
   /** True when the page was cut at `limit`: more lines follow. */

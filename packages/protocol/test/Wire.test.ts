@@ -9,6 +9,7 @@ import {
   isApiError,
   isProbePath,
   isStreamPath,
+  LogPage,
   NotFound,
   SandboxList,
   SandboxView,
@@ -56,6 +57,19 @@ describe("wire sandbox", () => {
     const json = JSON.parse(JSON.stringify([toView(row)]))
     expect(Schema.decodeUnknownSync(SandboxList)(json)).toEqual([toView(row)])
     expect(() => Schema.decodeUnknownSync(SandboxView)({ ...json[0], status: "exploded" })).toThrow()
+  })
+})
+
+describe("wire log page", () => {
+  it("holds the stream's variants; an untagged line is refused", () => {
+    const lines = [
+      { _tag: "StatusChanged", seq: 1, sandboxId: "abcdefghijkl", at: 10, status: "error", error: "clone failed" },
+      { _tag: "Progress", seq: 2, sandboxId: "abcdefghijkl", at: 11, status: "error", line: "status: running" }
+    ]
+    const page = Schema.decodeUnknownSync(LogPage)({ lines, next: 2, more: false })
+    expect(page.lines.map((event) => event._tag)).toEqual(["StatusChanged", "Progress"])
+    const untagged = { seq: 1, sandboxId: "abcdefghijkl", at: 10, status: "cloning", line: "status: cloning" }
+    expect(() => Schema.decodeUnknownSync(LogPage)({ lines: [untagged], next: 1, more: false })).toThrow()
   })
 })
 

@@ -44,7 +44,7 @@ CREATE INDEX sandbox_log_by_sandbox ON sandbox_log (sandbox_id, seq);
 `
 
 /**
- * v2, current: adds host, legacy retirement and the destroy fence. Existing
+ * v2: adds host, legacy retirement and the destroy fence. Existing
  * rows get NULL host and retirement, an unfenced flag and keep their
  * (possibly NULL) password, so the legacy pass can still recognise them. The
  * one-live-row rule now includes the host and leaves hostless rows out.
@@ -59,6 +59,74 @@ CREATE UNIQUE INDEX sandboxes_one_live_per_pr ON sandboxes (provider, host, acco
 CREATE INDEX sandboxes_by_pr ON sandboxes (provider, repository, pull_request);
 `
 
+/**
+ * v3: the log keeps what each entry is. A `status` row is a status change
+ * (`status`, and the row's `error` then); a `progress` row is a line written
+ * while the row was `status`. Clients switch on the kind, never on the text.
+ *
+ * The table is rebuilt (SQLite cannot add the checks to an existing one), and
+ * the entries written before v3 are converted ONCE here. This is the only
+ * place that reads meaning out of log text, and it reads only the format v1/v2
+ * wrote for a status change: exactly `status: <status>` or
+ * `status: <status> (<error>)`. Any other line (including one that merely
+ * starts with `status: `) is a progress line, carrying the status of the last
+ * status change before it in its sandbox's log (`creating` before the first),
+ * which is what event replay showed for it before v3. The status list is the
+ * one v1/v2 wrote, frozen with this migration. Sequence numbers are kept, and
+ * so is the counter (seqs of deleted logs are never handed out again).
+ */
+export const V3_SCHEMA = `
+DROP INDEX sandbox_log_by_sandbox;
+ALTER TABLE sandbox_log RENAME TO sandbox_log_v2;
+CREATE TABLE sandbox_log (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  sandbox_id TEXT NOT NULL,
+  at INTEGER NOT NULL,
+  kind TEXT NOT NULL CHECK (kind IN ('status', 'progress')),
+  status TEXT NOT NULL,
+  line TEXT,
+  error TEXT,
+  CHECK (CASE kind WHEN 'status' THEN line IS NULL ELSE line IS NOT NULL AND error IS NULL END)
+);
+WITH
+  split AS (
+    SELECT seq, sandbox_id, at, line,
+      substr(line, 1, 8) = 'status: ' AS prefixed,
+      substr(line, 9) AS rest,
+      instr(substr(line, 9), ' (') AS paren
+    FROM sandbox_log_v2
+  ),
+  parsed AS (
+    SELECT seq, sandbox_id, at, line, rest, paren,
+      CASE WHEN prefixed THEN (CASE WHEN paren > 0 THEN substr(rest, 1, paren - 1) ELSE rest END) END AS word
+    FROM split
+  ),
+  classified AS (
+    SELECT seq, sandbox_id, at, line,
+      CASE WHEN word IN ('creating', 'cloning', 'starting', 'running', 'stopping', 'stopped', 'error')
+        THEN word END AS changed_to,
+      CASE WHEN word IN ('creating', 'cloning', 'starting', 'running', 'stopping', 'stopped', 'error') AND paren > 0
+        THEN substr(rest, paren + 2) END AS quoted
+    FROM parsed
+  ),
+  numbered AS (
+    SELECT *, count(changed_to) OVER (PARTITION BY sandbox_id ORDER BY seq) AS changes_so_far
+    FROM classified
+  )
+INSERT INTO sandbox_log (seq, sandbox_id, at, kind, status, line, error)
+SELECT seq, sandbox_id, at,
+  CASE WHEN changed_to IS NULL THEN 'progress' ELSE 'status' END,
+  coalesce(first_value(changed_to) OVER (PARTITION BY sandbox_id, changes_so_far ORDER BY seq), 'creating'),
+  CASE WHEN changed_to IS NULL THEN line END,
+  CASE WHEN substr(quoted, -1) = ')' THEN substr(quoted, 1, length(quoted) - 1) ELSE quoted END
+FROM numbered
+ORDER BY seq;
+DELETE FROM sqlite_sequence WHERE name = 'sandbox_log';
+INSERT INTO sqlite_sequence (name, seq) SELECT 'sandbox_log', seq FROM sqlite_sequence WHERE name = 'sandbox_log_v2';
+DROP TABLE sandbox_log_v2;
+CREATE INDEX sandbox_log_by_sandbox ON sandbox_log (sandbox_id, seq);
+`
+
 export interface Migration {
   readonly version: number
   readonly sql: string
@@ -67,7 +135,8 @@ export interface Migration {
 /** In order; the last version is the one this build writes. */
 export const migrations: ReadonlyArray<Migration> = [
   { version: 1, sql: V1_SCHEMA },
-  { version: 2, sql: V2_SCHEMA }
+  { version: 2, sql: V2_SCHEMA },
+  { version: 3, sql: V3_SCHEMA }
 ]
 
 export const latestVersion = migrations.reduce((latest, migration) => Math.max(latest, migration.version), 0)

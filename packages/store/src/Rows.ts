@@ -1,6 +1,6 @@
-import { Sandbox } from "@prbox/domain"
+import { Progress, Sandbox, type SandboxEvent, type SandboxId, StatusChanged } from "@prbox/domain"
 import { Result, Schema, type SchemaIssue } from "effect"
-import { LogEntry, RowDecodeError } from "./SandboxRepo.ts"
+import { type NewLogEntry, RowDecodeError } from "./SandboxRepo.ts"
 
 /** The columns of a sandbox row, in the order every SELECT names them. */
 export const SANDBOX_COLUMNS = [
@@ -115,7 +115,8 @@ const safeSummary = (error: Schema.SchemaError): string => issueLines(error.issu
 
 const decodeSandbox = Schema.decodeUnknownResult(Sandbox)
 const encodeSandbox = Schema.encodeUnknownResult(Sandbox)
-const decodeLogEntry = Schema.decodeUnknownResult(LogEntry)
+const decodeStatusChanged = Schema.decodeUnknownResult(StatusChanged)
+const decodeProgress = Schema.decodeUnknownResult(Progress)
 
 /**
  * Synchronous on purpose: it runs inside better-sqlite3 transactions, which
@@ -134,13 +135,40 @@ export const encodeRow = (operation: string, row: Sandbox): Result.Result<Column
     onSuccess: toColumns
   })
 
+/** The columns of a log row, in the order every log SELECT names them. */
+export const LOG_COLUMNS = ["seq", "sandbox_id", "at", "kind", "status", "line", "error"] as const
+
+export interface LogColumnValues {
+  readonly sandbox_id: string
+  readonly at: number
+  readonly kind: "status" | "progress"
+  readonly status: string
+  readonly line: string | null
+  readonly error: string | null
+}
+
+/** A journal entry as a log row: its kind in `kind`, a line only for progress, an error only for a status change. */
+export const toLogColumns = (sandboxId: SandboxId, entry: NewLogEntry): LogColumnValues =>
+  entry._tag === "StatusChanged"
+    ? { sandbox_id: sandboxId, at: entry.at, kind: "status", status: entry.status, line: null, error: entry.error }
+    : { sandbox_id: sandboxId, at: entry.at, kind: "progress", status: entry.status, line: entry.line, error: null }
+
+/** A log row as its event: the kind column picks the variant, so a bad field is reported by name. */
 export const decodeLogRow = (
   operation: string,
   sandboxId: string,
   raw: RawRow
-): Result.Result<LogEntry, RowDecodeError> =>
-  Result.mapError(
-    decodeLogEntry(raw),
-    (error) =>
-      new RowDecodeError({ operation, rowId: sandboxId, detail: `log entry ${String(raw.seq)}: ${safeSummary(error)}` })
-  )
+): Result.Result<SandboxEvent, RowDecodeError> => {
+  const invalid = (detail: string) =>
+    new RowDecodeError({ operation, rowId: sandboxId, detail: `log entry ${String(raw.seq)}: ${detail}` })
+  const common = { seq: raw.seq, sandboxId: raw.sandbox_id, at: raw.at, status: raw.status }
+  const decoded: Result.Result<SandboxEvent, Schema.SchemaError> | undefined =
+    raw.kind === "status"
+      ? decodeStatusChanged({ _tag: "StatusChanged", ...common, error: raw.error })
+      : raw.kind === "progress"
+        ? decodeProgress({ _tag: "Progress", ...common, line: raw.line })
+        : undefined
+  return decoded === undefined
+    ? Result.fail(invalid("kind is neither status nor progress"))
+    : Result.mapError(decoded, (error) => invalid(safeSummary(error)))
+}

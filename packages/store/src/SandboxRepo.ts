@@ -1,14 +1,17 @@
 import type {
   HostPort,
   InvalidTransition,
+  Progress,
   Provider,
   PullRequestNumber,
   Sandbox,
+  SandboxEvent,
   SandboxId,
   SandboxNotFound,
-  SandboxStatus
+  SandboxStatus,
+  StatusChanged,
+  Timestamp
 } from "@prbox/domain"
-import { Timestamp } from "@prbox/domain"
 import type { Effect, Option, Redacted } from "effect"
 import { Context, Schema } from "effect"
 
@@ -113,12 +116,8 @@ export interface PullRequestSelector {
   readonly pullRequest: PullRequestNumber
 }
 
-export const LogEntry = Schema.Struct({
-  seq: Schema.Int.check(Schema.isGreaterThan(0)),
-  at: Timestamp,
-  line: Schema.String
-})
-export type LogEntry = typeof LogEntry.Type
+/** A journal entry to append: the store numbers it and files it under its sandbox. */
+export type NewLogEntry = Omit<StatusChanged, "seq" | "sandboxId"> | Omit<Progress, "seq" | "sandboxId">
 
 export interface ReadLogOptions {
   /** Only entries with a larger sequence number (for following a log). */
@@ -160,12 +159,13 @@ export interface SandboxRepoShape {
   readonly updateDetail: (id: SandboxId, detail: string | null) => Effect.Effect<void, SandboxNotFound | Failure>
   /** `lastActivityAt = max(lastActivityAt, at)`: a late, older touch never moves it back. */
   readonly touch: (id: SandboxId, at: Timestamp) => Effect.Effect<void, SandboxNotFound | Failure>
-  /** Appends a progress line; returns its sequence number (increasing, never reused). */
-  readonly appendLog: (id: SandboxId, at: Timestamp, line: string) => Effect.Effect<number, SandboxNotFound | Failure>
+  /** Appends a status change or a progress line; returns it as stored, numbered (increasing, never reused). */
+  readonly appendLog: (id: SandboxId, entry: NewLogEntry) => Effect.Effect<SandboxEvent, SandboxNotFound | Failure>
+  /** The sandbox's journal in order, each entry of the kind it was written as. */
   readonly readLog: (
     id: SandboxId,
     options: ReadLogOptions
-  ) => Effect.Effect<ReadonlyArray<LogEntry>, SandboxNotFound | Failure>
+  ) => Effect.Effect<ReadonlyArray<SandboxEvent>, SandboxNotFound | Failure>
   /** Deletes the row and its log in one transaction. */
   readonly delete: (id: SandboxId) => Effect.Effect<void, SandboxNotFound | Failure>
 }

@@ -5,6 +5,7 @@ import {
   isLive,
   isTerminal,
   type Sandbox,
+  type SandboxEvent,
   type SandboxId,
   SandboxNotFound,
   SandboxStatus,
@@ -13,12 +14,22 @@ import {
 import Database from "better-sqlite3"
 import { Effect, Layer, Option, Result } from "effect"
 import { latestVersion, migrations, VERSION_TABLE } from "./Migrations.ts"
-import { type ColumnValues, decodeLogRow, decodeRow, encodeRow, type RawRow, SANDBOX_COLUMNS } from "./Rows.ts"
+import {
+  type ColumnValues,
+  decodeLogRow,
+  decodeRow,
+  encodeRow,
+  LOG_COLUMNS,
+  type LogColumnValues,
+  type RawRow,
+  SANDBOX_COLUMNS,
+  toLogColumns
+} from "./Rows.ts"
 import {
   DatabaseUnreadable,
   type InsecurePermissions,
   LiveSandboxExists,
-  type LogEntry,
+  type NewLogEntry,
   type NewSandbox,
   type PullRequestSelector,
   type ReadLogOptions,
@@ -194,11 +205,11 @@ const make = Effect.fnUntraced(function* (options: Options) {
   )
   const deleteRow = db.prepare<[string]>("DELETE FROM sandboxes WHERE id = ?")
   const deleteLog = db.prepare<[string]>("DELETE FROM sandbox_log WHERE sandbox_id = ?")
-  const insertLog = db.prepare<[string, number, string]>(
-    "INSERT INTO sandbox_log (sandbox_id, at, line) VALUES (?, ?, ?)"
+  const insertLog = db.prepare<LogColumnValues>(
+    "INSERT INTO sandbox_log (sandbox_id, at, kind, status, line, error) VALUES (@sandbox_id, @at, @kind, @status, @line, @error)"
   )
   const selectLog = db.prepare<[string, number, number], RawRow>(
-    "SELECT seq, at, line FROM sandbox_log WHERE sandbox_id = ? AND seq > ? ORDER BY seq LIMIT ?"
+    `SELECT ${LOG_COLUMNS.join(", ")} FROM sandbox_log WHERE sandbox_id = ? AND seq > ? ORDER BY seq LIMIT ?`
   )
 
   // Every body is synchronous: better-sqlite3 runs it to the end in one call,
@@ -361,12 +372,12 @@ const make = Effect.fnUntraced(function* (options: Options) {
     )
   })
 
-  const appendLog = Effect.fn("SandboxRepo.appendLog")(function* (id: SandboxId, at: Timestamp, line: string) {
-    return yield* write("appendLog", () =>
-      rowExists.get(id) === undefined
-        ? Result.fail(new SandboxNotFound({ id }))
-        : Result.succeed(Number(insertLog.run(id, at, line).lastInsertRowid))
-    )
+  const appendLog = Effect.fn("SandboxRepo.appendLog")(function* (id: SandboxId, entry: NewLogEntry) {
+    return yield* write("appendLog", (): Result.Result<SandboxEvent, SandboxNotFound> => {
+      if (rowExists.get(id) === undefined) return Result.fail(new SandboxNotFound({ id }))
+      const seq = Number(insertLog.run(toLogColumns(id, entry)).lastInsertRowid)
+      return Result.succeed({ ...entry, seq, sandboxId: id })
+    })
   })
 
   const readLog = Effect.fn("SandboxRepo.readLog")(function* (id: SandboxId, options: ReadLogOptions) {
@@ -376,7 +387,7 @@ const make = Effect.fnUntraced(function* (options: Options) {
     }
     return yield* read(
       "readLog",
-      (): Result.Result<Array<LogEntry>, SandboxNotFound | RowDecodeError> =>
+      (): Result.Result<Array<SandboxEvent>, SandboxNotFound | RowDecodeError> =>
         rowExists.get(id) === undefined
           ? Result.fail(new SandboxNotFound({ id }))
           : Result.all(

@@ -18,6 +18,7 @@ import {
   freshStateDir,
   newSandbox,
   openRepo,
+  progressEntry,
   rawDatabase,
   tempDir,
   withRepo
@@ -156,7 +157,11 @@ describe("unusable database files are left untouched", () => {
     withRepo(stateDir, (repo) =>
       Effect.forEach(
         Array.from({ length: 200 }, (_, i) => i + 1),
-        (n) => Effect.andThen(repo.insert(newSandbox(n)), repo.appendLog(newSandbox(n).id, n, "x".repeat(200))),
+        (n) =>
+          Effect.andThen(
+            repo.insert(newSandbox(n)),
+            repo.appendLog(newSandbox(n).id, progressEntry(n, "x".repeat(200)))
+          ),
         { discard: true }
       )
     )

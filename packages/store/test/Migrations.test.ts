@@ -2,11 +2,20 @@ import { spawnSync } from "node:child_process"
 import { existsSync, mkdirSync, statSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
-import { PullRequestNumber, type Sandbox, SandboxId } from "@prbox/domain"
+import { PullRequestNumber, type Sandbox, SandboxId, type SandboxStatus } from "@prbox/domain"
 import type Database from "better-sqlite3"
 import { Effect, Redacted } from "effect"
-import { latestVersion, V1_SCHEMA, VERSION_TABLE } from "../src/Migrations.ts"
-import { assertTag, databaseIn, freshStateDir, newSandbox, openRepo, rawDatabase, withRepo } from "./support.ts"
+import { latestVersion, V1_SCHEMA, V2_SCHEMA, VERSION_TABLE } from "../src/Migrations.ts"
+import {
+  assertTag,
+  databaseIn,
+  freshStateDir,
+  newSandbox,
+  openRepo,
+  progressEntry,
+  rawDatabase,
+  withRepo
+} from "./support.ts"
 
 /** Rows as a v1 prbox wrote them: no host, a password only on some. */
 const legacyRows = [
@@ -72,8 +81,8 @@ const legacyRows = [
   }
 ] as const
 
-/** Builds a v1 database from the same DDL the migration list ships. */
-const writeV1Database = (path: string) =>
+/** Builds a database at `version` (1 or 2) from the same DDL the migration list ships, with the v1 rows. */
+const writeOldDatabase = (path: string, version: 1 | 2, log: ReadonlyArray<readonly [string, number, string]>) =>
   Effect.scoped(
     Effect.gen(function* () {
       const raw = yield* rawDatabase(path)
@@ -85,12 +94,48 @@ const writeV1Database = (path: string) =>
         `INSERT INTO sandboxes (${columns.join(", ")}) VALUES (${columns.map((c) => `@${c}`).join(", ")})`
       )
       for (const row of legacyRows) insert.run(row)
-      const log = raw.prepare("INSERT INTO sandbox_log (sandbox_id, at, line) VALUES (?, ?, ?)")
-      log.run("legacy000001", 101, "cloning")
-      log.run("legacy000002", 201, "starting")
-      log.run("legacy000001", 102, "ready")
+      if (version === 2) {
+        raw.exec(V2_SCHEMA)
+        raw.prepare("INSERT INTO schema_version (version) VALUES (2)").run()
+      }
+      const append = raw.prepare("INSERT INTO sandbox_log (sandbox_id, at, line) VALUES (?, ?, ?)")
+      for (const entry of log) append.run(...entry)
     })
   )
+
+const writeV1Database = (path: string) =>
+  writeOldDatabase(path, 1, [
+    ["legacy000001", 101, "cloning"],
+    ["legacy000002", 201, "starting"],
+    ["legacy000001", 102, "ready"]
+  ])
+
+/**
+ * A v2 log as the v2 engine wrote it: status changes as `status: X` or
+ * `status: X (error)` text, progress lines in between, and the numbers of a
+ * deleted sandbox's log above all of them.
+ */
+const writeV2Database = (path: string) =>
+  Effect.gen(function* () {
+    yield* writeOldDatabase(path, 2, [
+      ["legacy000001", 101, "opening github.com/acme/widgets#7"],
+      ["legacy000001", 102, "status: cloning"],
+      ["legacy000003", 301, "status: cloning"],
+      ["legacy000001", 103, "Cloning into 'workspace'..."],
+      ["legacy000001", 104, "status: starting"],
+      ["legacy000001", 105, "[1/1] npm ci"],
+      ["legacy000001", 106, "status: running is what the app printed"],
+      ["legacy000003", 302, "status: error (clone failed (exit 128))"],
+      ["legacy000001", 107, "status: running"],
+      ["legacy000001", 108, "status: paused"],
+      ["gone00000001", 400, "status: cloning"]
+    ])
+    yield* Effect.scoped(
+      Effect.map(rawDatabase(path), (raw) =>
+        raw.prepare("DELETE FROM sandbox_log WHERE sandbox_id = 'gone00000001'").run()
+      )
+    )
+  })
 
 const plain = (row: Sandbox) => ({
   ...row,
@@ -128,7 +173,7 @@ const versionsOf = (raw: Database.Database) =>
   raw.prepare("SELECT version FROM schema_version ORDER BY version").pluck().all()
 
 describe("migrations", () => {
-  it.effect("opening a v1 file migrates it in place, keeping every row and log line as it was", () =>
+  it.effect("opening a v1 file migrates it in place, keeping every row, and its log lines as progress", () =>
     Effect.gen(function* () {
       const stateDir = yield* freshStateDir
       mkdirSync(stateDir, { mode: 0o700 })
@@ -136,14 +181,11 @@ describe("migrations", () => {
       const repo = yield* openRepo(stateDir)
       const rows = yield* repo.findAll()
       assert.deepStrictEqual(rows.map(plain), [...legacyRows].reverse().map(expectedFromLegacy))
-      const log = yield* repo.readLog(SandboxId.make("legacy000001"), { limit: 10 })
-      assert.deepStrictEqual(
-        log.map((entry) => [entry.at, entry.line]),
-        [
-          [101, "cloning"],
-          [102, "ready"]
-        ]
-      )
+      const sandboxId = SandboxId.make("legacy000001")
+      assert.deepStrictEqual(yield* repo.readLog(sandboxId, { limit: 10 }), [
+        { _tag: "Progress", seq: 1, sandboxId, at: 101, status: "creating", line: "cloning" },
+        { _tag: "Progress", seq: 3, sandboxId, at: 102, status: "creating", line: "ready" }
+      ])
       // The file was written 0644 by plain SQLite; opening repaired it.
       assert.strictEqual(statSync(databaseIn(stateDir)).mode & 0o777, 0o600)
     })
@@ -178,11 +220,47 @@ describe("migrations", () => {
     })
   )
 
-  it.effect("a migrated file has exactly the schema of a new one, and reopening changes nothing", () =>
+  it.effect("a v2 file's log becomes typed entries: its status lines status changes, the rest progress", () =>
+    Effect.gen(function* () {
+      const stateDir = yield* freshStateDir
+      mkdirSync(stateDir, { mode: 0o700 })
+      yield* writeV2Database(databaseIn(stateDir))
+      const repo = yield* openRepo(stateDir)
+      const first = SandboxId.make("legacy000001")
+      const third = SandboxId.make("legacy000003")
+      const changed = (sandboxId: SandboxId, seq: number, at: number, status: SandboxStatus, error: string | null) =>
+        ({ _tag: "StatusChanged", seq, sandboxId, at, status, error }) as const
+      const progress = (sandboxId: SandboxId, seq: number, at: number, status: SandboxStatus, line: string) =>
+        ({ _tag: "Progress", seq, sandboxId, at, status, line }) as const
+      assert.deepStrictEqual(yield* repo.readLog(first, { limit: 20 }), [
+        // Before the first status change, a line belongs to `creating`.
+        progress(first, 1, 101, "creating", "opening github.com/acme/widgets#7"),
+        changed(first, 2, 102, "cloning", null),
+        progress(first, 4, 103, "cloning", "Cloning into 'workspace'..."),
+        changed(first, 5, 104, "starting", null),
+        progress(first, 6, 105, "starting", "[1/1] npm ci"),
+        // Only the exact old format was a status change.
+        progress(first, 7, 106, "starting", "status: running is what the app printed"),
+        changed(first, 9, 107, "running", null),
+        progress(first, 10, 108, "running", "status: paused")
+      ])
+      assert.deepStrictEqual(yield* repo.readLog(third, { limit: 20 }), [
+        changed(third, 3, 301, "cloning", null),
+        changed(third, 8, 302, "error", "clone failed (exit 128)")
+      ])
+      // The deleted sandbox's number (11) is not handed out again.
+      assert.strictEqual((yield* repo.appendLog(first, progressEntry(500, "after"))).seq, 12)
+    })
+  )
+
+  it.effect.each([
+    { version: 1, write: writeV1Database },
+    { version: 2, write: writeV2Database }
+  ])("a migrated v$version file has exactly the schema of a new one, and reopening changes nothing", ({ write }) =>
     Effect.gen(function* () {
       const migratedDir = yield* freshStateDir
       mkdirSync(migratedDir, { mode: 0o700 })
-      yield* writeV1Database(databaseIn(migratedDir))
+      yield* write(databaseIn(migratedDir))
       yield* withRepo(migratedDir, () => Effect.void)
       yield* withRepo(migratedDir, () => Effect.void)
       const freshDir = yield* freshStateDir
@@ -190,9 +268,9 @@ describe("migrations", () => {
       const migrated = yield* rawDatabase(databaseIn(migratedDir), { readonly: true })
       const fresh = yield* rawDatabase(databaseIn(freshDir), { readonly: true })
       assert.deepStrictEqual(schemaOf(migrated), schemaOf(fresh))
-      assert.deepStrictEqual(versionsOf(migrated), [1, 2])
-      assert.deepStrictEqual(versionsOf(fresh), [1, 2])
-      assert.strictEqual(latestVersion, 2)
+      assert.deepStrictEqual(versionsOf(migrated), [1, 2, 3])
+      assert.deepStrictEqual(versionsOf(fresh), [1, 2, 3])
+      assert.strictEqual(latestVersion, 3)
       assert.strictEqual(migrated.prepare("SELECT count(*) FROM sandboxes").pluck().get(), legacyRows.length)
     })
   )

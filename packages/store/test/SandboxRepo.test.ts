@@ -2,7 +2,17 @@ import { assert, describe, it } from "@effect/vitest"
 import { PullRequestNumber, type Sandbox, type SandboxStatus } from "@prbox/domain"
 import { Cause, Effect, Exit, Option, Redacted } from "effect"
 import type { SandboxRepoShape, StatusUpdate } from "../src/SandboxRepo.ts"
-import { assertTag, databaseIn, freshStateDir, newSandbox, openRepo, rawDatabase, sandboxId } from "./support.ts"
+import {
+  assertTag,
+  databaseIn,
+  freshStateDir,
+  newSandbox,
+  openRepo,
+  progressEntry,
+  rawDatabase,
+  sandboxId,
+  statusEntry
+} from "./support.ts"
 
 const freshRepo = Effect.flatMap(freshStateDir, (stateDir) => openRepo(stateDir))
 
@@ -323,7 +333,7 @@ describe("fence, detail, touch", () => {
     { operation: "setFence", call: (repo: SandboxRepoShape) => repo.setFence(sandboxId(9), true) },
     { operation: "updateDetail", call: (repo: SandboxRepoShape) => repo.updateDetail(sandboxId(9), "x") },
     { operation: "touch", call: (repo: SandboxRepoShape) => repo.touch(sandboxId(9), 1) },
-    { operation: "appendLog", call: (repo: SandboxRepoShape) => repo.appendLog(sandboxId(9), 1, "x") },
+    { operation: "appendLog", call: (repo: SandboxRepoShape) => repo.appendLog(sandboxId(9), progressEntry(1, "x")) },
     { operation: "readLog", call: (repo: SandboxRepoShape) => repo.readLog(sandboxId(9), { limit: 10 }) },
     { operation: "delete", call: (repo: SandboxRepoShape) => repo.delete(sandboxId(9)) }
   ])("$operation of an unknown id is SandboxNotFound", ({ call }) =>
@@ -345,21 +355,40 @@ describe("log", () => {
       const b = yield* driveTo(repo, 2, [])
       const seqs: Array<number> = []
       for (let i = 0; i < 5; i++) {
-        seqs.push(yield* repo.appendLog(a, 100 + i, `a${i}`))
-        yield* repo.appendLog(b, 200 + i, `b${i}`)
+        seqs.push((yield* repo.appendLog(a, progressEntry(100 + i, `a${i}`))).seq)
+        yield* repo.appendLog(b, progressEntry(200 + i, `b${i}`))
       }
       assert.deepStrictEqual(seqs, [1, 3, 5, 7, 9])
       const first = yield* repo.readLog(a, { limit: 2 })
       assert.deepStrictEqual(first, [
-        { seq: 1, at: 100, line: "a0" },
-        { seq: 3, at: 101, line: "a1" }
+        { _tag: "Progress", seq: 1, sandboxId: a, at: 100, status: "creating", line: "a0" },
+        { _tag: "Progress", seq: 3, sandboxId: a, at: 101, status: "creating", line: "a1" }
       ])
       const rest = yield* repo.readLog(a, { afterSeq: 3, limit: 10 })
       assert.deepStrictEqual(
-        rest.map((entry) => entry.line),
-        ["a2", "a3", "a4"]
+        rest.map((entry) => entry.seq),
+        [5, 7, 9]
       )
       assert.deepStrictEqual(yield* repo.readLog(a, { afterSeq: 9, limit: 10 }), [])
+    })
+  )
+
+  it.effect("each entry keeps its kind: a status change with its error, a progress line with its status", () =>
+    Effect.gen(function* () {
+      const repo = yield* freshRepo
+      const id = yield* driveTo(repo, 1, [])
+      const written = [
+        yield* repo.appendLog(id, statusEntry(10, "cloning")),
+        yield* repo.appendLog(id, progressEntry(11, "status: running", "cloning")),
+        yield* repo.appendLog(id, statusEntry(12, "error", "clone failed"))
+      ]
+      assert.deepStrictEqual(written, [
+        { _tag: "StatusChanged", seq: 1, sandboxId: id, at: 10, status: "cloning", error: null },
+        // A progress line is never read as a status change, whatever its text.
+        { _tag: "Progress", seq: 2, sandboxId: id, at: 11, status: "cloning", line: "status: running" },
+        { _tag: "StatusChanged", seq: 3, sandboxId: id, at: 12, status: "error", error: "clone failed" }
+      ])
+      assert.deepStrictEqual(yield* repo.readLog(id, { limit: 10 }), written)
     })
   )
 
@@ -380,9 +409,9 @@ describe("delete", () => {
       const repo = yield* openRepo(stateDir)
       const a = yield* driveTo(repo, 1, [])
       const b = yield* driveTo(repo, 2, [])
-      yield* repo.appendLog(b, 1, "b")
-      yield* repo.appendLog(a, 2, "a")
-      const last = yield* repo.appendLog(a, 3, "a")
+      yield* repo.appendLog(b, progressEntry(1, "b"))
+      yield* repo.appendLog(a, progressEntry(2, "a"))
+      const last = (yield* repo.appendLog(a, progressEntry(3, "a"))).seq
       yield* repo.delete(a)
       assert.isTrue(Option.isNone(yield* repo.findById(a)))
       assert.deepStrictEqual(
@@ -394,7 +423,7 @@ describe("delete", () => {
       assert.strictEqual(orphans, 0)
       assert.strictEqual((yield* repo.readLog(b, { limit: 10 })).length, 1)
       // The deleted sandbox held the highest numbers; they are not handed out again.
-      assert.strictEqual(yield* repo.appendLog(b, 4, "b"), last + 1)
+      assert.strictEqual((yield* repo.appendLog(b, progressEntry(4, "b"))).seq, last + 1)
     })
   )
 })
@@ -430,18 +459,25 @@ describe("bad data", () => {
     })
   )
 
-  it.effect("a log entry that fails to decode is a RowDecodeError naming the sandbox", () =>
+  it.effect.each([
+    { set: "at = 'yesterday'", field: "at" },
+    { set: "status = 'paused'", field: "status" },
+    { set: "kind = 'note'", field: "kind" }
+  ])("a log entry whose $field fails to decode is a RowDecodeError naming the sandbox", ({ set, field }) =>
     Effect.gen(function* () {
       const stateDir = yield* freshStateDir
       const repo = yield* openRepo(stateDir)
       const id = yield* driveTo(repo, 1, [])
-      yield* repo.appendLog(id, 1, "fine")
+      yield* repo.appendLog(id, progressEntry(1, "fine"))
       const raw = yield* rawDatabase(databaseIn(stateDir))
-      raw.prepare("UPDATE sandbox_log SET at = 'yesterday' WHERE sandbox_id = ?").run(id)
+      // The CHECK on kind is bypassed the way a damaged file would bypass it.
+      raw.pragma("ignore_check_constraints = ON")
+      raw.prepare(`UPDATE sandbox_log SET ${set} WHERE sandbox_id = ?`).run(id)
       const error = yield* Effect.flip(repo.readLog(id, { limit: 5 }))
       assertTag(error, "RowDecodeError")
       assert.strictEqual(error.rowId, id)
       assert.include(error.detail, "log entry 1")
+      assert.include(error.detail, field)
     })
   )
 })
@@ -491,7 +527,7 @@ describe("write generation", () => {
       yield* moved("updateDetail")
       yield* repo.touch(id, 5_000)
       yield* moved("touch")
-      yield* repo.appendLog(id, 5_001, "a line")
+      yield* repo.appendLog(id, progressEntry(5_001, "a line"))
       yield* moved("appendLog")
 
       yield* repo.findAll()

@@ -2,10 +2,10 @@ import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert } from "@effect/vitest"
-import { PullRequestNumber, SandboxId } from "@prbox/domain"
+import { PullRequestNumber, SandboxId, type SandboxStatus } from "@prbox/domain"
 import Database from "better-sqlite3"
 import { Context, Effect, Layer, Redacted } from "effect"
-import { type NewSandbox, SandboxRepo } from "../src/SandboxRepo.ts"
+import { type NewLogEntry, type NewSandbox, SandboxRepo } from "../src/SandboxRepo.ts"
 import { DATABASE_FILE, layer, type Options } from "../src/SqliteSandboxRepo.ts"
 
 /** A temp directory removed with the test's scope. */
@@ -47,6 +47,22 @@ export const newSandbox = (n: number, overrides: Partial<NewSandbox> = {}): NewS
   createdAt: 1_000 + n,
   lastActivityAt: 1_000 + n,
   ...overrides
+})
+
+/** A progress line for `appendLog`. */
+export const progressEntry = (at: number, line: string, status: SandboxStatus = "creating"): NewLogEntry => ({
+  _tag: "Progress",
+  at,
+  status,
+  line
+})
+
+/** A status change for `appendLog`. */
+export const statusEntry = (at: number, status: SandboxStatus, error: string | null = null): NewLogEntry => ({
+  _tag: "StatusChanged",
+  at,
+  status,
+  error
 })
 
 /** Asserts an error's tag and narrows it for the field checks that follow. */
