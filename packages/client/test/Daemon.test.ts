@@ -2,10 +2,14 @@ import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { PullRequestNumber, SandboxId } from "@prbox/domain"
+import { PullRequestNumber, type SandboxEvent, SandboxId } from "@prbox/domain"
 import { SandboxRepo, layer as sqliteRepo } from "@prbox/store"
 import { Effect, Fiber, Redacted, Schedule } from "effect"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
+import { makeRemote } from "../../../packages/git/test/helpers.ts"
+import { healthzImage } from "../../../scripts/images/healthz.ts"
+import { imageTag } from "../../../scripts/images/images.ts"
+import { TEST_RUN_LABEL } from "../../../scripts/testing/global-setup.ts"
 import {
   Cleanup,
   Client,
@@ -134,6 +138,34 @@ describe("plan → confirm → act against the daemon's gc", () => {
 })
 
 describe("following a sandbox until it settles", () => {
+  it("follows an open to running, the status changes as typed events", async () => {
+    const where = makeHome("open")
+    // The test image, and every container labelled with this test run.
+    writeFileSync(
+      join(where, "config.json"),
+      JSON.stringify({ image: imageTag(healthzImage), labels: { [TEST_RUN_LABEL]: inject("testRunId") } })
+    )
+    const remote = makeRemote(where)
+    await start(where)
+    const seen: Array<SandboxEvent> = []
+    const settled = await withClient(
+      where,
+      Effect.gen(function* () {
+        const client = yield* PrboxClient
+        const since = Date.now()
+        const opened = yield* client.open({ input: remote.path, pr: 1 })
+        const view = yield* followUntilSettled(client, opened, { since, onEvent: (event) => seen.push(event) })
+        yield* client.delete(view.id, { force: true })
+        return view
+      })
+    )
+    expect(settled.status).toBe("running")
+    const statuses = seen.flatMap((event) => (event._tag === "StatusChanged" ? [event.status] : []))
+    expect(statuses.at(-1)).toBe("running")
+    expect(statuses).toEqual(expect.arrayContaining(["cloning", "starting", "running"]))
+    expect(seen.some((event) => event._tag === "Progress")).toBe(true)
+  })
+
   it("reports a daemon killed mid-follow as DaemonStopped, with what to do", async () => {
     const where = makeHome("kill")
     await seedEnded(where, ["ddddddddddd1"])
