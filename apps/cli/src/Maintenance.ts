@@ -2,9 +2,8 @@ import { Cleanup, type PrboxClientShape } from "@prbox/client"
 import type { MaintenanceFailure } from "@prbox/protocol"
 import { Effect } from "effect"
 import { Command } from "effect/cli"
-import { connected } from "./Connect.ts"
-import { CliFailure, ExitCode, printJson, runCommand } from "./Exit.ts"
-import { confirm, dryRunFlag, json, note, out, yesFlag } from "./Params.ts"
+import { CliFailure, ExitCode, printJson } from "./Exit.ts"
+import { confirm, dryRunFlag, json, needsDaemon, note, out, yesFlag } from "./Params.ts"
 
 /** Bringing state back in line (reconcile) and cleaning up (gc, prune): plan, confirm, act. */
 
@@ -19,25 +18,24 @@ const failIfFailures = (failures: ReadonlyArray<MaintenanceFailure>) =>
     })
   })
 
-const reconcile = Command.make("reconcile", { json }, (config) =>
-  runCommand(
-    config,
-    connected((client) =>
-      Effect.gen(function* () {
-        const report = yield* client.reconcile
-        if (config.json) printJson(report)
-        else {
-          for (const pass of report.passes) {
-            for (const change of pass.changes) {
-              yield* out(`${pass.pass}: ${change.sandboxId ?? change.containerId ?? "?"}: ${change.action}`)
-            }
+const reconcile = Command.make(
+  "reconcile",
+  { json },
+  needsDaemon((client, config) =>
+    Effect.gen(function* () {
+      const report = yield* client.reconcile
+      if (config.json) printJson(report)
+      else {
+        for (const pass of report.passes) {
+          for (const change of pass.changes) {
+            yield* out(`${pass.pass}: ${change.sandboxId ?? change.containerId ?? "?"}: ${change.action}`)
           }
-          const changes = report.passes.reduce((n, pass) => n + pass.changes.length, 0)
-          yield* out(changes === 0 ? "nothing to reconcile" : `${changes} change(s)`)
         }
-        yield* failIfFailures(report.passes.flatMap((pass) => pass.failures))
-      })
-    )
+        const changes = report.passes.reduce((n, pass) => n + pass.changes.length, 0)
+        yield* out(changes === 0 ? "nothing to reconcile" : `${changes} change(s)`)
+      }
+      yield* failIfFailures(report.passes.flatMap((pass) => pass.failures))
+    })
   )
 ).pipe(Command.withDescription("Bring rows and containers back in line with each other (also runs at daemon start)."))
 
@@ -55,35 +53,34 @@ const cleanupCommand = <Plan, Report extends { readonly plan: Plan }>(spec: {
   readonly question: string
   readonly done: (report: Report) => string
 }) =>
-  Command.make(spec.name, { dryRun: dryRunFlag, yes: yesFlag, json }, (config) =>
-    runCommand(
-      config,
-      connected((client) =>
-        Effect.gen(function* () {
-          const outcome = yield* Cleanup.planConfirmAct(spec.cleanup(client), {
-            dryRun: config.dryRun,
-            show: (planned) =>
-              config.json
-                ? Effect.void
-                : Effect.forEach(spec.planLines(planned.plan), out).pipe(
-                    Effect.andThen(spec.planLines(planned.plan).length === 0 ? out(spec.nothing) : Effect.void)
-                  ),
-            confirm: () => confirm(spec.question, config.yes)
-          })
-          switch (outcome._tag) {
-            case "Nothing":
-            case "DryRun":
-              if (config.json) printJson(outcome.planned)
-              return
-            case "Declined":
-              return yield* note("nothing done")
-            case "Done":
-              if (config.json) printJson(outcome.report)
-              else yield* out(spec.done(outcome.report))
-              return yield* failIfFailures(outcome.failures)
-          }
+  Command.make(
+    spec.name,
+    { dryRun: dryRunFlag, yes: yesFlag, json },
+    needsDaemon((client, config) =>
+      Effect.gen(function* () {
+        const outcome = yield* Cleanup.planConfirmAct(spec.cleanup(client), {
+          dryRun: config.dryRun,
+          show: (planned) =>
+            config.json
+              ? Effect.void
+              : Effect.forEach(spec.planLines(planned.plan), out).pipe(
+                  Effect.andThen(spec.planLines(planned.plan).length === 0 ? out(spec.nothing) : Effect.void)
+                ),
+          confirm: () => confirm(spec.question, config.yes)
         })
-      )
+        switch (outcome._tag) {
+          case "Nothing":
+          case "DryRun":
+            if (config.json) printJson(outcome.planned)
+            return
+          case "Declined":
+            return yield* note("nothing done")
+          case "Done":
+            if (config.json) printJson(outcome.report)
+            else yield* out(spec.done(outcome.report))
+            return yield* failIfFailures(outcome.failures)
+        }
+      })
     )
   ).pipe(Command.withDescription(spec.description))
 

@@ -3,7 +3,8 @@ import { type ClientError, normalizeOpenInput, type PrboxClientShape } from "@pr
 import type { SandboxView } from "@prbox/protocol"
 import { Effect, Option } from "effect"
 import { Argument, Flag } from "effect/cli"
-import { usageError } from "./Exit.ts"
+import { connected } from "./Connect.ts"
+import { type Output, runCommand, usageError } from "./Exit.ts"
 
 /** Flags, arguments and small helpers every command group shares. */
 
@@ -65,3 +66,16 @@ export const confirm = (question: string, yes: boolean) =>
     })
     return /^y(es)?$/i.test(answer.trim())
   })
+
+/**
+ * A command's handler that needs the daemon: it gets a client (the daemon is
+ * started first when it is not running), and every failure becomes one line
+ * (or a JSON error) and an exit code.
+ */
+export const needsDaemon =
+  <C extends Output, E>(body: (client: PrboxClientShape, config: C) => Effect.Effect<void, E>) =>
+  (config: C) =>
+    runCommand(
+      config,
+      connected((client) => body(client, config))
+    )

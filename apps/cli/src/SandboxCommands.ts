@@ -3,10 +3,10 @@ import { openRequest, PrboxClient } from "@prbox/client"
 import type { SandboxView } from "@prbox/protocol"
 import { Effect, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
-import { connected, ensureRunning, withClient } from "./Connect.ts"
+import { ensureRunning, withClient } from "./Connect.ts"
 import { printJson, runCommand } from "./Exit.ts"
 import { describe, sandboxTable } from "./Format.ts"
-import { idArgument, isTty, json, optionalNumber, out, prFlag, resolveId, waitFlag } from "./Params.ts"
+import { idArgument, isTty, json, needsDaemon, optionalNumber, out, prFlag, resolveId, waitFlag } from "./Params.ts"
 import { followUntilReady } from "./Progress.ts"
 
 /** The commands about one sandbox's life: open, ls, status, stop, restart, rm, password. */
@@ -82,66 +82,59 @@ const ls = Command.make(
     ),
     json
   },
-  (config) =>
-    runCommand(
-      config,
-      connected((client) =>
-        Effect.gen(function* () {
-          const views = yield* client.list({ all: config.all })
-          if (config.json) return printJson(views)
-          if (views.length === 0) {
-            return yield* out(config.all ? "no sandboxes" : "no active sandboxes (prbox ls -a shows all)")
-          }
-          yield* out(sandboxTable(views, Date.now()))
-        })
-      )
-    )
+  needsDaemon((client, config) =>
+    Effect.gen(function* () {
+      const views = yield* client.list({ all: config.all })
+      if (config.json) return printJson(views)
+      if (views.length === 0) {
+        return yield* out(config.all ? "no sandboxes" : "no active sandboxes (prbox ls -a shows all)")
+      }
+      yield* out(sandboxTable(views, Date.now()))
+    })
+  )
 ).pipe(Command.withDescription("List sandboxes: id, PR, repository, status, age, URL."))
 
-const status = Command.make("status", { id: idArgument, pr: prFlag, json }, (config) =>
-  runCommand(
-    config,
-    connected((client) =>
-      Effect.gen(function* () {
-        const view = yield* resolveId(client, config.id, optionalNumber(config.pr))
-        if (config.json) return printJson(view)
-        yield* out(describe(view, Date.now()))
-      })
-    )
+const status = Command.make(
+  "status",
+  { id: idArgument, pr: prFlag, json },
+  needsDaemon((client, config) =>
+    Effect.gen(function* () {
+      const view = yield* resolveId(client, config.id, optionalNumber(config.pr))
+      if (config.json) return printJson(view)
+      yield* out(describe(view, Date.now()))
+    })
   )
 ).pipe(Command.withDescription("Show one sandbox."))
 
-const stop = Command.make("stop", { id: idArgument, json }, (config) =>
-  runCommand(
-    config,
-    connected((client) =>
-      Effect.gen(function* () {
-        const view = yield* resolveId(client, config.id)
-        const stopped = yield* client.stop(view.id)
-        if (config.json) return printJson(stopped)
-        yield* out(`sandbox ${stopped.id} is ${stopped.status}`)
-      })
-    )
+const stop = Command.make(
+  "stop",
+  { id: idArgument, json },
+  needsDaemon((client, config) =>
+    Effect.gen(function* () {
+      const view = yield* resolveId(client, config.id)
+      const stopped = yield* client.stop(view.id)
+      if (config.json) return printJson(stopped)
+      yield* out(`sandbox ${stopped.id} is ${stopped.status}`)
+    })
   )
 ).pipe(Command.withDescription("Stop a sandbox (its workspace is kept; `prbox restart` or `prbox open` resumes it)."))
 
-const restart = Command.make("restart", { id: idArgument, wait: waitFlag, json }, (config) =>
-  runCommand(
-    config,
-    connected((client) =>
-      Effect.gen(function* () {
-        const since = Date.now()
-        const view = yield* resolveId(client, config.id)
-        const restarted = yield* client.restart(view.id)
-        if (!config.wait) {
-          if (config.json) return printJson(restarted)
-          return yield* out(`sandbox ${restarted.id} is ${restarted.status}`)
-        }
-        const ready = yield* followUntilReady(client, restarted, since, { tty: isTty(config.json) })
-        if (config.json) return printJson(ready)
-        yield* out(readyLines(ready))
-      })
-    )
+const restart = Command.make(
+  "restart",
+  { id: idArgument, wait: waitFlag, json },
+  needsDaemon((client, config) =>
+    Effect.gen(function* () {
+      const since = Date.now()
+      const view = yield* resolveId(client, config.id)
+      const restarted = yield* client.restart(view.id)
+      if (!config.wait) {
+        if (config.json) return printJson(restarted)
+        return yield* out(`sandbox ${restarted.id} is ${restarted.status}`)
+      }
+      const ready = yield* followUntilReady(client, restarted, since, { tty: isTty(config.json) })
+      if (config.json) return printJson(ready)
+      yield* out(readyLines(ready))
+    })
   )
 ).pipe(Command.withDescription("Restart a stopped sandbox and follow it until it runs."))
 
@@ -156,35 +149,30 @@ const rm = Command.make(
     ),
     json
   },
-  (config) =>
-    runCommand(
-      config,
-      connected((client) =>
-        Effect.gen(function* () {
-          const view = yield* resolveId(client, config.id)
-          yield* client.delete(view.id, { force: config.force })
-          if (config.json) return printJson({ removed: view.id })
-          yield* out(`removed sandbox ${view.id}`)
-        })
-      )
-    )
+  needsDaemon((client, config) =>
+    Effect.gen(function* () {
+      const view = yield* resolveId(client, config.id)
+      yield* client.delete(view.id, { force: config.force })
+      if (config.json) return printJson({ removed: view.id })
+      yield* out(`removed sandbox ${view.id}`)
+    })
+  )
 ).pipe(
   Command.withDescription(
     "Delete a sandbox: container, workspace and row. A live one needs --force. Retries a destroy that Docker did not confirm."
   )
 )
 
-const password = Command.make("password", { id: idArgument, json }, (config) =>
-  runCommand(
-    config,
-    connected((client) =>
-      Effect.gen(function* () {
-        const view = yield* resolveId(client, config.id)
-        const secret = yield* client.password(view.id)
-        if (config.json) return printJson(secret)
-        yield* out(secret.password)
-      })
-    )
+const password = Command.make(
+  "password",
+  { id: idArgument, json },
+  needsDaemon((client, config) =>
+    Effect.gen(function* () {
+      const view = yield* resolveId(client, config.id)
+      const secret = yield* client.password(view.id)
+      if (config.json) return printJson(secret)
+      yield* out(secret.password)
+    })
   )
 ).pipe(Command.withDescription("Print a sandbox's code-server password."))
 

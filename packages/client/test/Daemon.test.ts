@@ -2,11 +2,11 @@ import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { PullRequestNumber, type SandboxEvent, SandboxId } from "@prbox/domain"
-import { SandboxRepo, layer as sqliteRepo } from "@prbox/store"
-import { Effect, Fiber, Redacted, Schedule } from "effect"
+import { type SandboxEvent, SandboxId } from "@prbox/domain"
+import { Effect, Fiber, Schedule } from "effect"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { makeRemote } from "../../../packages/git/test/helpers.ts"
+import { newSandbox, withRepo } from "../../../packages/store/test/support.ts"
 import { healthzImage } from "../../../scripts/images/healthz.ts"
 import { imageTag } from "../../../scripts/images/images.ts"
 import { TEST_RUN_LABEL } from "../../../scripts/testing/global-setup.ts"
@@ -37,23 +37,13 @@ const makeHome = (prefix: string) => {
 /** Ended long ago (status `error`): gc's to delete. Written before the daemon starts. */
 const seedEnded = (stateDir: string, ids: ReadonlyArray<string>) =>
   Effect.runPromise(
-    Effect.gen(function* () {
-      const repo = yield* SandboxRepo
-      for (const [index, id] of ids.entries()) {
-        yield* repo.insert({
-          id: SandboxId.make(id),
-          provider: "github",
-          host: "github.com",
-          account: "",
-          repository: "o/r",
-          pullRequest: PullRequestNumber.make(300 + index),
-          accessPassword: Redacted.make(`seeded-${id}`),
-          createdAt: 1,
-          lastActivityAt: 1
-        })
-        yield* repo.updateStatus(SandboxId.make(id), { to: "error", error: "seeded", stoppedAt: 1 })
-      }
-    }).pipe(Effect.provide(sqliteRepo({ stateDir })))
+    withRepo(stateDir, (repo) =>
+      Effect.forEach(ids, (id, index) =>
+        repo
+          .insert(newSandbox(300 + index, { id: SandboxId.make(id), createdAt: 1, lastActivityAt: 1 }))
+          .pipe(Effect.andThen(repo.updateStatus(SandboxId.make(id), { to: "error", error: "seeded", stoppedAt: 1 })))
+      )
+    )
   )
 
 const withClient = <A, E>(home: string, body: Effect.Effect<A, E, PrboxClient>) =>
@@ -68,15 +58,6 @@ const start = (home: string) =>
     )
   )
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
-
 let home: string
 
 beforeAll(async () => {
@@ -85,7 +66,7 @@ beforeAll(async () => {
 })
 
 afterAll(async () => {
-  for (const pid of pids.filter(alive)) await Effect.runPromise(stopDaemon(pid))
+  for (const pid of pids) await Effect.runPromise(stopDaemon(pid))
   for (const dir of homes) rmSync(dir, { recursive: true, force: true })
 })
 
@@ -183,6 +164,8 @@ describe("following a sandbox until it settles", () => {
           Effect.retry({ schedule: Schedule.spaced("20 millis"), times: 500 })
         )
         process.kill(info.pid, "SIGKILL")
+        // Gone: afterAll must not signal whatever process gets its pid next.
+        pids.splice(pids.indexOf(info.pid), 1)
         return yield* Fiber.join(follow)
       })
     )
