@@ -3,10 +3,11 @@ import { randomBytes } from "node:crypto"
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { Agent, request } from "node:http"
 import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { Launch } from "@prbox/client"
 import { lifecyclePathTo, PullRequestNumber, SandboxId } from "@prbox/domain"
 import { SandboxRepo, type StatusUpdate, layer as sqliteRepo } from "@prbox/store"
 import { Effect, ManagedRuntime, Redacted } from "effect"
-import { daemonArgs, daemonEnv } from "../../apps/daemon/src/Launch.ts"
 import { defaultLimits } from "../../apps/daemon/src/Limits.ts"
 import {
   check,
@@ -112,11 +113,13 @@ export interface Daemon {
 
 /**
  * `node <flags> apps/daemon/src/main.ts --foreground` on `home`, launched as
- * `prbox` and `prboxd` launch it (Launch.ts); `env` adds to the bench's environment.
+ * `prbox` and `prboxd` launch it (@prbox/client's Launch.ts); `env` adds to the bench's environment.
  */
+const DAEMON_MAIN = fileURLToPath(new URL("../../apps/daemon/src/main.ts", import.meta.url))
+
 export const spawnDaemon = (home: string, env: Readonly<Record<string, string>> = {}): Daemon => {
-  const child = spawn(process.execPath, daemonArgs(["--foreground"]), {
-    env: daemonEnv({ ...process.env, ...env, PRBOX_HOME: home }),
+  const child = spawn(process.execPath, Launch.daemonArgs(DAEMON_MAIN, ["--foreground"]), {
+    env: Launch.daemonEnv({ ...process.env, ...env, PRBOX_HOME: home }),
     stdio: ["ignore", "pipe", "pipe"]
   })
   let output = ""

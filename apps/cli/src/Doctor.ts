@@ -1,9 +1,9 @@
 import { execFile } from "node:child_process"
 import { existsSync, statfsSync, statSync } from "node:fs"
 import { join } from "node:path"
-import { Paths, PrboxClient } from "@prbox/protocol"
+import { type ClientHome, PrboxClient } from "@prbox/client"
+import { statePaths } from "@prbox/domain"
 import { Effect } from "effect"
-import type { Home } from "./Connect.ts"
 
 export type Level = "ok" | "warn" | "fail"
 
@@ -93,7 +93,7 @@ const diskCheck = (home: string): Check => {
 }
 
 /** Every check; none of them changes anything. */
-export const doctor = (home: Home) =>
+export const doctor = (home: ClientHome) =>
   Effect.gen(function* () {
     const client = yield* PrboxClient
     const node: Check = versionBelow(process.versions.node, MIN_NODE)
@@ -120,15 +120,16 @@ export const doctor = (home: Home) =>
         })
       )
     )
+    const paths = statePaths(home.home)
     return [
       node,
       docker,
       git,
       diskCheck(home.home),
       modeCheck("state dir", home.home, 0o700, false),
-      modeCheck("run dir", Paths.runDir(home.home), 0o700, true),
-      modeCheck("log dir", Paths.logDir(home.home), 0o700, true),
-      modeCheck("database", join(home.home, "prbox.db"), 0o600, true),
+      modeCheck("run dir", paths.run, 0o700, true),
+      modeCheck("log dir", paths.logs, 0o700, true),
+      modeCheck("database", paths.database, 0o600, true),
       modeCheck("socket", home.socketPath, 0o600, true),
       daemon
     ] satisfies ReadonlyArray<Check>

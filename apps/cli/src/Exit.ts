@@ -42,6 +42,7 @@ const codeOfTag = (tag: string): number => {
     case "Usage":
       return ExitCode.usage
     case "DaemonUnreachable":
+    case "DaemonStopped":
     case "IncompatibleDaemon":
       return ExitCode.daemonUnreachable
     default:

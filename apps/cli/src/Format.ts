@@ -1,16 +1,5 @@
+import { age, repoOf } from "@prbox/client"
 import type { SandboxView } from "@prbox/protocol"
-
-/** `42s`, `5m`, `3h`, `2d`. */
-export const age = (since: number, now: number): string => {
-  const seconds = Math.max(0, Math.floor((now - since) / 1000))
-  if (seconds < 60) return `${seconds}s`
-  if (seconds < 3600) return `${Math.floor(seconds / 60)}m`
-  if (seconds < 86_400) return `${Math.floor(seconds / 3600)}h`
-  return `${Math.floor(seconds / 86_400)}d`
-}
-
-export const repoOf = (view: SandboxView): string =>
-  view.host === null || view.host === "local" ? view.repository : `${view.host}/${view.repository}`
 
 export const urlOf = (view: SandboxView): string => (view.status === "running" && view.url !== null ? view.url : "-")
 

@@ -1,14 +1,16 @@
-import { describeEvent, isSettling } from "@prbox/domain"
-import type { ClientError, PrboxClientShape, SandboxEvent, SandboxView } from "@prbox/protocol"
-import { Effect, Option, Stream } from "effect"
+import { followUntilSettled, type PrboxClientShape } from "@prbox/client"
+import { describeEvent, type SandboxEvent } from "@prbox/domain"
+import type { SandboxView } from "@prbox/protocol"
+import { Effect } from "effect"
 import { CliFailure, ExitCode } from "./Exit.ts"
 
 const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)}s`
 
-/** The setup step (`[2/5]`) a line belongs to, if any. */
-const stepOf = (line: string): string | undefined => /^(\[\d+\/\d+\])/.exec(line)?.[1]
+/** The setup step (`[2/5]`) a progress line belongs to, if any: shown beside the spinner, never acted on. */
+const stepOf = (event: SandboxEvent): string | undefined =>
+  event._tag === "Progress" ? /^(\[\d+\/\d+\])/.exec(event.line)?.[1] : undefined
 
 interface Renderer {
   readonly event: (event: SandboxEvent) => void
@@ -39,7 +41,7 @@ const ttyRenderer = (since: number, initial: string): Renderer => {
   return {
     event: (event) => {
       status = event.status
-      if (event._tag === "Progress") step = stepOf(event.line) ?? step
+      step = stepOf(event) ?? step
       last = describeEvent(event)
       draw()
     },
@@ -52,37 +54,22 @@ const ttyRenderer = (since: number, initial: string): Renderer => {
 
 /**
  * Shows a sandbox's progress from `since` (when the command began) until it
- * is running (its view is returned) or ends otherwise (a failure). Follows
- * the daemon's event stream: the log is replayed first, so nothing that
- * happened before the stream opened is missed.
+ * is running (its view is returned) or ends otherwise (a failure). The
+ * following itself is the client library's `followUntilSettled`.
  */
 export const followUntilReady = (
   client: PrboxClientShape,
   view: SandboxView,
   since: number,
   options: { readonly tty: boolean }
-): Effect.Effect<SandboxView, ClientError | CliFailure> =>
+) =>
   Effect.gen(function* () {
     if (view.status === "running") return view
-    const final = yield* Effect.acquireUseRelease(
+    const current = yield* Effect.acquireUseRelease(
       Effect.sync(() => (options.tty ? ttyRenderer(since, view.status) : plainRenderer(since))),
-      (renderer) =>
-        client.events(view.id, { after: 0 }).pipe(
-          Stream.filter((event) => event.at >= since),
-          Stream.tap((event) => Effect.sync(() => renderer.event(event))),
-          Stream.filter(isSettling),
-          Stream.runHead
-        ),
+      (renderer) => followUntilSettled(client, view, { since, onEvent: renderer.event }),
       (renderer) => Effect.sync(() => renderer.close())
     )
-    if (Option.isNone(final)) {
-      return yield* new CliFailure({
-        tag: "DaemonUnreachable",
-        message: `the daemon closed the event stream of sandbox ${view.id}`,
-        code: ExitCode.daemonUnreachable
-      })
-    }
-    const current = yield* client.get(view.id)
     if (current.status === "running") return current
     if (current.status === "error") {
       return yield* new CliFailure({

@@ -1,4 +1,4 @@
-import { readdirSync } from "node:fs"
+import { existsSync, readdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeRemote, type TestRemote } from "../../../packages/git/test/helpers.ts"
@@ -16,6 +16,7 @@ import {
 
 let home: string
 let quiet: string
+let broken: string
 let dockerless: string
 let remote: TestRemote
 
@@ -28,8 +29,10 @@ beforeAll(async () => {
   ])
   const started = await prbox(home, ["daemon", "start"])
   expect(started.code, started.stderr).toBe(0)
-  // A home with no daemon, and a daemon that cannot reach Docker.
+  // A home with no daemon, one whose daemon cannot start (its run directory is a file), and a daemon that cannot reach Docker.
   quiet = makeHome("quiet")
+  broken = makeHome("broken")
+  writeFileSync(join(broken, "run"), "")
   dockerless = makeHome("nodocker")
   const nodocker = await prbox(dockerless, ["daemon", "start"], { DOCKER_HOST: "unix:///nonexistent/docker.sock" })
   expect(nodocker.code, nodocker.stderr).toBe(0)
@@ -38,6 +41,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await tearDown(home)
   await tearDown(quiet)
+  await tearDown(broken)
   await tearDown(dockerless)
 })
 
@@ -117,12 +121,13 @@ const cases: ReadonlyArray<Case> = [
     message: /must be a positive whole number/
   },
   {
-    name: "an unreachable daemon",
-    where: () => quiet,
+    // Changed on purpose (issue 9): commands start a missing daemon, so "unreachable" is now one that cannot start.
+    name: "a daemon that cannot start",
+    where: () => broken,
     args: () => ["status", "aaaa"],
     code: 5,
     tag: "DaemonUnreachable",
-    message: /prboxd is not running for .*prbox-quiet-.* \(start it with `prbox daemon start`/
+    message: /prboxd exited with code 1 while starting: prboxd: refusing to use .*prbox-broken-.*\/run/
   },
   {
     name: "Docker down",
@@ -160,11 +165,17 @@ describe("bad input: one clear line, a distinct exit code, no state change", () 
     expect(await snapshot(home)).toEqual(before)
   })
 
-  it("an unreachable daemon is not started by commands other than open", async () => {
-    expect((await prbox(quiet, ["ls"])).code).toBe(5)
-    expect(readdirSync(quiet)).toEqual(["config.json"])
+  // Changed on purpose (issue 9): was "an unreachable daemon is not started by commands other than open" (exit 5).
+  it("the daemon is started by every command that needs it (ls with no daemon answers)", async () => {
     expect(readdirSync(quiet)).not.toContain("run")
+    const run = await prbox(quiet, ["ls"])
+    expect(run.code, run.stderr).toBe(0)
+    expect(run.stdout).toBe("no active sandboxes (prbox ls -a shows all)\n")
+    expect(run.stderr).toMatch(/^prbox: prboxd was not running; started it \(pid \d+, log .*prboxd\.log\)\n$/)
     expect(socketOf(quiet)).toBe(join(quiet, "run", "prboxd.sock"))
+    expect(existsSync(socketOf(quiet))).toBe(true)
+    const again = await prbox(quiet, ["ls", "--json"])
+    expect(again).toMatchObject({ code: 0, stdout: "[]\n", stderr: "" })
   })
 
   it("usage errors exit 2 without a stack trace", async () => {

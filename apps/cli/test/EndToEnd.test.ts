@@ -161,17 +161,22 @@ describe("prbox against a real daemon and engine", () => {
     expect(containersOfHome(home)).toHaveLength(0)
   })
 
-  it("daemon status and stop; afterwards commands say the daemon is not running", async () => {
+  // Changed on purpose (issue 9): `ls` after the stop used to exit 5; it now starts the daemon, and
+  // `daemon status` (which reports, never starts) is the command that says it is not running.
+  it("daemon status and stop; afterwards daemon status says it is not running, and ls starts it", async () => {
     const status = await prbox(home, ["daemon", "status", "--json"])
     expect(status.code).toBe(0)
     expect(JSON.parse(status.stdout)).toMatchObject({ name: "prboxd", api: [1], health: { status: "ok" } })
     const stop = await prbox(home, ["daemon", "stop"])
     expect(stop.code).toBe(0)
     expect(existsSync(socketOf(home))).toBe(false)
-    const ls = await prbox(home, ["ls"])
-    expect(ls.code).toBe(5)
-    expect(ls.stderr.trim()).toBe(
+    const stopped = await prbox(home, ["daemon", "status"])
+    expect(stopped.code).toBe(5)
+    expect(stopped.stderr.trim()).toBe(
       `prbox: prboxd is not running for ${home} (start it with \`prbox daemon start\`, or run \`prbox open\`)`
     )
+    const ls = await prbox(home, ["ls"])
+    expect(ls.code, ls.stderr).toBe(0)
+    expect(ls.stderr).toContain("prboxd was not running; started it")
   })
 })

@@ -1,6 +1,6 @@
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import { statePaths } from "@prbox/domain"
 import { NodeEngine } from "@prbox/engine/node"
-import { Paths } from "@prbox/protocol"
 import { Clock, Context, Effect, Layer } from "effect"
 import { HttpRouter } from "effect/http"
 import { startupFailure } from "./Files.ts"
@@ -28,10 +28,10 @@ export const run = (options: DaemonOptions) =>
   Effect.scoped(
     Effect.gen(function* () {
       const { home, limits } = options
-      const socketPath = Paths.socketPath(home)
-      yield* Effect.acquireRelease(
-        Effect.try({ try: () => acquireLock(Paths.lockPath(home)), catch: startupFailure }),
-        (lock) => Effect.sync(lock.release)
+      const paths = statePaths(home)
+      const socketPath = paths.socket
+      yield* Effect.acquireRelease(Effect.try({ try: () => acquireLock(paths.lock), catch: startupFailure }), (lock) =>
+        Effect.sync(lock.release)
       )
       yield* Effect.tryPromise({ try: () => clearStaleSocket(socketPath), catch: startupFailure })
 

@@ -66,7 +66,7 @@ const SandboxesLive = HttpApiBuilder.group(PrboxApi, "sandboxes", (handlers) =>
       .handle("get", ({ params }) => api(sandboxes.get(params.id)).pipe(Effect.map(toView)))
       .handle("stop", ({ params }) => api(sandboxes.stop(params.id)).pipe(Effect.map(toView)))
       .handle("restart", ({ params }) => api(sandboxes.restart(params.id)).pipe(Effect.map(toView)))
-      .handle("remove", ({ params, query }) =>
+      .handle("delete", ({ params, query }) =>
         Effect.gen(function* () {
           const row = yield* api(sandboxes.get(params.id))
           if (isLive(row) && query.force !== true) {

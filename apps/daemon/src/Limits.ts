@@ -1,3 +1,5 @@
+import { Config, Schema } from "effect"
+
 /**
  * The socket API's bounds (design guarantee 10). Defaults suit one user's
  * CLI and editor; each can be tuned with an environment variable (tests use
@@ -26,33 +28,34 @@ export const defaultLimits: Limits = {
   retryAfterSeconds: 1
 }
 
-const ENV = {
-  maxBodyBytes: "PRBOXD_MAX_BODY_BYTES",
-  requestTimeoutMs: "PRBOXD_REQUEST_TIMEOUT_MS",
-  headersTimeoutMs: "PRBOXD_HEADERS_TIMEOUT_MS",
-  maxRequests: "PRBOXD_MAX_REQUESTS",
-  maxStreams: "PRBOXD_MAX_STREAMS"
-} as const
+const PositiveInt = Schema.Int.check(Schema.isGreaterThan(0))
 
-/** Reads the overrides; a value that is not a positive integer is an error (the daemon refuses to start). */
-export const limitsFromEnv = (env: NodeJS.ProcessEnv = process.env): Limits => {
-  const read = (key: keyof typeof ENV): number => {
-    const raw = env[ENV[key]]
-    if (raw === undefined || raw === "") return defaultLimits[key]
-    const value = Number(raw)
-    if (!Number.isSafeInteger(value) || value <= 0) {
-      throw new Error(`${ENV[key]} must be a positive integer, got ${JSON.stringify(raw)}`)
-    }
-    return value
+/** One override: a positive integer; unset (or empty) is the default, anything else refuses to start. */
+const positive = (name: string, fallback: number): Config.Config<number> =>
+  Config.schema(PositiveInt, name).pipe(Config.withDefault(fallback))
+
+/** `PRBOXD_MAX_STREAMS must be a positive integer, got "abc"`: the variable and its value, not the decoder's words. */
+export const describeLimitsError = (error: Config.ConfigError, env: NodeJS.ProcessEnv = process.env): string => {
+  const cause = error.cause
+  if (Schema.isSchemaError(cause) && cause.issue._tag === "Pointer") {
+    const name = cause.issue.path.join(".")
+    return `${name} must be a positive integer, got ${JSON.stringify(env[name] ?? "")}`
   }
-  const requestTimeoutMs = read("requestTimeoutMs")
-  return {
-    maxBodyBytes: read("maxBodyBytes"),
-    requestTimeoutMs,
-    // Node refuses a headers timeout longer than the request timeout.
-    headersTimeoutMs: Math.min(read("headersTimeoutMs"), requestTimeoutMs),
-    maxRequests: read("maxRequests"),
-    maxStreams: read("maxStreams"),
-    retryAfterSeconds: defaultLimits.retryAfterSeconds
-  }
+  return error.message
 }
+
+/** The overrides from the environment (`PRBOXD_MAX_BODY_BYTES`, ...); a bad value is a ConfigError. */
+export const limitsConfig: Config.Config<Limits> = Config.all({
+  maxBodyBytes: positive("PRBOXD_MAX_BODY_BYTES", defaultLimits.maxBodyBytes),
+  requestTimeoutMs: positive("PRBOXD_REQUEST_TIMEOUT_MS", defaultLimits.requestTimeoutMs),
+  headersTimeoutMs: positive("PRBOXD_HEADERS_TIMEOUT_MS", defaultLimits.headersTimeoutMs),
+  maxRequests: positive("PRBOXD_MAX_REQUESTS", defaultLimits.maxRequests),
+  maxStreams: positive("PRBOXD_MAX_STREAMS", defaultLimits.maxStreams)
+}).pipe(
+  Config.map((limits) => ({
+    ...limits,
+    // Node refuses a headers timeout longer than the request timeout.
+    headersTimeoutMs: Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs),
+    retryAfterSeconds: defaultLimits.retryAfterSeconds
+  }))
+)

@@ -5,11 +5,11 @@ import { connect, type Socket } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { Launch } from "@prbox/client"
 import { inject } from "vitest"
 import { healthzImage } from "../../../scripts/images/healthz.ts"
 import { imageTag } from "../../../scripts/images/images.ts"
 import { TEST_RUN_LABEL } from "../../../scripts/testing/global-setup.ts"
-import { daemonArgs, daemonEnv } from "../src/Launch.ts"
 
 export const DAEMON_MAIN = fileURLToPath(new URL("../src/main.ts", import.meta.url))
 export const healthzTag = imageTag(healthzImage)
@@ -150,8 +150,8 @@ export interface Daemon {
 
 /** Spawns `node <flags> apps/daemon/src/main.ts --foreground` as `prbox` would, without waiting for it. */
 export const spawnDaemon = (home: string, env: Record<string, string> = {}): Daemon => {
-  const child = spawn(process.execPath, daemonArgs(["--foreground"]), {
-    env: daemonEnv({ ...process.env, PRBOX_HOME: home, ...env }),
+  const child = spawn(process.execPath, Launch.daemonArgs(DAEMON_MAIN, ["--foreground"]), {
+    env: Launch.daemonEnv({ ...process.env, PRBOX_HOME: home, ...env }),
     stdio: ["ignore", "pipe", "pipe"]
   })
   let output = ""

@@ -1,6 +1,16 @@
+import {
+  Backoff,
+  Client,
+  type ClientError,
+  clientHome,
+  ensureDaemon,
+  Launch,
+  PrboxClient,
+  type PrboxClientShape
+} from "@prbox/client"
+import type { VersionInfo } from "@prbox/protocol"
 import { Cause, Duration, Effect, Exit, Fiber, ManagedRuntime, Option, Queue, Stream } from "effect"
 import type { Connection } from "./Model.ts"
-import { Client, type ClientError, PrboxClient, type PrboxClientShape } from "./Protocol.ts"
 import type { Settings } from "./Settings.ts"
 
 /** A daemon call that failed: the protocol's error tag and its message (safe to show). */
@@ -21,14 +31,15 @@ export class Cancelled extends Error {
   }
 }
 
-/** 250 ms, doubling, at most 5 s: quick when the daemon restarts, quiet when it stays down. */
-export const backoff = (failures: number): Duration.Duration =>
-  Duration.millis(Math.min(5_000, 250 * 2 ** Math.min(failures, 5)))
-
 /** Ages in the tree move on, and a change missed while the event stream was being opened shows up. */
 const PERIODIC_REFRESH = Duration.seconds(30)
+/** After a session that was up ends: reconnect soon (a restarting daemon), then back off. */
+const AFTER_SESSION = Duration.millis(250)
 
-const toError = (cause: Cause.Cause<ClientError>): Error => {
+/** Every failure the client library reports: a stable tag and a message safe to show. */
+type Tagged = { readonly _tag: string; readonly message: string }
+
+const toError = (cause: Cause.Cause<Tagged>): Error => {
   const failure = Cause.findErrorOption(cause)
   if (Option.isSome(failure)) return new DaemonError(failure.value._tag, failure.value.message)
   if (Cause.hasInterruptsOnly(cause)) return new Cancelled()
@@ -48,8 +59,10 @@ export class Daemon {
   #connection: Connection = { _tag: "connecting" }
   readonly #listeners = new Set<(connection: Connection) => void>()
   #watcher: Fiber.Fiber<never> | undefined
-  /** Asks the watcher for a fresh list now (or to retry at once when the daemon is down). */
+  /** Asks an up session for a fresh list now. */
   #wake: Queue.Queue<void> | undefined
+  /** Cuts the back-off short while the daemon is not up (Refresh, Start Daemon). */
+  #retryNow: Queue.Queue<void> | undefined
   #retargeting: Promise<void> = Promise.resolve()
 
   constructor(settings: Settings) {
@@ -76,11 +89,21 @@ export class Daemon {
   }
 
   /** Runs one client call; rejects with `DaemonError`, or `Cancelled` once `signal` aborts. */
-  async call<A>(body: (client: PrboxClientShape) => Effect.Effect<A, ClientError>, signal?: AbortSignal): Promise<A> {
-    const exit = await this.#runtime.runPromiseExit(
-      PrboxClient.use(body),
-      signal === undefined ? undefined : { signal }
-    )
+  call<A, E extends Tagged = ClientError>(
+    body: (client: PrboxClientShape) => Effect.Effect<A, E>,
+    signal?: AbortSignal
+  ): Promise<A> {
+    return this.#run(PrboxClient.use(body), signal)
+  }
+
+  /** The running daemon, started with the `prboxd` executable (setting `prbox.daemonPath`) when none answers. */
+  start(): Promise<{ readonly info: VersionInfo; readonly started: boolean }> {
+    const { home, socketPath, daemonPath } = this.#settings
+    return this.#run(ensureDaemon(clientHome(home, socketPath), Launch.executable(daemonPath ?? "prboxd"), () => {}))
+  }
+
+  async #run<A, E extends Tagged>(effect: Effect.Effect<A, E, PrboxClient>, signal?: AbortSignal): Promise<A> {
+    const exit = await this.#runtime.runPromiseExit(effect, signal === undefined ? undefined : { signal })
     if (Exit.isSuccess(exit)) return exit.value
     throw toError(exit.cause)
   }
@@ -89,12 +112,15 @@ export class Daemon {
   watch(): void {
     if (this.#watcher !== undefined) return
     const wake = Effect.runSync(Queue.sliding<void>(1))
+    const retryNow = Effect.runSync(Queue.sliding<void>(1))
     this.#wake = wake
-    this.#watcher = this.#runtime.runFork(this.#watchLoop(wake))
+    this.#retryNow = retryNow
+    this.#watcher = this.#runtime.runFork(this.#watchLoop(wake, retryNow))
   }
 
   refresh(): void {
-    if (this.#wake !== undefined) Queue.offerUnsafe(this.#wake, undefined)
+    const queue = this.#connection._tag === "up" ? this.#wake : this.#retryNow
+    if (queue !== undefined) Queue.offerUnsafe(queue, undefined)
   }
 
   /** New settings: a new client, and the watcher starts over against the new socket. */
@@ -126,6 +152,7 @@ export class Daemon {
     const watcher = this.#watcher
     this.#watcher = undefined
     this.#wake = undefined
+    this.#retryNow = undefined
     if (watcher !== undefined) await Effect.runPromise(Fiber.interrupt(watcher))
   }
 
@@ -153,26 +180,34 @@ export class Daemon {
     })
   }
 
-  #watchLoop(wake: Queue.Queue<void>): Effect.Effect<never, never, PrboxClient> {
+  /**
+   * Sessions, one after another. A session that never got up fails and is
+   * retried on the `Backoff.reconnect` schedule (which grows only while none
+   * gets through); one that was up ends the retry, so the schedule starts
+   * over. `retryNow` cuts a back-off short.
+   */
+  #watchLoop(wake: Queue.Queue<void>, retryNow: Queue.Queue<void>): Effect.Effect<never, never, PrboxClient> {
     const self = this
     return Effect.gen(function* () {
       const client = yield* PrboxClient
-      let failures = 0
-      while (true) {
-        const result = yield* Effect.result(self.#session(client, wake))
-        // Back-off grows only while no session gets through: a daemon that was up gets the shortest wait.
-        failures = self.#connection._tag === "up" ? 0 : failures + 1
-        if (result._tag === "Failure") {
-          const error = result.failure
+      const attempt = Effect.suspend(() => self.#session(client, wake)).pipe(
+        Effect.catch((error) => {
+          const wasUp = self.#connection._tag === "up"
           self.#publish(
             error._tag === "DaemonUnreachable"
               ? { _tag: "down", message: error.message }
               : { _tag: "failed", message: error.message }
           )
-        }
-        // A wake (Refresh, Start Daemon) cuts the wait short.
-        yield* Effect.raceFirst(Effect.sleep(backoff(failures)), Queue.take(wake))
-      }
+          return wasUp ? Effect.void : Effect.fail(error)
+        })
+      )
+      const untilOneWasUp = attempt.pipe(
+        Effect.retry(Backoff.reconnect),
+        // The schedule never ends, so the retry never fails.
+        Effect.orDie,
+        Effect.andThen(Effect.sleep(AFTER_SESSION))
+      )
+      return yield* Effect.forever(Effect.raceFirst(untilOneWasUp, Queue.take(retryNow)))
     })
   }
 }

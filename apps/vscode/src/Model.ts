@@ -1,5 +1,7 @@
-import { basename } from "node:path"
+import { age, repoOf } from "@prbox/client"
 import type { SandboxEvent, SandboxId, SandboxStatus, SandboxView } from "./Protocol.ts"
+
+export { age, repoOf }
 
 /**
  * The view model: what the tree, the status bar and the pickers show for the
@@ -81,22 +83,6 @@ export const statusIcon = (view: Pick<SandboxView, "status" | "destroyFenced">):
     case "error":
       return { id: "error", color: "charts.red" }
   }
-}
-
-/** `42s`, `5m`, `3h`, `2d`. */
-export const age = (since: number, now: number): string => {
-  const seconds = Math.max(0, Math.floor((now - since) / 1000))
-  if (seconds < 60) return `${seconds}s`
-  if (seconds < 3600) return `${Math.floor(seconds / 60)}m`
-  if (seconds < 86_400) return `${Math.floor(seconds / 3600)}h`
-  return `${Math.floor(seconds / 86_400)}d`
-}
-
-/** `owner/repo` on the usual host, `host/owner/repo` elsewhere, a local remote by its directory name. */
-export const repoOf = (view: SandboxView): string => {
-  if (view.host === null || view.host === "github.com") return view.repository
-  if (view.host === "local") return basename(view.repository).replace(/\.git$/, "") || view.repository
-  return `${view.host}/${view.repository}`
 }
 
 export const titleOf = (view: SandboxView): string =>

@@ -1,18 +1,10 @@
 /**
- * The daemon's protocol as this extension sees it: every type and the client
- * come from @prbox/protocol (the definitions prboxd itself serves), so a
- * change of the API breaks this build instead of drifting silently.
+ * The daemon's protocol as this extension sees it: every type comes from
+ * @prbox/protocol (the definitions prboxd itself serves), so a change of the
+ * API breaks this build instead of drifting silently. The client is
+ * @prbox/client's, shared with the CLI.
  */
-export {
-  Client,
-  type ClientError,
-  type OpenRequest,
-  Paths,
-  PrboxClient,
-  type PrboxClientShape,
-  type SandboxEvent,
-  SandboxView
-} from "@prbox/protocol"
+export { type OpenRequest, type SandboxEvent, SandboxView } from "@prbox/protocol"
 
 import type { SandboxView } from "@prbox/protocol"
 

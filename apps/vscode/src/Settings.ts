@@ -1,12 +1,15 @@
-import { homedir } from "node:os"
-import { isAbsolute, join, resolve } from "node:path"
-import { Paths } from "./Protocol.ts"
+import { isAbsolute, resolve } from "node:path"
+import { clientHome, currentHome, expandHome } from "@prbox/client"
+
+export { expandHome }
 
 /** Where the daemon is and how to run the CLI, after defaults. */
 export interface Settings {
   readonly home: string
   readonly socketPath: string
   readonly cliPath: string
+  /** The `prboxd` executable Start Daemon runs; unset: `prboxd` on PATH. */
+  readonly daemonPath: string | undefined
 }
 
 /** The `prbox.*` settings as the user wrote them; empty means "the default". */
@@ -14,6 +17,7 @@ export interface RawSettings {
   readonly home?: string | undefined
   readonly socketPath?: string | undefined
   readonly cliPath?: string | undefined
+  readonly daemonPath?: string | undefined
 }
 
 const given = (value: string | undefined): string | undefined => {
@@ -21,22 +25,21 @@ const given = (value: string | undefined): string | undefined => {
   return trimmed === undefined || trimmed === "" ? undefined : trimmed
 }
 
-/** `~/x` is the user's home, like a shell would read it. */
-export const expandHome = (path: string): string =>
-  path === "~" ? homedir() : path.startsWith("~/") ? join(homedir(), path.slice(2)) : path
-
 /**
  * PRBOX_HOME falls back to the environment and then `~/.prbox` (the CLI's
- * rule), the socket to `<home>/run/prboxd.sock`, the CLI to `prbox` on PATH.
+ * rule), the socket to `<home>/run/prboxd.sock`, the CLI to `prbox` on PATH
+ * (the daemon to `prboxd` on PATH, when Start Daemon runs it).
  */
 export const resolveSettings = (raw: RawSettings, env: NodeJS.ProcessEnv = process.env): Settings => {
   const configured = given(raw.home)
-  const home = configured === undefined ? Paths.prboxHome(env) : resolve(expandHome(configured))
+  const home = configured === undefined ? currentHome(env).home : resolve(expandHome(configured))
   const socket = given(raw.socketPath)
-  const cli = given(raw.cliPath)
+  const command = (value: string | undefined) =>
+    value === undefined ? undefined : isAbsolute(expandHome(value)) ? expandHome(value) : value
   return {
     home,
-    socketPath: socket === undefined ? Paths.socketPath(home) : resolve(expandHome(socket)),
-    cliPath: cli === undefined ? "prbox" : isAbsolute(expandHome(cli)) ? expandHome(cli) : cli
+    socketPath: socket === undefined ? clientHome(home).socketPath : resolve(expandHome(socket)),
+    cliPath: command(given(raw.cliPath)) ?? "prbox",
+    daemonPath: command(given(raw.daemonPath))
   }
 }

@@ -1,5 +1,6 @@
 import { homedir } from "node:os"
 import * as vscode from "vscode"
+import { Ctx } from "./Ctx.ts"
 import { Daemon } from "./Daemon.ts"
 import { commandTable, type Ui } from "./Handlers.ts"
 import { LogFollowers, type LogSink } from "./Logs.ts"
@@ -12,11 +13,12 @@ const readSettings = () => {
   return resolveSettings({
     home: config.get<string>("home"),
     socketPath: config.get<string>("socketPath"),
-    cliPath: config.get<string>("cliPath")
+    cliPath: config.get<string>("cliPath"),
+    daemonPath: config.get<string>("daemonPath")
   })
 }
 
-const vscodeUi = (subscriptions: Array<vscode.Disposable>): Ui => ({
+const vscodeUi = (ctx: Ctx): Ui => ({
   info: async (message, ...actions) => vscode.window.showInformationMessage(message, ...actions),
   error: (message) => void vscode.window.showErrorMessage(message),
   confirm: async (message, detail, action) =>
@@ -47,8 +49,9 @@ const vscodeUi = (subscriptions: Array<vscode.Disposable>): Ui => ({
     await vscode.env.openExternal(vscode.Uri.parse(url))
   },
   terminal: ({ name, shellPath, shellArgs, env }) => {
-    const terminal = vscode.window.createTerminal({ name, shellPath, shellArgs: [...shellArgs], env: { ...env } })
-    subscriptions.push(terminal)
+    const terminal = ctx.own(
+      vscode.window.createTerminal({ name, shellPath, shellArgs: [...shellArgs], env: { ...env } })
+    )
     terminal.show()
   }
 })
@@ -62,51 +65,50 @@ const outputSink = (name: string): LogSink => {
   }
 }
 
-export const activate = (context: vscode.ExtensionContext): void => {
-  try {
-    const subscriptions = context.subscriptions
-    const daemon = new Daemon(readSettings())
-    subscriptions.push({ dispose: () => void daemon.dispose() })
+/** Builds the extension inside `ctx`: the daemon connection, the view, the status bar, the commands. */
+const start = (ctx: Ctx): void => {
+  const daemon = new Daemon(readSettings())
+  ctx.own({ dispose: () => void daemon.dispose() })
+  const logs = ctx.own(new LogFollowers(daemon, outputSink))
+  const tree = ctx.own(new SandboxTree(daemon))
+  ctx.own(vscode.window.createTreeView(VIEW_ID, { treeDataProvider: tree, showCollapseAll: true }))
 
-    const logs = new LogFollowers(daemon, outputSink)
-    subscriptions.push(logs)
+  const status = ctx.own(vscode.window.createStatusBarItem("prbox.status", vscode.StatusBarAlignment.Left, 10))
+  status.name = "PR Sandboxes"
+  status.command = `${VIEW_ID}.focus`
+  const render = (connection: Connection) => {
+    const spec = statusBar(connection)
+    status.text = spec.text
+    status.tooltip = spec.tooltip
+    status.accessibilityInformation = { label: spec.tooltip }
+    status.show()
+    // The view's welcome text ("daemon not running" with Start Daemon) is chosen by this key.
+    void vscode.commands.executeCommand("setContext", "prbox.daemon", connection._tag)
+  }
+  render(daemon.connection)
+  ctx.own(daemon.onDidChange(render))
 
-    const tree = new SandboxTree(daemon)
-    subscriptions.push(tree, vscode.window.createTreeView(VIEW_ID, { treeDataProvider: tree, showCollapseAll: true }))
-
-    const status = vscode.window.createStatusBarItem("prbox.status", vscode.StatusBarAlignment.Left, 10)
-    status.name = "PR Sandboxes"
-    status.command = `${VIEW_ID}.focus`
-    subscriptions.push(status)
-    const render = (connection: Connection) => {
-      const spec = statusBar(connection)
-      status.text = spec.text
-      status.tooltip = spec.tooltip
-      status.accessibilityInformation = { label: spec.tooltip }
-      status.show()
-      // The view's welcome text ("daemon not running" with Start Daemon) is chosen by this key.
-      void vscode.commands.executeCommand("setContext", "prbox.daemon", connection._tag)
-    }
-    render(daemon.connection)
-    subscriptions.push(daemon.onDidChange(render))
-
-    const handlerContext = {
-      ui: vscodeUi(subscriptions),
+  ctx.registerCommands(
+    commandTable({
+      ui: vscodeUi(ctx),
       daemon,
       logs,
       baseDir: () => vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? homedir()
-    }
-    for (const [id, run] of commandTable(handlerContext)) {
-      subscriptions.push(vscode.commands.registerCommand(id, run))
-    }
+    })
+  )
+  ctx.own(
+    vscode.workspace.onDidChangeConfiguration((event) => {
+      if (event.affectsConfiguration("prbox")) void daemon.retarget(readSettings())
+    })
+  )
+  daemon.watch()
+}
 
-    subscriptions.push(
-      vscode.workspace.onDidChangeConfiguration((event) => {
-        if (event.affectsConfiguration("prbox")) void daemon.retarget(readSettings())
-      })
-    )
-    daemon.watch()
+export const activate = (context: vscode.ExtensionContext): void => {
+  try {
+    start(new Ctx(context, vscode))
   } catch (error) {
+    // Shown to the user, not only in the extension host's log.
     void vscode.window.showErrorMessage(
       `prbox: the PR Sandboxes extension failed to start: ${error instanceof Error ? error.message : String(error)}`
     )

@@ -19,6 +19,8 @@ import { resolveSettings } from "../src/Settings.ts"
 import { RecordingSink, RecordingUi } from "./support.ts"
 
 const CLI_BIN = fileURLToPath(new URL("../../cli/bin/prbox", import.meta.url))
+/** Start Daemon runs the `prboxd` executable (setting prbox.daemonPath). */
+const DAEMON_BIN = fileURLToPath(new URL("../../daemon/bin/prboxd", import.meta.url))
 const SEEDED = SandboxId.make("bbbbbbbbbbb1")
 
 let home: string
@@ -56,7 +58,7 @@ beforeAll(async () => {
   await seedEnded(home)
   remote = makeRemote(home)
   prboxd = await startDaemon(home)
-  daemon = new Daemon(resolveSettings({ home, cliPath: CLI_BIN }))
+  daemon = new Daemon(resolveSettings({ home, cliPath: CLI_BIN, daemonPath: DAEMON_BIN }))
   logs = new LogFollowers(daemon, (name) => {
     const sink = new RecordingSink(name)
     sinks.push(sink)
@@ -332,7 +334,7 @@ describe("command handlers against a real daemon", () => {
     await daemon.retarget(resolveSettings({ home: elsewhere, cliPath: CLI_BIN }))
     await until("the view to see no daemon there", () => daemon.connection._tag === "down")
     expect(daemon.connection).toMatchObject({ message: expect.stringContaining(elsewhere) })
-    await daemon.retarget(resolveSettings({ home, cliPath: CLI_BIN }))
+    await daemon.retarget(resolveSettings({ home, cliPath: CLI_BIN, daemonPath: DAEMON_BIN }))
     await until("the view to be back", () => daemon.connection._tag === "up" && listed(pr1.id) !== undefined)
   })
 })

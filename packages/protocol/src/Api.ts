@@ -56,7 +56,8 @@ export class Sandboxes extends HttpApiGroup.make("sandboxes")
   .add(HttpApiEndpoint.post("stop", "/sandboxes/:id/stop", { params: byId, success: SandboxView, error }))
   .add(HttpApiEndpoint.post("restart", "/sandboxes/:id/restart", { params: byId, success: SandboxView, error }))
   .add(
-    HttpApiEndpoint.delete("remove", "/sandboxes/:id", {
+    // Deleting a sandbox: its container, workspace and row (`force` stops a live one first).
+    HttpApiEndpoint.delete("delete", "/sandboxes/:id", {
       params: byId,
       query: { force: Schema.optionalKey(Schema.Boolean) },
       error

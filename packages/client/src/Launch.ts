@@ -1,9 +1,5 @@
 import { homedir } from "node:os"
-import { join } from "node:path"
-import { fileURLToPath } from "node:url"
-
-/** The daemon's entry point, `apps/daemon/src/main.ts`. */
-export const DAEMON_MAIN = fileURLToPath(new URL("./main.ts", import.meta.url))
+import { resolveHome, statePaths } from "@prbox/domain"
 
 /**
  * Node flags prboxd runs with (apps/daemon/bin/prboxd spells the same list).
@@ -14,7 +10,7 @@ export const DAEMON_MAIN = fileURLToPath(new URL("./main.ts", import.meta.url))
  */
 export const DAEMON_NODE_FLAGS: ReadonlyArray<string> = ["--max-semi-space-size=1"]
 
-/** Set by the launcher when it chose NODE_COMPILE_CACHE itself; main.ts then drops both. */
+/** Set by the launcher when it chose NODE_COMPILE_CACHE itself; the daemon's main.ts then drops both. */
 export const LAUNCHER_COMPILE_CACHE = "PRBOXD_LAUNCHER_COMPILE_CACHE"
 
 /**
@@ -29,13 +25,30 @@ export const daemonEnv = (env: NodeJS.ProcessEnv): NodeJS.ProcessEnv =>
     : {
         ...env,
         // Inside the private state directory: a shared temp dir would let another user plant compiled code.
-        NODE_COMPILE_CACHE: join(env.PRBOX_HOME ?? join(homedir(), ".prbox"), "cache", "node-compile"),
+        NODE_COMPILE_CACHE: statePaths(resolveHome(env, homedir())).compileCache,
         [LAUNCHER_COMPILE_CACHE]: "1"
       }
 
-/** `node <flags> apps/daemon/src/main.ts <args>`, for `spawn(process.execPath, ...)`. */
-export const daemonArgs = (args: ReadonlyArray<string> = []): Array<string> => [
+/** `<flags> <entry> <args>`, for `spawn(process.execPath, ...)`. */
+export const daemonArgs = (entry: string, args: ReadonlyArray<string> = []): Array<string> => [
   ...DAEMON_NODE_FLAGS,
-  DAEMON_MAIN,
+  entry,
   ...args
 ]
+
+/**
+ * How to start prboxd: a program and its arguments. The CLI runs the daemon's
+ * entry module with its own Node (`node`); the VS Code extension, whose Node
+ * is the editor's, runs the `prboxd` executable, which finds its own Node
+ * (`executable`).
+ */
+export interface DaemonLauncher {
+  readonly command: string
+  readonly args: ReadonlyArray<string>
+}
+
+/** The daemon's entry module (the `@prbox/daemon/main` export) run by this process's Node, with the daemon's flags. */
+export const node = (entry: string): DaemonLauncher => ({ command: process.execPath, args: daemonArgs(entry) })
+
+/** The `prboxd` executable (apps/daemon/bin/prboxd, or a link to it): it sets the flags itself. */
+export const executable = (path: string): DaemonLauncher => ({ command: path, args: [] })

@@ -3,9 +3,10 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { SandboxId } from "@prbox/domain"
+import { Busy, NotFound, type SandboxEvent } from "@prbox/protocol"
 import { Effect, Stream } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
-import { Busy, Client, NotFound, PrboxClient, type SandboxEvent } from "../src/index.ts"
+import { Client, PrboxClient } from "../src/index.ts"
 
 const dirs: Array<string> = []
 afterEach(() => {

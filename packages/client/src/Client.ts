@@ -1,27 +1,28 @@
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import type { SandboxId } from "@prbox/domain"
-import { Context, Duration, Effect, Layer, Schema, Stream } from "effect"
-import { HttpClientError } from "effect/http"
-import { HttpApiClient } from "effect/http-api"
-import { PrboxApi } from "./Api.ts"
-import { type ApiError, isApiError } from "./Errors.ts"
 import {
   API_VERSION,
+  type ApiError,
   type ExecRequest,
   type ExecResult,
   type GcReport,
   type GcRequest,
   type Health,
+  isApiError,
   type LogPage,
   type OpenRequest,
   type Password,
+  PrboxApi,
   type PruneReport,
   type PruneRequest,
   type ReconcileReport,
   type SandboxEvent,
   type SandboxView,
   type VersionInfo
-} from "./Wire.ts"
+} from "@prbox/protocol"
+import { Context, Duration, Effect, Layer, Schema, Stream } from "effect"
+import { HttpClientError } from "effect/http"
+import { HttpApiClient } from "effect/http-api"
 
 /** Nothing answers on the socket: no daemon, a stale socket, or no permission. */
 export class DaemonUnreachable extends Schema.TaggedError<DaemonUnreachable>()("DaemonUnreachable", {
@@ -103,7 +104,8 @@ export interface PrboxClientShape {
   readonly get: (id: SandboxId) => Effect.Effect<SandboxView, ClientError>
   readonly stop: (id: SandboxId) => Effect.Effect<SandboxView, ClientError>
   readonly restart: (id: SandboxId) => Effect.Effect<SandboxView, ClientError>
-  readonly remove: (id: SandboxId, options?: { readonly force?: boolean }) => Effect.Effect<void, ClientError>
+  /** Deletes the sandbox: container, workspace and row (`force`: stop a live one first). */
+  readonly delete: (id: SandboxId, options?: { readonly force?: boolean }) => Effect.Effect<void, ClientError>
   readonly logs: (
     id: SandboxId,
     options?: { readonly after?: number; readonly limit?: number }
@@ -120,7 +122,7 @@ export interface PrboxClientShape {
   readonly prune: (request: PruneRequest) => Effect.Effect<PruneReport, ClientError>
 }
 
-export class PrboxClient extends Context.Service<PrboxClient, PrboxClientShape>()("prbox/protocol/PrboxClient") {}
+export class PrboxClient extends Context.Service<PrboxClient, PrboxClientShape>()("prbox/client/PrboxClient") {}
 
 /**
  * Every request goes over the Unix socket; the host is never looked up. It is
@@ -184,9 +186,9 @@ export const make = (options: ClientOptions) =>
       get: (id) => call(api.sandboxes.get({ params: { id } })),
       stop: (id) => call(api.sandboxes.stop({ params: { id } }), Duration.sum(timeout, Duration.minutes(1))),
       restart: (id) => call(api.sandboxes.restart({ params: { id } })),
-      remove: (id, opts = {}) =>
+      delete: (id, opts = {}) =>
         call(
-          api.sandboxes.remove({ params: { id }, query: opts.force === true ? { force: true } : {} }),
+          api.sandboxes.delete({ params: { id }, query: opts.force === true ? { force: true } : {} }),
           Duration.sum(timeout, Duration.minutes(1))
         ),
       logs: (id, opts = {}) =>

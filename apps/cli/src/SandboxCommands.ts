@@ -1,0 +1,180 @@
+import { spawn } from "node:child_process"
+import { openRequest, PrboxClient } from "@prbox/client"
+import type { SandboxView } from "@prbox/protocol"
+import { Effect, Option } from "effect"
+import { Argument, Command, Flag } from "effect/cli"
+import { ensureRunning, withClient } from "./Connect.ts"
+import { printJson, runCommand } from "./Exit.ts"
+import { describe, sandboxTable } from "./Format.ts"
+import { idArgument, isTty, json, needsDaemon, optionalNumber, out, prFlag, resolveId, waitFlag } from "./Params.ts"
+import { followUntilReady } from "./Progress.ts"
+
+/** The commands about one sandbox's life: open, ls, status, stop, restart, rm, password. */
+
+const readyLines = (view: SandboxView) =>
+  [`sandbox ${view.id} is running: ${view.url ?? "(no URL)"}`, `password: run \`prbox password ${view.id}\``].join("\n")
+
+const openBrowser = (url: string) =>
+  Effect.sync(() => {
+    const command = process.env.BROWSER ?? (process.platform === "darwin" ? "open" : "xdg-open")
+    try {
+      const child = spawn(command, [url], { detached: true, stdio: "ignore" })
+      child.on("error", () => process.stderr.write(`prbox: could not start ${command}; open ${url} yourself\n`))
+      child.unref()
+    } catch {
+      process.stderr.write(`prbox: could not start ${command}; open ${url} yourself\n`)
+    }
+  })
+
+const open = Command.make(
+  "open",
+  {
+    input: Argument.String("pull-request").pipe(
+      Argument.withDescription("a pull request URL, owner/repo#N, or a git URL or path with --pr N")
+    ),
+    pr: prFlag,
+    ref: Flag.String("ref").pipe(Flag.withDescription("fetch this ref instead of the provider's"), Flag.optional),
+    browser: Flag.Boolean("browser").pipe(
+      Flag.withDescription("open the sandbox in a browser"),
+      Flag.withDefault(false)
+    ),
+    wait: waitFlag,
+    json
+  },
+  (config) =>
+    runCommand(
+      config,
+      withClient(
+        Effect.gen(function* () {
+          const since = Date.now()
+          yield* ensureRunning()
+          const client = yield* PrboxClient
+          const opened = yield* client.open(
+            openRequest(config.input, process.cwd(), {
+              pr: optionalNumber(config.pr),
+              ref: Option.getOrUndefined(config.ref)
+            })
+          )
+          if (!config.wait) {
+            if (config.json) return printJson(opened)
+            return yield* out(`sandbox ${opened.id} is ${opened.status}; follow it with \`prbox logs -f ${opened.id}\``)
+          }
+          const ready = yield* followUntilReady(client, opened, since, { tty: isTty(config.json) })
+          if (config.json) printJson(ready)
+          else yield* out(readyLines(ready))
+          if (config.browser && ready.url !== null) yield* openBrowser(ready.url)
+        })
+      )
+    )
+).pipe(
+  Command.withDescription(
+    "Open a pull request in a sandbox (starting prboxd if needed), follow its progress, and print its URL. Exits 0 only once it runs."
+  )
+)
+
+const ls = Command.make(
+  "ls",
+  {
+    all: Flag.Boolean("all").pipe(
+      Flag.withAlias("a"),
+      Flag.withDescription("include stopped and failed sandboxes"),
+      Flag.withDefault(false)
+    ),
+    json
+  },
+  needsDaemon((client, config) =>
+    Effect.gen(function* () {
+      const views = yield* client.list({ all: config.all })
+      if (config.json) return printJson(views)
+      if (views.length === 0) {
+        return yield* out(config.all ? "no sandboxes" : "no active sandboxes (prbox ls -a shows all)")
+      }
+      yield* out(sandboxTable(views, Date.now()))
+    })
+  )
+).pipe(Command.withDescription("List sandboxes: id, PR, repository, status, age, URL."))
+
+const status = Command.make(
+  "status",
+  { id: idArgument, pr: prFlag, json },
+  needsDaemon((client, config) =>
+    Effect.gen(function* () {
+      const view = yield* resolveId(client, config.id, optionalNumber(config.pr))
+      if (config.json) return printJson(view)
+      yield* out(describe(view, Date.now()))
+    })
+  )
+).pipe(Command.withDescription("Show one sandbox."))
+
+const stop = Command.make(
+  "stop",
+  { id: idArgument, json },
+  needsDaemon((client, config) =>
+    Effect.gen(function* () {
+      const view = yield* resolveId(client, config.id)
+      const stopped = yield* client.stop(view.id)
+      if (config.json) return printJson(stopped)
+      yield* out(`sandbox ${stopped.id} is ${stopped.status}`)
+    })
+  )
+).pipe(Command.withDescription("Stop a sandbox (its workspace is kept; `prbox restart` or `prbox open` resumes it)."))
+
+const restart = Command.make(
+  "restart",
+  { id: idArgument, wait: waitFlag, json },
+  needsDaemon((client, config) =>
+    Effect.gen(function* () {
+      const since = Date.now()
+      const view = yield* resolveId(client, config.id)
+      const restarted = yield* client.restart(view.id)
+      if (!config.wait) {
+        if (config.json) return printJson(restarted)
+        return yield* out(`sandbox ${restarted.id} is ${restarted.status}`)
+      }
+      const ready = yield* followUntilReady(client, restarted, since, { tty: isTty(config.json) })
+      if (config.json) return printJson(ready)
+      yield* out(readyLines(ready))
+    })
+  )
+).pipe(Command.withDescription("Restart a stopped sandbox and follow it until it runs."))
+
+const rm = Command.make(
+  "rm",
+  {
+    id: idArgument,
+    force: Flag.Boolean("force").pipe(
+      Flag.withAlias("f"),
+      Flag.withDescription("stop a live sandbox first"),
+      Flag.withDefault(false)
+    ),
+    json
+  },
+  needsDaemon((client, config) =>
+    Effect.gen(function* () {
+      const view = yield* resolveId(client, config.id)
+      yield* client.delete(view.id, { force: config.force })
+      if (config.json) return printJson({ removed: view.id })
+      yield* out(`removed sandbox ${view.id}`)
+    })
+  )
+).pipe(
+  Command.withDescription(
+    "Delete a sandbox: container, workspace and row. A live one needs --force. Retries a destroy that Docker did not confirm."
+  )
+)
+
+const password = Command.make(
+  "password",
+  { id: idArgument, json },
+  needsDaemon((client, config) =>
+    Effect.gen(function* () {
+      const view = yield* resolveId(client, config.id)
+      const secret = yield* client.password(view.id)
+      if (config.json) return printJson(secret)
+      yield* out(secret.password)
+    })
+  )
+).pipe(Command.withDescription("Print a sandbox's code-server password."))
+
+export const sandboxCommands = [open, ls, status, stop, restart, rm] as const
+export const passwordCommand = password

@@ -1,0 +1,113 @@
+import { followUntilSettled, parseOpenInput } from "@prbox/client"
+import { copyPassword, openInBrowser } from "./Access.ts"
+import { Cancelled } from "./Daemon.ts"
+import { CommandId, progressMessage } from "./Model.ts"
+import type { SandboxView } from "./Protocol.ts"
+import { type HandlerContext, nameOf, target } from "./Target.ts"
+
+/** A sandbox's life from the editor: open, restart (both followed until settled), stop, delete. */
+export const lifecycleHandlers = (context: HandlerContext) => {
+  const { ui, daemon } = context
+
+  /** What the user sees once a create or restart settles. */
+  const announce = async (view: SandboxView) => {
+    if (view.status === "running") {
+      const choice = await ui.info(
+        `Sandbox ${nameOf(view)} is running at ${view.url ?? "(no URL)"}.`,
+        "Open in Browser",
+        "Copy Password"
+      )
+      if (choice === "Open in Browser") await openInBrowser(context, view)
+      if (choice === "Copy Password") await copyPassword(context, view)
+      return
+    }
+    ui.error(
+      view.status === "error"
+        ? `Sandbox ${nameOf(view)} failed: ${view.error ?? "unknown error"} (Show Logs has every step).`
+        : `Sandbox ${nameOf(view)} is ${view.status}: it did not reach running.`
+    )
+  }
+
+  /**
+   * Follows a create or restart in the notification and returns the settled
+   * view; Cancel stops the sandbox instead (and returns nothing).
+   */
+  const settle = async (
+    view: SandboxView,
+    since: number,
+    report: (message: string) => void,
+    signal: AbortSignal
+  ): Promise<SandboxView | undefined> => {
+    try {
+      if (signal.aborted) throw new Cancelled()
+      return await daemon.call(
+        (client) => followUntilSettled(client, view, { since, onEvent: (event) => report(progressMessage(event)) }),
+        signal
+      )
+    } catch (error) {
+      if (!(error instanceof Cancelled)) throw error
+      report("cancelled: stopping…")
+      const stopped = await daemon.call((client) => client.stop(view.id))
+      void ui.info(`Cancelled: sandbox ${nameOf(stopped)} is ${stopped.status}.`)
+      return undefined
+    } finally {
+      daemon.refresh()
+    }
+  }
+
+  return {
+    [CommandId.open]: async () => {
+      const text = await ui.input({
+        prompt: "A pull request URL, owner/repo#N, or a git URL or path followed by --pr N (and --ref REF)",
+        placeHolder: "owner/repo#123"
+      })
+      if (text === undefined || text.trim() === "") return
+      const parsed = parseOpenInput(text, context.baseDir())
+      if (parsed._tag === "invalid") return ui.error(`Open PR Sandbox: ${parsed.message}`)
+      const settled = await ui.progress(`Opening ${text.trim()}`, async (report, signal) => {
+        const since = Date.now()
+        report("asking prboxd…")
+        const opened = await daemon.call((client) => client.open(parsed.request))
+        daemon.refresh()
+        return settle(opened, since, report, signal)
+      })
+      // After the notification has closed: the message may wait long for the user.
+      if (settled !== undefined) await announce(settled)
+    },
+
+    [CommandId.stop]: async (argument?: unknown) => {
+      const view = await target(context, argument, "Sandbox to stop")
+      if (view === undefined) return
+      const stopped = await daemon.call((client) => client.stop(view.id))
+      daemon.refresh()
+      void ui.info(`Sandbox ${nameOf(stopped)} is ${stopped.status}.`)
+    },
+
+    [CommandId.restart]: async (argument?: unknown) => {
+      const view = await target(context, argument, "Sandbox to restart")
+      if (view === undefined) return
+      const settled = await ui.progress(`Restarting ${nameOf(view)}`, async (report, signal) => {
+        const since = Date.now()
+        const restarted = await daemon.call((client) => client.restart(view.id))
+        daemon.refresh()
+        return settle(restarted, since, report, signal)
+      })
+      if (settled !== undefined) await announce(settled)
+    },
+
+    [CommandId.delete]: async (argument?: unknown) => {
+      const view = await target(context, argument, "Sandbox to delete")
+      if (view === undefined) return
+      const sure = await ui.confirm(
+        `Delete sandbox ${nameOf(view)}?`,
+        "Its container, workspace and state are removed; uncommitted work in it is lost.",
+        "Delete"
+      )
+      if (!sure) return
+      // The user confirmed, so a live sandbox is stopped first (`prbox rm --force`).
+      await daemon.call((client) => client.delete(view.id, { force: true }))
+      daemon.refresh()
+      void ui.info(`Deleted sandbox ${nameOf(view)}.`)
+    }
+  }
+}

@@ -1,0 +1,40 @@
+import type { SandboxView } from "./Protocol.ts"
+
+export interface TerminalSpec {
+  readonly name: string
+  readonly shellPath: string
+  readonly shellArgs: ReadonlyArray<string>
+  readonly env: Readonly<Record<string, string>>
+}
+
+export interface PickItem {
+  readonly label: string
+  readonly description: string
+  readonly view: SandboxView
+}
+
+/**
+ * Everything a command handler needs from the editor. `extension.ts`
+ * implements it with the VS Code API; tests pass a recorder.
+ */
+export interface Ui {
+  /** An information message; resolves with the action the user chose, if any. */
+  readonly info: (message: string, ...actions: ReadonlyArray<string>) => Promise<string | undefined>
+  readonly error: (message: string) => void
+  /** A modal question; true only when the user chose `action`. */
+  readonly confirm: (message: string, detail: string, action: string) => Promise<boolean>
+  readonly input: (options: {
+    readonly prompt: string
+    readonly placeHolder: string
+    readonly value?: string
+  }) => Promise<string | undefined>
+  readonly pick: (items: ReadonlyArray<PickItem>, placeHolder: string) => Promise<PickItem | undefined>
+  /** A progress notification with a Cancel button; `signal` aborts when the user presses it. */
+  readonly progress: <A>(
+    title: string,
+    task: (report: (message: string) => void, signal: AbortSignal) => Promise<A>
+  ) => Promise<A>
+  readonly copy: (text: string) => Promise<void>
+  readonly openExternal: (url: string) => Promise<void>
+  readonly terminal: (spec: TerminalSpec) => void
+}

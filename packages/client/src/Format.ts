@@ -1,0 +1,22 @@
+import { basename } from "node:path"
+import type { SandboxView } from "@prbox/protocol"
+
+/** `42s`, `5m`, `3h`, `2d`. */
+export const age = (since: number, now: number): string => {
+  const seconds = Math.max(0, Math.floor((now - since) / 1000))
+  if (seconds < 60) return `${seconds}s`
+  if (seconds < 3600) return `${Math.floor(seconds / 60)}m`
+  if (seconds < 86_400) return `${Math.floor(seconds / 3600)}h`
+  return `${Math.floor(seconds / 86_400)}d`
+}
+
+/**
+ * The repository as a user types it: `owner/repo` on github.com (as in
+ * `owner/repo#N`), `host/owner/repo` elsewhere, a local remote by its
+ * directory name.
+ */
+export const repoOf = (view: Pick<SandboxView, "host" | "repository">): string => {
+  if (view.host === null || view.host === "github.com") return view.repository
+  if (view.host === "local") return basename(view.repository).replace(/\.git$/, "") || view.repository
+  return `${view.host}/${view.repository}`
+}

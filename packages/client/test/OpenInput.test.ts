@@ -1,0 +1,52 @@
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs"
+import { homedir, tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll, describe, expect, it } from "vitest"
+import { normalizeOpenInput, openRequest, parseOpenInput } from "../src/index.ts"
+
+const base = mkdtempSync(join(tmpdir(), "prbox-input-"))
+mkdirSync(join(base, "repo.git"))
+mkdirSync(join(base, "o", "r"), { recursive: true })
+afterAll(() => rmSync(base, { recursive: true, force: true }))
+
+describe("normalizeOpenInput: what `open` sends for what the user typed", () => {
+  const cases: ReadonlyArray<readonly [name: string, input: string, expected: string]> = [
+    ["a PR URL as typed", "https://github.com/o/r/pull/7", "https://github.com/o/r/pull/7"],
+    ["an ssh URL as typed", "ssh://git@host/o/r.git", "ssh://git@host/o/r.git"],
+    ["owner/repo#N as typed", "o/r#7", "o/r#7"],
+    ["scp-like git@host:path as typed (not a local path)", "git@host:o/r.git", "git@host:o/r.git"],
+    ["an existing relative path, made absolute", "repo.git", join(base, "repo.git")],
+    ["./ and ../ resolved", "./o/../repo.git", join(base, "repo.git")],
+    ["an absolute path, even one that does not exist", "/nowhere/x.git", "/nowhere/x.git"],
+    ["~ is the user's home", "~/code/x.git", join(homedir(), "code", "x.git")],
+    ["a relative path that does not exist, as typed (the daemon says why)", "missing.git", "missing.git"],
+    // A directory named like owner/repo does not turn a PR reference into a path: only `#N` makes it one.
+    ["owner/repo that is also a directory, as a path", "o/r", join(base, "o", "r")]
+  ]
+  for (const [name, input, expected] of cases) {
+    it(name, () => expect(normalizeOpenInput(input, base)).toBe(expected))
+  }
+
+  it("openRequest adds --pr and --ref only when given", () => {
+    expect(openRequest("repo.git", base, { pr: 3, ref: undefined })).toEqual({ input: join(base, "repo.git"), pr: 3 })
+    expect(openRequest("o/r#7", base)).toEqual({ input: "o/r#7" })
+  })
+})
+
+describe("parseOpenInput: the extension's one-line form of `prbox open`", () => {
+  const cases: ReadonlyArray<readonly [text: string, expected: unknown]> = [
+    ["  o/r#7 ", { _tag: "ok", request: { input: "o/r#7" } }],
+    [
+      "repo.git --pr 2 --ref refs/heads/x",
+      { _tag: "ok", request: { input: join(base, "repo.git"), pr: 2, ref: "refs/heads/x" } }
+    ],
+    ["repo.git --pr=2", { _tag: "ok", request: { input: join(base, "repo.git"), pr: 2 } }],
+    ["repo.git --pr 0", { _tag: "invalid", message: '--pr needs a pull request number, not "0"' }],
+    ["repo.git --ref", { _tag: "invalid", message: "--ref needs a value" }],
+    ["", { _tag: "invalid", message: "type a pull request URL, owner/repo#N, or a git URL or path with --pr N" }],
+    ["a#1 b#2", { _tag: "invalid", message: "one pull request at a time (also got: b#2)" }]
+  ]
+  for (const [text, expected] of cases) {
+    it(JSON.stringify(text), () => expect(parseOpenInput(text, base)).toEqual(expected))
+  }
+})
