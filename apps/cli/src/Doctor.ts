@@ -1,9 +1,9 @@
-import { execFile } from "node:child_process"
 import { existsSync, statfsSync, statSync } from "node:fs"
 import { join } from "node:path"
 import { type ClientHome, PrboxClient } from "@prbox/client"
 import { statePaths } from "@prbox/domain"
 import { Effect } from "effect"
+import { ChildProcess, ChildProcessSpawner } from "effect/process"
 
 export type Level = "ok" | "warn" | "fail"
 
@@ -33,21 +33,22 @@ export const versionBelow = (a: string, b: string): boolean => {
   return false
 }
 
-const gitVersion = Effect.callback<Check>((resume) => {
-  execFile("git", ["--version"], { timeout: 5000 }, (error, stdout) =>
-    resume(
-      Effect.succeed(
-        error === null
-          ? { name: "git", level: "ok", detail: stdout.trim() }
-          : { name: "git", level: "fail", detail: "git is not installed or not on PATH" }
-      )
-    )
-  )
-})
+const gitVersion = Effect.gen(function* () {
+  const spawner = yield* ChildProcessSpawner.ChildProcessSpawner
+  const version = yield* spawner.string(ChildProcess.make("git", ["--version"], { stdin: "ignore" }))
+  return { name: "git", level: "ok", detail: version.trim() } satisfies Check
+}).pipe(
+  Effect.timeout("5 seconds"),
+  Effect.orElseSucceed((): Check => ({ name: "git", level: "fail", detail: "git is not installed or not on PATH" })),
+  Effect.scoped
+)
 
 const dockerCheck = Effect.gen(function* () {
   // dockerode is loaded only here: every other command starts faster without it.
-  const { NodeDocker } = yield* Effect.promise(() => import("@prbox/docker"))
+  const { NodeDocker } = yield* Effect.tryPromise({
+    try: () => import("@prbox/docker"),
+    catch: () => new Error("the Docker module of this installation could not be loaded")
+  })
   const docker = yield* NodeDocker.make({ requestTimeoutMs: 5000 })
   const version = yield* docker.version()
   return versionBelow(version.version, MIN_DOCKER)

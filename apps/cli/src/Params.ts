@@ -56,14 +56,15 @@ export const confirm = (question: string, yes: boolean) =>
     if (process.stdin.isTTY !== true) {
       return yield* usageError("refusing to act without confirmation: pass --yes (or --dry-run to only look)")
     }
-    const answer = yield* Effect.promise(async () => {
+    // A terminal that closes before it answers is a "no".
+    const answer = yield* Effect.tryPromise(async () => {
       const rl = createInterface({ input: process.stdin, output: process.stderr })
       try {
         return await rl.question(`${question} [y/N] `)
       } finally {
         rl.close()
       }
-    })
+    }).pipe(Effect.orElseSucceed(() => ""))
     return /^y(es)?$/i.test(answer.trim())
   })
 
