@@ -9,7 +9,8 @@ import type {
   ExecTimeout,
   ImageNotFound,
   ImagePullFailed,
-  NameConflict
+  NameConflict,
+  PortInUse
 } from "./DockerError.ts"
 
 export interface Bind {
@@ -31,7 +32,10 @@ export interface ContainerSpec {
   readonly workingDir?: string
   /** The container's TCP port to publish, always on 127.0.0.1 only. */
   readonly exposedPort: number
-  /** Host port to publish on; Docker picks a free one when absent. */
+  /**
+   * Host port to publish on, fixed for the container's life. When absent
+   * Docker picks a free one at every start, so it changes across restarts.
+   */
   readonly hostPort?: number
   readonly cpus?: number
   readonly memoryBytes?: number
@@ -107,7 +111,10 @@ export interface DockerShape {
   readonly createContainer: (
     spec: ContainerSpec
   ) => Effect.Effect<{ readonly id: string }, NameConflict | ImageNotFound | Unreachable>
-  readonly start: (id: string) => Effect.Effect<void, ContainerNotFound | ContainerAlreadyStarted | Unreachable>
+  /** Fails with PortInUse when the host port the container was created with is taken. */
+  readonly start: (
+    id: string
+  ) => Effect.Effect<void, ContainerNotFound | ContainerAlreadyStarted | PortInUse | Unreachable>
   /** Sends SIGTERM, then SIGKILL after `timeoutSeconds`. */
   readonly stop: (
     id: string,

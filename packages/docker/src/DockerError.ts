@@ -46,6 +46,18 @@ export class NameConflict extends Schema.TaggedError<NameConflict>()("NameConfli
   }
 }
 
+/**
+ * A start found the container's host port held by another container or
+ * process (the engine answers 500 "port is already allocated" or "address
+ * already in use"). The binding is fixed at create: only a new container can
+ * publish elsewhere.
+ */
+export class PortInUse extends Schema.TaggedError<PortInUse>()("PortInUse", fields) {
+  override get message() {
+    return `${this.operation}: ${this.detail}`
+  }
+}
+
 /** The engine cannot be reached: socket missing or refused, permission denied, or no answer in time. */
 export class EngineUnavailable extends Schema.TaggedError<EngineUnavailable>()("EngineUnavailable", fields) {
   override get message() {
@@ -98,6 +110,7 @@ export type DockerError =
   | ContainerAlreadyStarted
   | ContainerAlreadyStopped
   | NameConflict
+  | PortInUse
   | EngineUnavailable
   | EnumerationError
   | ImagePullFailed

@@ -13,7 +13,8 @@ import {
   ExecTimeout,
   ImageNotFound,
   ImagePullFailed,
-  NameConflict
+  NameConflict,
+  PortInUse
 } from "./DockerError.ts"
 import { ExecAnswer, InspectAnswer, ListAnswer, toInfo, toSummary, VersionAnswer } from "./EngineAnswers.ts"
 import { call, decode, envList } from "./EngineCall.ts"
@@ -32,6 +33,9 @@ export interface Options {
 }
 
 const defaultRequestTimeoutMs = 30_000
+
+// Taken by another container ("port is already allocated") or by a host process ("address already in use").
+const portTaken = /port is already allocated|address already in use/i
 
 export const make = (options: Options = {}): Effect.Effect<Docker["Service"], EngineUnavailable> =>
   Effect.gen(function* () {
@@ -129,7 +133,18 @@ export const make = (options: Options = {}): Effect.Effect<Docker["Service"], En
         yield* call("container.start", () => api.getContainer(id).start(), {
           404: ContainerNotFound,
           304: ContainerAlreadyStarted
-        })
+        }).pipe(
+          // The engine has no status of its own for it: only its message says so.
+          Effect.catchTag(
+            "DockerEngineError",
+            (error): Effect.Effect<never, PortInUse | DockerEngineError> =>
+              Effect.fail(
+                portTaken.test(error.detail)
+                  ? new PortInUse({ operation: error.operation, detail: error.detail })
+                  : error
+              )
+          )
+        )
       }),
 
       stop: Effect.fn("Docker.stop")(function* (id, { timeoutSeconds }) {

@@ -5,7 +5,16 @@ import { Effect, Schedule } from "effect"
 import { inject } from "vitest"
 import { TEST_RUN_LABEL } from "../../../scripts/testing/global-setup.ts"
 import { Docker, NodeDocker } from "../src/index.ts"
-import { freePort, healthzSpec, healthzTag, httpGet, runningHealthz, scopedContainer, uniqueName } from "./fixtures.ts"
+import {
+  freePort,
+  healthzSpec,
+  healthzTag,
+  httpGet,
+  listening,
+  runningHealthz,
+  scopedContainer,
+  uniqueName
+} from "./fixtures.ts"
 
 const missingId = "0".repeat(64)
 const fakePassword = `fake-password-${randomBytes(6).toString("hex")}`
@@ -218,6 +227,22 @@ layer(NodeDocker.layer(), { excludeTestServices: true })("NodeDocker against the
       assert.strictEqual(port, wanted)
       assert.strictEqual((yield* docker.inspect(id)).hostPort, wanted)
       assert.strictEqual((yield* httpGet(wanted, "/healthz")).status, 200)
+    })
+  )
+
+  it.effect("fails a start whose host port is taken with PortInUse, by a process or by a container", () =>
+    Effect.gen(function* () {
+      const docker = yield* Docker
+      const held = yield* listening
+      const byProcess = yield* scopedContainer(healthzSpec({ hostPort: held }))
+      const process = yield* Effect.flip(docker.start(byProcess.id))
+      assert.strictEqual(process._tag, "PortInUse")
+      assert.include(process.detail, String(held))
+
+      const { port } = yield* runningHealthz()
+      const byContainer = yield* scopedContainer(healthzSpec({ hostPort: port }))
+      const container = yield* Effect.flip(docker.start(byContainer.id))
+      assert.strictEqual(container._tag, "PortInUse")
     })
   )
 

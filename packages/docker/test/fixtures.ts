@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto"
-import { createServer } from "node:net"
+import { createServer, type Server } from "node:net"
 import { Effect, Schedule } from "effect"
 import { inject } from "vitest"
 import { healthzImage } from "../../../scripts/images/healthz.ts"
@@ -62,3 +62,17 @@ export const freePort = Effect.callback<number>((resume) => {
     server.close(() => resume(Effect.succeed(port)))
   })
 })
+
+/** A port held by a listener on 127.0.0.1 until the test's scope closes. */
+export const listening = Effect.acquireRelease(
+  Effect.callback<Server>((resume) => {
+    const server = createServer()
+    server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
+  }),
+  (server) => Effect.callback<void>((resume) => void server.close(() => resume(Effect.void)))
+).pipe(
+  Effect.map((server) => {
+    const address = server.address()
+    return typeof address === "object" && address !== null ? address.port : 0
+  })
+)

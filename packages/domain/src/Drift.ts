@@ -28,7 +28,10 @@ export type DriftAction =
   | { readonly _tag: "MarkOrphaned" }
   /** A stop was cut short: stop the recorded container (if any), `stopped`. */
   | { readonly _tag: "FinishStop" }
-  /** The container is gone: the row forgets it and ends (`stopped`, or stays `error`). */
+  /**
+   * The container is gone: the row forgets it and ends (`stopped`, or stays
+   * `error`); it keeps its host port, the URL a restart publishes on again.
+   */
   | { readonly _tag: "RecordGone"; readonly to: "stopped" | "error" }
   /** It claims to run but its container exited: `stopped`. */
   | { readonly _tag: "RecordExited" }

@@ -12,6 +12,14 @@ export const CONTAINER_WORKSPACE = "/workspace"
 /** The sandbox's URL on this machine, or "" before it has a port. */
 export const sandboxUrl = (port: number | null): string => (port === null ? "" : `http://127.0.0.1:${port}/`)
 
+/** The progress line of a sandbox whose kept port was taken while it was stopped. */
+export const portMovedLine = (from: number, to: number): string =>
+  `port ${from} was taken; the sandbox moved to ${sandboxUrl(to)}`
+
+/** The row's detail once running; a move stays visible in `prbox status` until the next one. */
+export const readyDetail = (hostPort: number, movedFrom: number | null): string =>
+  `ready at ${sandboxUrl(hostPort)}${movedFrom === null ? "" : ` (port ${movedFrom} was taken)`}`
+
 export interface SpecInput {
   readonly row: Sandbox
   readonly config: PrboxConfig
@@ -23,13 +31,23 @@ export interface SpecInput {
   readonly engineHome: string
   /** Extra labels on every container (tests and benches label their runs). */
   readonly extraLabels: Readonly<Record<string, string>>
+  /** The sandbox's host port, kept for its life: its URL. */
+  readonly hostPort: number
 }
 
 /**
  * The container of a sandbox: code-server on the workspace, password auth,
  * the user's image, env, mounts and limits, and prbox's labels (which win).
  */
-export const codeServerSpec = ({ row, config, user, homePath, engineHome, extraLabels }: SpecInput): ContainerSpec => ({
+export const codeServerSpec = ({
+  row,
+  config,
+  user,
+  homePath,
+  engineHome,
+  extraLabels,
+  hostPort
+}: SpecInput): ContainerSpec => ({
   name: `prbox-${row.id}`,
   image: config.image,
   args: [
@@ -70,6 +88,7 @@ export const codeServerSpec = ({ row, config, user, homePath, engineHome, extraL
   user,
   workingDir: CONTAINER_WORKSPACE,
   port: CODE_SERVER_PORT,
+  hostPort,
   ...(config.cpus === undefined ? {} : { cpus: config.cpus }),
   ...(config.memoryMb === undefined ? {} : { memoryBytes: config.memoryMb * 1024 * 1024 }),
   ...(config.pidsLimit === undefined ? {} : { pidsLimit: config.pidsLimit })

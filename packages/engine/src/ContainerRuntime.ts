@@ -1,5 +1,5 @@
 import { Context, type Effect } from "effect"
-import type { RuntimeError } from "./Errors.ts"
+import type { PortTaken, RuntimeError } from "./Errors.ts"
 
 /**
  * The narrow interface the lifecycle rules need from wherever sandboxes run.
@@ -21,6 +21,11 @@ export interface ContainerSpec {
   readonly user: string
   readonly workingDir: string
   readonly port: number
+  /**
+   * The host port (on 127.0.0.1) to publish `port` on, for the container's
+   * life. Absent, the runtime picks one at every start (tests' bare containers).
+   */
+  readonly hostPort?: number
   readonly cpus?: number
   readonly memoryBytes?: number
   readonly pidsLimit?: number
@@ -55,9 +60,17 @@ export interface ContainerRuntimeShape {
     image: string,
     onProgress: (line: string) => Effect.Effect<void>
   ) => Effect.Effect<void, RuntimeError>
+  /**
+   * A host port on this machine's 127.0.0.1 that nothing listens on now and
+   * that is not in `reserved` (the ports sandboxes keep while stopped).
+   */
+  readonly freePort: (reserved: ReadonlySet<number>) => Effect.Effect<number, RuntimeError>
   readonly provision: (spec: ContainerSpec) => Effect.Effect<string, RuntimeError>
-  /** Starts (an already running container is fine) and returns the published host port. */
-  readonly start: (containerId: string) => Effect.Effect<number, RuntimeError>
+  /**
+   * Starts (an already running container is fine) and returns the published
+   * host port; PortTaken when the container's port is held by something else.
+   */
+  readonly start: (containerId: string) => Effect.Effect<number, RuntimeError | PortTaken>
   readonly state: (containerId: string) => Effect.Effect<ContainerState, RuntimeError>
   /** Resolves only when the container is confirmed stopped or absent. */
   readonly stop: (containerId: string) => Effect.Effect<"stopped" | "absent", RuntimeError>

@@ -72,11 +72,11 @@ const carryOut = (
         yield* writeStatus(ctx, row.id, "stopped", { stoppedAt: now })
         return [change("finished an interrupted stop")]
       case "RecordGone":
+        // The port stays: it is the sandbox's URL, asked for again by the container a restart creates.
         yield* action.to === "error"
-          ? writeStatus(ctx, row.id, "error", { containerId: null, hostPort: null })
+          ? writeStatus(ctx, row.id, "error", { containerId: null })
           : writeStatus(ctx, row.id, "stopped", {
               containerId: null,
-              hostPort: null,
               stoppedAt: row.stoppedAt ?? now,
               detail: "its container is gone"
             })

@@ -47,6 +47,17 @@ export class SetupFailed extends Schema.TaggedError<SetupFailed>()("SetupFailed"
   }
 }
 
+/**
+ * The host port a container was created with is held by something else, so
+ * it cannot start there. Never leaves the engine: the start moves the sandbox
+ * to a new container on a new port.
+ */
+export class PortTaken extends Schema.TaggedError<PortTaken>()("PortTaken", { detail: Schema.String }) {
+  override get message(): string {
+    return this.detail
+  }
+}
+
 /** Docker (or the store, or the state directory) could not be enumerated: the pass changed nothing. */
 export class DiscoveryFailed extends Schema.TaggedError<DiscoveryFailed>()("DiscoveryFailed", {
   operation: Schema.String,

@@ -1,9 +1,10 @@
 import type { Sandbox, SandboxId } from "@prbox/domain"
+import { SandboxRepo } from "@prbox/store"
 import { Clock, Effect } from "effect"
-import { codeServerSpec } from "./CodeServerSpec.ts"
+import { codeServerSpec, portMovedLine } from "./CodeServerSpec.ts"
 import { Config, type PrboxConfig } from "./Config.ts"
 import { ContainerRuntime } from "./ContainerRuntime.ts"
-import { SetupFailed } from "./Errors.ts"
+import { mapStoreErrors, SetupFailed } from "./Errors.ts"
 import { Lifecycle } from "./Lifecycle.ts"
 import { type Ownership, userSpec } from "./Ownership.ts"
 
@@ -13,13 +14,44 @@ export const makeStartContainer = (ownership: Ownership, extraLabels: Readonly<R
     const runtime = yield* ContainerRuntime
     const lifecycle = yield* Lifecycle
     const engineHome = (yield* Config).home
+    const repo = yield* SandboxRepo
     const { failIfStopRequested, getRow, writeStatus, progress } = lifecycle
+
+    /** Ports other sandboxes keep (their containers may be stopped, their ports free for now). */
+    const keptPorts = (id: SandboxId) =>
+      repo.findAll().pipe(
+        mapStoreErrors("sandbox.ports"),
+        Effect.map(
+          (rows) =>
+            new Set(rows.flatMap((other) => (other.id === id || other.hostPort === null ? [] : [other.hostPort])))
+        )
+      )
+
+    /**
+     * A new container publishing on `requested` (the row's port), or on a
+     * free port when the sandbox has none yet; both are recorded on the row.
+     */
+    const create = (row: Sandbox, config: PrboxConfig, workspacePath: string, requested: number | null) =>
+      Effect.gen(function* () {
+        const user = userSpec(yield* ownership.workspaceUser(workspacePath))
+        const homePath = ownership.homeOf(row.id)
+        const hostPort = requested ?? (yield* runtime.freePort(yield* keptPorts(row.id)))
+        const containerId = yield* runtime.provision(
+          codeServerSpec({ row, config, user, homePath, engineHome, extraLabels, hostPort })
+        )
+        yield* writeStatus(row.id, "starting", { containerId, hostPort })
+        yield* failIfStopRequested(row.id)
+        return { containerId, hostPort }
+      })
 
     /**
      * Creates (or reuses) and starts the container. The whole step holds the
      * sandbox (lifecycle, then container permit) and cannot be interrupted, so
      * a container that exists is always recorded on the row; the stop request
-     * is checked before create, after create and after start.
+     * is checked before create, after create and after start. The row's port
+     * is its URL for life: a container (re)created asks for it, and only when
+     * something else holds it does the sandbox move to a new container on a
+     * new port (`movedFrom`), saying so in its log.
      */
     const start = Effect.fn("SandboxService.startContainer")(function* (id: SandboxId, config: PrboxConfig) {
       return yield* lifecycle.holdSandbox(
@@ -31,20 +63,27 @@ export const makeStartContainer = (ownership: Ownership, extraLabels: Readonly<R
             const workspacePath = row.workspacePath
             if (workspacePath === null) return yield* new SetupFailed({ reason: "the sandbox has no workspace" })
             let containerId = row.containerId
+            let requested = row.hostPort
             if (containerId !== null && (yield* runtime.state(containerId))._tag === "Absent") containerId = null
-            if (containerId === null) {
-              const user = userSpec(yield* ownership.workspaceUser(workspacePath))
-              const homePath = ownership.homeOf(id)
-              containerId = yield* runtime.provision(
-                codeServerSpec({ row, config, user, homePath, engineHome, extraLabels })
+            if (containerId === null)
+              ({ containerId, hostPort: requested } = yield* create(row, config, workspacePath, requested))
+            let movedFrom: number | null = null
+            const hostPort = yield* runtime.start(containerId).pipe(
+              Effect.catchTag("PortTaken", () =>
+                Effect.gen(function* () {
+                  // Docker fixes the binding at create: only a new container can publish elsewhere.
+                  movedFrom = requested
+                  yield* runtime.destroy(containerId as string)
+                  ;({ containerId } = yield* create(row, config, workspacePath, null))
+                  const moved = yield* runtime.start(containerId)
+                  if (movedFrom !== null) yield* progress({ id, status: "starting" }, portMovedLine(movedFrom, moved))
+                  return moved
+                })
               )
-              yield* writeStatus(id, "starting", { containerId })
-              yield* failIfStopRequested(id)
-            }
-            const hostPort = yield* runtime.start(containerId)
+            )
             const started = yield* writeStatus(id, "starting", { hostPort })
             yield* failIfStopRequested(id)
-            return { row: started, containerId, hostPort }
+            return { row: started, containerId, hostPort, movedFrom }
           })
         )
       )

@@ -1,7 +1,7 @@
 import { restartRefusal, type Sandbox, SandboxConflict, type SandboxId, statePaths } from "@prbox/domain"
 import { type PullRequestRef, Workspaces } from "@prbox/git"
 import { Cause, Effect, Option } from "effect"
-import { sandboxUrl } from "./CodeServerSpec.ts"
+import { readyDetail } from "./CodeServerSpec.ts"
 import { Config, type PrboxConfig } from "./Config.ts"
 import { ContainerRuntime } from "./ContainerRuntime.ts"
 import { StopWon, safeReason } from "./Errors.ts"
@@ -53,14 +53,14 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
     ) {
       const workspacePath = (yield* getRow(id)).workspacePath
       if (workspacePath !== null) yield* ownership.prepare(id, workspacePath)
-      const { row, containerId, hostPort } = yield* container.start(id, config)
+      const { row, containerId, hostPort, movedFrom } = yield* container.start(id, config)
       yield* container.waitHealthy(row, hostPort, config)
       yield* runHook(row, "onSandboxReady", config)
       if (withSetup) {
         const user = yield* ownership.workspaceUser(row.workspacePath ?? "/")
         yield* setup(row, containerId, userSpec(user), config)
       }
-      yield* advance(id, "running", { detail: `ready at ${sandboxUrl(hostPort)}` })
+      yield* advance(id, "running", { detail: readyDetail(hostPort, movedFrom) })
     })
 
     const createWorker = (row: Sandbox, ref: PullRequestRef, config: PrboxConfig) =>

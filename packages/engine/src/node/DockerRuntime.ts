@@ -2,7 +2,8 @@ import { Docker } from "@prbox/docker"
 import { Effect, Fiber, Layer, Queue } from "effect"
 import { FetchHttpClient, HttpClient } from "effect/http"
 import { ContainerRuntime, type ContainerState, type ExecOutcome, type Health } from "../ContainerRuntime.ts"
-import { RuntimeError } from "../Errors.ts"
+import { PortTaken, RuntimeError } from "../Errors.ts"
+import { freePort } from "./FreePort.ts"
 
 const STOP_TIMEOUT_SECONDS = 10
 const HEALTH_TIMEOUT = "2 seconds"
@@ -71,6 +72,7 @@ export const layer = Layer.effect(
         }
         return yield* new RuntimeError({ operation: "image.pull", detail: pulled.failure.message })
       }),
+      freePort,
       provision: Effect.fn("DockerRuntime.provision")(function* (spec) {
         const created = yield* docker
           .createContainer({
@@ -83,6 +85,7 @@ export const layer = Layer.effect(
             user: spec.user,
             workingDir: spec.workingDir,
             exposedPort: spec.port,
+            ...(spec.hostPort === undefined ? {} : { hostPort: spec.hostPort }),
             init: true,
             ...(spec.cpus === undefined ? {} : { cpus: spec.cpus }),
             ...(spec.memoryBytes === undefined ? {} : { memoryBytes: spec.memoryBytes }),
@@ -94,7 +97,9 @@ export const layer = Layer.effect(
       start: Effect.fn("DockerRuntime.start")(function* (containerId) {
         yield* docker.start(containerId).pipe(
           Effect.catchTag("ContainerAlreadyStarted", () => Effect.void),
-          Effect.mapError(toRuntimeError)
+          Effect.mapError((error) =>
+            error._tag === "PortInUse" ? new PortTaken({ detail: error.detail }) : toRuntimeError(error)
+          )
         )
         const info = yield* docker.inspect(containerId).pipe(Effect.mapError(toRuntimeError))
         if (info.hostPort === undefined) {
