@@ -19,7 +19,8 @@ export const makeStartContainer = (ownership: Ownership, extraLabels: Readonly<R
      * Creates (or reuses) and starts the container. The whole step holds the
      * sandbox (lifecycle, then container permit) and cannot be interrupted, so
      * a container that exists is always recorded on the row; the stop request
-     * is checked before create, after create and after start.
+     * is checked before create, after create and after start. `created` says
+     * whether this start made a new container (its create-time steps are due).
      */
     const start = Effect.fn("SandboxService.startContainer")(function* (id: SandboxId, config: PrboxConfig) {
       return yield* lifecycle.holdSandbox(
@@ -32,6 +33,7 @@ export const makeStartContainer = (ownership: Ownership, extraLabels: Readonly<R
             if (workspacePath === null) return yield* new SetupFailed({ reason: "the sandbox has no workspace" })
             let containerId = row.containerId
             if (containerId !== null && (yield* runtime.state(containerId))._tag === "Absent") containerId = null
+            const created = containerId === null
             if (containerId === null) {
               const user = userSpec(yield* ownership.workspaceUser(workspacePath))
               const homePath = ownership.homeOf(id)
@@ -44,7 +46,7 @@ export const makeStartContainer = (ownership: Ownership, extraLabels: Readonly<R
             const hostPort = yield* runtime.start(containerId)
             const started = yield* writeStatus(id, "starting", { hostPort })
             yield* failIfStopRequested(id)
-            return { row: started, containerId, hostPort }
+            return { row: started, containerId, hostPort, created }
           })
         )
       )
