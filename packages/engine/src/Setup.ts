@@ -46,9 +46,7 @@ export const makeSetup = Effect.gen(function* () {
     )
     return yield* steps.pipe(
       Effect.as(null),
-      Effect.catchTag("SetupFailed", ({ reason }) =>
-        Effect.as(progress(row, `${reason}; setup ended there`), reason)
-      )
+      Effect.catchTag("SetupFailed", ({ reason }) => Effect.as(progress(row, `${reason}; setup ended there`), reason))
     )
   })
 })

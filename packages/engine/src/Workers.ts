@@ -85,9 +85,7 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
       const workspacePath = (yield* getRow(id)).workspacePath
       if (workspacePath !== null) yield* ownership.prepare(id, workspacePath)
       const { row, containerId, hostPort, created } = yield* container.start(id, config)
-      yield* container
-        .waitHealthy(row, hostPort, config)
-        .pipe(Effect.tapError(() => stopUnanswered(row, containerId)))
+      yield* container.waitHealthy(row, hostPort, config).pipe(Effect.tapError(() => stopUnanswered(row, containerId)))
       yield* runHook(row, "onSandboxReady", config)
       const setupError = created ? { setupError: yield* runSetup(row, containerId, config) } : {}
       yield* advance(id, "running", { detail: `ready at ${sandboxUrl(hostPort)}`, ...setupError })

@@ -12,7 +12,11 @@ import { Probe, withProbe } from "./probe.ts"
 /** The lines a setup command appended to `file` in the sandbox's workspace (none when it never ran). */
 const linesOf = (row: Sandbox, file: string): Array<string> => {
   const path = join(row.workspacePath ?? "", file)
-  return existsSync(path) ? readFileSync(path, "utf8").split("\n").filter((line) => line.length > 0) : []
+  return existsSync(path)
+    ? readFileSync(path, "utf8")
+        .split("\n")
+        .filter((line) => line.length > 0)
+    : []
 }
 
 const logLines = (row: Sandbox) =>
