@@ -1,4 +1,4 @@
-import { age, repoOf } from "@prbox/client"
+import { age, repoOf, setupFailureOf } from "@prbox/client"
 import type { SandboxView } from "@prbox/protocol"
 
 export const urlOf = (view: SandboxView): string => (view.status === "running" && view.url !== null ? view.url : "-")
@@ -14,6 +14,18 @@ export const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<Readonl
   return [line(header), ...rows.map(line)].join("\n")
 }
 
+/** The STATUS column: the status, and what needs the user (a destroy to retry, a setup to fix). */
+const statusCell = (view: SandboxView): string => {
+  if (view.destroyFenced) return `${view.status} (fenced)`
+  return setupFailureOf(view) === null ? view.status : `${view.status} (setup failed)`
+}
+
+/** `prbox status`'s setup line: the reason and where its output is. */
+export const setupLine = (view: SandboxView): string | null => {
+  const failure = setupFailureOf(view)
+  return failure === null ? null : `${failure}; its output: \`prbox logs ${view.id}\``
+}
+
 export const sandboxTable = (views: ReadonlyArray<SandboxView>, now: number): string =>
   table(
     ["ID", "PR", "REPO", "STATUS", "AGE", "URL"],
@@ -21,7 +33,7 @@ export const sandboxTable = (views: ReadonlyArray<SandboxView>, now: number): st
       view.id,
       `#${view.pullRequest}`,
       repoOf(view),
-      view.destroyFenced ? `${view.status} (fenced)` : view.status,
+      statusCell(view),
       age(view.createdAt, now),
       urlOf(view)
     ])
@@ -41,6 +53,7 @@ export const describe = (view: SandboxView, now: number): string => {
     ["container", view.containerId === null ? null : view.containerId.slice(0, 12)],
     ["detail", view.detail],
     ["error", view.error],
+    ["setup", setupLine(view)],
     ["created", `${age(view.createdAt, now)} ago`],
     ["last activity", `${age(view.lastActivityAt, now)} ago`]
   ]

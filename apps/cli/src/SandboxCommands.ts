@@ -5,14 +5,22 @@ import { Effect, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { ensureRunning, withClient } from "./Connect.ts"
 import { printJson, runCommand } from "./Exit.ts"
-import { describe, sandboxTable } from "./Format.ts"
+import { describe, sandboxTable, setupLine } from "./Format.ts"
 import { idArgument, isTty, json, needsDaemon, optionalNumber, out, prFlag, resolveId, waitFlag } from "./Params.ts"
 import { followUntilReady } from "./Progress.ts"
 
 /** The commands about one sandbox's life: open, ls, status, stop, restart, rm, password. */
 
-const readyLines = (view: SandboxView) =>
-  [`sandbox ${view.id} is running: ${view.url ?? "(no URL)"}`, `password: run \`prbox password ${view.id}\``].join("\n")
+const readyLines = (view: SandboxView) => {
+  const setup = setupLine(view)
+  return [
+    `sandbox ${view.id} is running: ${view.url ?? "(no URL)"}`,
+    `password: run \`prbox password ${view.id}\``,
+    ...(setup === null
+      ? []
+      : [`warning: ${setup}; the sandbox runs so you can fix it (\`prbox exec ${view.id} -- ...\`)`])
+  ].join("\n")
+}
 
 const openBrowser = (url: string) =>
   Effect.sync(() => {

@@ -53,6 +53,17 @@ describe("tree items from protocol rows", () => {
     expect(node.tooltip).toContain("last step: [1/2] npm ci")
   })
 
+  it("marks a sandbox that runs with a failed setup, with the reason in the tooltip; not while it starts", () => {
+    const setupError = "setup [2/3] failed with exit code 3"
+    const node = sandboxNode(viewOf({ setupError }), now)
+    expect(node.description).toBe("running (setup failed) · owner/repo · fix-parser · 5m")
+    expect(node.tooltip).toContain(`setup failed: ${setupError} (Show Logs has its output)`)
+    // While a setup runs, the row holds its "did not finish" mark: that is not a failure yet.
+    const starting = sandboxNode(viewOf({ status: "starting", setupError: "setup did not finish (interrupted)" }), now)
+    expect(starting.description).toBe("starting · owner/repo · fix-parser · 5m")
+    expect(starting.tooltip).not.toContain("setup failed")
+  })
+
   it("ages in seconds, minutes, hours and days", () => {
     expect([0, 59_000, 60_000, 3_600_000, 86_400_000 * 3].map((ms) => age(0, ms))).toEqual([
       "0s",

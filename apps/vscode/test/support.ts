@@ -114,6 +114,7 @@ export const viewOf = (fields: Partial<SandboxView> = {}): SandboxView => ({
   status: "running",
   detail: "ready",
   error: null,
+  setupError: null,
   createdAt: 1_000_000,
   lastActivityAt: 1_000_000,
   stoppedAt: null,

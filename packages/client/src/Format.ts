@@ -20,3 +20,11 @@ export const repoOf = (view: Pick<SandboxView, "host" | "repository">): string =
   if (view.host === "local") return basename(view.repository).replace(/\.git$/, "") || view.repository
   return `${view.host}/${view.repository}`
 }
+
+/**
+ * Why the sandbox's setup stopped early, once it runs (or is stopped): the
+ * setup ended there, the sandbox did not. Null while a create or restart is
+ * under way (a setup in progress is not yet a failure) or when it succeeded.
+ */
+export const setupFailureOf = (view: Pick<SandboxView, "status" | "setupError">): string | null =>
+  view.status === "running" || view.status === "stopped" ? view.setupError : null

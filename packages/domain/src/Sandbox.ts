@@ -24,6 +24,11 @@ export const Sandbox = Schema.Struct({
   status: SandboxStatus,
   detail: Schema.NullOr(Schema.String),
   error: Schema.NullOr(Schema.String),
+  /**
+   * Why the last setup of this container stopped early (the failed step), or
+   * null. The sandbox still runs: the user gets in to fix it.
+   */
+  setupError: Schema.NullOr(Schema.String),
   createdAt: Timestamp,
   lastActivityAt: Timestamp,
   stoppedAt: Schema.NullOr(Timestamp),

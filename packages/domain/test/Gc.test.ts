@@ -33,6 +33,7 @@ const row = (id: string, status: SandboxStatus, lastActivityAt: number, stoppedA
   status,
   detail: null,
   error: null,
+  setupError: null,
   createdAt: 0,
   lastActivityAt,
   stoppedAt,

@@ -28,6 +28,7 @@ const base: Sandbox = {
   status: "stopped",
   detail: null,
   error: null,
+  setupError: null,
   createdAt: 1,
   lastActivityAt: 2,
   stoppedAt: 3,

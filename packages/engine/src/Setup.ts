@@ -9,7 +9,12 @@ import { Lifecycle } from "./Lifecycle.ts"
 const SETUP_TIMEOUT_MS = 30 * 60_000
 const SETUP_OUTPUT_BYTES = 1024 * 1024
 
-/** The user's setup commands, once per created sandbox, in its workspace; the first failure ends them. */
+/**
+ * The user's setup commands, once per created container, in its workspace.
+ * The first failed step ends them, but not the sandbox: it is returned (the
+ * row's `setupError`) so the user can get in and fix it. Null when every step
+ * succeeded. A Docker failure is not a step's failure and still fails.
+ */
 export const makeSetup = Effect.gen(function* () {
   const runtime = yield* ContainerRuntime
   const { emit, progress } = yield* Lifecycle
@@ -20,7 +25,7 @@ export const makeSetup = Effect.gen(function* () {
     user: string,
     config: PrboxConfig
   ) {
-    yield* Effect.forEach(config.setupCommands, (command, index) =>
+    const steps = Effect.forEach(config.setupCommands, (command, index) =>
       Effect.gen(function* () {
         const step = `[${index + 1}/${config.setupCommands.length}]`
         yield* progress(row, `${step} ${command}`)
@@ -38,6 +43,10 @@ export const makeSetup = Effect.gen(function* () {
           return yield* new SetupFailed({ reason: `setup ${step} failed with exit code ${result.exitCode}` })
         }
       })
+    )
+    return yield* steps.pipe(
+      Effect.as(null),
+      Effect.catchTag("SetupFailed", ({ reason }) => Effect.as(progress(row, `${reason}; setup ended there`), reason))
     )
   })
 })

@@ -51,7 +51,8 @@ export const makeStartContainer = (ownership: Ownership, extraLabels: Readonly<R
      * is checked before create, after create and after start. The row's port
      * is its URL for life: a container (re)created asks for it, and only when
      * something else holds it does the sandbox move to a new container on a
-     * new port (`movedFrom`), saying so in its log.
+     * new port (`movedFrom`), saying so in its log. `created` says whether
+     * this start made a new container (its create-time steps are due).
      */
     const start = Effect.fn("SandboxService.startContainer")(function* (id: SandboxId, config: PrboxConfig) {
       return yield* lifecycle.holdSandbox(
@@ -65,6 +66,7 @@ export const makeStartContainer = (ownership: Ownership, extraLabels: Readonly<R
             let containerId = row.containerId
             let requested = row.hostPort
             if (containerId !== null && (yield* runtime.state(containerId))._tag === "Absent") containerId = null
+            let created = containerId === null
             if (containerId === null)
               ({ containerId, hostPort: requested } = yield* create(row, config, workspacePath, requested))
             let movedFrom: number | null = null
@@ -73,6 +75,7 @@ export const makeStartContainer = (ownership: Ownership, extraLabels: Readonly<R
                 Effect.gen(function* () {
                   // Docker fixes the binding at create: only a new container can publish elsewhere.
                   movedFrom = requested
+                  created = true
                   yield* runtime.destroy(containerId as string)
                   ;({ containerId } = yield* create(row, config, workspacePath, null))
                   const moved = yield* runtime.start(containerId)
@@ -83,7 +86,7 @@ export const makeStartContainer = (ownership: Ownership, extraLabels: Readonly<R
             )
             const started = yield* writeStatus(id, "starting", { hostPort })
             yield* failIfStopRequested(id)
-            return { row: started, containerId, hostPort, movedFrom }
+            return { row: started, containerId, hostPort, movedFrom, created }
           })
         )
       )

@@ -11,10 +11,14 @@ import { makeRunHook } from "./SandboxHooks.ts"
 import { makeSetup } from "./Setup.ts"
 import { makeStartContainer } from "./StartContainer.ts"
 
+/** A setup's outcome until it ends: what a reused container shows when it never did. */
+const SETUP_INTERRUPTED = "setup did not finish (interrupted)"
+
 /**
  * The workers that take a sandbox from admitted to `running`: a create
  * (clone, image, container, health, ready hook, setup) or a restart (container,
- * health, ready hook). They run in the lifecycle's scope, past the request.
+ * health, ready hook, and setup when its container had to be created again).
+ * They run in the lifecycle's scope, past the request.
  */
 export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<string, string>>) =>
   Effect.gen(function* () {
@@ -45,22 +49,46 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
         return Effect.ignore(record)
       })
 
-    /** From a started container to `running`: health, the ready hook, setup (on create only). */
-    const becomeReady = Effect.fn("SandboxService.becomeReady")(function* (
-      id: SandboxId,
-      config: PrboxConfig,
-      withSetup: boolean
+    /**
+     * code-server never answered: the worker stops the container it started
+     * (which keeps its output for `docker logs`) before the row goes to
+     * `error`. A stop Docker does not confirm is left to reconcile, which
+     * stops an ended row's running container.
+     */
+    const stopUnanswered = (row: Sandbox, containerId: string) =>
+      lifecycle.withContainer(row.id, runtime.stop(containerId)).pipe(
+        Effect.catch((error) => progress(row, `could not stop its container: ${error.message}`)),
+        Effect.ignore
+      )
+
+    /**
+     * The create-time steps, on a container this start created. The row says
+     * "did not finish" until they end, so a setup cut short (a stop, a crash)
+     * is not mistaken for a done one when the container is reused.
+     */
+    const runSetup = Effect.fn("SandboxService.runSetup")(function* (
+      row: Sandbox,
+      containerId: string,
+      config: PrboxConfig
     ) {
+      yield* advance(row.id, "starting", { setupError: SETUP_INTERRUPTED })
+      const user = yield* ownership.workspaceUser(row.workspacePath ?? "/")
+      return yield* setup(row, containerId, userSpec(user), config)
+    })
+
+    /**
+     * From a started container to `running`: health, the ready hook, and the
+     * setup when the container is new. A failed setup is recorded on the row
+     * (`setupError`), not fatal; a reused container keeps its setup outcome.
+     */
+    const becomeReady = Effect.fn("SandboxService.becomeReady")(function* (id: SandboxId, config: PrboxConfig) {
       const workspacePath = (yield* getRow(id)).workspacePath
       if (workspacePath !== null) yield* ownership.prepare(id, workspacePath)
-      const { row, containerId, hostPort, movedFrom } = yield* container.start(id, config)
-      yield* container.waitHealthy(row, hostPort, config)
+      const { row, containerId, hostPort, movedFrom, created } = yield* container.start(id, config)
+      yield* container.waitHealthy(row, hostPort, config).pipe(Effect.tapError(() => stopUnanswered(row, containerId)))
       yield* runHook(row, "onSandboxReady", config)
-      if (withSetup) {
-        const user = yield* ownership.workspaceUser(row.workspacePath ?? "/")
-        yield* setup(row, containerId, userSpec(user), config)
-      }
-      yield* advance(id, "running", { detail: readyDetail(hostPort, movedFrom) })
+      const setupError = created ? { setupError: yield* runSetup(row, containerId, config) } : {}
+      yield* advance(id, "running", { detail: readyDetail(hostPort, movedFrom), ...setupError })
     })
 
     const createWorker = (row: Sandbox, ref: PullRequestRef, config: PrboxConfig) =>
@@ -85,11 +113,11 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
             sourceBranch: `pr-${ref.pullRequest}`
           })
           yield* runtime.ensureImage(config.image, (line) => progress(starting, line).pipe(Effect.ignore))
-          yield* becomeReady(row.id, config, true)
+          yield* becomeReady(row.id, config)
         })
       )
 
-    const restartWorker = (row: Sandbox, config: PrboxConfig) => supervise(row, becomeReady(row.id, config, false))
+    const restartWorker = (row: Sandbox, config: PrboxConfig) => supervise(row, becomeReady(row.id, config))
 
     /** Moves a restartable row to `starting` and hands it to a worker (the caller holds admission). */
     const admitRestart = Effect.fn("SandboxService.admitRestart")(function* (row: Sandbox, config: PrboxConfig) {

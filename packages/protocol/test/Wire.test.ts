@@ -35,6 +35,7 @@ const row: Sandbox = Schema.decodeUnknownSync(SandboxSchema)({
   status: "running",
   detail: null,
   error: null,
+  setupError: null,
   createdAt: 1,
   lastActivityAt: 2,
   stoppedAt: null,

@@ -127,6 +127,14 @@ DROP TABLE sandbox_log_v2;
 CREATE INDEX sandbox_log_by_sandbox ON sandbox_log (sandbox_id, seq);
 `
 
+/**
+ * v4: a setup step that fails no longer fails the sandbox. The row keeps
+ * running and records the failure here; existing rows had no such failure.
+ */
+export const V4_SCHEMA = `
+ALTER TABLE sandboxes ADD COLUMN setup_error TEXT;
+`
+
 export interface Migration {
   readonly version: number
   readonly sql: string
@@ -136,7 +144,8 @@ export interface Migration {
 export const migrations: ReadonlyArray<Migration> = [
   { version: 1, sql: V1_SCHEMA },
   { version: 2, sql: V2_SCHEMA },
-  { version: 3, sql: V3_SCHEMA }
+  { version: 3, sql: V3_SCHEMA },
+  { version: 4, sql: V4_SCHEMA }
 ]
 
 export const latestVersion = migrations.reduce((latest, migration) => Math.max(latest, migration.version), 0)

@@ -100,6 +100,7 @@ export interface StatusUpdate {
   readonly containerId?: string | null
   readonly hostPort?: HostPort | null
   readonly error?: string | null
+  readonly setupError?: string | null
   readonly detail?: string | null
   readonly legacyRetiredAt?: Timestamp | null
   readonly destroyFenced?: boolean

@@ -5,7 +5,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { PullRequestNumber, type Sandbox, SandboxId, type SandboxStatus } from "@prbox/domain"
 import type Database from "better-sqlite3"
 import { Effect, Redacted } from "effect"
-import { latestVersion, V1_SCHEMA, V2_SCHEMA, VERSION_TABLE } from "../src/Migrations.ts"
+import { latestVersion, V1_SCHEMA, V2_SCHEMA, V3_SCHEMA, VERSION_TABLE } from "../src/Migrations.ts"
 import {
   assertTag,
   databaseIn,
@@ -137,6 +137,24 @@ const writeV2Database = (path: string) =>
     )
   })
 
+/** A v3 file: typed log entries, and rows from before a setup failure had a column. */
+const writeV3Database = (path: string) =>
+  Effect.gen(function* () {
+    yield* writeOldDatabase(path, 2, [])
+    yield* Effect.scoped(
+      Effect.map(rawDatabase(path), (raw) => {
+        raw.exec(V3_SCHEMA)
+        raw.prepare("INSERT INTO schema_version (version) VALUES (3)").run()
+        const append = raw.prepare(
+          "INSERT INTO sandbox_log (sandbox_id, at, kind, status, line, error) VALUES (?, ?, ?, ?, ?, ?)"
+        )
+        append.run("legacy000001", 101, "progress", "starting", "[1/1] npm ci", null)
+        append.run("legacy000001", 102, "status", "running", null, null)
+        append.run("legacy000003", 301, "status", "error", null, "setup [1/1] failed with exit code 1")
+      })
+    )
+  })
+
 const plain = (row: Sandbox) => ({
   ...row,
   accessPassword: row.accessPassword === null ? null : Redacted.value(row.accessPassword)
@@ -159,6 +177,7 @@ const expectedFromLegacy = (row: (typeof legacyRows)[number]): ReturnType<typeof
   status: row.status,
   detail: row.detail,
   error: row.error,
+  setupError: null,
   createdAt: row.created_at,
   lastActivityAt: row.last_activity_at,
   stoppedAt: row.stopped_at,
@@ -253,9 +272,40 @@ describe("migrations", () => {
     })
   )
 
+  it.effect("a v3 file gains the setup failure column: every row reads back without one, the log as it was", () =>
+    Effect.gen(function* () {
+      const { repo } = yield* openWritten(writeV3Database)
+      const rows = yield* repo.findAll()
+      assert.deepStrictEqual(rows.map(plain), [...legacyRows].reverse().map(expectedFromLegacy))
+      const first = SandboxId.make("legacy000001")
+      const third = SandboxId.make("legacy000003")
+      assert.deepStrictEqual(yield* repo.readLog(first, { limit: 10 }), [
+        { _tag: "Progress", seq: 1, sandboxId: first, at: 101, status: "starting", line: "[1/1] npm ci" },
+        { _tag: "StatusChanged", seq: 2, sandboxId: first, at: 102, status: "running", error: null }
+      ])
+      assert.deepStrictEqual(yield* repo.readLog(third, { limit: 10 }), [
+        {
+          _tag: "StatusChanged",
+          seq: 3,
+          sandboxId: third,
+          at: 301,
+          status: "error",
+          error: "setup [1/1] failed with exit code 1"
+        }
+      ])
+      // The new column is written and read back.
+      const failed = yield* repo.updateStatus(SandboxId.make("legacy000002"), {
+        to: "stopped",
+        setupError: "setup [1/1] failed"
+      })
+      assert.strictEqual(failed.setupError, "setup [1/1] failed")
+    })
+  )
+
   it.effect.each([
     { version: 1, write: writeV1Database },
-    { version: 2, write: writeV2Database }
+    { version: 2, write: writeV2Database },
+    { version: 3, write: writeV3Database }
   ])("a migrated v$version file has exactly the schema of a new one, and reopening changes nothing", ({ write }) =>
     Effect.gen(function* () {
       const migratedDir = yield* freshStateDir
@@ -268,9 +318,9 @@ describe("migrations", () => {
       const migrated = yield* rawDatabase(databaseIn(migratedDir), { readonly: true })
       const fresh = yield* rawDatabase(databaseIn(freshDir), { readonly: true })
       assert.deepStrictEqual(schemaOf(migrated), schemaOf(fresh))
-      assert.deepStrictEqual(versionsOf(migrated), [1, 2, 3])
-      assert.deepStrictEqual(versionsOf(fresh), [1, 2, 3])
-      assert.strictEqual(latestVersion, 3)
+      assert.deepStrictEqual(versionsOf(migrated), [1, 2, 3, 4])
+      assert.deepStrictEqual(versionsOf(fresh), [1, 2, 3, 4])
+      assert.strictEqual(latestVersion, 4)
       assert.strictEqual(migrated.prepare("SELECT count(*) FROM sandboxes").pluck().get(), legacyRows.length)
     })
   )

@@ -53,6 +53,7 @@ describe("insert and find", () => {
         status: "creating",
         detail: "queued",
         error: null,
+        setupError: null,
         createdAt: 1001,
         lastActivityAt: 1001,
         stoppedAt: null,
@@ -211,11 +212,12 @@ describe("updateStatus", () => {
         [starting.status, starting.containerId, starting.hostPort, starting.workspacePath, starting.error],
         ["starting", "c-1", 8443, "/ws/1", "transient"]
       )
-      const running = yield* repo.updateStatus(id, { to: "running", error: null })
+      const running = yield* repo.updateStatus(id, { to: "running", error: null, setupError: "setup [1/1] failed" })
       assert.deepStrictEqual(
         [running.status, running.containerId, running.hostPort, running.sourceCommit, running.detail, running.error],
         ["running", "c-1", 8443, "abc123", "starting container", null]
       )
+      assert.strictEqual(running.setupError, "setup [1/1] failed")
       const stopped = yield* repo.updateStatus(id, {
         to: "stopped",
         stoppedAt: 5000,
@@ -227,8 +229,12 @@ describe("updateStatus", () => {
         [stopped.status, stopped.stoppedAt, stopped.legacyRetiredAt, stopped.destroyFenced, stopped.hostPort],
         ["stopped", 5000, 4999, true, null]
       )
+      // A status write without it keeps the setup failure; only an explicit null clears it.
+      assert.strictEqual(stopped.setupError, "setup [1/1] failed")
+      const cleared = yield* repo.updateStatus(id, { to: "stopped", setupError: null })
+      assert.isNull(cleared.setupError)
       const found = yield* repo.findById(id)
-      assert.deepStrictEqual(Option.map(found, plain), Option.some(plain(stopped)))
+      assert.deepStrictEqual(Option.map(found, plain), Option.some(plain(cleared)))
     })
   )
 
