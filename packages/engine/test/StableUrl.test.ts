@@ -135,9 +135,7 @@ describe("stable URL: a sandbox keeps its host port for life", () => {
         const running = yield* openRunning(remote.path, 1)
         const taken = running.hostPort ?? 0
         yield* sandboxes.stop(running.id)
-        yield* holdPort(taken)
-
-        const moved = yield* restarted(running.id)
+        const moved = yield* Effect.scoped(Effect.andThen(holdPort(taken), restarted(running.id)))
         assert.notStrictEqual(moved.hostPort, taken)
         yield* servesOn(moved, moved.hostPort)
         // The old container (bound to the taken port) is replaced, not left behind.
