@@ -1,9 +1,8 @@
 import { existsSync } from "node:fs"
 import { ExecResult, SandboxEvent, SandboxList, SandboxView } from "@prbox/protocol"
-import { Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeRemote, type TestRemote } from "../../../packages/git/test/helpers.ts"
-import { containersOfHome, hasStackTrace, makeHome, prbox, socketOf, tearDown } from "./support.ts"
+import { containersOfHome, decode, hasStackTrace, makeHome, prbox, socketOf, tearDown } from "./support.ts"
 
 let home: string
 let remote: TestRemote
@@ -18,9 +17,6 @@ beforeAll(() => {
 afterAll(async () => {
   await tearDown(home)
 })
-
-const decode = <S extends Schema.Top>(schema: S, text: string): S["Type"] =>
-  Schema.decodeUnknownSync(schema as unknown as Schema.Codec<S["Type"], unknown>)(JSON.parse(text))
 
 describe("prbox against a real daemon and engine", () => {
   it("open starts the daemon, shows progress in order, and ends with the URL", async () => {

@@ -4,7 +4,7 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { PullRequestNumber, SandboxId } from "@prbox/domain"
 import { SandboxRepo, layer as sqliteRepo } from "@prbox/store"
-import { Effect, Redacted } from "effect"
+import { Effect, Redacted, Schema } from "effect"
 import { removeHome, until } from "../../daemon/test/support.ts"
 
 export {
@@ -16,6 +16,10 @@ export {
   until,
   writeConfig
 } from "../../daemon/test/support.ts"
+
+/** Parses a `--json` output as the protocol schema it claims to be. */
+export const decode = <S extends Schema.Top>(schema: S, text: string): S["Type"] =>
+  Schema.decodeUnknownSync(schema as unknown as Schema.Codec<S["Type"], unknown>)(JSON.parse(text))
 
 export const CLI_MAIN = fileURLToPath(new URL("../src/main.ts", import.meta.url))
 
