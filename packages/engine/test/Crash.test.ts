@@ -43,7 +43,7 @@ const AT_KILL: Record<Phase, { readonly rows: ReadonlyArray<string>; readonly co
   "mid-destroy": { rows: ["stopped/container"], containers: ["exited"] },
   "mid-gc-cleanup": { rows: ["stopped/container"], containers: [] },
   "mid-migration": { rows: ["stopped"], containers: [] },
-  fenced: { rows: ["error/container"], containers: ["exited"] }
+  fenced: { rows: ["stopped/container"], containers: ["exited"] }
 }
 
 /** Phases killed after a removal was attempted: the fence was written before it. */
