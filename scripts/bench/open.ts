@@ -35,6 +35,8 @@ export interface OpenOptions {
 const TARGETS = { coldRatio: 1.1, warmRatio: 1.15, reopenMs: 20 } as const
 /** How often the raw baseline polls /healthz: as tight as a script reasonably can, so it measures readiness itself. */
 const RAW_POLL_MS = 10
+/** prbox's health wait, named by its schedule (StartContainer.waitHealthy): 20 ms, then ×1.5 per probe up to 500 ms. */
+const HEALTH_WAIT = "health wait (probes 20 ms apart, ×1.5 each, at most 500 ms)"
 const REOPENS_PER_RUN = 10
 const HEALTH_TIMEOUT_MS = 180_000
 
@@ -240,7 +242,7 @@ const openPhases = (run: PrboxRun): Phases => {
     "permits + prepareOwnership (chown)": provision.start - image.end,
     "docker create": provision.end - provision.start,
     "docker start + inspect": start.end - start.start,
-    "health wait (250 ms poll)": health.end - start.end,
+    [HEALTH_WAIT]: health.end - start.end,
     "ready: running write, awaitIdle": run.t1 - health.end
   }
 }
@@ -255,7 +257,7 @@ const restartPhases = (run: PrboxRun): Phases => {
     "stop: engine (permits, status writes)": run.tStop - run.t0 - (stop.end - stop.start),
     "restart admission (+ inspect)": start.start - run.tStop,
     "docker start + inspect": start.end - start.start,
-    "health wait (250 ms poll)": health.end - start.end,
+    [HEALTH_WAIT]: health.end - start.end,
     "ready: running write, awaitIdle": run.t1 - health.end
   }
 }
@@ -266,7 +268,7 @@ const SHARED_PHASES = new Set([
   "workspace: git checkout",
   "docker create",
   "docker start + inspect",
-  "health wait (250 ms poll)"
+  HEALTH_WAIT
 ])
 
 const rawPhases = (run: Measured): Phases => Object.fromEntries(run.spans.map((s) => [s.op, s.end - s.start]))

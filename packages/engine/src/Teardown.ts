@@ -1,4 +1,4 @@
-import { isLive, type SandboxId, statePaths } from "@prbox/domain"
+import { type SandboxId, statePaths } from "@prbox/domain"
 import { SandboxRepo } from "@prbox/store"
 import { Clock, Effect, FileSystem } from "effect"
 import { Config } from "./Config.ts"
@@ -20,19 +20,30 @@ export const makeTeardown = (workers: Workers) =>
 
     /**
      * Runs a Docker stop or removal under the container permit. One Docker
-     * does not confirm fences the row (written before the error is returned):
-     * the sandbox refuses restart and reuse until a later destroy is confirmed.
+     * does not confirm leaves the row fenced (written before the error is
+     * returned): the sandbox refuses restart, exec and reuse until a later
+     * removal is confirmed.
      */
-    const confirmed = (id: SandboxId, what: string, step: Effect.Effect<unknown, RuntimeError>) =>
+    const confirmed = (
+      id: SandboxId,
+      step: Effect.Effect<unknown, RuntimeError>,
+      unconfirmed: { readonly to: "error" | "stopped"; readonly error: string }
+    ) =>
       Effect.gen(function* () {
         const outcome = yield* Effect.result(lifecycle.withContainer(id, step))
         if (outcome._tag === "Success") return
-        yield* lifecycle.serialized(
-          writeStatus(id, "error", { error: `${what} not confirmed by Docker`, destroyFenced: true })
-        )
+        yield* lifecycle.serialized(writeStatus(id, unconfirmed.to, { error: unconfirmed.error, destroyFenced: true }))
         return yield* new DestroyNotConfirmed({ id, detail: outcome.failure.message })
       })
 
+    /**
+     * Which fence a row carries follows from its status. A stop Docker does
+     * not confirm fences an `error` row (its container may still run); a
+     * later confirmed stop lifts that fence. A removal is attempted only on a
+     * `stopped` row (delete stops first), so a destroy's fence sits on a
+     * `stopped` row, and a stop leaves a stopped row alone: only a confirmed
+     * removal (the row is deleted) lifts it.
+     */
     const stop = Effect.fn("SandboxService.stop")(
       function* (id: SandboxId) {
         // The intent is public before any permit is awaited: a worker holding
@@ -41,13 +52,15 @@ export const makeTeardown = (workers: Workers) =>
         yield* lifecycle.requestStop(id)
         yield* lifecycle.interruptWorkers(id)
         const current = yield* getRow(id)
-        if (current.status === "stopped" && !current.destroyFenced) return current
+        if (current.status === "stopped") return current
         const stopping = yield* lifecycle.serialized(writeStatus(id, "stopping"))
-        // A broken config must not block a stop: the hook is skipped then.
-        const cfg = yield* Effect.option(config.load)
-        if (cfg._tag === "Some") yield* workers.runHook(stopping, "onSandboxDestroy", cfg.value)
         const containerId = stopping.containerId
-        if (containerId !== null) yield* confirmed(id, "stop", runtime.stop(containerId))
+        if (containerId !== null) {
+          // A broken config must not block a stop: the hook is skipped then.
+          const cfg = yield* Effect.option(config.load)
+          if (cfg._tag === "Some") yield* workers.runHook(stopping, "onSandboxDestroy", cfg.value)
+          yield* confirmed(id, runtime.stop(containerId), { to: "error", error: "stop not confirmed by Docker" })
+        }
         return yield* lifecycle.serialized(
           writeStatus(id, "stopped", { stoppedAt: yield* Clock.currentTimeMillis, destroyFenced: false })
         )
@@ -64,11 +77,20 @@ export const makeTeardown = (workers: Workers) =>
         )
 
     const delete_ = Effect.fn("SandboxService.delete")(function* (id: SandboxId) {
-      const row = yield* getRow(id)
-      if (isLive(row) || row.destroyFenced) yield* stop(id)
-      const stopped = yield* getRow(id)
+      yield* stop(id)
+      // Fence first: a daemon killed during the removal, or a removal Docker
+      // does not answer, leaves a row that refuses restart, exec and reuse;
+      // only the row's deletion, after Docker confirmed, lifts the fence.
+      const stopped = yield* lifecycle.serialized(
+        writeStatus(id, "stopped", { destroyFenced: true, expectedFrom: ["stopped"] })
+      )
       const containerId = stopped.containerId
-      if (containerId !== null) yield* confirmed(id, "container removal", runtime.destroy(containerId))
+      if (containerId !== null) {
+        yield* confirmed(id, runtime.destroy(containerId), {
+          to: "stopped",
+          error: "container removal not confirmed by Docker"
+        })
+      }
       yield* Effect.all(
         [
           stopped.workspacePath === null ? Effect.void : remove(stopped.workspacePath, "workspace"),

@@ -65,7 +65,9 @@ describe("cleanup", () => {
         const failure = yield* Effect.flip(sandboxes.delete(row.id))
         assert.strictEqual(failure._tag, "DestroyNotConfirmed")
         const fenced = yield* rowOf(row.id)
-        assert.strictEqual(fenced.status, "error")
+        // The stop was confirmed (the row says `stopped`); the removal was not.
+        assert.strictEqual(fenced.status, "stopped")
+        assert.strictEqual(fenced.error, "container removal not confirmed by Docker")
         assert.isTrue(fenced.destroyFenced)
         assert.strictEqual(fenced.containerId, row.containerId)
         // The container was stopped, not removed; the workspace is kept until the removal is confirmed.
@@ -74,6 +76,15 @@ describe("cleanup", () => {
         assert.isTrue(existsSync(row.workspacePath ?? ""))
         const refused = yield* Effect.flip(sandboxes.restart(row.id))
         assert.strictEqual(refused._tag, "SandboxConflict")
+        const exec = yield* Effect.flip(sandboxes.exec(row.id, ["true"], { timeoutMs: 5_000, maxOutputBytes: 1024 }))
+        assert.strictEqual(exec._tag, "SandboxConflict")
+        assert.include(exec.message, "not confirmed")
+
+        // A stop (confirmed: the container is stopped) does not lift a destroy's fence.
+        const stopped = yield* sandboxes.stop(row.id)
+        assert.isTrue(stopped.destroyFenced)
+        assert.isTrue((yield* rowOf(row.id)).destroyFenced)
+        assert.strictEqual((yield* Effect.flip(sandboxes.restart(row.id)))._tag, "SandboxConflict")
 
         probe.fault("destroy", false)
         yield* sandboxes.delete(row.id)

@@ -6,14 +6,14 @@ import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
 import { type Sandbox, SandboxId } from "@prbox/domain"
 import { Migrations, SandboxRepo } from "@prbox/store"
-import { Cause, Effect } from "effect"
+import { Cause, Effect, Option } from "effect"
 import { afterAll, inject } from "vitest"
 import { makeRemote, type TestRemote } from "../../git/test/helpers.ts"
 import { Reconciler, SandboxService } from "../src/index.ts"
 import { addLegacyFiller, readDatabase } from "./crash/legacy.ts"
 import { CHILD_ENV, PHASES, type Phase, PULL_REQUEST, phaseLine } from "./crash/phases.ts"
 import { engineLayer } from "./engine-layer.ts"
-import { bounded, healthzTag, rowOf } from "./harness.ts"
+import { bounded, containersOf, healthzTag, rowOf } from "./harness.ts"
 import { runLabelled, writeV1Database } from "./legacy-fixtures.ts"
 
 /**
@@ -40,10 +40,14 @@ const AT_KILL: Record<Phase, { readonly rows: ReadonlyArray<string>; readonly co
   "after-start-before-running": { rows: ["starting/container"], containers: ["running"] },
   "mid-stop": { rows: ["stopping/container"], containers: ["running"] },
   "mid-retirement": { rows: ["stopping/container"], containers: ["running"] },
+  "mid-destroy": { rows: ["stopped/container"], containers: ["exited"] },
   "mid-gc-cleanup": { rows: ["stopped/container"], containers: [] },
   "mid-migration": { rows: ["stopped"], containers: [] },
-  fenced: { rows: ["error/container"], containers: ["exited"] }
+  fenced: { rows: ["stopped/container"], containers: ["exited"] }
 }
+
+/** Phases killed after a removal was attempted: the fence was written before it. */
+const FENCED_AT_KILL: ReadonlySet<Phase> = new Set(["mid-destroy", "mid-gc-cleanup", "fenced"])
 
 interface Home {
   readonly home: string
@@ -254,7 +258,7 @@ const crashAt = (phase: Phase) =>
       assert.strictEqual(crashed.journalMode, "wal")
       assert.strictEqual(crashed.schemaVersion, 1, "a migration killed before its commit is rolled back")
     }
-    if (phase === "fenced") assert.lengthOf(crashed.fenced, 1, "the failed destroy fenced the row before the kill")
+    if (FENCED_AT_KILL.has(phase)) assert.lengthOf(crashed.fenced, 1, "the destroy fenced the row before the kill")
 
     const check = Effect.gen(function* () {
       const repo = yield* SandboxRepo
@@ -290,8 +294,13 @@ const crashAt = (phase: Phase) =>
           assert.strictEqual(refused.failure._tag, "SandboxConflict")
           assert.include(refused.failure.message, "not confirmed destroyed")
         }
+        const exec = yield* Effect.flip(sandboxes.exec(sandboxId, ["true"], { timeoutMs: 5_000, maxOutputBytes: 1024 }))
+        assert.strictEqual(exec._tag, "SandboxConflict", `exec in a fenced row: ${exec.message}`)
+        assert.include(exec.message, "not confirmed")
         yield* sandboxes.delete(sandboxId)
-        steps.push("restart+open refused (fenced), rm ok")
+        assert.deepStrictEqual(containersOf(id, { all: true }), [], "prbox rm left a container of the fenced row")
+        assert.isTrue(Option.isNone(yield* repo.findById(sandboxId)), "prbox rm left the fenced row")
+        steps.push("restart+exec+open refused (fenced), rm ok")
       }
       const opened = yield* sandboxes.open({ input: remote.path, pr: PULL_REQUEST })
       yield* sandboxes.awaitIdle(opened.id).pipe(bounded(`the open after ${phase} did not settle`, 45))

@@ -1,6 +1,7 @@
 import { execFileSync } from "node:child_process"
 import { assert, describe, it } from "@effect/vitest"
 import type { SandboxId } from "@prbox/domain"
+import { SandboxRepo } from "@prbox/store"
 import { Deferred, Effect, Fiber, Latch } from "effect"
 import { DiscoveryFailed, Reconciler, RuntimeError, SandboxService } from "../src/index.ts"
 import { openRunning, rowOf, withEngine } from "./harness.ts"
@@ -75,15 +76,27 @@ describe("drift pass", () => {
   it.live("an interrupted stop is finished; an ended row's running container is stopped", () =>
     withEngine({}, ({ home }) =>
       Effect.gen(function* () {
-        const stopping = yield* seedRow("stopping", {}, { pullRequest: 2 })
-        const stoppingContainer = yield* labelledContainer(home, stopping.id, { running: true })
-        const ended = yield* seedRow("error", {}, { pullRequest: 3 })
-        const endedContainer = yield* labelledContainer(home, ended.id, { running: true })
-        yield* reconcile
+        const repo = yield* SandboxRepo
+        // Each row records its running container, as a stop cut short and an ended row would.
+        const withContainer = (status: "stopping" | "error", pullRequest: number) =>
+          Effect.gen(function* () {
+            const row = yield* seedRow(status, {}, { pullRequest })
+            const containerId = yield* labelledContainer(home, row.id, { running: true })
+            yield* repo.updateStatus(row.id, { to: status, containerId })
+            return { id: row.id, containerId }
+          })
+        const stopping = yield* withContainer("stopping", 2)
+        const ended = yield* withContainer("error", 3)
+        const report = yield* drift
         assert.strictEqual((yield* rowOf(stopping.id)).status, "stopped")
-        assert.isFalse(yield* isRunning(stoppingContainer))
+        assert.isFalse(yield* isRunning(stopping.containerId))
         assert.strictEqual((yield* rowOf(ended.id)).status, "error")
-        assert.isFalse(yield* isRunning(endedContainer))
+        assert.isFalse(yield* isRunning(ended.containerId))
+        // The branches the name describes, and no other (the rows are listed in no set order).
+        const changes = new Map(report?.changes.map((c) => [c.sandboxId, [c.containerId, c.action]]))
+        assert.strictEqual(changes.size, 2)
+        assert.deepStrictEqual(changes.get(stopping.id), [stopping.containerId, "finished an interrupted stop"])
+        assert.deepStrictEqual(changes.get(ended.id), [ended.containerId, "stopped a container of an ended sandbox"])
       })
     )
   )

@@ -1,13 +1,14 @@
 import { execFileSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { readFileSync, rmSync } from "node:fs"
+import { existsSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { describeEvent } from "@prbox/domain"
-import { Effect } from "effect"
+import { Deferred, Effect } from "effect"
 import { SandboxService } from "../src/index.ts"
-import { healthzTag, openSettled, withEngine } from "./harness.ts"
+import { bounded, healthzTag, openRunning, openSettled, rowOf, withEngine } from "./harness.ts"
+import { Probe, withProbe } from "./probe.ts"
 
 /** The settled row and its log lines. */
 const openAndWait = (input: string, pr: number) =>
@@ -70,5 +71,41 @@ describe("hooks", () => {
         assert.include(lines, "onSandboxReady hook failed: exit 3")
       })
     ).pipe(Effect.ensuring(Effect.sync(() => rmSync(out, { force: true }))))
+  })
+
+  /** A destroy hook that writes its sandbox id to a file of its own; the file is removed afterwards. */
+  const destroyHook = () => {
+    const out = join(tmpdir(), `prbox-destroy-hook-${randomBytes(4).toString("hex")}`)
+    const hooks = { onSandboxDestroy: ["sh", "-c", `echo "$PRBOX_SANDBOX_ID" >> ${out}`] }
+    return { out, hooks, cleanup: Effect.sync(() => rmSync(out, { force: true })) }
+  }
+
+  it.live("the destroy hook runs when a sandbox with a container is stopped", () => {
+    const { out, hooks, cleanup } = destroyHook()
+    return withEngine({ config: { hooks } }, ({ remote }) =>
+      Effect.gen(function* () {
+        const running = yield* openRunning(remote.path, 1)
+        yield* (yield* SandboxService).stop(running.id)
+        assert.strictEqual(readFileSync(out, "utf8"), `${running.id}\n`)
+      })
+    ).pipe(Effect.ensuring(cleanup))
+  })
+
+  it.live("the destroy hook does not run when the stopped sandbox never had a container", () => {
+    const { out, hooks, cleanup } = destroyHook()
+    const probe = new Probe()
+    return withProbe(probe, { config: { hooks } }, ({ remote }) =>
+      Effect.gen(function* () {
+        const sandboxes = yield* SandboxService
+        const cloning = probe.arm("clone")
+        const opened = yield* sandboxes.open({ input: remote.path, pr: 1 })
+        yield* Deferred.await(cloning.reached).pipe(bounded("the create never reached its clone"))
+        const stopped = yield* sandboxes.stop(opened.id)
+        assert.strictEqual(stopped.status, "stopped")
+        assert.isNull((yield* rowOf(opened.id)).containerId)
+        assert.isFalse(existsSync(out), "the destroy hook ran for a sandbox without a container")
+        assert.strictEqual(probe.count("hook:onSandboxDestroy"), 0)
+      })
+    ).pipe(Effect.ensuring(cleanup))
   })
 })

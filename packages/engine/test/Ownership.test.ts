@@ -11,23 +11,25 @@ const filesUnder = (dir: string): Array<string> =>
     .filter((line) => line.length > 0)
 
 describe("workspace ownership", () => {
-  it.live("a root daemon hands the workspace to a non-root user but never the mirror's shared objects", () =>
-    withEngine({}, ({ remote, home }) =>
-      Effect.gen(function* () {
-        if (process.getuid?.() !== 0) return
-        const row = yield* openRunning(remote.path, 1)
-        const workspace = row.workspacePath ?? ""
-        assert.strictEqual(statSync(workspace).uid, 1000)
-        assert.strictEqual(statSync(join(workspace, "pr1.txt")).uid, 1000)
-        assert.strictEqual(statSync(join(workspace, ".git", "objects")).uid, 1000, "new objects can be written")
-        const mirrorFiles = filesUnder(join(home, "mirrors"))
-        assert.isNotEmpty(mirrorFiles)
-        for (const file of mirrorFiles) assert.strictEqual(statSync(file).uid, 0, file)
-        const user = execFileSync("docker", ["inspect", "-f", "{{.Config.User}}", row.containerId ?? ""], {
-          encoding: "utf8"
-        }).trim()
-        assert.strictEqual(user, "1000:1000")
-      })
-    )
+  // Only a root daemon hands workspaces over: elsewhere the test is reported skipped, not passed.
+  it.live.skipIf(process.getuid?.() !== 0)(
+    "a root daemon hands the workspace to a non-root user but never the mirror's shared objects",
+    () =>
+      withEngine({}, ({ remote, home }) =>
+        Effect.gen(function* () {
+          const row = yield* openRunning(remote.path, 1)
+          const workspace = row.workspacePath ?? ""
+          assert.strictEqual(statSync(workspace).uid, 1000)
+          assert.strictEqual(statSync(join(workspace, "pr1.txt")).uid, 1000)
+          assert.strictEqual(statSync(join(workspace, ".git", "objects")).uid, 1000, "new objects can be written")
+          const mirrorFiles = filesUnder(join(home, "mirrors"))
+          assert.isNotEmpty(mirrorFiles)
+          for (const file of mirrorFiles) assert.strictEqual(statSync(file).uid, 0, file)
+          const user = execFileSync("docker", ["inspect", "-f", "{{.Config.User}}", row.containerId ?? ""], {
+            encoding: "utf8"
+          }).trim()
+          assert.strictEqual(user, "1000:1000")
+        })
+      )
   )
 })

@@ -48,6 +48,12 @@ describe("restart", () => {
         assert.strictEqual(restart._tag, "SandboxConflict")
         const reopen = yield* Effect.flip(sandboxes.open({ input: remote.path, pr: 1 }))
         assert.strictEqual(reopen._tag, "SandboxConflict")
+        // The container may still run, but exec in it is refused while the row is fenced.
+        const exec = yield* Effect.flip(
+          sandboxes.exec(running.id, ["true"], { timeoutMs: 5_000, maxOutputBytes: 1024 })
+        )
+        assert.strictEqual(exec._tag, "SandboxConflict")
+        assert.include(exec.message, "not confirmed")
         assert.strictEqual(probe.count("provision"), 1)
         assert.strictEqual((yield* rowOf(running.id)).destroyFenced, true)
 

@@ -77,6 +77,11 @@ const drive = Effect.gen(function* () {
     case "mid-retirement":
       yield* Effect.flatMap(Reconciler, (reconciler) => reconciler.reconcile)
       return yield* Effect.die(new Error("reconcile returned; the wrapped runtime.stop should have halted it"))
+    case "mid-destroy": {
+      const row = yield* openToRunning
+      yield* sandboxes.delete(row.id)
+      return yield* Effect.die(new Error("the delete returned; the wrapped runtime.destroy should have halted it"))
+    }
     case "mid-gc-cleanup": {
       const row = yield* openToRunning
       yield* sandboxes.stop(row.id)
@@ -119,12 +124,17 @@ const layer = engineLayer({
       phase === "after-start-before-running" ? Effect.andThen(real.start(containerId), halt) : real.start(containerId),
     // The row is `stopping` (or marked retiring); Docker is never asked.
     stop: (containerId) => (phase === "mid-stop" || phase === "mid-retirement" ? halt : real.stop(containerId)),
+    // Mid-destroy: Docker was asked (the row's fence is written first) and never answered.
     destroy: (containerId) =>
-      phase === "mid-gc-cleanup"
-        ? Effect.andThen(real.destroy(containerId), halt)
-        : phase === "fenced"
-          ? Effect.fail(new RuntimeError({ operation: "container.remove", detail: "injected: no answer from Docker" }))
-          : real.destroy(containerId)
+      phase === "mid-destroy"
+        ? halt
+        : phase === "mid-gc-cleanup"
+          ? Effect.andThen(real.destroy(containerId), halt)
+          : phase === "fenced"
+            ? Effect.fail(
+                new RuntimeError({ operation: "container.remove", detail: "injected: no answer from Docker" })
+              )
+            : real.destroy(containerId)
   })
 })
 

@@ -6,6 +6,7 @@ export const PHASES = [
   "after-start-before-running",
   "mid-stop",
   "mid-retirement",
+  "mid-destroy",
   "mid-gc-cleanup",
   "mid-migration",
   "fenced"
