@@ -5,7 +5,7 @@ import { SandboxRepo } from "@prbox/store"
 import { Effect } from "effect"
 import { Reconciler, SandboxService } from "../src/index.ts"
 import { LEGACY_UNAUTHENTICATED } from "../src/LegacyPass.ts"
-import { rowOf, withEngine } from "./harness.ts"
+import { openRunning, rowOf, withEngine } from "./harness.ts"
 import { isRunningNow, runLabelled, writeV1Database } from "./legacy-fixtures.ts"
 
 const reconcile = Effect.flatMap(Reconciler, (reconciler) => reconciler.reconcile)
@@ -123,6 +123,49 @@ describe("legacy pass", () => {
         })
     )
   })
+
+  it.live(
+    "an open of an unauthenticated legacy row's PR stops and marks it, and is refused until it is removed",
+    () => {
+      let container = ""
+      return withEngine(
+        {
+          seed: (home) => {
+            container = runLabelled(home, ids.unauthenticated)
+            writeV1Database(home, [
+              {
+                id: ids.unauthenticated,
+                repository: join(home, "remote.git"),
+                pullRequest: 1,
+                password: null,
+                status: "running",
+                containerId: container
+              }
+            ])
+          }
+        },
+        ({ remote }) =>
+          Effect.gen(function* () {
+            const sandboxes = yield* SandboxService
+            const refusal = yield* Effect.flip(sandboxes.open({ input: remote.path, pr: 1 }))
+            assert.instanceOf(refusal, SandboxConflict)
+            assert.strictEqual(refusal.id, ids.unauthenticated)
+            assert.include(refusal.reason, "requires explicit cleanup before recreation")
+            assert.include(refusal.reason, `\`prbox rm ${ids.unauthenticated}\``)
+            const legacy = yield* rowOf(ids.unauthenticated)
+            assert.strictEqual(legacy.status, "error")
+            assert.strictEqual(legacy.error, LEGACY_UNAUTHENTICATED)
+            assert.isFalse(isRunningNow(container))
+            assert.lengthOf(yield* (yield* SandboxRepo).findAll(), 1, "a sandbox was created beside the legacy row")
+            // Refused again, not only on the open that marked it.
+            assert.instanceOf(yield* Effect.flip(sandboxes.open({ input: remote.path, pr: 1 })), SandboxConflict)
+            yield* sandboxes.delete(ids.unauthenticated)
+            const replacement = yield* openRunning(remote.path, 1)
+            assert.notStrictEqual(replacement.id, ids.unauthenticated)
+          })
+      )
+    }
+  )
 
   it.live("an interrupted retirement is finished by the next pass", () => {
     const hostless = hostlessRunning()
