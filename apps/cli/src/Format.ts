@@ -1,4 +1,4 @@
-import { age, repoOf } from "@prbox/client"
+import { age, legacyWarning, repoOf } from "@prbox/client"
 import type { SandboxView } from "@prbox/protocol"
 
 export const urlOf = (view: SandboxView): string => (view.status === "running" && view.url !== null ? view.url : "-")
@@ -14,6 +14,21 @@ export const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<Readonl
   return [line(header), ...rows.map(line)].join("\n")
 }
 
+/** The status with what needs the user: a destroy to retry, a legacy row to delete. */
+const statusCell = (view: SandboxView): string => {
+  const marks = [view.destroyFenced ? "fenced" : undefined, view.hasPassword ? undefined : "legacy"].filter(
+    (mark) => mark !== undefined
+  )
+  return marks.length === 0 ? view.status : `${view.status} (${marks.join(", ")})`
+}
+
+/** One `warning:` line per legacy row of the list, saying what to do. */
+export const legacyNotes = (views: ReadonlyArray<SandboxView>): ReadonlyArray<string> =>
+  views.flatMap((view) => {
+    const warning = legacyWarning(view)
+    return warning === undefined ? [] : [`warning: ${warning}`]
+  })
+
 export const sandboxTable = (views: ReadonlyArray<SandboxView>, now: number): string =>
   table(
     ["ID", "PR", "REPO", "STATUS", "AGE", "URL"],
@@ -21,7 +36,7 @@ export const sandboxTable = (views: ReadonlyArray<SandboxView>, now: number): st
       view.id,
       `#${view.pullRequest}`,
       repoOf(view),
-      view.destroyFenced ? `${view.status} (fenced)` : view.status,
+      statusCell(view),
       age(view.createdAt, now),
       urlOf(view)
     ])
@@ -33,6 +48,7 @@ export const describe = (view: SandboxView, now: number): string => {
     ["id", view.id],
     ["pull request", `${repoOf(view)}#${view.pullRequest}`],
     ["status", view.destroyFenced ? `${view.status} (fenced: run \`prbox rm ${view.id}\`)` : view.status],
+    ["warning", legacyWarning(view) ?? null],
     ["url", urlOf(view)],
     ["password", view.hasPassword ? `prbox password ${view.id}` : "none (legacy sandbox)"],
     ["branch", view.sourceBranch],

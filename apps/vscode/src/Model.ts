@@ -1,4 +1,4 @@
-import { age, repoOf } from "@prbox/client"
+import { age, legacyWarning, repoOf } from "@prbox/client"
 import type { SandboxEvent, SandboxId, SandboxStatus, SandboxView } from "./Protocol.ts"
 
 export { age, repoOf }
@@ -99,6 +99,7 @@ const tooltipOf = (view: SandboxView, now: number): string =>
   [
     `${titleOf(view)} — ${view.host === null ? "" : `${view.host}: `}${view.repository}`,
     `status: ${view.status}${view.destroyFenced ? " (fenced: delete it to retry the destroy)" : ""}`,
+    legacyWarning(view),
     view.error === null ? undefined : `error: ${view.error}`,
     view.detail === null || view.status === "running" ? undefined : `last step: ${view.detail}`,
     view.sourceBranch === null ? undefined : `branch: ${view.sourceBranch}`,
@@ -115,7 +116,12 @@ export const sandboxNode = (view: SandboxView, now: number): SandboxNode => ({
   id: view.id,
   view,
   label: titleOf(view),
-  description: [view.status, repoOf(view), view.sourceBranch, age(view.createdAt, now)]
+  description: [
+    view.hasPassword ? view.status : `${view.status} (legacy: delete it)`,
+    repoOf(view),
+    view.sourceBranch,
+    age(view.createdAt, now)
+  ]
     .filter((part) => part !== null)
     .join(" · "),
   tooltip: tooltipOf(view, now),

@@ -20,3 +20,13 @@ export const repoOf = (view: Pick<SandboxView, "host" | "repository">): string =
   if (view.host === "local") return basename(view.repository).replace(/\.git$/, "") || view.repository
   return `${view.host}/${view.repository}`
 }
+
+/**
+ * What the user has to do about a row schema v1 wrote without an access
+ * password (such a row is stopped and blocks its PR until it is removed),
+ * or undefined for any other row.
+ */
+export const legacyWarning = (view: Pick<SandboxView, "id" | "hasPassword">): string | undefined =>
+  view.hasPassword
+    ? undefined
+    : `legacy sandbox without a password: delete it with \`prbox rm ${view.id}\` and open the PR again`
