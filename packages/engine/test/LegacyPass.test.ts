@@ -32,6 +32,29 @@ const hostlessRunning = () => {
   return { seed, container: () => container }
 }
 
+/** An unauthenticated v1 row (PR 1) with a running labelled container, which the row records or not. */
+const unauthenticatedWithContainer = (options: {
+  readonly repository: (home: string) => string
+  readonly status: string
+  readonly recorded: boolean
+}) => {
+  let container = ""
+  const seed = (home: string) => {
+    container = runLabelled(home, ids.unauthenticated)
+    writeV1Database(home, [
+      {
+        id: ids.unauthenticated,
+        repository: options.repository(home),
+        pullRequest: 1,
+        password: null,
+        status: options.status,
+        containerId: options.recorded ? container : null
+      }
+    ])
+  }
+  return { seed, container: () => container }
+}
+
 /** The crash between "marked retiring" and "stopped": the first write happened, the container still runs. */
 const markRetiring = Effect.flatMap(SandboxRepo, (repo) =>
   repo.updateStatus(ids.hostless, { to: "stopping", legacyRetiredAt: 5 })
@@ -127,42 +150,30 @@ describe("legacy pass", () => {
   it.live(
     "an open of an unauthenticated legacy row's PR stops and marks it, and is refused until it is removed",
     () => {
-      let container = ""
-      return withEngine(
-        {
-          seed: (home) => {
-            container = runLabelled(home, ids.unauthenticated)
-            writeV1Database(home, [
-              {
-                id: ids.unauthenticated,
-                repository: join(home, "remote.git"),
-                pullRequest: 1,
-                password: null,
-                status: "running",
-                containerId: container
-              }
-            ])
-          }
-        },
-        ({ remote }) =>
-          Effect.gen(function* () {
-            const sandboxes = yield* SandboxService
-            const refusal = yield* Effect.flip(sandboxes.open({ input: remote.path, pr: 1 }))
-            assert.instanceOf(refusal, SandboxConflict)
-            assert.strictEqual(refusal.id, ids.unauthenticated)
-            assert.include(refusal.reason, "requires explicit cleanup before recreation")
-            assert.include(refusal.reason, `\`prbox rm ${ids.unauthenticated}\``)
-            const legacy = yield* rowOf(ids.unauthenticated)
-            assert.strictEqual(legacy.status, "error")
-            assert.strictEqual(legacy.error, LEGACY_UNAUTHENTICATED)
-            assert.isFalse(isRunningNow(container))
-            assert.lengthOf(yield* (yield* SandboxRepo).findAll(), 1, "a sandbox was created beside the legacy row")
-            // Refused again, not only on the open that marked it.
-            assert.instanceOf(yield* Effect.flip(sandboxes.open({ input: remote.path, pr: 1 })), SandboxConflict)
-            yield* sandboxes.delete(ids.unauthenticated)
-            const replacement = yield* openRunning(remote.path, 1)
-            assert.notStrictEqual(replacement.id, ids.unauthenticated)
-          })
+      const seeded = unauthenticatedWithContainer({
+        repository: (home) => join(home, "remote.git"),
+        status: "running",
+        recorded: true
+      })
+      return withEngine({ seed: seeded.seed }, ({ remote }) =>
+        Effect.gen(function* () {
+          const sandboxes = yield* SandboxService
+          const refusal = yield* Effect.flip(sandboxes.open({ input: remote.path, pr: 1 }))
+          assert.instanceOf(refusal, SandboxConflict)
+          assert.strictEqual(refusal.id, ids.unauthenticated)
+          assert.include(refusal.reason, "requires explicit cleanup before recreation")
+          assert.include(refusal.reason, `\`prbox rm ${ids.unauthenticated}\``)
+          const marked = yield* rowOf(ids.unauthenticated)
+          assert.strictEqual(marked.status, "error")
+          assert.strictEqual(marked.error, LEGACY_UNAUTHENTICATED)
+          assert.isFalse(isRunningNow(seeded.container()))
+          assert.lengthOf(yield* (yield* SandboxRepo).findAll(), 1, "a sandbox was created beside the legacy row")
+          // Refused again, not only on the open that marked it.
+          assert.instanceOf(yield* Effect.flip(sandboxes.open({ input: remote.path, pr: 1 })), SandboxConflict)
+          yield* sandboxes.delete(ids.unauthenticated)
+          const replacement = yield* openRunning(remote.path, 1)
+          assert.notStrictEqual(replacement.id, ids.unauthenticated)
+        })
       )
     }
   )
@@ -207,36 +218,21 @@ describe("legacy pass", () => {
   })
 
   it.live("a container the drift pass stopped is not stopped again: the legacy pass sees it stopped", () => {
-    let unrecorded = ""
-    return withEngine(
-      {
-        seed: (home) => {
-          unrecorded = runLabelled(home, ids.unauthenticated)
-          writeV1Database(home, [
-            {
-              id: ids.unauthenticated,
-              repository: "/r",
-              pullRequest: 1,
-              password: null,
-              status: "stopped",
-              containerId: null
-            }
-          ])
-        }
-      },
-      () =>
-        Effect.gen(function* () {
-          // Already marked by an earlier pass; the container it does not record still runs.
-          yield* (yield* SandboxRepo).updateStatus(ids.unauthenticated, { to: "error", error: LEGACY_UNAUTHENTICATED })
-          const report = yield* reconcile
-          const pass = (name: string) => report.passes.find((p) => p.pass === name)
-          assert.deepStrictEqual(
-            pass("drift")?.changes.map((c) => [c.containerId, c.action]),
-            [[unrecorded, "stopped a container the row does not record"]]
-          )
-          assert.deepStrictEqual(pass("legacy"), { pass: "legacy", changes: [], failures: [] })
-          assert.isFalse(isRunningNow(unrecorded))
-        })
+    const legacy = unauthenticatedWithContainer({ repository: () => "/r", status: "stopped", recorded: false })
+    const unrecorded = legacy.container
+    return withEngine({ seed: legacy.seed }, () =>
+      Effect.gen(function* () {
+        // Already marked by an earlier pass; the container it does not record still runs.
+        yield* (yield* SandboxRepo).updateStatus(ids.unauthenticated, { to: "error", error: LEGACY_UNAUTHENTICATED })
+        const report = yield* reconcile
+        const pass = (name: string) => report.passes.find((p) => p.pass === name)
+        assert.deepStrictEqual(
+          pass("drift")?.changes.map((c) => [c.containerId, c.action]),
+          [[unrecorded(), "stopped a container the row does not record"]]
+        )
+        assert.deepStrictEqual(pass("legacy"), { pass: "legacy", changes: [], failures: [] })
+        assert.isFalse(isRunningNow(unrecorded()))
+      })
     )
   })
 })
