@@ -121,7 +121,7 @@ const doctorCommand = Command.make("doctor", { json }, (config) =>
   )
 ).pipe(
   Command.withDescription(
-    "Check Node, Docker (warns below 28.3.3), git, free disk, state file modes and the daemon socket. Changes nothing."
+    "Check Node, Docker (warns below 28.3.3), git, free disk, state file modes, the daemon socket and legacy sandboxes without a password. Changes nothing."
   )
 )
 

@@ -1,6 +1,6 @@
 import { existsSync, statfsSync, statSync } from "node:fs"
 import { join } from "node:path"
-import { type ClientHome, PrboxClient } from "@prbox/client"
+import { type ClientHome, legacyWarning, PrboxClient } from "@prbox/client"
 import { statePaths } from "@prbox/domain"
 import { Effect } from "effect"
 import { ChildProcess, ChildProcessSpawner } from "effect/process"
@@ -93,6 +93,25 @@ const diskCheck = (home: string): Check => {
   }
 }
 
+const notChecked: Check = { name: "legacy", level: "warn", detail: "not checked: the daemon does not answer" }
+
+/** Rows schema v1 wrote without a password: each blocks its PR until deleted. */
+const legacyCheck = Effect.gen(function* () {
+  const client = yield* PrboxClient
+  const legacy = (yield* client.list({ all: true })).filter((view) => legacyWarning(view) !== undefined)
+  if (legacy.length === 0)
+    return { name: "legacy", level: "ok" as const, detail: "no legacy sandboxes without a password" }
+  return {
+    name: "legacy",
+    level: "warn" as const,
+    detail: `${legacy.length} legacy sandbox(es) without a password, stopped and blocking their PR: delete each with \`prbox rm <id>\` (${legacy.map((view) => view.id).join(", ")}) and open the PR again`
+  }
+}).pipe(
+  Effect.catch((error) =>
+    Effect.succeed<Check>({ name: "legacy", level: "warn", detail: `could not list sandboxes: ${error.message}` })
+  )
+)
+
 /** Every check; none of them changes anything. */
 export const doctor = (home: ClientHome) =>
   Effect.gen(function* () {
@@ -121,6 +140,7 @@ export const doctor = (home: ClientHome) =>
         })
       )
     )
+    const legacy = daemon.level === "ok" ? yield* legacyCheck : notChecked
     const paths = statePaths(home.home)
     return [
       node,
@@ -132,6 +152,7 @@ export const doctor = (home: ClientHome) =>
       modeCheck("log dir", paths.logs, 0o700, true),
       modeCheck("database", paths.database, 0o600, true),
       modeCheck("socket", home.socketPath, 0o600, true),
-      daemon
+      daemon,
+      legacy
     ] satisfies ReadonlyArray<Check>
   })

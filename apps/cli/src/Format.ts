@@ -1,4 +1,4 @@
-import { age, repoOf, setupFailureOf } from "@prbox/client"
+import { age, legacyWarning, repoOf, setupFailureOf } from "@prbox/client"
 import type { SandboxView } from "@prbox/protocol"
 
 export const urlOf = (view: SandboxView): string => (view.status === "running" && view.url !== null ? view.url : "-")
@@ -14,10 +14,14 @@ export const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<Readonl
   return [line(header), ...rows.map(line)].join("\n")
 }
 
-/** The STATUS column: the status, and what needs the user (a destroy to retry, a setup to fix). */
+/** The status with what needs the user: a destroy to retry, a setup to fix, a legacy row to delete. */
 const statusCell = (view: SandboxView): string => {
-  if (view.destroyFenced) return `${view.status} (fenced)`
-  return setupFailureOf(view) === null ? view.status : `${view.status} (setup failed)`
+  const marks = [
+    view.destroyFenced ? "fenced" : undefined,
+    setupFailureOf(view) === null ? undefined : "setup failed",
+    view.hasPassword ? undefined : "legacy"
+  ].filter((mark) => mark !== undefined)
+  return marks.length === 0 ? view.status : `${view.status} (${marks.join(", ")})`
 }
 
 /** `prbox status`'s setup line: the reason and where its output is. */
@@ -25,6 +29,13 @@ export const setupLine = (view: SandboxView): string | null => {
   const failure = setupFailureOf(view)
   return failure === null ? null : `${failure}; its output: \`prbox logs ${view.id}\``
 }
+
+/** One `warning:` line per legacy row of the list, saying what to do. */
+export const legacyNotes = (views: ReadonlyArray<SandboxView>): ReadonlyArray<string> =>
+  views.flatMap((view) => {
+    const warning = legacyWarning(view)
+    return warning === undefined ? [] : [`warning: ${warning}`]
+  })
 
 export const sandboxTable = (views: ReadonlyArray<SandboxView>, now: number): string =>
   table(
@@ -45,6 +56,7 @@ export const describe = (view: SandboxView, now: number): string => {
     ["id", view.id],
     ["pull request", `${repoOf(view)}#${view.pullRequest}`],
     ["status", view.destroyFenced ? `${view.status} (fenced: run \`prbox rm ${view.id}\`)` : view.status],
+    ["warning", legacyWarning(view) ?? null],
     ["url", urlOf(view)],
     ["password", view.hasPassword ? `prbox password ${view.id}` : "none (legacy sandbox)"],
     ["branch", view.sourceBranch],

@@ -5,7 +5,7 @@ import { Effect, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { ensureRunning, withClient } from "./Connect.ts"
 import { printJson, runCommand } from "./Exit.ts"
-import { describe, sandboxTable, setupLine } from "./Format.ts"
+import { describe, legacyNotes, sandboxTable, setupLine } from "./Format.ts"
 import { idArgument, isTty, json, needsDaemon, optionalNumber, out, prFlag, resolveId, waitFlag } from "./Params.ts"
 import { followUntilReady } from "./Progress.ts"
 
@@ -92,15 +92,26 @@ const ls = Command.make(
   },
   needsDaemon((client, config) =>
     Effect.gen(function* () {
-      const views = yield* client.list({ all: config.all })
-      if (config.json) return printJson(views)
+      const listed = yield* client.list({ all: config.all })
+      if (config.json) return printJson(listed)
+      // A legacy row without a password has ended, but it blocks its PR until it is deleted: always shown.
+      const legacy = config.all
+        ? []
+        : (yield* client.list({ all: true })).filter(
+            (view) => !view.hasPassword && !listed.some((shown) => shown.id === view.id)
+          )
+      const views = [...listed, ...legacy]
       if (views.length === 0) {
         return yield* out(config.all ? "no sandboxes" : "no active sandboxes (prbox ls -a shows all)")
       }
-      yield* out(sandboxTable(views, Date.now()))
+      yield* out([sandboxTable(views, Date.now()), ...legacyNotes(views)].join("\n"))
     })
   )
-).pipe(Command.withDescription("List sandboxes: id, PR, repository, status, age, URL."))
+).pipe(
+  Command.withDescription(
+    "List sandboxes: id, PR, repository, status, age, URL. Legacy sandboxes without a password are always listed, with what to do."
+  )
+)
 
 const status = Command.make(
   "status",

@@ -1,4 +1,4 @@
-import { age, repoOf, setupFailureOf } from "@prbox/client"
+import { age, legacyWarning, repoOf, setupFailureOf } from "@prbox/client"
 import type { SandboxEvent, SandboxId, SandboxStatus, SandboxView } from "./Protocol.ts"
 
 export { age, repoOf }
@@ -99,6 +99,7 @@ const tooltipOf = (view: SandboxView, now: number): string =>
   [
     `${titleOf(view)} — ${view.host === null ? "" : `${view.host}: `}${view.repository}`,
     `status: ${view.status}${view.destroyFenced ? " (fenced: delete it to retry the destroy)" : ""}`,
+    legacyWarning(view),
     view.error === null ? undefined : `error: ${view.error}`,
     setupFailureOf(view) === null ? undefined : `setup failed: ${setupFailureOf(view)} (Show Logs has its output)`,
     view.detail === null || view.status === "running" ? undefined : `last step: ${view.detail}`,
@@ -111,17 +112,21 @@ const tooltipOf = (view: SandboxView, now: number): string =>
     .filter((line) => line !== undefined)
     .join("\n")
 
+/** The status with what needs the user: a setup to fix, a legacy row to delete. */
+const statusText = (view: SandboxView): string => {
+  const marks = [
+    setupFailureOf(view) === null ? undefined : "setup failed",
+    view.hasPassword ? undefined : "legacy: delete it"
+  ].filter((mark) => mark !== undefined)
+  return marks.length === 0 ? view.status : `${view.status} (${marks.join(", ")})`
+}
+
 export const sandboxNode = (view: SandboxView, now: number): SandboxNode => ({
   kind: "sandbox",
   id: view.id,
   view,
   label: titleOf(view),
-  description: [
-    setupFailureOf(view) === null ? view.status : `${view.status} (setup failed)`,
-    repoOf(view),
-    view.sourceBranch,
-    age(view.createdAt, now)
-  ]
+  description: [statusText(view), repoOf(view), view.sourceBranch, age(view.createdAt, now)]
     .filter((part) => part !== null)
     .join(" · "),
   tooltip: tooltipOf(view, now),

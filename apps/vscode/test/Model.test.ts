@@ -64,6 +64,15 @@ describe("tree items from protocol rows", () => {
     expect(starting.tooltip).not.toContain("setup failed")
   })
 
+  it("flags a legacy sandbox without a password, with what to do, in its description and tooltip", () => {
+    const legacy = sandboxNode(viewOf({ host: null, hasPassword: false, status: "error", url: null }), now)
+    expect(legacy.description).toBe("error (legacy: delete it) · owner/repo · fix-parser · 5m")
+    expect(legacy.tooltip).toContain(
+      "legacy sandbox without a password: delete it with `prbox rm aaaaaaaaaaa1` and open the PR again"
+    )
+    expect(sandboxNode(viewOf(), now).tooltip).not.toContain("legacy")
+  })
+
   it("ages in seconds, minutes, hours and days", () => {
     expect([0, 59_000, 60_000, 3_600_000, 86_400_000 * 3].map((ms) => age(0, ms))).toEqual([
       "0s",

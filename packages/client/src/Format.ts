@@ -28,3 +28,13 @@ export const repoOf = (view: Pick<SandboxView, "host" | "repository">): string =
  */
 export const setupFailureOf = (view: Pick<SandboxView, "status" | "setupError">): string | null =>
   view.status === "running" || view.status === "stopped" ? view.setupError : null
+
+/**
+ * What the user has to do about a row schema v1 wrote without an access
+ * password (such a row is stopped and blocks its PR until it is removed),
+ * or undefined for any other row.
+ */
+export const legacyWarning = (view: Pick<SandboxView, "id" | "hasPassword">): string | undefined =>
+  view.hasPassword
+    ? undefined
+    : `legacy sandbox without a password: delete it with \`prbox rm ${view.id}\` and open the PR again`

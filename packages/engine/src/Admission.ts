@@ -6,6 +6,7 @@ import {
   isSupersededBy,
   type PullRequestKey,
   restartRefusal,
+  retirementState,
   type Sandbox,
   SandboxConflict,
   SandboxId
@@ -29,6 +30,9 @@ const newSandboxId = (): SandboxId => {
 
 const newPassword = (): string => randomBytes(24).toString("base64url")
 
+const STILL_STOPPING = "it is still stopping; retry after it has stopped"
+const ACCOUNT_UNAVAILABLE = "account identity is unavailable; retry after account discovery"
+
 /**
  * Admission: `open` (one live sandbox per PR, the account it is keyed by)
  * and `restart`, each under the admission permit.
@@ -51,7 +55,7 @@ export const makeAdmission = (workers: Workers) =>
     const answerLive = (live: Sandbox, cfg: PrboxConfig) =>
       Effect.gen(function* () {
         if (live.status === "stopping") {
-          return yield* new SandboxConflict({ id: live.id, reason: "it is stopping; open it again once it stopped" })
+          return yield* new SandboxConflict({ id: live.id, reason: STILL_STOPPING })
         }
         if (live.status !== "running" || live.containerId === null) return live
         const state = yield* runtime.state(live.containerId)
@@ -117,15 +121,58 @@ export const makeAdmission = (workers: Workers) =>
           })
         }
         const account = profile ?? ""
-        const other = prRows.find((row) => row.host === ref.host && row.account !== account && isLive(row))
-        if (other !== undefined) {
-          return yield* new SandboxConflict({
-            id: other.id,
-            reason: "account identity is unavailable; retry after account discovery"
-          })
+        const others = prRows.filter((row) => row.host === ref.host && row.account !== account)
+        const other = others.find(isLive)
+        if (other !== undefined) return yield* new SandboxConflict({ id: other.id, reason: ACCOUNT_UNAVAILABLE })
+        const unconfirmed = yield* Effect.findFirst(others, containerMayRun)
+        if (Option.isSome(unconfirmed)) {
+          return yield* new SandboxConflict({ id: unconfirmed.value.id, reason: ACCOUNT_UNAVAILABLE })
         }
         return account
       })
+
+    /**
+     * Whether an ended row's container may still run: only Docker confirming
+     * it stopped (exited, dead) or absent says no; a failed inspect says yes.
+     */
+    const containerMayRun = (row: Sandbox) =>
+      row.containerId === null
+        ? Effect.succeed(false)
+        : runtime.state(row.containerId).pipe(
+            Effect.map((state) => state._tag === "Running"),
+            Effect.orElseSucceed(() => true)
+          )
+
+    /**
+     * A stop in flight on a row of the PR refuses the open before the per-PR
+     * reconcile could "finish" that stop and a create or restart race its last
+     * write. (A row left `stopping` with no stop in flight is an interrupted
+     * stop: the reconcile finishes it.)
+     */
+    const refuseWhileStopping = (prRows: ReadonlyArray<Sandbox>) =>
+      Effect.gen(function* () {
+        const stopping = yield* Effect.findFirst(prRows, (row) =>
+          Effect.isFailure(lifecycle.failIfStopRequested(row.id))
+        )
+        if (Option.isSome(stopping))
+          return yield* new SandboxConflict({ id: stopping.value.id, reason: STILL_STOPPING })
+      })
+
+    /**
+     * An unauthenticated legacy row of the PR (stopped and marked by the
+     * legacy pass) blocks a new sandbox until the user removes it.
+     */
+    const refuseUnauthenticatedLegacy = (prRows: ReadonlyArray<Sandbox>) => {
+      const legacy = prRows.find((row) => retirementState(row) === "unauthenticated")
+      return legacy === undefined
+        ? Effect.void
+        : Effect.fail(
+            new SandboxConflict({
+              id: legacy.id,
+              reason: `a legacy sandbox without a password requires explicit cleanup before recreation: delete it with \`prbox rm ${legacy.id}\` and open the PR again`
+            })
+          )
+    }
 
     const open = Effect.fn("SandboxService.open")(function* (request: OpenRequest) {
       const cfg = yield* config.load
@@ -142,16 +189,19 @@ export const makeAdmission = (workers: Workers) =>
       return yield* lifecycle.admit(
         Effect.gen(function* () {
           const samePr = (rows: ReadonlyArray<Sandbox>) => rows.filter((row) => row.host === ref.host)
-          const prRows = yield* repo.findByPr(selector)
+          const prRows = (yield* repo.findByPr(selector)).filter((row) => row.host === null || row.host === ref.host)
+          yield* refuseWhileStopping(prRows)
           const account = yield* chooseAccount(ref, cfg.profile, discovered, prRows)
           const key: PullRequestKey = { ...selector, host: ref.host, account }
           const fast = samePr(prRows).find((row) => row.account === account && isLive(row))
           if (fast?.status === "running") return yield* answerLive(fast, cfg)
           // Before anything is created, the PR's rows and containers are made to agree.
           yield* reconciler.reconcilePullRequest({ _tag: "PullRequest", ...selector })
-          const rows = samePr(yield* repo.findByPr(selector)).filter((row) => row.account === account)
+          const reconciled = yield* repo.findByPr(selector)
+          const rows = samePr(reconciled).filter((row) => row.account === account)
           const live = rows.find(isLive)
           if (live !== undefined) return yield* answerLive(live, cfg)
+          yield* refuseUnauthenticatedLegacy(reconciled)
           const fenced = rows.find((row) => row.destroyFenced)
           if (fenced !== undefined) {
             return yield* new SandboxConflict({

@@ -2,8 +2,8 @@ import { assert, describe, it } from "@effect/vitest"
 import { SandboxConflict } from "@prbox/domain"
 import { SandboxRepo } from "@prbox/store"
 import { Effect, Layer, Option } from "effect"
-import { AccountIdentity, Reconciler, SandboxService } from "../src/index.ts"
-import { openSettled, rowOf, withEngine } from "./harness.ts"
+import { AccountIdentity, Reconciler, RuntimeError, SandboxService } from "../src/index.ts"
+import { docker, openSettled, rowOf, withEngine } from "./harness.ts"
 import { writeV1Database } from "./legacy-fixtures.ts"
 import { isRunning, labelledContainer, seedRow } from "./reconcile-fixtures.ts"
 
@@ -84,6 +84,52 @@ describe("account identity fallback (fake identity service: hosted APIs unreacha
           [live.id]
         )
       })
+    )
+  })
+
+  it.live("unavailable while an ended row's container is not confirmed exited: refused; once it is, opened", () => {
+    const identity = fakeIdentity()
+    identity.accounts.set("dev", DISCOVERED)
+    const inspect = { fails: false }
+    return withEngine(
+      {
+        identity: identity.layer,
+        config: { profile: "dev" },
+        runtime: (real) => ({
+          ...real,
+          state: (containerId) =>
+            inspect.fails
+              ? Effect.fail(new RuntimeError({ operation: "inspect", detail: "injected fault" }))
+              : real.state(containerId)
+        })
+      },
+      ({ remote }) =>
+        Effect.gen(function* () {
+          const sandboxes = yield* SandboxService
+          const ended = yield* openSettled(remote.path, 1)
+          yield* sandboxes.stop(ended.id)
+          const container = ended.containerId ?? ""
+          identity.accounts.clear()
+          const refused = Effect.gen(function* () {
+            const refusal = yield* Effect.flip(sandboxes.open({ input: remote.path, pr: 1 }))
+            assert.instanceOf(refusal, SandboxConflict)
+            assert.strictEqual(refusal.id, ended.id)
+            assert.strictEqual(refusal.reason, "account identity is unavailable; retry after account discovery")
+            assert.lengthOf(yield* (yield* SandboxRepo).findAll(), 1, "a second sandbox was created")
+          })
+          // The row says stopped, but its container runs again (started behind prbox's back).
+          docker("start", container)
+          yield* refused
+          assert.isTrue(yield* isRunning(container), "the refused open touched the container")
+          docker("kill", container)
+          // Docker cannot be asked: not confirmed either.
+          inspect.fails = true
+          yield* refused
+          inspect.fails = false
+          const opened = yield* openSettled(remote.path, 1)
+          assert.strictEqual(opened.account, "dev")
+          assert.strictEqual(opened.status, "running", opened.error ?? "")
+        })
     )
   })
 

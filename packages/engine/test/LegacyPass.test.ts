@@ -5,7 +5,7 @@ import { SandboxRepo } from "@prbox/store"
 import { Effect } from "effect"
 import { Reconciler, SandboxService } from "../src/index.ts"
 import { LEGACY_UNAUTHENTICATED } from "../src/LegacyPass.ts"
-import { rowOf, withEngine } from "./harness.ts"
+import { openRunning, rowOf, withEngine } from "./harness.ts"
 import { isRunningNow, runLabelled, writeV1Database } from "./legacy-fixtures.ts"
 
 const reconcile = Effect.flatMap(Reconciler, (reconciler) => reconciler.reconcile)
@@ -27,6 +27,29 @@ const hostlessRunning = () => {
     container = runLabelled(home, ids.hostless)
     writeV1Database(home, [
       { id: ids.hostless, repository: "/r", pullRequest: 2, password: "pw", status: "running", containerId: container }
+    ])
+  }
+  return { seed, container: () => container }
+}
+
+/** An unauthenticated v1 row (PR 1) with a running labelled container, which the row records or not. */
+const unauthenticatedWithContainer = (options: {
+  readonly repository: (home: string) => string
+  readonly status: string
+  readonly recorded: boolean
+}) => {
+  let container = ""
+  const seed = (home: string) => {
+    container = runLabelled(home, ids.unauthenticated)
+    writeV1Database(home, [
+      {
+        id: ids.unauthenticated,
+        repository: options.repository(home),
+        pullRequest: 1,
+        password: null,
+        status: options.status,
+        containerId: options.recorded ? container : null
+      }
     ])
   }
   return { seed, container: () => container }
@@ -124,6 +147,37 @@ describe("legacy pass", () => {
     )
   })
 
+  it.live(
+    "an open of an unauthenticated legacy row's PR stops and marks it, and is refused until it is removed",
+    () => {
+      const seeded = unauthenticatedWithContainer({
+        repository: (home) => join(home, "remote.git"),
+        status: "running",
+        recorded: true
+      })
+      return withEngine({ seed: seeded.seed }, ({ remote }) =>
+        Effect.gen(function* () {
+          const sandboxes = yield* SandboxService
+          const refusal = yield* Effect.flip(sandboxes.open({ input: remote.path, pr: 1 }))
+          assert.instanceOf(refusal, SandboxConflict)
+          assert.strictEqual(refusal.id, ids.unauthenticated)
+          assert.include(refusal.reason, "requires explicit cleanup before recreation")
+          assert.include(refusal.reason, `\`prbox rm ${ids.unauthenticated}\``)
+          const marked = yield* rowOf(ids.unauthenticated)
+          assert.strictEqual(marked.status, "error")
+          assert.strictEqual(marked.error, LEGACY_UNAUTHENTICATED)
+          assert.isFalse(isRunningNow(seeded.container()))
+          assert.lengthOf(yield* (yield* SandboxRepo).findAll(), 1, "a sandbox was created beside the legacy row")
+          // Refused again, not only on the open that marked it.
+          assert.instanceOf(yield* Effect.flip(sandboxes.open({ input: remote.path, pr: 1 })), SandboxConflict)
+          yield* sandboxes.delete(ids.unauthenticated)
+          const replacement = yield* openRunning(remote.path, 1)
+          assert.notStrictEqual(replacement.id, ids.unauthenticated)
+        })
+      )
+    }
+  )
+
   it.live("an interrupted retirement is finished by the next pass", () => {
     const hostless = hostlessRunning()
     return withEngine({ seed: hostless.seed }, () =>
@@ -164,36 +218,21 @@ describe("legacy pass", () => {
   })
 
   it.live("a container the drift pass stopped is not stopped again: the legacy pass sees it stopped", () => {
-    let unrecorded = ""
-    return withEngine(
-      {
-        seed: (home) => {
-          unrecorded = runLabelled(home, ids.unauthenticated)
-          writeV1Database(home, [
-            {
-              id: ids.unauthenticated,
-              repository: "/r",
-              pullRequest: 1,
-              password: null,
-              status: "stopped",
-              containerId: null
-            }
-          ])
-        }
-      },
-      () =>
-        Effect.gen(function* () {
-          // Already marked by an earlier pass; the container it does not record still runs.
-          yield* (yield* SandboxRepo).updateStatus(ids.unauthenticated, { to: "error", error: LEGACY_UNAUTHENTICATED })
-          const report = yield* reconcile
-          const pass = (name: string) => report.passes.find((p) => p.pass === name)
-          assert.deepStrictEqual(
-            pass("drift")?.changes.map((c) => [c.containerId, c.action]),
-            [[unrecorded, "stopped a container the row does not record"]]
-          )
-          assert.deepStrictEqual(pass("legacy"), { pass: "legacy", changes: [], failures: [] })
-          assert.isFalse(isRunningNow(unrecorded))
-        })
+    const legacy = unauthenticatedWithContainer({ repository: () => "/r", status: "stopped", recorded: false })
+    const unrecorded = legacy.container
+    return withEngine({ seed: legacy.seed }, () =>
+      Effect.gen(function* () {
+        // Already marked by an earlier pass; the container it does not record still runs.
+        yield* (yield* SandboxRepo).updateStatus(ids.unauthenticated, { to: "error", error: LEGACY_UNAUTHENTICATED })
+        const report = yield* reconcile
+        const pass = (name: string) => report.passes.find((p) => p.pass === name)
+        assert.deepStrictEqual(
+          pass("drift")?.changes.map((c) => [c.containerId, c.action]),
+          [[unrecorded(), "stopped a container the row does not record"]]
+        )
+        assert.deepStrictEqual(pass("legacy"), { pass: "legacy", changes: [], failures: [] })
+        assert.isFalse(isRunningNow(unrecorded()))
+      })
     )
   })
 })
