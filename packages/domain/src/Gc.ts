@@ -56,11 +56,18 @@ export const decideIdle = (
     case "Unanswered":
       return { _tag: "Keep", reason: `heartbeat probe failed (${probe.detail}); counted as activity`, uncertain: true }
     case "Malformed":
-      return { _tag: "Keep", reason: `heartbeat probe malformed (${probe.detail}); counted as activity`, uncertain: true }
+      return {
+        _tag: "Keep",
+        reason: `heartbeat probe malformed (${probe.detail}); counted as activity`,
+        uncertain: true
+      }
     case "Answered":
       return now - probe.lastHeartbeat <= idleTimeoutMs
         ? { _tag: "Keep", reason: `heartbeat ${minutes(now - probe.lastHeartbeat)} ago`, uncertain: false }
-        : { _tag: "Stop", reason: `idle: no use or heartbeat for ${minutes(now - Math.max(lastApiActivityAt, probe.lastHeartbeat))}` }
+        : {
+            _tag: "Stop",
+            reason: `idle: no use or heartbeat for ${minutes(now - Math.max(lastApiActivityAt, probe.lastHeartbeat))}`
+          }
   }
 }
 

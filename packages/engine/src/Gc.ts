@@ -93,7 +93,9 @@ export class Gc extends Context.Service<Gc, GcShape>()("prbox/engine/Gc") {
         const cfg = Option.getOrUndefined(yield* Effect.option(config.load))
         const rows = yield* repo.findAll().pipe(mapStoreErrors("gc.plan"))
         const probes = yield* Effect.forEach(
-          rows.flatMap((row) => (row.status === "running" && row.hostPort !== null ? [[row.id, row.hostPort] as const] : [])),
+          rows.flatMap((row) =>
+            row.status === "running" && row.hostPort !== null ? [[row.id, row.hostPort] as const] : []
+          ),
           ([id, hostPort]) => Effect.map(probe(hostPort), (outcome) => [id, outcome] as const),
           { concurrency: 8 }
         )
