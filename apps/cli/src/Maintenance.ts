@@ -51,7 +51,8 @@ const cleanupCommand = <Plan, Report extends { readonly plan: Plan }>(spec: {
   readonly planLines: (plan: Plan) => ReadonlyArray<string>
   readonly nothing: string
   readonly question: string
-  readonly done: (report: Report) => string
+  /** What was actually done (after a partial failure too), printed next to what failed. */
+  readonly done: (report: Report) => ReadonlyArray<string>
 }) =>
   Command.make(
     spec.name,
@@ -77,7 +78,7 @@ const cleanupCommand = <Plan, Report extends { readonly plan: Plan }>(spec: {
             return yield* note("nothing done")
           case "Done":
             if (config.json) printJson(outcome.report)
-            else yield* out(spec.done(outcome.report))
+            else yield* Effect.forEach(spec.done(outcome.report), out)
             return yield* failIfFailures(outcome.failures)
         }
       })
@@ -95,7 +96,11 @@ const gc = cleanupCommand({
   ],
   nothing: "nothing to collect",
   question: "stop and remove these sandboxes?",
-  done: (report) => `stopped ${report.stopped.length}, removed ${report.removed.length}`
+  done: (report) => [
+    ...report.stopped.map((id) => `stopped  ${id}`),
+    ...report.removed.map((id) => `removed  ${id}`),
+    `stopped ${report.stopped.length}, removed ${report.removed.length}`
+  ]
 })
 
 const prune = cleanupCommand({
@@ -108,8 +113,11 @@ const prune = cleanupCommand({
   ],
   nothing: "nothing to prune",
   question: "remove these containers and directories?",
-  done: (report) =>
-    `removed ${report.plan.containers.length} container(s), ${report.plan.directories.length} directorie(s)`
+  done: ({ removed }) => [
+    ...removed.containers.map((id) => `removed container  ${id}`),
+    ...removed.directories.map((path) => `removed directory  ${path}`),
+    `removed ${removed.containers.length} container(s), ${removed.directories.length} directorie(s)`
+  ]
 })
 
 export const maintenanceCommands = [reconcile, gc, prune] as const

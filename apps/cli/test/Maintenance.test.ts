@@ -1,4 +1,7 @@
 import { execFileSync } from "node:child_process"
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { GcReport, PruneReport, ReconcileReport, SandboxList } from "@prbox/protocol"
 import { Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
@@ -7,6 +10,38 @@ import { containersOfHome, makeHome, prbox, seedEndedRows, tearDown } from "./su
 
 let home: string
 let stray = ""
+
+/** A container of this home that no row owns (never started): only prune removes it. */
+const strayContainer = (sandboxId: string) =>
+  execFileSync(
+    "docker",
+    [
+      "create",
+      "--label",
+      `dev.prbox.home=${home}`,
+      "--label",
+      `dev.prbox.test-run=${inject("testRunId")}`,
+      "--label",
+      `dev.prbox.sandbox=${sandboxId}`,
+      healthzTag
+    ],
+    { encoding: "utf8" }
+  ).trim()
+
+/** Root removes anything it may write, except an immutable file (`chattr +i`; ext4 has it, tmpfs may not). */
+const immutableFilesWork = (() => {
+  const dir = mkdtempSync(join(tmpdir(), "prbox-chattr-"))
+  try {
+    writeFileSync(join(dir, "f"), "")
+    execFileSync("chattr", ["+i", join(dir, "f")], { stdio: "ignore" })
+    execFileSync("chattr", ["-i", join(dir, "f")], { stdio: "ignore" })
+    return true
+  } catch {
+    return false
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})()
 
 const decode = <S extends Schema.Top>(schema: S, text: string): S["Type"] =>
   Schema.decodeUnknownSync(schema as unknown as Schema.Codec<S["Type"], unknown>)(JSON.parse(text))
@@ -17,21 +52,7 @@ beforeAll(async () => {
     ["bbbbbbbbbbb1", 201],
     ["bbbbbbbbbbb2", 202]
   ])
-  // A container of this home that no row owns (never started): only prune removes it.
-  stray = execFileSync(
-    "docker",
-    [
-      "create",
-      "--label",
-      `dev.prbox.home=${home}`,
-      "--label",
-      `dev.prbox.test-run=${inject("testRunId")}`,
-      "--label",
-      "dev.prbox.sandbox=zzzzzzzzzzzz",
-      healthzTag
-    ],
-    { encoding: "utf8" }
-  ).trim()
+  stray = strayContainer("zzzzzzzzzzzz")
   const started = await prbox(home, ["daemon", "start"])
   expect(started.code, started.stderr).toBe(0)
 })
@@ -87,4 +108,31 @@ describe("reconcile, gc and prune through the CLI", () => {
     expect(acted.stdout).toContain("removed 1 container(s)")
     expect(containersOfHome(home)).toHaveLength(0)
   })
+
+  it.skipIf(!immutableFilesWork)(
+    "after a partial failure prune prints what it removed next to what failed, and fails",
+    async () => {
+      const container = strayContainer("yyyyyyyyyyyy")
+      const removable = join(home, "workspaces", "yyyyyyyyyyy1")
+      mkdirSync(removable, { recursive: true })
+      const stuck = join(home, "homes", "yyyyyyyyyyy2")
+      mkdirSync(stuck, { recursive: true })
+      writeFileSync(join(stuck, "pinned"), "")
+      execFileSync("chattr", ["+i", join(stuck, "pinned")])
+      try {
+        const run = await prbox(home, ["prune", "--yes"])
+        expect(run.code, run.stderr).toBe(1)
+        expect(run.stdout).toContain(`removed container  ${container}`)
+        expect(run.stdout).toContain(`removed directory  ${removable}`)
+        expect(run.stdout).not.toContain(`removed directory  ${stuck}`)
+        expect(run.stdout).toContain("removed 1 container(s), 1 directorie(s)")
+        expect(run.stderr).toMatch(new RegExp(`failed: ${stuck}: could not remove \\(E[A-Z]+\\)`))
+        expect(containersOfHome(home)).toHaveLength(0)
+        expect(existsSync(removable)).toBe(false)
+        expect(existsSync(stuck)).toBe(true)
+      } finally {
+        execFileSync("chattr", ["-i", join(stuck, "pinned")])
+      }
+    }
+  )
 })

@@ -5,6 +5,7 @@ import {
   BadRequest,
   type GcReport,
   type GcRequest,
+  type PrunePlan,
   type PruneReport,
   type PruneRequest,
   type ReconcileReport
@@ -38,6 +39,12 @@ const requireShown = <A>(shown: A | undefined, operation: string) =>
         })
       )
     : Effect.succeed(shown)
+
+/** Splits what a partly failed prune removed (ids and paths, all from `shown`) back into the plan's kinds. */
+const removedOf = (shown: PrunePlan, removed: ReadonlyArray<string>): PrunePlan => ({
+  containers: shown.containers.filter((id) => removed.includes(id)),
+  directories: shown.directories.filter((path) => removed.includes(path))
+})
 
 /**
  * The engine's Reconciler and Gc behind the API. A gc or prune that executes
@@ -77,13 +84,18 @@ export const layer = Layer.effect(
         Effect.gen(function* () {
           if (!request.execute) {
             const plan = yield* api(gc.planPrune)
-            return { plan, executed: false, failures: [] }
+            return { plan, executed: false, removed: { containers: [], directories: [] }, failures: [] }
           }
           const shown = yield* requireShown(request.shown, "prune")
           return yield* gc.prune(shown).pipe(
             Effect.map((report) => ({ ...report, executed: true })),
             Effect.catchTag("CleanupIncomplete", (incomplete) =>
-              Effect.succeed({ plan: shown, executed: true, failures: incomplete.failures })
+              Effect.succeed({
+                plan: shown,
+                executed: true,
+                removed: removedOf(shown, incomplete.removed),
+                failures: incomplete.failures
+              })
             ),
             api
           )

@@ -1,10 +1,12 @@
 import { assert, describe, it } from "@effect/vitest"
 import {
+  assessGc,
+  decideIdle,
   type GcPlan,
+  type HeartbeatProbe,
   intersectPlans,
-  lastActivity,
   PullRequestNumber,
-  planGc,
+  readHeartbeat,
   type Sandbox,
   SandboxId,
   type SandboxStatus
@@ -41,13 +43,61 @@ const row = (id: string, status: SandboxStatus, lastActivityAt: number, stoppedA
   destroyFenced: false
 })
 
-describe("planGc", () => {
-  const table: ReadonlyArray<readonly [string, Sandbox, number | undefined, keyof GcPlan | "keep"]> = [
-    ["running, touched just now", row("a", "running", now), undefined, "keep"],
-    ["running, idle exactly the timeout", row("b", "running", now - 30 * MINUTE), undefined, "keep"],
-    ["running, idle past the timeout", row("c", "running", now - 31 * MINUTE), undefined, "stop"],
-    ["running, old touch but a fresh heartbeat", row("d", "running", now - 5 * HOUR), now - MINUTE, "keep"],
-    ["running, old touch and an old heartbeat", row("e", "running", now - 5 * HOUR), now - HOUR, "stop"],
+const answered = (lastHeartbeat: number): HeartbeatProbe => ({ _tag: "Answered", lastHeartbeat })
+const unanswered: HeartbeatProbe = { _tag: "Unanswered", detail: "no answer" }
+const malformed: HeartbeatProbe = { _tag: "Malformed", detail: "no usable lastHeartbeat in the answer" }
+
+describe("decideIdle: uncertainty counts as activity", () => {
+  // probe × last API activity → stop or keep (uncertain keeps are logged).
+  const table: ReadonlyArray<readonly [string, HeartbeatProbe, number, "stop" | "keep" | "keep, uncertain"]> = [
+    ["old heartbeat, old API use", answered(now - HOUR), now - 5 * HOUR, "stop"],
+    ["expired form: heartbeat 0 (never beaten), old API use", answered(0), now - HOUR, "stop"],
+    ["fresh heartbeat, old API use", answered(now - MINUTE), now - 5 * HOUR, "keep"],
+    ["heartbeat exactly the timeout ago", answered(now - 30 * MINUTE), now - 5 * HOUR, "keep"],
+    ["heartbeat in the future (clock skew)", answered(now + HOUR), now - 5 * HOUR, "keep"],
+    ["old heartbeat, recent API use", answered(now - HOUR), now - MINUTE, "keep"],
+    ["API use exactly the timeout ago, old heartbeat", answered(0), now - 30 * MINUTE, "keep"],
+    ["failed or timed-out probe, old API use", unanswered, now - 5 * HOUR, "keep, uncertain"],
+    ["malformed answer, old API use", malformed, now - 5 * HOUR, "keep, uncertain"],
+    ["failed probe, recent API use (nothing to log)", unanswered, now - MINUTE, "keep"]
+  ]
+  for (const [name, probe, lastApi, expected] of table) {
+    it(`${name}: ${expected}`, () => {
+      const decision = decideIdle(probe, lastApi, now, policy.idleTimeoutMs)
+      const got = decision._tag === "Stop" ? "stop" : decision.uncertain ? "keep, uncertain" : "keep"
+      assert.strictEqual(got, expected, decision.reason)
+    })
+  }
+
+  it("says why", () => {
+    assert.strictEqual(
+      decideIdle(unanswered, now - 5 * HOUR, now, policy.idleTimeoutMs).reason,
+      "heartbeat probe failed (no answer); counted as activity"
+    )
+    assert.strictEqual(
+      decideIdle(answered(now - HOUR), now - 5 * HOUR, now, policy.idleTimeoutMs).reason,
+      "idle: no use or heartbeat for 60 min"
+    )
+  })
+
+  it("a heartbeat is a non-negative integer of ms, anything else is malformed", () => {
+    assert.deepStrictEqual(readHeartbeat(1_700_000_000_000), answered(1_700_000_000_000))
+    assert.deepStrictEqual(readHeartbeat(0), answered(0))
+    for (const nonsense of [undefined, null, "1700000000000", -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
+      assert.strictEqual(readHeartbeat(nonsense)._tag, "Malformed", String(nonsense))
+    }
+  })
+})
+
+describe("assessGc", () => {
+  const table: ReadonlyArray<readonly [string, Sandbox, HeartbeatProbe | undefined, keyof GcPlan | "keep"]> = [
+    ["running, touched just now", row("a", "running", now), answered(0), "keep"],
+    ["running, idle exactly the timeout", row("b", "running", now - 30 * MINUTE), answered(0), "keep"],
+    ["running, idle past the timeout", row("c", "running", now - 31 * MINUTE), answered(0), "stop"],
+    ["running, old touch but a fresh heartbeat", row("d", "running", now - 5 * HOUR), answered(now - MINUTE), "keep"],
+    ["running, old touch and an old heartbeat", row("e", "running", now - 5 * HOUR), answered(now - HOUR), "stop"],
+    ["running, old touch, failed probe", row("l", "running", now - 5 * HOUR), unanswered, "keep"],
+    ["running, old touch, not probed (no port)", row("m", "running", now - 5 * HOUR), undefined, "keep"],
     ["starting, long idle (a worker owns it)", row("f", "starting", 0), undefined, "keep"],
     ["stopped a day and a minute ago", row("g", "stopped", 0, now - 24 * HOUR - MINUTE), undefined, "remove"],
     ["stopped an hour ago", row("h", "stopped", 0, now - HOUR), undefined, "keep"],
@@ -55,19 +105,34 @@ describe("planGc", () => {
     ["errored recently", row("j", "error", now - HOUR), undefined, "keep"],
     ["stopping, long ago (a stop owns it)", row("k", "stopping", 0), undefined, "keep"]
   ]
-  for (const [name, sandbox, heartbeat, expected] of table) {
+  for (const [name, sandbox, probe, expected] of table) {
     it(`${name}: ${expected}`, () => {
-      const heartbeats = new Map(heartbeat === undefined ? [] : [[sandbox.id, heartbeat] as const])
-      const plan = planGc([sandbox], now, policy, heartbeats)
+      const probes = new Map(probe === undefined ? [] : [[sandbox.id, probe] as const])
+      const { plan } = assessGc([sandbox], now, policy, probes)
       assert.deepStrictEqual(plan.stop, expected === "stop" ? [sandbox.id] : [])
       assert.deepStrictEqual(plan.remove, expected === "remove" ? [sandbox.id] : [])
     })
   }
 
-  it("activity is the latest of touch and heartbeat", () => {
-    assert.strictEqual(lastActivity({ lastActivityAt: 5 }, 9), 9)
-    assert.strictEqual(lastActivity({ lastActivityAt: 5 }, 3), 5)
-    assert.strictEqual(lastActivity({ lastActivityAt: 5 }, undefined), 5)
+  it("lists the sandboxes kept only because their probe was uncertain", () => {
+    const failed = row("n", "running", now - 5 * HOUR)
+    const idle = row("o", "running", now - 5 * HOUR)
+    const used = row("p", "running", now)
+    const assessment = assessGc(
+      [failed, idle, used],
+      now,
+      policy,
+      new Map([
+        [failed.id, unanswered],
+        [idle.id, answered(0)],
+        [used.id, unanswered]
+      ])
+    )
+    assert.deepStrictEqual(assessment.plan.stop, [idle.id])
+    assert.deepStrictEqual(
+      assessment.uncertain.map((kept) => kept.id),
+      [failed.id]
+    )
   })
 })
 

@@ -1,4 +1,12 @@
-import { type GcPlan, intersectPlans, planGc, type SandboxId, statePaths } from "@prbox/domain"
+import {
+  assessGc,
+  type GcPlan,
+  type HeartbeatProbe,
+  intersectPlans,
+  readHeartbeat,
+  type SandboxId,
+  statePaths
+} from "@prbox/domain"
 import { SandboxRepo } from "@prbox/store"
 import { Clock, Context, Effect, FileSystem, Layer, Option } from "effect"
 import { Config, type PrboxConfig } from "./Config.ts"
@@ -37,6 +45,8 @@ export interface PrunePlan {
 
 export interface PruneReport {
   readonly plan: PrunePlan
+  /** What was actually removed (the plan less what failed). */
+  readonly removed: PrunePlan
   readonly failures: ReadonlyArray<GcFailure>
 }
 
@@ -72,20 +82,27 @@ export class Gc extends Context.Service<Gc, GcShape>()("prbox/engine/Gc") {
         cleanupDelayMs: (cfg?.cleanupDelayHours ?? 24) * 60 * MINUTE
       })
 
+      /** One `/healthz` probe; a failure or timeout is an answer we cannot trust, not "idle". */
+      const probe = (hostPort: number) =>
+        runtime.health(hostPort).pipe(
+          Effect.map((health): HeartbeatProbe => readHeartbeat(health.lastHeartbeat)),
+          Effect.catch((error) => Effect.succeed<HeartbeatProbe>({ _tag: "Unanswered", detail: error.detail }))
+        )
+
       const plan = Effect.gen(function* () {
         const cfg = Option.getOrUndefined(yield* Effect.option(config.load))
         const rows = yield* repo.findAll().pipe(mapStoreErrors("gc.plan"))
-        // code-server's own heartbeat counts as activity; no answer is no activity.
-        const beats = yield* Effect.forEach(
-          rows.filter((row) => row.status === "running" && row.hostPort !== null),
-          (row) =>
-            Effect.option(runtime.health(row.hostPort ?? 0)).pipe(
-              Effect.map((health) => [row.id, Option.getOrUndefined(health)?.lastHeartbeat] as const)
-            ),
+        const probes = yield* Effect.forEach(
+          rows.flatMap((row) =>
+            row.status === "running" && row.hostPort !== null ? [[row.id, row.hostPort] as const] : []
+          ),
+          ([id, hostPort]) => Effect.map(probe(hostPort), (outcome) => [id, outcome] as const),
           { concurrency: 8 }
         )
-        const heartbeats = new Map(beats.flatMap(([id, beat]) => (beat === undefined ? [] : [[id, beat] as const])))
-        return planGc(rows, yield* Clock.currentTimeMillis, policyOf(cfg), heartbeats)
+        const assessment = assessGc(rows, yield* Clock.currentTimeMillis, policyOf(cfg), new Map(probes))
+        // Kept because the probe could not be trusted: the daemon's log says so, each pass.
+        yield* Effect.forEach(assessment.uncertain, ({ id, reason }) => Effect.logWarning(`gc keeps ${id}: ${reason}`))
+        return assessment.plan
       })
 
       const attempt = <A, E>(id: SandboxId, effect: Effect.Effect<A, E>) =>
@@ -152,12 +169,20 @@ export class Gc extends Context.Service<Gc, GcShape>()("prbox/engine/Gc") {
           )
         )
         const failures = [...containerFailures, ...directoryFailures].filter((f) => f !== undefined)
-        if (failures.length > 0) {
-          const failed = new Set(failures.map((f) => f.sandboxId))
-          const removed = [...acted.containers, ...acted.directories].filter((item) => !failed.has(item))
-          return yield* new CleanupIncomplete({ operation: "prune", failures, stopped: [], removed })
+        const failed = new Set(failures.map((f) => f.sandboxId))
+        const removed: PrunePlan = {
+          containers: acted.containers.filter((id) => !failed.has(id)),
+          directories: acted.directories.filter((path) => !failed.has(path))
         }
-        return { plan: acted, failures } satisfies PruneReport
+        if (failures.length > 0) {
+          return yield* new CleanupIncomplete({
+            operation: "prune",
+            failures,
+            stopped: [],
+            removed: [...removed.containers, ...removed.directories]
+          })
+        }
+        return { plan: acted, removed, failures } satisfies PruneReport
       })
 
       const timer = Effect.gen(function* () {

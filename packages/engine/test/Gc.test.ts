@@ -1,12 +1,12 @@
 import { execFileSync } from "node:child_process"
-import { existsSync, mkdirSync } from "node:fs"
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { SandboxRepo } from "@prbox/store"
-import { Clock, Effect, Option } from "effect"
+import { Clock, Effect, Fiber, Option } from "effect"
 import { TestClock } from "effect/testing"
-import { CleanupIncomplete, Gc, RuntimeError, SandboxService } from "../src/index.ts"
-import { openRunning, rowOf, withEngine } from "./harness.ts"
+import { CleanupIncomplete, DiscoveryFailed, Gc, RuntimeError, SandboxService } from "../src/index.ts"
+import { docker, openRunning, rowOf, withEngine } from "./harness.ts"
 import { labelledContainer, newId } from "./reconcile-fixtures.ts"
 
 const HOUR = 3_600_000
@@ -122,6 +122,123 @@ describe("gc", () => {
     )
   })
 
+  it.live("uncertainty counts as activity: nonsense, a malformed heartbeat or no answer keeps an idle sandbox", () =>
+    withEngine({}, ({ remote }) =>
+      Effect.gen(function* () {
+        const gc = yield* Gc
+        const row = yield* openRunning(remote.path, 1)
+        const containerId = row.containerId ?? ""
+        // The test image serves /tmp/prbox-healthz, when present, as its /healthz answer.
+        const answer = (body: string) =>
+          execFileSync("docker", ["exec", containerId, "sh", "-c", 'printf %s "$1" > /tmp/prbox-healthz', "sh", body])
+
+        answer("not json")
+        assert.deepStrictEqual((yield* later(3 * HOUR, gc.run())).stopped, [])
+        assert.strictEqual((yield* rowOf(row.id)).status, "running")
+        answer('{"status":"alive","lastHeartbeat":"recently"}')
+        assert.deepStrictEqual((yield* later(3 * HOUR, gc.plan)).stop, [])
+        answer('{"status":"alive"}')
+        assert.deepStrictEqual((yield* later(3 * HOUR, gc.plan)).stop, [])
+        // code-server's "expired" form with an old heartbeat is a confirmed-idle answer.
+        answer('{"status":"expired","lastHeartbeat":0}')
+        assert.deepStrictEqual((yield* later(3 * HOUR, gc.plan)).stop, [row.id])
+        // Nothing answers on the port (the container was killed behind prbox's back).
+        docker("kill", containerId)
+        assert.deepStrictEqual((yield* later(3 * HOUR, gc.plan)).stop, [])
+      })
+    )
+  )
+
+  it.live("the gc timer runs a pass every gcIntervalMinutes (TestClock; probes answered by the test)", () => {
+    // Once the sandbox runs, each pass probes it once: the count of probes is the count of passes.
+    // Answered here, not over HTTP, so that a pass does no real I/O and TestClock.adjust runs it to the end.
+    let counting = false
+    let passes = 0
+    return withEngine(
+      {
+        config: { gcIntervalMinutes: 7 },
+        runtime: (real) => ({
+          ...real,
+          health: (hostPort) =>
+            counting
+              ? Effect.sync(() => {
+                  passes += 1
+                  return { lastHeartbeat: Date.now() }
+                })
+              : real.health(hostPort)
+        })
+      },
+      ({ remote }) =>
+        Effect.gen(function* () {
+          const gc = yield* Gc
+          yield* openRunning(remote.path, 1)
+          counting = true
+          yield* Effect.gen(function* () {
+            const timer = yield* Effect.forkChild(gc.timer)
+            yield* TestClock.adjust("6 minutes")
+            assert.strictEqual(passes, 0)
+            yield* TestClock.adjust("1 minute")
+            assert.strictEqual(passes, 1)
+            yield* TestClock.adjust("13 minutes")
+            assert.strictEqual(passes, 2)
+            yield* TestClock.adjust("1 minute")
+            assert.strictEqual(passes, 3)
+            yield* Fiber.interrupt(timer)
+          }).pipe(Effect.provide(TestClock.layer()))
+        })
+    )
+  })
+
+  it.live("prune fails closed: a listing that fails (a path that is a file) aborts it and removes nothing", () =>
+    withEngine({}, ({ home }) =>
+      Effect.gen(function* () {
+        const gc = yield* Gc
+        const stray = yield* labelledContainer(home, newId(), { running: false })
+        const strayDir = join(home, "workspaces", newId())
+        mkdirSync(strayDir, { recursive: true })
+        mkdirSync(join(home, "homes"), { recursive: true })
+        const shown = yield* gc.planPrune
+        assert.deepStrictEqual(shown, { containers: [stray], directories: [strayDir] })
+        // Tests run as root, so no permission denial: a file where the directory was gives ENOTDIR.
+        rmSync(join(home, "homes"), { recursive: true })
+        writeFileSync(join(home, "homes"), "")
+        const error = yield* Effect.flip(gc.prune(shown))
+        assert.instanceOf(error, DiscoveryFailed)
+        assert.strictEqual(error.detail, "ENOTDIR")
+        assert.isTrue(containerExists(stray), "nothing is removed")
+        assert.isTrue(existsSync(strayDir), "nothing is removed")
+      })
+    )
+  )
+
+  it.live("prune fails closed: a container listing that fails aborts it and removes nothing", () => {
+    let dockerDown = false
+    return withEngine(
+      {
+        runtime: (real) => ({
+          ...real,
+          listByLabel: (labels) =>
+            dockerDown
+              ? Effect.fail(new RuntimeError({ operation: "docker", detail: "engine unreachable" }))
+              : real.listByLabel(labels)
+        })
+      },
+      ({ home }) =>
+        Effect.gen(function* () {
+          const gc = yield* Gc
+          const stray = yield* labelledContainer(home, newId(), { running: false })
+          const strayDir = join(home, "workspaces", newId())
+          mkdirSync(strayDir, { recursive: true })
+          const shown = yield* gc.planPrune
+          dockerDown = true
+          const error = yield* Effect.flip(gc.prune(shown))
+          assert.instanceOf(error, DiscoveryFailed)
+          assert.isTrue(containerExists(stray), "nothing is removed")
+          assert.isTrue(existsSync(strayDir), "nothing is removed")
+        })
+    )
+  })
+
   it.live("prune removes only what was shown and is still unreferenced", () =>
     withEngine({}, ({ home, remote }) =>
       Effect.gen(function* () {
@@ -136,6 +253,7 @@ describe("gc", () => {
         mkdirSync(lateDir, { recursive: true })
         const report = yield* gc.prune(shown)
         assert.deepStrictEqual(report.plan, shown)
+        assert.deepStrictEqual(report.removed, shown)
         assert.isFalse(containerExists(stray))
         assert.isFalse(existsSync(strayDir))
         assert.isTrue(existsSync(lateDir), "a directory that was not shown is not removed")

@@ -166,9 +166,11 @@ export const PruneRequest = Schema.Struct({
 })
 export type PruneRequest = typeof PruneRequest.Type
 
+/** `removed` is what was actually removed: after a partial failure, the plan less the `failures`. */
 export const PruneReport = Schema.Struct({
   plan: PrunePlan,
   executed: Schema.Boolean,
+  removed: PrunePlan,
   failures: Schema.Array(MaintenanceFailure)
 })
 export type PruneReport = typeof PruneReport.Type

@@ -48,6 +48,8 @@ has_session() {
 
 case "$method $path" in
 "GET /healthz")
+  # A test can replace the answer (nonsense, a malformed heartbeat) by writing it here.
+  [ -f /tmp/prbox-healthz ] && respond "200 OK" application/json "$(cat /tmp/prbox-healthz)"
   heartbeat=$(cat /tmp/prbox-heartbeat 2>/dev/null)
   case $heartbeat in '' | *[!0-9]*) heartbeat=$PRBOX_STARTED_MS ;; esac
   respond "200 OK" application/json "{\"status\":\"alive\",\"lastHeartbeat\":$heartbeat}"
