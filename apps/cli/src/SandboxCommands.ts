@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process"
 import { openRequest, PrboxClient } from "@prbox/client"
+import { isLive } from "@prbox/domain"
 import type { SandboxView } from "@prbox/protocol"
 import { Effect, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
@@ -92,15 +93,11 @@ const ls = Command.make(
   },
   needsDaemon((client, config) =>
     Effect.gen(function* () {
-      const listed = yield* client.list({ all: config.all })
-      if (config.json) return printJson(listed)
+      if (config.json) return printJson(yield* client.list({ all: config.all }))
       // A legacy row without a password has ended, but it blocks its PR until it is deleted: always shown.
-      const legacy = config.all
-        ? []
-        : (yield* client.list({ all: true })).filter(
-            (view) => !view.hasPassword && !listed.some((shown) => shown.id === view.id)
-          )
-      const views = [...listed, ...legacy]
+      // One request: the full list holds the active rows (newest first, like `all: false`) and the legacy ones.
+      const all = yield* client.list({ all: true })
+      const views = config.all ? all : all.filter((view) => isLive(view) || !view.hasPassword)
       if (views.length === 0) {
         return yield* out(config.all ? "no sandboxes" : "no active sandboxes (prbox ls -a shows all)")
       }
