@@ -1,5 +1,6 @@
 export * from "./Account.ts"
 export * from "./Drift.ts"
+export * from "./Environment.ts"
 export * from "./Errors.ts"
 export * from "./Gc.ts"
 export * from "./Ids.ts"

@@ -1,0 +1,76 @@
+import { Schema } from "effect"
+
+/** Which source a sandbox's environment came from. */
+export const EnvironmentKind = Schema.Literals(["devcontainer", "config", "default"])
+export type EnvironmentKind = typeof EnvironmentKind.Type
+
+/**
+ * What environment a sandbox got, shown by `status`, `ls` and the extension:
+ * the devcontainer.json it came from (relative to the repository's root), the
+ * image it runs and that image's digest (its id when it was built here).
+ */
+export const SandboxEnvironment = Schema.Struct({
+  kind: EnvironmentKind,
+  path: Schema.optionalKey(Schema.String),
+  image: Schema.String,
+  imageDigest: Schema.NullOr(Schema.String)
+})
+export type SandboxEnvironment = typeof SandboxEnvironment.Type
+
+/** A lifecycle command's single forms: a string runs through `/bin/sh -c`, an array is executed directly. */
+export const SingleCommand = Schema.Union([
+  Schema.TaggedStruct("Shell", { command: Schema.String }),
+  Schema.TaggedStruct("Exec", { argv: Schema.Array(Schema.String).check(Schema.isMinLength(1)) })
+])
+export type SingleCommand = typeof SingleCommand.Type
+
+/** The object form: named entries run in parallel, and all must succeed. */
+export const LifecycleCommand = Schema.Union([
+  ...SingleCommand.members,
+  Schema.TaggedStruct("Parallel", {
+    entries: Schema.Array(Schema.Struct({ name: Schema.String, command: SingleCommand }))
+  })
+])
+export type LifecycleCommand = typeof LifecycleCommand.Type
+
+/** The devcontainer lifecycle hooks prbox runs (never `initializeCommand`: it would run on the host). */
+export const LifecycleHook = Schema.Literals([
+  "onCreateCommand",
+  "updateContentCommand",
+  "postCreateCommand",
+  "postStartCommand"
+])
+export type LifecycleHook = typeof LifecycleHook.Type
+
+/** One command of a hook, with where it was declared (the image's metadata label runs first). */
+export const LifecycleStep = Schema.Struct({
+  hook: LifecycleHook,
+  command: LifecycleCommand,
+  /** "devcontainer.json" path, "image metadata", or "config.json" (the user's setupCommands). */
+  origin: Schema.String
+})
+export type LifecycleStep = typeof LifecycleStep.Type
+
+/**
+ * Everything the engine needs to (re)create and (re)start a sandbox's
+ * container, resolved once at create and kept on the row, so a restart or an
+ * update runs what the create decided. Internal: not part of the API view.
+ */
+export const EnvironmentPlan = Schema.Struct({
+  /** The image the container runs (a built image's content tag, or the named image). */
+  image: Schema.String,
+  containerEnv: Schema.Record(Schema.String, Schema.String),
+  /** Env for the lifecycle commands and code-server's terminals, `${containerEnv:X}` resolved. */
+  remoteEnv: Schema.Record(Schema.String, Schema.String),
+  /** The user name the configuration asked for (the sandbox still runs as the workspace owner's uid). */
+  remoteUser: Schema.NullOr(Schema.String),
+  /** Absolute path of the workspace inside the container. */
+  workspaceFolder: Schema.String,
+  forwardPorts: Schema.Array(Schema.Union([Schema.Int, Schema.String])),
+  portsAttributes: Schema.Record(Schema.String, Schema.Record(Schema.String, Schema.Unknown)),
+  cpus: Schema.NullOr(Schema.Number),
+  memoryMb: Schema.NullOr(Schema.Int),
+  extensions: Schema.Array(Schema.String),
+  steps: Schema.Array(LifecycleStep)
+})
+export type EnvironmentPlan = typeof EnvironmentPlan.Type
