@@ -115,6 +115,7 @@ export const viewOf = (fields: Partial<SandboxView> = {}): SandboxView => ({
   detail: "ready",
   error: null,
   setupError: null,
+  environment: null,
   createdAt: 1_000_000,
   lastActivityAt: 1_000_000,
   stoppedAt: null,

@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { EnvironmentPlan, SandboxEnvironment } from "./Environment.ts"
 import { HostPort, PullRequestNumber, SandboxId, Timestamp } from "./Ids.ts"
 import { Provider } from "./PullRequestKey.ts"
 import { isTerminal, SandboxStatus } from "./SandboxStatus.ts"
@@ -29,6 +30,10 @@ export const Sandbox = Schema.Struct({
    * null. The sandbox still runs: the user gets in to fix it.
    */
   setupError: Schema.NullOr(Schema.String),
+  /** The environment the sandbox got; null until its image is known (and on rows older than schema v5). */
+  environment: Schema.NullOr(SandboxEnvironment),
+  /** What its container is made from (internal: not in the API's view). */
+  environmentPlan: Schema.NullOr(EnvironmentPlan),
   createdAt: Timestamp,
   lastActivityAt: Timestamp,
   stoppedAt: Schema.NullOr(Timestamp),

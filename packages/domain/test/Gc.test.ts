@@ -36,6 +36,8 @@ const row = (id: string, status: SandboxStatus, lastActivityAt: number, stoppedA
   detail: null,
   error: null,
   setupError: null,
+  environment: null,
+  environmentPlan: null,
   createdAt: 0,
   lastActivityAt,
   stoppedAt,

@@ -29,6 +29,8 @@ const base: Sandbox = {
   detail: null,
   error: null,
   setupError: null,
+  environment: null,
+  environmentPlan: null,
   createdAt: 1,
   lastActivityAt: 2,
   stoppedAt: 3,

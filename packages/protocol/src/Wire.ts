@@ -10,9 +10,10 @@ const NonNegativeInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 /**
  * A sandbox as the daemon shows it. Deliberately not the domain row: the
  * access password is absent (`hasPassword` says whether one exists; the
- * `password` call returns it), and `url` is derived from the port.
+ * `password` call returns it), the environment plan stays inside (it may
+ * carry the user's env values), and `url` is derived from the port.
  */
-export const SandboxView = Sandbox.mapFields(({ accessPassword: _password, ...fields }) => ({
+export const SandboxView = Sandbox.mapFields(({ accessPassword: _password, environmentPlan: _plan, ...fields }) => ({
   ...fields,
   /** `http://127.0.0.1:<port>/` once a port is published. */
   url: Schema.NullOr(Schema.String),
@@ -24,7 +25,7 @@ export const sandboxUrl = (hostPort: number | null): string | null =>
   hostPort === null ? null : `http://127.0.0.1:${hostPort}/`
 
 /** The wire view of a row; the password never leaves this function. */
-export const toView = ({ accessPassword, ...row }: Sandbox): SandboxView => ({
+export const toView = ({ accessPassword, environmentPlan: _plan, ...row }: Sandbox): SandboxView => ({
   ...row,
   url: sandboxUrl(row.hostPort),
   hasPassword: accessPassword !== null

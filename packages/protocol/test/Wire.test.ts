@@ -36,6 +36,8 @@ const row: Sandbox = Schema.decodeUnknownSync(SandboxSchema)({
   detail: null,
   error: null,
   setupError: null,
+  environment: null,
+  environmentPlan: null,
   createdAt: 1,
   lastActivityAt: 2,
   stoppedAt: null,

@@ -135,6 +135,16 @@ export const V4_SCHEMA = `
 ALTER TABLE sandboxes ADD COLUMN setup_error TEXT;
 `
 
+/**
+ * v5: the environment a sandbox got (shown to users) and the plan its
+ * container was made from (kept so a restart or an update runs what the
+ * create decided), both JSON. Existing rows ran the configured image.
+ */
+export const V5_SCHEMA = `
+ALTER TABLE sandboxes ADD COLUMN environment TEXT;
+ALTER TABLE sandboxes ADD COLUMN environment_plan TEXT;
+`
+
 export interface Migration {
   readonly version: number
   readonly sql: string
@@ -145,7 +155,8 @@ export const migrations: ReadonlyArray<Migration> = [
   { version: 1, sql: V1_SCHEMA },
   { version: 2, sql: V2_SCHEMA },
   { version: 3, sql: V3_SCHEMA },
-  { version: 4, sql: V4_SCHEMA }
+  { version: 4, sql: V4_SCHEMA },
+  { version: 5, sql: V5_SCHEMA }
 ]
 
 export const latestVersion = migrations.reduce((latest, migration) => Math.max(latest, migration.version), 0)

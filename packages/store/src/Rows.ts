@@ -21,6 +21,8 @@ export const SANDBOX_COLUMNS = [
   "detail",
   "error",
   "setup_error",
+  "environment",
+  "environment_plan",
   "created_at",
   "last_activity_at",
   "stopped_at",
@@ -52,6 +54,8 @@ const toColumns = (row: typeof Sandbox.Encoded): ColumnValues => ({
   detail: row.detail,
   error: row.error,
   setup_error: row.setupError,
+  environment: json(row.environment),
+  environment_plan: json(row.environmentPlan),
   created_at: row.createdAt,
   last_activity_at: row.lastActivityAt,
   stopped_at: row.stoppedAt,
@@ -59,6 +63,18 @@ const toColumns = (row: typeof Sandbox.Encoded): ColumnValues => ({
   // SQLite has no boolean.
   destroy_fenced: row.destroyFenced ? 1 : 0
 })
+
+const json = (value: unknown): string | null => (value === null ? null : JSON.stringify(value))
+
+// Text that is not JSON is left as it is, for the schema to reject.
+const parsed = (value: unknown): unknown => {
+  if (typeof value !== "string") return value
+  try {
+    return JSON.parse(value)
+  } catch {
+    return value
+  }
+}
 
 // Only 0 and 1 become booleans: anything else is left for the schema to reject.
 const fenceFlag = (value: unknown): unknown => (value === 0 ? false : value === 1 ? true : value)
@@ -81,6 +97,8 @@ const fromColumns = (raw: RawRow): unknown => ({
   detail: raw.detail,
   error: raw.error,
   setupError: raw.setup_error,
+  environment: parsed(raw.environment),
+  environmentPlan: parsed(raw.environment_plan),
   createdAt: raw.created_at,
   lastActivityAt: raw.last_activity_at,
   stoppedAt: raw.stopped_at,

@@ -1,4 +1,5 @@
 import type {
+  EnvironmentPlan,
   HostPort,
   InvalidTransition,
   Progress,
@@ -8,6 +9,7 @@ import type {
   SandboxEvent,
   SandboxId,
   SandboxNotFound,
+  SandboxEnvironment,
   SandboxStatus,
   StatusChanged,
   Timestamp
@@ -101,6 +103,8 @@ export interface StatusUpdate {
   readonly hostPort?: HostPort | null
   readonly error?: string | null
   readonly setupError?: string | null
+  readonly environment?: SandboxEnvironment | null
+  readonly environmentPlan?: EnvironmentPlan | null
   readonly detail?: string | null
   readonly legacyRetiredAt?: Timestamp | null
   readonly destroyFenced?: boolean

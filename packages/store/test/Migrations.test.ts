@@ -178,6 +178,8 @@ const expectedFromLegacy = (row: (typeof legacyRows)[number]): ReturnType<typeof
   detail: row.detail,
   error: row.error,
   setupError: null,
+  environment: null,
+  environmentPlan: null,
   createdAt: row.created_at,
   lastActivityAt: row.last_activity_at,
   stoppedAt: row.stopped_at,
@@ -318,9 +320,9 @@ describe("migrations", () => {
       const migrated = yield* rawDatabase(databaseIn(migratedDir), { readonly: true })
       const fresh = yield* rawDatabase(databaseIn(freshDir), { readonly: true })
       assert.deepStrictEqual(schemaOf(migrated), schemaOf(fresh))
-      assert.deepStrictEqual(versionsOf(migrated), [1, 2, 3, 4])
-      assert.deepStrictEqual(versionsOf(fresh), [1, 2, 3, 4])
-      assert.strictEqual(latestVersion, 4)
+      assert.deepStrictEqual(versionsOf(migrated), [1, 2, 3, 4, 5])
+      assert.deepStrictEqual(versionsOf(fresh), [1, 2, 3, 4, 5])
+      assert.strictEqual(latestVersion, 5)
       assert.strictEqual(migrated.prepare("SELECT count(*) FROM sandboxes").pluck().get(), legacyRows.length)
     })
   )

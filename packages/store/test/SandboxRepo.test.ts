@@ -54,6 +54,8 @@ describe("insert and find", () => {
         detail: "queued",
         error: null,
         setupError: null,
+        environment: null,
+        environmentPlan: null,
         createdAt: 1001,
         lastActivityAt: 1001,
         stoppedAt: null,
@@ -235,6 +237,48 @@ describe("updateStatus", () => {
       assert.isNull(cleared.setupError)
       const found = yield* repo.findById(id)
       assert.deepStrictEqual(Option.map(found, plain), Option.some(plain(cleared)))
+    })
+  )
+
+  it.effect("keeps the environment and its plan as written (JSON), until a write replaces them", () =>
+    Effect.gen(function* () {
+      const repo = yield* freshRepo
+      const id = yield* driveTo(repo, 1, ["cloning"])
+      const environment = {
+        kind: "devcontainer" as const,
+        path: ".devcontainer/devcontainer.json",
+        image: "prbox-build/org-repo:abc",
+        imageDigest: "sha256:1234"
+      }
+      const environmentPlan = {
+        image: "prbox-build/org-repo:abc",
+        containerEnv: { A: "1" },
+        remoteEnv: { PATH_EXTRA: "/x" },
+        remoteUser: "node",
+        workspaceFolder: "/workspaces/repo",
+        forwardPorts: [3000, "db:5432"],
+        portsAttributes: { "3000": { label: "web" } },
+        cpus: 2,
+        memoryMb: null,
+        extensions: ["dbaeumer.vscode-eslint"],
+        steps: [
+          { hook: "postCreateCommand" as const, command: { _tag: "Shell" as const, command: "npm ci" }, origin: "x" },
+          {
+            hook: "postStartCommand" as const,
+            command: {
+              _tag: "Parallel" as const,
+              entries: [{ name: "a", command: { _tag: "Exec" as const, argv: ["echo", "a"] } }]
+            },
+            origin: "x"
+          }
+        ]
+      }
+      const starting = yield* repo.updateStatus(id, { to: "starting", environment, environmentPlan })
+      assert.deepStrictEqual([starting.environment, starting.environmentPlan], [environment, environmentPlan])
+      const running = yield* repo.updateStatus(id, { to: "running" })
+      assert.deepStrictEqual(running.environment, environment)
+      const found = yield* repo.findById(id)
+      assert.deepStrictEqual(Option.map(found, (row) => row.environmentPlan), Option.some(environmentPlan))
     })
   )
 
