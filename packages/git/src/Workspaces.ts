@@ -2,12 +2,14 @@ import * as NodePath from "node:path"
 import { statePaths } from "@prbox/domain"
 import { Context, Effect, type FileSystem, Layer } from "effect"
 import { type CreatedWorkspace, type CreateWorkspaceOptions, makeCreateWorkspace } from "./Clone.ts"
+import { type CommitFiles, makeCommitFiles } from "./CommitFiles.ts"
 import type { FetchError, WorkspaceError } from "./Errors.ts"
 import type { Git } from "./Git.ts"
 import { type FetchedPullRequest, makeMirrors, type ProgressOptions } from "./Mirrors.ts"
 import type { PullRequestRef } from "./PullRequestRef.ts"
 
 export type { CreatedWorkspace, CreateWorkspaceOptions } from "./Clone.ts"
+export type { CommitEntry, CommitFiles } from "./CommitFiles.ts"
 export type { FetchedPullRequest, ProgressOptions } from "./Mirrors.ts"
 
 export interface WorkspacesConfig {
@@ -38,6 +40,8 @@ export class Workspaces extends Context.Service<
      * `originUrl`. A failed attempt leaves no destination behind.
      */
     readonly createWorkspace: (options: CreateWorkspaceOptions) => Effect.Effect<CreatedWorkspace, WorkspaceError>
+    /** Reads files of a fetched commit in its mirror, without a checkout (symbolic links are refused). */
+    readonly commitFiles: (mirrorPath: string, commit: string) => CommitFiles
   }
 >()("prbox/git/Workspaces") {
   static readonly layer = (config: WorkspacesConfig): Layer.Layer<Workspaces, never, Git | FileSystem.FileSystem> =>
@@ -52,5 +56,6 @@ const make = Effect.fn("Workspaces.make")(function* (config: WorkspacesConfig) {
     localTimeoutMs
   })
   const createWorkspace = yield* makeCreateWorkspace(localTimeoutMs, mirrors.withMirrorLock)
-  return Workspaces.of({ fetchPullRequest: mirrors.fetchPullRequest, createWorkspace })
+  const commitFiles = yield* makeCommitFiles(localTimeoutMs)
+  return Workspaces.of({ fetchPullRequest: mirrors.fetchPullRequest, createWorkspace, commitFiles })
 })

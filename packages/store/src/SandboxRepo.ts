@@ -6,10 +6,10 @@ import type {
   Provider,
   PullRequestNumber,
   Sandbox,
+  SandboxEnvironment,
   SandboxEvent,
   SandboxId,
   SandboxNotFound,
-  SandboxEnvironment,
   SandboxStatus,
   StatusChanged,
   Timestamp

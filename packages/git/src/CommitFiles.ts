@@ -1,0 +1,110 @@
+import { Effect } from "effect"
+import { GitCommandFailed, UnsafeArgument } from "./Errors.ts"
+import { Git } from "./Git.ts"
+import { commitPattern } from "./Mirrors.ts"
+import { stderrTail } from "./Redact.ts"
+
+/** A file or folder directly inside a folder of a commit. */
+export interface CommitEntry {
+  readonly name: string
+  readonly type: "file" | "dir"
+}
+
+/**
+ * Read access to one commit of a mirror, without a checkout: what prbox
+ * reads of a PR before it admits a sandbox (its devcontainer.json).
+ */
+export interface CommitFiles {
+  /** A file's text, or undefined when the commit has no file there. */
+  readonly read: (path: string) => Effect.Effect<string | undefined, GitCommandFailed | UnsafeArgument>
+  /** A folder's entries, or undefined when the commit has no folder there. */
+  readonly list: (
+    dir: string
+  ) => Effect.Effect<ReadonlyArray<CommitEntry> | undefined, GitCommandFailed | UnsafeArgument>
+}
+
+/** PR content: a file larger than this is not configuration and is refused. */
+const MAX_FILE_BYTES = 1024 * 1024
+
+interface TreeLine {
+  readonly mode: string
+  readonly type: string
+  readonly object: string
+  readonly size: string
+  readonly name: string
+}
+
+// `git ls-tree -z --long`: "<mode> <type> <object> <size>\t<name>\0".
+const parseTree = (stdout: string): ReadonlyArray<TreeLine> =>
+  stdout
+    .split("\0")
+    .filter((entry) => entry.length > 0)
+    .flatMap((entry) => {
+      const tab = entry.indexOf("\t")
+      const [mode, type, object, size] = entry.slice(0, tab).trim().split(/\s+/)
+      return tab < 0 || mode === undefined || type === undefined || object === undefined || size === undefined
+        ? []
+        : [{ mode, type, object, size, name: entry.slice(tab + 1) }]
+    })
+
+const isSafePath = (path: string): boolean =>
+  path.length > 0 &&
+  !path.startsWith("/") &&
+  !path.startsWith("-") &&
+  path.split("/").every((part) => part.length > 0 && part !== "." && part !== "..")
+
+export const makeCommitFiles = Effect.fnUntraced(function* (timeoutMs: number) {
+  const git = yield* Git
+  return (mirrorPath: string, commit: string): CommitFiles => {
+    const gitOk = (operation: string, args: ReadonlyArray<string>) =>
+      git
+        .run(args, { cwd: mirrorPath, timeoutMs })
+        .pipe(
+          Effect.flatMap((output) =>
+            output.exitCode === 0
+              ? Effect.succeed(output.stdout)
+              : Effect.fail(
+                  new GitCommandFailed({ operation, detail: stderrTail(output.stderr), exitCode: output.exitCode })
+                )
+          )
+        )
+    const checked = (operation: string, path: string) =>
+      !commitPattern.test(commit)
+        ? Effect.fail(new UnsafeArgument({ operation, detail: "the commit must be a full hexadecimal object id" }))
+        : !isSafePath(path)
+          ? Effect.fail(new UnsafeArgument({ operation, detail: `${JSON.stringify(path)} is not a repository path` }))
+          : Effect.void
+    const entry = (operation: string, path: string) =>
+      checked(operation, path).pipe(
+        Effect.andThen(gitOk(operation, ["ls-tree", "-z", "--long", commit, "--", path])),
+        Effect.map((stdout) => parseTree(stdout).find((line) => line.name === path))
+      )
+    return {
+      read: (path) =>
+        Effect.gen(function* () {
+          const operation = "commit.read"
+          const found = yield* entry(operation, path)
+          if (found === undefined || found.type !== "blob") return undefined
+          // A symbolic link's target is a path, not the file: never follow it (it could name a host file).
+          if (found.mode === "120000") {
+            return yield* new UnsafeArgument({ operation, detail: `${path} is a symbolic link` })
+          }
+          if (Number(found.size) > MAX_FILE_BYTES) {
+            return yield* new UnsafeArgument({ operation, detail: `${path} is larger than ${MAX_FILE_BYTES} bytes` })
+          }
+          return yield* gitOk(operation, ["cat-file", "blob", found.object])
+        }),
+      list: (dir) =>
+        Effect.gen(function* () {
+          const operation = "commit.list"
+          const found = yield* entry(operation, dir)
+          if (found === undefined || found.type !== "tree") return undefined
+          const stdout = yield* gitOk(operation, ["ls-tree", "-z", "--long", found.object])
+          return parseTree(stdout).flatMap((line): ReadonlyArray<CommitEntry> => {
+            if (line.type === "tree") return [{ name: line.name, type: "dir" }]
+            return line.type === "blob" && line.mode !== "120000" ? [{ name: line.name, type: "file" }] : []
+          })
+        })
+    }
+  }
+})
