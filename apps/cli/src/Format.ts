@@ -1,4 +1,4 @@
-import { age, legacyWarning, repoOf, setupFailureOf } from "@prbox/client"
+import { age, environmentOf, legacyWarning, repoOf, setupFailureOf } from "@prbox/client"
 import type { SandboxView } from "@prbox/protocol"
 
 export const urlOf = (view: SandboxView): string => (view.status === "running" && view.url !== null ? view.url : "-")
@@ -39,12 +39,13 @@ export const legacyNotes = (views: ReadonlyArray<SandboxView>): ReadonlyArray<st
 
 export const sandboxTable = (views: ReadonlyArray<SandboxView>, now: number): string =>
   table(
-    ["ID", "PR", "REPO", "STATUS", "AGE", "URL"],
+    ["ID", "PR", "REPO", "STATUS", "ENV", "AGE", "URL"],
     views.map((view) => [
       view.id,
       `#${view.pullRequest}`,
       repoOf(view),
       statusCell(view),
+      view.environment?.kind ?? "-",
       age(view.createdAt, now),
       urlOf(view)
     ])
@@ -62,6 +63,13 @@ export const describe = (view: SandboxView, now: number): string => {
     ["branch", view.sourceBranch],
     ["commit", view.sourceCommit],
     ["workspace", view.workspacePath],
+    ["environment", view.environment === null ? null : environmentOf(view)],
+    [
+      "image",
+      view.environment === null
+        ? null
+        : `${view.environment.image}${view.environment.imageDigest === null ? "" : ` (${view.environment.imageDigest.slice(0, 19)})`}`
+    ],
     ["container", view.containerId === null ? null : view.containerId.slice(0, 12)],
     ["detail", view.detail],
     ["error", view.error],

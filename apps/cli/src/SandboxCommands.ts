@@ -43,6 +43,10 @@ const open = Command.make(
     ),
     pr: prFlag,
     ref: Flag.String("ref").pipe(Flag.withDescription("fetch this ref instead of the provider's"), Flag.optional),
+    devcontainer: Flag.String("devcontainer").pipe(
+      Flag.withDescription("use the PR's .devcontainer/<name>/devcontainer.json when it has several"),
+      Flag.optional
+    ),
     browser: Flag.Boolean("browser").pipe(
       Flag.withDescription("open the sandbox in a browser"),
       Flag.withDefault(false)
@@ -61,7 +65,8 @@ const open = Command.make(
           const opened = yield* client.open(
             openRequest(config.input, process.cwd(), {
               pr: optionalNumber(config.pr),
-              ref: Option.getOrUndefined(config.ref)
+              ref: Option.getOrUndefined(config.ref),
+              devcontainer: Option.getOrUndefined(config.devcontainer)
             })
           )
           if (!config.wait) {

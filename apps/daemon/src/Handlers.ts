@@ -57,7 +57,8 @@ const SandboxesLive = HttpApiBuilder.group(PrboxApi, "sandboxes", (handlers) =>
           sandboxes.open({
             input: payload.input,
             ...(payload.pr === undefined ? {} : { pr: payload.pr }),
-            ...(payload.ref === undefined ? {} : { ref: payload.ref })
+            ...(payload.ref === undefined ? {} : { ref: payload.ref }),
+            ...(payload.devcontainer === undefined ? {} : { devcontainer: payload.devcontainer })
           })
         ).pipe(Effect.map(toView))
       )

@@ -3,8 +3,10 @@ import {
   type ApiError,
   Conflict,
   DockerUnavailable,
+  GitFailure,
   Internal,
   InvalidConfig,
+  InvalidDevcontainer,
   InvalidPrRef,
   NotFound
 } from "@prbox/protocol"
@@ -25,6 +27,8 @@ export const apiErrorOf: { readonly [Tag in EngineFailureTag]: ApiErrorClass } =
   SandboxNotFound: NotFound,
   SandboxConflict: Conflict,
   InvalidPullRequestInput: InvalidPrRef,
+  InvalidDevcontainer: InvalidDevcontainer,
+  FetchFailed: GitFailure,
   InvalidConfig: InvalidConfig,
   RuntimeError: DockerUnavailable,
   DestroyNotConfirmed: DockerUnavailable,

@@ -1,4 +1,4 @@
-import { age, legacyWarning, repoOf, setupFailureOf } from "@prbox/client"
+import { age, environmentOf, legacyWarning, repoOf, setupFailureOf } from "@prbox/client"
 import type { SandboxEvent, SandboxId, SandboxStatus, SandboxView } from "./Protocol.ts"
 
 export { age, repoOf }
@@ -105,6 +105,7 @@ const tooltipOf = (view: SandboxView, now: number): string =>
     view.detail === null || view.status === "running" ? undefined : `last step: ${view.detail}`,
     view.sourceBranch === null ? undefined : `branch: ${view.sourceBranch}`,
     view.sourceCommit === null ? undefined : `commit: ${view.sourceCommit.slice(0, 12)}`,
+    view.environment === null ? undefined : `environment: ${environmentOf(view)}, image ${view.environment.image}`,
     view.status === "running" && view.url !== null ? `url: ${view.url}` : undefined,
     `id: ${view.id}`,
     `created ${age(view.createdAt, now)} ago`

@@ -34,6 +34,20 @@ describe("tree items from protocol rows", () => {
     expect(node.tooltip).toContain("commit: 0123456789ab")
   })
 
+  it("says which environment the sandbox got", () => {
+    const environment = {
+      kind: "devcontainer" as const,
+      path: ".devcontainer/devcontainer.json",
+      image: "prbox-build/repo:abc",
+      imageDigest: "sha256:1"
+    }
+    const node = sandboxNode(viewOf({ environment }), now)
+    expect(node.tooltip).toContain(
+      "environment: devcontainer (.devcontainer/devcontainer.json), image prbox-build/repo:abc"
+    )
+    expect(sandboxNode(viewOf(), now).tooltip).not.toContain("environment:")
+  })
+
   it("leaves out what the daemon does not know", () => {
     const node = sandboxNode(viewOf({ title: null, sourceBranch: null, status: "creating", url: null }), now)
     expect(node.label).toBe("#12")

@@ -38,3 +38,14 @@ export const legacyWarning = (view: Pick<SandboxView, "id" | "hasPassword">): st
   view.hasPassword
     ? undefined
     : `legacy sandbox without a password: delete it with \`prbox rm ${view.id}\` and open the PR again`
+
+/**
+ * Which environment a sandbox got, in a few words: `devcontainer (.devcontainer/devcontainer.json)`,
+ * `config (image)`, `default`; "-" before it is known.
+ */
+export const environmentOf = (view: Pick<SandboxView, "environment">): string => {
+  const environment = view.environment
+  if (environment === null) return "-"
+  if (environment.kind === "devcontainer") return `devcontainer (${environment.path ?? "devcontainer.json"})`
+  return environment.kind === "config" ? `config (${environment.image})` : "default"
+}

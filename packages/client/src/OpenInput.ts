@@ -59,13 +59,18 @@ export const parseOpenInput = (text: string, baseDir: string): ParsedOpen => {
   return { _tag: "ok", request: openRequest(input, baseDir, { pr, ref }) }
 }
 
-/** The `open` request for `input` (normalised) with an optional `--pr` and `--ref`. */
+/** The `open` request for `input` (normalised) with an optional `--pr`, `--ref` and `--devcontainer`. */
 export const openRequest = (
   input: string,
   baseDir: string,
-  options: { readonly pr?: number | undefined; readonly ref?: string | undefined } = {}
+  options: {
+    readonly pr?: number | undefined
+    readonly ref?: string | undefined
+    readonly devcontainer?: string | undefined
+  } = {}
 ): OpenRequest => ({
   input: normalizeOpenInput(input, baseDir),
   ...(options.pr === undefined ? {} : { pr: options.pr }),
-  ...(options.ref === undefined ? {} : { ref: options.ref })
+  ...(options.ref === undefined ? {} : { ref: options.ref }),
+  ...(options.devcontainer === undefined ? {} : { devcontainer: options.devcontainer })
 })

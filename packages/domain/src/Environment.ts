@@ -71,6 +71,11 @@ export const EnvironmentPlan = Schema.Struct({
   cpus: Schema.NullOr(Schema.Number),
   memoryMb: Schema.NullOr(Schema.Int),
   extensions: Schema.Array(Schema.String),
-  steps: Schema.Array(LifecycleStep)
+  steps: Schema.Array(LifecycleStep),
+  /**
+   * "included": the image runs code-server itself (its `dev.prbox.code-server`
+   * label says so); absent: prbox mounts its own distribution.
+   */
+  codeServer: Schema.optionalKey(Schema.Literal("included"))
 })
 export type EnvironmentPlan = typeof EnvironmentPlan.Type

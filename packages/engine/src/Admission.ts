@@ -11,17 +11,18 @@ import {
   SandboxConflict,
   SandboxId
 } from "@prbox/domain"
-import { type PullRequestRef, parsePullRequestRef } from "@prbox/git"
+import { type PullRequestRef, parsePullRequestRef, Workspaces } from "@prbox/git"
 import { SandboxRepo } from "@prbox/store"
 import { Clock, Effect, Option, Redacted, Result } from "effect"
 import { AccountIdentity } from "./AccountIdentity.ts"
+import { chooseEnvironment } from "./ChooseEnvironment.ts"
 import { Config, type PrboxConfig } from "./Config.ts"
 import { ContainerRuntime } from "./ContainerRuntime.ts"
-import { InvalidPullRequestInput, mapStoreErrors, safeReason } from "./Errors.ts"
+import { FetchFailed, InvalidPullRequestInput, mapStoreErrors, safeReason } from "./Errors.ts"
 import { Lifecycle } from "./Lifecycle.ts"
 import { Reconciler } from "./Reconciler.ts"
 import type { OpenRequest } from "./SandboxService.ts"
-import type { Workers } from "./Workers.ts"
+import type { PreparedCreate, Workers } from "./Workers.ts"
 
 const newSandboxId = (): SandboxId => {
   const alphabet = "0123456789abcdefghijklmnopqrstuv"
@@ -45,7 +46,37 @@ export const makeAdmission = (workers: Workers) =>
     const identity = yield* AccountIdentity
     const reconciler = yield* Reconciler
     const lifecycle = yield* Lifecycle
+    const workspaces = yield* Workspaces
     const { admitRestart } = workers
+
+    /**
+     * What a new sandbox needs before it is admitted: the PR fetched into its
+     * mirror and its environment chosen from the fetched commit, so a PR that
+     * cannot be fetched or whose devcontainer.json is refused leaves no row
+     * and no container.
+     */
+    const prepareCreate = (ref: PullRequestRef, cfg: PrboxConfig, devcontainer: string | undefined) =>
+      Effect.gen(function* () {
+        const fetched = yield* workspaces
+          .fetchPullRequest(ref)
+          .pipe(Effect.mapError((error) => new FetchFailed({ reason: safeReason(error) })))
+        const files = workspaces.commitFiles(fetched.mirrorPath, fetched.commit)
+        const choice = yield* chooseEnvironment(files, ref, cfg, devcontainer)
+        return { fetched, choice } satisfies PreparedCreate
+      })
+
+    /** A create is prepared outside admission (a fetch takes long) unless a row of the PR answers the open. */
+    const prepareUnlessAnswered = (
+      ref: PullRequestRef,
+      cfg: PrboxConfig,
+      prRows: ReadonlyArray<Sandbox>,
+      devcontainer: string | undefined
+    ) => {
+      const answered = prRows.some(
+        (row) => row.host === ref.host && (isLive(row) || restartRefusal(row) === undefined)
+      )
+      return answered ? Effect.succeed(undefined) : prepareCreate(ref, cfg, devcontainer)
+    }
 
     /**
      * A live row of the PR answers the open: a running one after one inspect
@@ -186,6 +217,7 @@ export const makeAdmission = (workers: Workers) =>
       const ref = parsed.success
       const discovered = yield* identity.discover({ provider: ref.provider, host: ref.host, profile: cfg.profile })
       const selector = { provider: ref.provider, repository: ref.repository, pullRequest: ref.pullRequest }
+      const early = yield* prepareUnlessAnswered(ref, cfg, yield* repo.findByPr(selector), request.devcontainer)
       return yield* lifecycle.admit(
         Effect.gen(function* () {
           const samePr = (rows: ReadonlyArray<Sandbox>) => rows.filter((row) => row.host === ref.host)
@@ -212,6 +244,7 @@ export const makeAdmission = (workers: Workers) =>
           // Reopening a stopped sandbox keeps its workspace (and the user's work in it).
           const restartable = rows.find((row) => restartRefusal(row) === undefined)
           if (restartable !== undefined) return yield* admitRestart(restartable, cfg)
+          const prepared = early ?? (yield* prepareCreate(ref, cfg, request.devcontainer))
           const now = yield* Clock.currentTimeMillis
           const row = yield* repo.insert({
             id: newSandboxId(),
@@ -225,7 +258,7 @@ export const makeAdmission = (workers: Workers) =>
             lastActivityAt: now
           })
           yield* lifecycle.emit(row.id, row.status, `opening ${formatPullRequestKey(key)}`)
-          yield* workers.spawnCreate(row, ref, cfg)
+          yield* workers.spawnCreate(row, ref, cfg, prepared)
           return row
         })
       )

@@ -1,13 +1,17 @@
-import type { Sandbox } from "@prbox/domain"
+import type { EnvironmentPlan, Sandbox } from "@prbox/domain"
 import { Redacted } from "effect"
 import type { PrboxConfig } from "./Config.ts"
 import type { ContainerSpec } from "./ContainerRuntime.ts"
 import { LABELS } from "./Labels.ts"
+import type { CodeServerDistribution } from "./SandboxTools.ts"
 
 /** Port code-server listens on inside the container. */
 export const CODE_SERVER_PORT = 8080
 export const CONTAINER_HOME = "/home/prbox"
+/** The workspace folder of a sandbox without a devcontainer.json. */
 export const CONTAINER_WORKSPACE = "/workspace"
+/** Where prbox's code-server distribution is mounted (read-only) in a sandbox. */
+export const CODE_SERVER_MOUNT = "/opt/prbox/code-server"
 
 /** The sandbox's URL on this machine, or "" before it has a port. */
 export const sandboxUrl = (port: number | null): string => (port === null ? "" : `http://127.0.0.1:${port}/`)
@@ -20,9 +24,26 @@ export const portMovedLine = (from: number, to: number): string =>
 export const readyDetail = (hostPort: number, movedFrom: number | null): string =>
   `ready at ${sandboxUrl(hostPort)}${movedFrom === null ? "" : ` (port ${movedFrom} was taken)`}`
 
+/** The env code-server and the sandbox user's commands see for HOME and the XDG folders. */
+export const homeEnv: Readonly<Record<string, string>> = {
+  HOME: CONTAINER_HOME,
+  XDG_CONFIG_HOME: `${CONTAINER_HOME}/.config`,
+  XDG_DATA_HOME: `${CONTAINER_HOME}/.local/share`,
+  XDG_CACHE_HOME: `${CONTAINER_HOME}/.cache`
+}
+
+/** How to run code-server in the container: prbox's mounted distribution, or the image's own. */
+export const codeServerCommand = (distribution: CodeServerDistribution | null): ReadonlyArray<string> =>
+  distribution === null
+    ? ["code-server"]
+    : [`${CODE_SERVER_MOUNT}/${distribution.node}`, `${CODE_SERVER_MOUNT}/${distribution.entry}`]
+
 export interface SpecInput {
   readonly row: Sandbox
   readonly config: PrboxConfig
+  readonly plan: EnvironmentPlan
+  /** prbox's code-server, mounted; null when the image runs its own (`codeServer: "included"`). */
+  readonly distribution: CodeServerDistribution | null
   /** `uid:gid` the sandbox runs as (the workspace's owner). */
   readonly user: string
   /** The sandbox user's home directory on the host. */
@@ -37,59 +58,72 @@ export interface SpecInput {
 
 /**
  * The container of a sandbox: code-server on the workspace, password auth,
- * the user's image, env, mounts and limits, and prbox's labels (which win).
+ * the environment's image, env and limits, the user's mounts, and prbox's
+ * labels (which win). code-server is prbox's distribution, mounted read-only
+ * and run as the container's entrypoint, unless the image brings its own.
  */
 export const codeServerSpec = ({
   row,
   config,
+  plan,
+  distribution,
   user,
   homePath,
   engineHome,
   extraLabels,
   hostPort
-}: SpecInput): ContainerSpec => ({
-  name: `prbox-${row.id}`,
-  image: config.image,
-  args: [
+}: SpecInput): ContainerSpec => {
+  const cpus = plan.cpus ?? config.cpus
+  const memoryMb = plan.memoryMb ?? config.memoryMb
+  const codeServerArgs = [
     "--bind-addr",
     `0.0.0.0:${CODE_SERVER_PORT}`,
     "--auth",
     "password",
     "--disable-telemetry",
     "--disable-update-check",
-    CONTAINER_WORKSPACE
-  ],
-  // The password reaches code-server only through its environment, never argv.
-  env: {
-    ...config.env,
-    HOME: CONTAINER_HOME,
-    XDG_CONFIG_HOME: `${CONTAINER_HOME}/.config`,
-    XDG_DATA_HOME: `${CONTAINER_HOME}/.local/share`,
-    XDG_CACHE_HOME: `${CONTAINER_HOME}/.cache`,
-    PASSWORD: row.accessPassword === null ? "" : Redacted.value(row.accessPassword)
-  },
-  labels: {
-    ...config.labels,
-    ...extraLabels,
-    [LABELS.sandbox]: row.id,
-    [LABELS.pr]: String(row.pullRequest),
-    [LABELS.repo]: `${row.host ?? ""}/${row.repository}`,
-    [LABELS.home]: engineHome
-  },
-  binds: [
-    { hostPath: row.workspacePath ?? "", containerPath: CONTAINER_WORKSPACE, readOnly: false },
-    { hostPath: homePath, containerPath: CONTAINER_HOME, readOnly: false },
-    ...config.mounts.map((mount) => ({
-      hostPath: mount.source,
-      containerPath: mount.target,
-      readOnly: mount.readOnly
-    }))
-  ],
-  user,
-  workingDir: CONTAINER_WORKSPACE,
-  port: CODE_SERVER_PORT,
-  hostPort,
-  ...(config.cpus === undefined ? {} : { cpus: config.cpus }),
-  ...(config.memoryMb === undefined ? {} : { memoryBytes: config.memoryMb * 1024 * 1024 }),
-  ...(config.pidsLimit === undefined ? {} : { pidsLimit: config.pidsLimit })
-})
+    plan.workspaceFolder
+  ]
+  return {
+    name: `prbox-${row.id}`,
+    image: plan.image,
+    ...(distribution === null ? {} : { entrypoint: codeServerCommand(distribution) }),
+    args: codeServerArgs,
+    // The password reaches code-server only through its environment, never argv.
+    env: {
+      ...config.env,
+      ...plan.containerEnv,
+      ...plan.remoteEnv,
+      ...homeEnv,
+      ...(plan.remoteUser === null ? {} : { USER: plan.remoteUser }),
+      PASSWORD: row.accessPassword === null ? "" : Redacted.value(row.accessPassword)
+    },
+    labels: {
+      ...config.labels,
+      ...extraLabels,
+      [LABELS.sandbox]: row.id,
+      [LABELS.pr]: String(row.pullRequest),
+      [LABELS.repo]: `${row.host ?? ""}/${row.repository}`,
+      [LABELS.home]: engineHome
+    },
+    binds: [
+      { hostPath: row.workspacePath ?? "", containerPath: plan.workspaceFolder, readOnly: false },
+      { hostPath: homePath, containerPath: CONTAINER_HOME, readOnly: false },
+      ...(distribution === null
+        ? []
+        : [{ hostPath: distribution.root, containerPath: CODE_SERVER_MOUNT, readOnly: true }]),
+      ...config.mounts.map((mount) => ({
+        hostPath: mount.source,
+        containerPath: mount.target,
+        readOnly: mount.readOnly
+      }))
+    ],
+    user,
+    workingDir: plan.workspaceFolder,
+    port: CODE_SERVER_PORT,
+    hostPort,
+    ...(cpus === undefined || cpus === null ? {} : { cpus }),
+    ...(memoryMb === undefined || memoryMb === null ? {} : { memoryBytes: memoryMb * 1024 * 1024 }),
+    ...(config.pidsLimit === undefined ? {} : { pidsLimit: config.pidsLimit })
+  }
+}

@@ -5,8 +5,6 @@ import { Context, Effect, FileSystem, Layer, Schema, SchemaIssue } from "effect"
 import type { PlatformError } from "effect/PlatformError"
 import { hostErrorCode, InvalidConfig } from "./Errors.ts"
 
-export const DEFAULT_IMAGE = "codercom/code-server:latest"
-
 const PositiveInt = Schema.Int.check(Schema.isGreaterThan(0))
 const Argv = Schema.Array(Schema.String).check(Schema.isMinLength(1))
 const withDefault = <S extends Schema.Top>(schema: S, value: S["Encoded"]) =>
@@ -21,7 +19,14 @@ export type Mount = typeof Mount.Type
 
 /** `~/.prbox/config.json`; every field is optional. */
 export const PrboxConfig = Schema.Struct({
-  image: withDefault(Schema.String.check(Schema.isMinLength(1)), DEFAULT_IMAGE),
+  /** The image of sandboxes whose PR has no devcontainer.json; absent, prbox's default image. */
+  image: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1))),
+  /**
+   * Repositories whose devcontainer.json may widen their container (`runArgs`,
+   * capabilities, mounts under your home, a root user): `host/org/repo` or
+   * `host/org/*`. Only here, never from the PR itself.
+   */
+  trustedRepositories: withDefault(Schema.Array(Schema.String.check(Schema.isMinLength(1))), []),
   setupCommands: withDefault(Schema.Array(Schema.String), []),
   env: withDefault(Schema.Record(Schema.String, Schema.String), {}),
   /** Extra container labels, for the user's own tooling (prbox's own `dev.prbox.*` labels win). */

@@ -9,6 +9,8 @@ import type { PortTaken, RuntimeError } from "./Errors.ts"
 export interface ContainerSpec {
   readonly name: string
   readonly image: string
+  /** Replaces the image's entrypoint (prbox's mounted code-server). */
+  readonly entrypoint?: ReadonlyArray<string>
   readonly args: ReadonlyArray<string>
   /** Values may be secrets (the access password): never log or echo them. */
   readonly env: Readonly<Record<string, string>>
@@ -86,6 +88,8 @@ export interface ContainerRuntimeShape {
     options: {
       readonly user: string
       readonly cwd: string
+      /** Added to the container's env for this command only. */
+      readonly env?: Readonly<Record<string, string>>
       readonly timeoutMs: number
       readonly maxOutputBytes: number
     }

@@ -126,6 +126,22 @@ export class CleanupIncomplete extends Schema.TaggedError<CleanupIncomplete>()("
   }
 }
 
+/** The PR's devcontainer.json cannot be used: the file, the property and what was expected. */
+export class InvalidDevcontainer extends Schema.TaggedError<InvalidDevcontainer>()("InvalidDevcontainer", {
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return this.reason
+  }
+}
+
+/** The PR could not be fetched before its sandbox was admitted (not found, unreachable, refused). */
+export class FetchFailed extends Schema.TaggedError<FetchFailed>()("FetchFailed", { reason: Schema.String }) {
+  override get message(): string {
+    return this.reason
+  }
+}
+
 /** Every error the engine's public operations (SandboxService, Reconciler, Gc) fail with. */
 export type EngineError =
   | SandboxNotFound
@@ -133,6 +149,8 @@ export type EngineError =
   | StoreFailure
   | DestroyNotConfirmed
   | InvalidPullRequestInput
+  | InvalidDevcontainer
+  | FetchFailed
   | DiscoveryFailed
   | InvalidConfig
   | RuntimeError

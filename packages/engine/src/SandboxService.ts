@@ -4,7 +4,9 @@ import type { ExecOutcome } from "./ContainerRuntime.ts"
 import type {
   DestroyNotConfirmed,
   DiscoveryFailed,
+  FetchFailed,
   HostFailure,
+  InvalidDevcontainer,
   InvalidConfig,
   InvalidPullRequestInput,
   RuntimeError,
@@ -16,10 +18,14 @@ export interface OpenRequest {
   readonly input: string
   readonly pr?: number
   readonly ref?: string
+  /** Which of the PR's named devcontainer configurations (`.devcontainer/<name>/devcontainer.json`). */
+  readonly devcontainer?: string
 }
 
 export type OpenError =
   | InvalidPullRequestInput
+  | InvalidDevcontainer
+  | FetchFailed
   | InvalidConfig
   | SandboxNotFound
   | SandboxConflict

@@ -1,12 +1,19 @@
-import type { Sandbox, SandboxId } from "@prbox/domain"
+import type { EnvironmentPlan, Sandbox, SandboxId } from "@prbox/domain"
 import { SandboxRepo } from "@prbox/store"
 import { Clock, Effect } from "effect"
 import { codeServerSpec, portMovedLine } from "./CodeServerSpec.ts"
 import { Config, type PrboxConfig } from "./Config.ts"
+import type { CodeServerDistribution } from "./SandboxTools.ts"
 import { ContainerRuntime } from "./ContainerRuntime.ts"
 import { mapStoreErrors, SetupFailed } from "./Errors.ts"
 import { Lifecycle } from "./Lifecycle.ts"
 import { type Ownership, userSpec } from "./Ownership.ts"
+
+/** What a container is made from: the environment's plan and the code-server to mount (null: the image's own). */
+export interface ContainerEnvironment {
+  readonly plan: EnvironmentPlan
+  readonly distribution: CodeServerDistribution | null
+}
 
 /** From a prepared workspace to a started container, then to code-server answering. */
 export const makeStartContainer = (ownership: Ownership, extraLabels: Readonly<Record<string, string>>) =>
@@ -28,17 +35,38 @@ export const makeStartContainer = (ownership: Ownership, extraLabels: Readonly<R
       )
 
     /**
+     * prbox's code-server runs on the image's glibc: an image without it
+     * (Alpine, busybox) is refused by name, before anything starts.
+     */
+    const requireGlibc = (containerId: string, plan: EnvironmentPlan, distribution: CodeServerDistribution | null) =>
+      Effect.gen(function* () {
+        if (distribution === null || (yield* runtime.hasPath(containerId, distribution.loader))) return
+        yield* runtime.destroy(containerId)
+        return yield* new SetupFailed({
+          reason: `image ${plan.image} has no glibc (${distribution.loader}): prbox's code-server needs a glibc-based image such as Debian, Ubuntu or the devcontainer base images`
+        })
+      })
+
+    /**
      * A new container publishing on `requested` (the row's port), or on a
      * free port when the sandbox has none yet; both are recorded on the row.
      */
-    const create = (row: Sandbox, config: PrboxConfig, workspacePath: string, requested: number | null) =>
+    const create = (
+      row: Sandbox,
+      config: PrboxConfig,
+      environment: ContainerEnvironment,
+      workspacePath: string,
+      requested: number | null
+    ) =>
       Effect.gen(function* () {
+        const { plan, distribution } = environment
         const user = userSpec(yield* ownership.workspaceUser(workspacePath))
         const homePath = ownership.homeOf(row.id)
         const hostPort = requested ?? (yield* runtime.freePort(yield* keptPorts(row.id)))
         const containerId = yield* runtime.provision(
-          codeServerSpec({ row, config, user, homePath, engineHome, extraLabels, hostPort })
+          codeServerSpec({ row, config, plan, distribution, user, homePath, engineHome, extraLabels, hostPort })
         )
+        yield* requireGlibc(containerId, plan, distribution)
         yield* writeStatus(row.id, "starting", { containerId, hostPort })
         yield* failIfStopRequested(row.id)
         return { containerId, hostPort }
@@ -54,7 +82,11 @@ export const makeStartContainer = (ownership: Ownership, extraLabels: Readonly<R
      * new port (`movedFrom`), saying so in its log. `created` says whether
      * this start made a new container (its create-time steps are due).
      */
-    const start = Effect.fn("SandboxService.startContainer")(function* (id: SandboxId, config: PrboxConfig) {
+    const start = Effect.fn("SandboxService.startContainer")(function* (
+      id: SandboxId,
+      config: PrboxConfig,
+      environment: ContainerEnvironment
+    ) {
       return yield* lifecycle.holdSandbox(
         id,
         Effect.uninterruptible(
@@ -68,7 +100,7 @@ export const makeStartContainer = (ownership: Ownership, extraLabels: Readonly<R
             if (containerId !== null && (yield* runtime.state(containerId))._tag === "Absent") containerId = null
             let created = containerId === null
             if (containerId === null)
-              ({ containerId, hostPort: requested } = yield* create(row, config, workspacePath, requested))
+              ({ containerId, hostPort: requested } = yield* create(row, config, environment, workspacePath, requested))
             let movedFrom: number | null = null
             const hostPort = yield* runtime.start(containerId).pipe(
               Effect.catchTag("PortTaken", () =>
@@ -77,7 +109,7 @@ export const makeStartContainer = (ownership: Ownership, extraLabels: Readonly<R
                   movedFrom = requested
                   created = true
                   yield* runtime.destroy(containerId as string)
-                  ;({ containerId } = yield* create(row, config, workspacePath, null))
+                  ;({ containerId } = yield* create(row, config, environment, workspacePath, null))
                   const moved = yield* runtime.start(containerId)
                   if (movedFrom !== null) yield* progress({ id, status: "starting" }, portMovedLine(movedFrom, moved))
                   return moved

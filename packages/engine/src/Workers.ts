@@ -1,18 +1,38 @@
-import { restartRefusal, type Sandbox, SandboxConflict, type SandboxId, statePaths } from "@prbox/domain"
-import { type PullRequestRef, Workspaces } from "@prbox/git"
+import {
+  type EnvironmentPlan,
+  restartRefusal,
+  type Sandbox,
+  SandboxConflict,
+  type SandboxId,
+  statePaths
+} from "@prbox/domain"
+import { type FetchedPullRequest, type PullRequestRef, Workspaces } from "@prbox/git"
 import { Cause, Effect, Option } from "effect"
-import { readyDetail } from "./CodeServerSpec.ts"
+import type { EnvironmentChoice } from "./ChooseEnvironment.ts"
+import { CONTAINER_WORKSPACE, codeServerCommand, homeEnv, readyDetail } from "./CodeServerSpec.ts"
 import { Config, type PrboxConfig } from "./Config.ts"
 import { ContainerRuntime } from "./ContainerRuntime.ts"
 import { StopWon, safeReason } from "./Errors.ts"
+import { makeInstallExtensions } from "./Extensions.ts"
 import { Lifecycle } from "./Lifecycle.ts"
+import { makeLifecycleSteps, stepsFor } from "./LifecycleSteps.ts"
 import { type Ownership, userSpec } from "./Ownership.ts"
+import { makePrepareEnvironment } from "./PrepareEnvironment.ts"
+import { SandboxTools } from "./SandboxTools.ts"
 import { makeRunHook } from "./SandboxHooks.ts"
-import { makeSetup } from "./Setup.ts"
-import { makeStartContainer } from "./StartContainer.ts"
+import { type ContainerEnvironment, makeStartContainer } from "./StartContainer.ts"
 
 /** A setup's outcome until it ends: what a reused container shows when it never did. */
 const SETUP_INTERRUPTED = "setup did not finish (interrupted)"
+
+/** The image a sandbox made before environments were recorded ran: it brings its own code-server. */
+const LEGACY_IMAGE = "codercom/code-server:latest"
+
+/** What a new sandbox's worker starts from: the PR fetched and its environment chosen at admission. */
+export interface PreparedCreate {
+  readonly fetched: FetchedPullRequest
+  readonly choice: EnvironmentChoice
+}
 
 /**
  * The workers that take a sandbox from admitted to `running`: a create
@@ -27,7 +47,10 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
     const lifecycle = yield* Lifecycle
     const paths = statePaths((yield* Config).home)
     const container = yield* makeStartContainer(ownership, extraLabels)
-    const setup = yield* makeSetup
+    const runSteps = yield* makeLifecycleSteps
+    const prepareEnvironment = yield* makePrepareEnvironment
+    const installExtensions = yield* makeInstallExtensions
+    const tools = yield* SandboxTools
     const runHook = yield* makeRunHook
     const { advance, getRow, progress } = lifecycle
 
@@ -62,42 +85,103 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
       )
 
     /**
-     * The create-time steps, on a container this start created. The row says
+     * The plan a row's container is made from. A row from before environments
+     * were recorded ran the configured image (or the old default), which
+     * brings its own code-server.
+     */
+    const planOf = (row: Sandbox, config: PrboxConfig): EnvironmentPlan =>
+      row.environmentPlan ?? {
+        image: config.image ?? LEGACY_IMAGE,
+        containerEnv: {},
+        remoteEnv: {},
+        remoteUser: null,
+        workspaceFolder: CONTAINER_WORKSPACE,
+        forwardPorts: [],
+        portsAttributes: {},
+        cpus: null,
+        memoryMb: null,
+        extensions: [],
+        steps: config.setupCommands.map((command) => ({
+          hook: "postCreateCommand" as const,
+          command: { _tag: "Shell" as const, command },
+          origin: "config.json"
+        })),
+        codeServer: "included"
+      }
+
+    const containerEnvironment = (row: Sandbox, config: PrboxConfig) =>
+      Effect.gen(function* () {
+        const plan = planOf(row, config)
+        if (plan.codeServer === "included") return { plan, distribution: null } satisfies ContainerEnvironment
+        const distribution = yield* tools.codeServer((line) => progress(row, line).pipe(Effect.ignore))
+        return { plan, distribution } satisfies ContainerEnvironment
+      })
+
+    /**
+     * The create-time work, on a container this start created: the
+     * environment's extensions, then its create-time steps. The row says
      * "did not finish" until they end, so a setup cut short (a stop, a crash)
      * is not mistaken for a done one when the container is reused.
      */
-    const runSetup = Effect.fn("SandboxService.runSetup")(function* (
+    const runCreateSteps = Effect.fn("SandboxService.runCreateSteps")(function* (
       row: Sandbox,
       containerId: string,
-      config: PrboxConfig
+      environment: ContainerEnvironment
     ) {
       yield* advance(row.id, "starting", { setupError: SETUP_INTERRUPTED })
-      const user = yield* ownership.workspaceUser(row.workspacePath ?? "/")
-      return yield* setup(row, containerId, userSpec(user), config)
+      const user = userSpec(yield* ownership.workspaceUser(row.workspacePath ?? "/"))
+      const { plan, distribution } = environment
+      if (plan.extensions.length > 0) {
+        yield* installExtensions({
+          containerId,
+          codeServer: codeServerCommand(distribution),
+          user,
+          cwd: plan.workspaceFolder,
+          env: { ...plan.remoteEnv, ...homeEnv },
+          ids: plan.extensions,
+          progress: (line) => progress(row, line).pipe(Effect.ignore)
+        })
+      }
+      return yield* runSteps(row, containerId, user, plan, stepsFor(plan, "create"))
     })
 
+    /** `postStartCommand`, on every start; its failure is recorded like a setup step's. */
+    const runStartSteps = (row: Sandbox, containerId: string, plan: EnvironmentPlan) =>
+      Effect.gen(function* () {
+        const steps = stepsFor(plan, "start")
+        if (steps.length === 0) return null
+        const user = userSpec(yield* ownership.workspaceUser(row.workspacePath ?? "/"))
+        return yield* runSteps(row, containerId, user, plan, steps)
+      })
+
     /**
-     * From a started container to `running`: health, the ready hook, and the
-     * setup when the container is new. A failed setup is recorded on the row
-     * (`setupError`), not fatal; a reused container keeps its setup outcome.
+     * From a started container to `running`: health, the ready hook, the
+     * create-time work when the container is new, and `postStartCommand`.
+     * A failed step is recorded on the row (`setupError`), not fatal; a
+     * reused container keeps its create-time outcome.
      */
     const becomeReady = Effect.fn("SandboxService.becomeReady")(function* (id: SandboxId, config: PrboxConfig) {
-      const workspacePath = (yield* getRow(id)).workspacePath
-      if (workspacePath !== null) yield* ownership.prepare(id, workspacePath)
-      const { row, containerId, hostPort, movedFrom, created } = yield* container.start(id, config)
+      const current = yield* getRow(id)
+      if (current.workspacePath !== null) yield* ownership.prepare(id, current.workspacePath)
+      const environment = yield* containerEnvironment(current, config)
+      const { row, containerId, hostPort, movedFrom, created } = yield* container.start(id, config, environment)
       yield* container.waitHealthy(row, hostPort, config).pipe(Effect.tapError(() => stopUnanswered(row, containerId)))
       yield* runHook(row, "onSandboxReady", config)
-      const setupError = created ? { setupError: yield* runSetup(row, containerId, config) } : {}
+      const createError = created ? yield* runCreateSteps(row, containerId, environment) : null
+      // A failed create-time step ended the setup: postStartCommand runs only after a complete one.
+      const startError = createError === null ? yield* runStartSteps(row, containerId, environment.plan) : null
+      const failure = createError ?? startError
+      const setupError = created || failure !== null ? { setupError: failure } : {}
       yield* advance(id, "running", { detail: readyDetail(hostPort, movedFrom), ...setupError })
     })
 
-    const createWorker = (row: Sandbox, ref: PullRequestRef, config: PrboxConfig) =>
+    const createWorker = (row: Sandbox, ref: PullRequestRef, config: PrboxConfig, prepared: PreparedCreate) =>
       supervise(
         row,
         Effect.gen(function* () {
           const cloning = yield* advance(row.id, "cloning")
           const onProgress = (line: string) => progress(cloning, line).pipe(Effect.ignore)
-          const fetched = yield* workspaces.fetchPullRequest(ref, { onProgress })
+          const { fetched, choice } = prepared
           const workspacePath = paths.workspace(row.id)
           yield* workspaces.createWorkspace({
             mirrorPath: fetched.mirrorPath,
@@ -112,7 +196,10 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
             sourceCommit: fetched.commit,
             sourceBranch: `pr-${ref.pullRequest}`
           })
-          yield* runtime.ensureImage(config.image, (line) => progress(starting, line).pipe(Effect.ignore))
+          const { plan, environment } = yield* prepareEnvironment(starting, choice, workspacePath, config, (line) =>
+            progress(starting, line).pipe(Effect.ignore)
+          )
+          yield* advance(row.id, "starting", { environment, environmentPlan: plan })
           yield* becomeReady(row.id, config)
         })
       )
@@ -131,8 +218,8 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
     })
 
     /** Hands a freshly inserted row to its create worker (the caller holds admission). */
-    const spawnCreate = (row: Sandbox, ref: PullRequestRef, config: PrboxConfig) =>
-      lifecycle.spawnWorker(row.id, createWorker(row, ref, config))
+    const spawnCreate = (row: Sandbox, ref: PullRequestRef, config: PrboxConfig, prepared: PreparedCreate) =>
+      lifecycle.spawnWorker(row.id, createWorker(row, ref, config, prepared))
 
     return { admitRestart, spawnCreate, runHook }
   })

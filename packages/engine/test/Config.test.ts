@@ -4,7 +4,7 @@ import { join } from "node:path"
 import { NodeFileSystem } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { Config, DEFAULT_IMAGE, InvalidConfig, SandboxService } from "../src/index.ts"
+import { Config, InvalidConfig, SandboxService } from "../src/index.ts"
 import { healthzTag, rowOf, withEngine } from "./harness.ts"
 
 /** A prbox home and a user home side by side in a temp dir that removes itself. */
@@ -34,7 +34,8 @@ describe("config file", () => {
       Effect.gen(function* () {
         const { user, prbox } = yield* homes
         const config = yield* load(prbox, user, undefined)
-        assert.strictEqual(config.image, DEFAULT_IMAGE)
+        assert.isUndefined(config.image, "no image: a devcontainer.json or prbox's default decides")
+        assert.deepStrictEqual(config.trustedRepositories, [])
         assert.strictEqual(config.idleTimeoutMinutes, 30)
         assert.strictEqual(config.cleanupDelayHours, 24)
         assert.deepStrictEqual(config.setupCommands, [])

@@ -25,6 +25,7 @@ export const ErrorCodes = {
   Conflict: { httpStatus: 409, exitCode: ExitCode.conflict },
   InvalidPrRef: { httpStatus: 400, exitCode: ExitCode.usage },
   InvalidConfig: { httpStatus: 422, exitCode: ExitCode.invalidConfig },
+  InvalidDevcontainer: { httpStatus: 422, exitCode: ExitCode.usage },
   DockerUnavailable: { httpStatus: 503, exitCode: ExitCode.dockerUnavailable },
   GitFailure: { httpStatus: 502, exitCode: ExitCode.other },
   Busy: { httpStatus: 503, exitCode: ExitCode.busy },
@@ -68,6 +69,13 @@ export class InvalidConfig extends Schema.TaggedError<InvalidConfig>()(
   status("InvalidConfig")
 ) {}
 
+/** The PR's devcontainer.json cannot be used (invalid, or asks for what PR content may not have). */
+export class InvalidDevcontainer extends Schema.TaggedError<InvalidDevcontainer>()(
+  "InvalidDevcontainer",
+  fields,
+  status("InvalidDevcontainer")
+) {}
+
 /** Docker could not be reached or did not confirm an operation. */
 export class DockerUnavailable extends Schema.TaggedError<DockerUnavailable>()(
   "DockerUnavailable",
@@ -106,6 +114,7 @@ export const ApiErrors = [
   InvalidConfig,
   DockerUnavailable,
   GitFailure,
+  InvalidDevcontainer,
   Busy,
   BadRequest,
   PayloadTooLarge,
@@ -121,6 +130,7 @@ export type ApiError =
   | InvalidConfig
   | DockerUnavailable
   | GitFailure
+  | InvalidDevcontainer
   | Busy
   | BadRequest
   | PayloadTooLarge

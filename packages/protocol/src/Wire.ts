@@ -33,11 +33,13 @@ export const toView = ({ accessPassword, environmentPlan: _plan, ...row }: Sandb
 
 export const SandboxList = Schema.Array(SandboxView)
 
-/** `prbox open`: anything the pull request parser accepts, with `--pr` and `--ref`. */
+/** `prbox open`: anything the pull request parser accepts, with `--pr`, `--ref` and `--devcontainer`. */
 export const OpenRequest = Schema.Struct({
   input: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(4096)),
   pr: Schema.optionalKey(PositiveInt),
-  ref: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(1024)))
+  ref: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(1024))),
+  /** One of the PR's named configurations, `.devcontainer/<name>/devcontainer.json`. */
+  devcontainer: Schema.optionalKey(Schema.String.check(Schema.isPattern(/^[A-Za-z0-9._-]{1,100}$/)))
 })
 export type OpenRequest = typeof OpenRequest.Type
 

@@ -1,0 +1,134 @@
+import * as NodePath from "node:path"
+import type { EnvironmentPlan, LifecycleStep, Sandbox, SandboxEnvironment } from "@prbox/domain"
+import { planEnvironment } from "@prbox/devcontainer"
+import { Effect } from "effect"
+import type { EnvironmentChoice } from "./ChooseEnvironment.ts"
+import { CONTAINER_WORKSPACE } from "./CodeServerSpec.ts"
+import type { PrboxConfig } from "./Config.ts"
+import { ContainerRuntime, type ImageInfo } from "./ContainerRuntime.ts"
+import { RuntimeError } from "./Errors.ts"
+import { SandboxTools } from "./SandboxTools.ts"
+
+/** An image whose entrypoint is code-server on port 8080 says so with this label; prbox then mounts nothing. */
+export const CODE_SERVER_LABEL = "dev.prbox.code-server"
+
+/** The user's own setup commands: create-time steps, after the PR's. */
+const configSteps = (config: PrboxConfig): ReadonlyArray<LifecycleStep> =>
+  config.setupCommands.map((command) => ({
+    hook: "postCreateCommand",
+    command: { _tag: "Shell", command },
+    origin: "config.json"
+  }))
+
+/** A configured or default image's plan: prbox's workspace folder, the user's steps and limits. */
+const imagePlan = (config: PrboxConfig, image: string): EnvironmentPlan => ({
+  image,
+  containerEnv: {},
+  remoteEnv: {},
+  remoteUser: null,
+  workspaceFolder: CONTAINER_WORKSPACE,
+  forwardPorts: [],
+  portsAttributes: {},
+  cpus: config.cpus ?? null,
+  memoryMb: config.memoryMb ?? null,
+  extensions: [],
+  steps: configSteps(config)
+})
+
+/** Image names for builds: one repository per PR repository, the tag is the build inputs' hash. */
+const buildRepository = (row: Sandbox): string =>
+  `prbox-build/${`${row.host ?? "local"}/${row.repository}`.toLowerCase().replace(/[^a-z0-9._-]+/g, "-")}`
+
+/**
+ * From the choice made at admission to an image that is present and the
+ * plan the container is made from: a devcontainer.json's image is pulled or
+ * its Dockerfile built (from the workspace), a configured image pulled, the
+ * default image built when it is missing. The environment says which.
+ */
+export const makePrepareEnvironment = Effect.gen(function* () {
+  const runtime = yield* ContainerRuntime
+  const tools = yield* SandboxTools
+
+  const inspected = (image: string) =>
+    Effect.flatMap(runtime.imageInfo(image), (info) =>
+      info === undefined
+        ? Effect.fail(new RuntimeError({ operation: "image.inspect", detail: `${image} is not present` }))
+        : Effect.succeed(info)
+    )
+
+  const withLabel = (plan: EnvironmentPlan, info: ImageInfo): EnvironmentPlan =>
+    info.labels[CODE_SERVER_LABEL] === "included" ? { ...plan, codeServer: "included" } : plan
+
+  const recorded = (
+    kind: SandboxEnvironment["kind"],
+    image: string,
+    info: ImageInfo,
+    path?: string
+  ): SandboxEnvironment => ({ kind, ...(path === undefined ? {} : { path }), image, imageDigest: info.digest ?? info.id })
+
+  return Effect.fn("SandboxService.prepareEnvironment")(function* (
+    row: Sandbox,
+    choice: EnvironmentChoice,
+    workspacePath: string,
+    config: PrboxConfig,
+    onProgress: (line: string) => Effect.Effect<void>
+  ) {
+    switch (choice._tag) {
+      case "Configured": {
+        yield* runtime.ensureImage(choice.image, onProgress)
+        const info = yield* inspected(choice.image)
+        return { plan: withLabel(imagePlan(config, choice.image), info), environment: recorded("config", choice.image, info) }
+      }
+      case "Default": {
+        yield* tools.ensureDefaultImage(onProgress)
+        const info = yield* inspected(tools.defaultImage)
+        const plan = withLabel(imagePlan(config, tools.defaultImage), info)
+        return { plan, environment: recorded("default", tools.defaultImage, info) }
+      }
+      case "Devcontainer": {
+        const { spec } = choice
+        let image: string
+        if (spec.source._tag === "Image") {
+          image = spec.source.image
+          yield* runtime.ensureImage(image, onProgress)
+        } else {
+          const { context, dockerfile, args, target } = spec.source
+          const contextDir = NodePath.join(workspacePath, context)
+          yield* onProgress(`building ${dockerfile} (${spec.path})`)
+          const built = yield* runtime.buildImage(
+            {
+              contextDir,
+              dockerfile: NodePath.relative(contextDir, NodePath.join(workspacePath, dockerfile)),
+              args,
+              ...(target === undefined ? {} : { target }),
+              repository: buildRepository(row),
+              labels: {}
+            },
+            onProgress
+          )
+          if (built.reused) yield* onProgress(`reusing ${built.tag}: its inputs did not change`)
+          image = built.tag
+        }
+        const info = yield* inspected(image)
+        const resources = yield* tools.resources
+        const limits = {
+          ...(config.cpus === undefined ? {} : { cpus: config.cpus }),
+          ...(config.memoryMb === undefined ? {} : { memoryMb: config.memoryMb })
+        }
+        const planned = planEnvironment(
+          spec,
+          image,
+          { metadataLabel: info.labels["devcontainer.metadata"], user: info.user, env: info.env },
+          limits,
+          resources.cpus,
+          resources.memoryMb
+        )
+        for (const warning of [...spec.warnings, ...planned.warnings]) yield* onProgress(`warning: ${warning}`)
+        const plan = withLabel({ ...planned.plan, steps: [...planned.plan.steps, ...configSteps(config)] }, info)
+        return { plan, environment: recorded("devcontainer", image, info, spec.path) }
+      }
+    }
+  })
+})
+
+export type PrepareEnvironment = Effect.Success<typeof makePrepareEnvironment>
