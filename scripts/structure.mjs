@@ -1,6 +1,6 @@
 // The layout's rules, checked by dependency-cruiser (`pnpm structure`, run by
 // scripts/test): the dependency direction of the README's Layout section.
-//   apps → client/protocol/engine → store/docker/git → domain → effect
+//   apps → client/protocol/engine → store/docker/git/devcontainer → domain → effect
 // A rule that is red fails the run. Type-only imports count (`import type`
 // ties modules together just as much), so a cycle cannot hide behind them.
 
@@ -53,6 +53,14 @@ export default {
       severity: "error",
       from: { path: `^packages/${adapters}/src/` },
       to: { path: "^packages/", pathNot: ["^packages/domain/", "^packages/$1/"] }
+    },
+    {
+      name: "devcontainer-is-pure",
+      comment:
+        "packages/devcontainer decides a repository's environment from files the caller reads: domain, effect and jsonc-parser only.",
+      severity: "error",
+      from: { path: "^packages/devcontainer/src/" },
+      to: { pathNot: ["^packages/devcontainer/src/", "^packages/domain/", library("effect"), library("jsonc-parser")] }
     },
     {
       name: "engine-below-the-apps-and-their-contracts",

@@ -1,0 +1,140 @@
+import { Effect } from "effect"
+import type { DevcontainerConfig } from "./Config.ts"
+import { DevcontainerError } from "./Errors.ts"
+import type { Located } from "./Locate.ts"
+import { parseDevcontainer } from "./Parse.ts"
+import { containerFolder, folderOf, resolveInRepository } from "./Paths.ts"
+import {
+  ignoredWarnings,
+  isTrustedRepository,
+  noWidening,
+  refusalDetail,
+  refusals,
+  type Widening,
+  wideningOf
+} from "./Policy.ts"
+import { substitute, substituteRecord, type VariableContext } from "./Variables.ts"
+
+export interface ResolveInput {
+  readonly located: Located
+  /** e.g. "github.com" */
+  readonly host: string
+  /** "org/repo" */
+  readonly repository: string
+  /** The user's config.json `trustedRepositories` patterns. */
+  readonly trustedRepositories: ReadonlyArray<string>
+}
+
+export type DevcontainerSource =
+  | { readonly _tag: "Image"; readonly image: string }
+  | {
+      readonly _tag: "Build"
+      /** Repo-relative. */
+      readonly dockerfile: string
+      /** Repo-relative ("." for the root). */
+      readonly context: string
+      readonly args: Readonly<Record<string, string>>
+      readonly target?: string
+    }
+
+/** What devcontainer.json alone decides, before any image exists (checked at admission). */
+export interface DevcontainerSpec {
+  readonly path: string
+  readonly source: DevcontainerSource
+  readonly warnings: ReadonlyArray<string>
+  /** Absolute, normalised. */
+  readonly workspaceFolder: string
+  /** Whether the user's config.json trusts the repository. */
+  readonly trusted: boolean
+  /** devcontainer.json's widening, honoured only because the repository is trusted (none otherwise). */
+  readonly widening: Widening
+  readonly repositoryName: string
+  readonly config: DevcontainerConfig
+}
+
+const fail = (file: string, property: string | undefined, detail: string) =>
+  Effect.fail(new DevcontainerError(property === undefined ? { file, detail } : { file, property, detail }))
+
+const buildSource = (file: string, config: DevcontainerConfig, context: VariableContext, warn: (w: string) => void) => {
+  const folder = folderOf(file)
+  const dockerfile = config.build?.dockerfile ?? config.dockerFile
+  const dockerfileProperty = config.build?.dockerfile === undefined ? "dockerFile" : "build.dockerfile"
+  if (dockerfile === undefined) return fail(file, "build.dockerfile", "missing: a build needs a Dockerfile")
+  const contextProperty =
+    config.build?.context === undefined && config.context !== undefined ? "context" : "build.context"
+  const contextPath = resolveInRepository(folder, config.build?.context ?? config.context ?? ".")
+  if (contextPath === undefined) return fail(file, contextProperty, "must be a relative path inside the repository")
+  const dockerfilePath = resolveInRepository(folder, dockerfile)
+  if (dockerfilePath === undefined || dockerfilePath === ".") {
+    return fail(file, dockerfileProperty, "must be a relative path inside the repository")
+  }
+  const target = config.build?.target
+  return Effect.succeed<DevcontainerSource>({
+    _tag: "Build",
+    dockerfile: dockerfilePath,
+    context: contextPath,
+    args: substituteRecord(config.build?.args ?? {}, context, "build.args", warn),
+    ...(target === undefined ? {} : { target })
+  })
+}
+
+/**
+ * Reads the located devcontainer.json into what admission checks: parsed and
+ * decoded, Docker Compose and (unless the repository is trusted) every
+ * widening property refused, the image or build resolved inside the
+ * repository, the workspace folder decided.
+ */
+export const readDevcontainer = Effect.fn("Devcontainer.read")(function* (input: ResolveInput) {
+  const file = input.located.path
+  const config = yield* parseDevcontainer(file, input.located.text)
+  if (config.dockerComposeFile !== undefined || config.service !== undefined || config.runServices !== undefined) {
+    const property =
+      config.dockerComposeFile !== undefined
+        ? "dockerComposeFile"
+        : config.service !== undefined
+          ? "service"
+          : "runServices"
+    return yield* fail(file, property, "Docker Compose devcontainers are not supported; use image or build")
+  }
+  const trusted = isTrustedRepository(input.trustedRepositories, input.host, input.repository)
+  const [refused] = refusals(config)
+  if (!trusted && refused !== undefined) {
+    return yield* fail(file, refused.property, refusalDetail(refused, input.host, input.repository))
+  }
+  const warnings = [...ignoredWarnings(config)]
+  const warn = (warning: string) => warnings.push(warning)
+  const repositoryName = input.repository.split("/").at(-1) ?? input.repository
+  const defaultFolder = `/workspaces/${repositoryName}`
+  const early: VariableContext = { containerWorkspaceFolder: defaultFolder, workspaceBasename: repositoryName }
+  const workspaceFolder =
+    config.workspaceFolder === undefined
+      ? defaultFolder
+      : containerFolder(substitute(config.workspaceFolder, early, "workspaceFolder", warn))
+  if (workspaceFolder === undefined) {
+    return yield* fail(file, "workspaceFolder", "must be an absolute path below / in the container")
+  }
+  const context: VariableContext = { containerWorkspaceFolder: workspaceFolder, workspaceBasename: repositoryName }
+  const build = config.build !== undefined || config.dockerFile !== undefined
+  if (config.image !== undefined && build) return yield* fail(file, "image", "set either image or build, not both")
+  if (config.image === undefined && !build) {
+    return yield* fail(
+      file,
+      undefined,
+      "neither image nor build.dockerfile is set: prbox needs one to make the container"
+    )
+  }
+  const source: DevcontainerSource =
+    config.image !== undefined
+      ? { _tag: "Image", image: substitute(config.image, context, "image", warn) }
+      : yield* buildSource(file, config, context, warn)
+  return {
+    path: file,
+    source,
+    warnings,
+    workspaceFolder,
+    trusted,
+    widening: trusted ? wideningOf(config) : noWidening,
+    repositoryName,
+    config
+  } satisfies DevcontainerSpec
+})

@@ -1,0 +1,307 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { type DevcontainerSource, noWidening, readDevcontainer, type Widening } from "../src/index.ts"
+
+const file = ".devcontainer/devcontainer.json"
+const repository = "acme/api"
+const trustedRepositories = ["github.com/acme/*"]
+
+const read = (text: string, options: { readonly path?: string; readonly trusted?: boolean } = {}) =>
+  Effect.result(
+    readDevcontainer({
+      located: { path: options.path ?? file, text },
+      host: "github.com",
+      repository: options.trusted === true ? repository : "someone/fork",
+      trustedRepositories
+    })
+  )
+
+const refusal = (property: string, what: string) =>
+  `${file}: ${property}: refused: it ${what}, and the repository's content is untrusted; to allow it, add "github.com/someone/fork" to trustedRepositories in your config.json`
+
+// Text of the file, the error message expected.
+const bad: ReadonlyArray<readonly [string, string, string]> = [
+  [
+    "invalid JSONC",
+    '{\n  "image": "node:22",\n  "postCreateCommand": npm ci\n}',
+    `${file}: invalid JSON at 3:24: invalid symbol`
+  ],
+  ["an unclosed object", '{ "image": "node:22"', `${file}: invalid JSON at 1:21: close brace expected`],
+  ["not an object", '["node:22"]', `${file}: expected a JSON object`],
+  ["an unknown property", '{ "image": "node:22", "imagee": "x" }', `${file}: imagee: unknown property`],
+  [
+    "an unknown nested property",
+    '{ "image": "x", "build": { "dockerfile": "D", "arg": {} } }',
+    `${file}: build.arg: unknown property`
+  ],
+  [
+    "a build arg that is not a string",
+    '{ "build": { "dockerfile": "Dockerfile", "args": { "NODE_VERSION": 22 } } }',
+    `${file}: build.args.NODE_VERSION: expected a string`
+  ],
+  [
+    "forwardPorts of the wrong type",
+    '{ "image": "x", "forwardPorts": [true] }',
+    `${file}: forwardPorts[0]: expected a port number or "host:port"`
+  ],
+  [
+    "a lifecycle command of the wrong type",
+    '{ "image": "x", "postCreateCommand": 3 }',
+    `${file}: postCreateCommand: expected a string, a non-empty array of strings or an object of named commands`
+  ],
+  [
+    "an empty command array",
+    '{ "image": "x", "onCreateCommand": [] }',
+    `${file}: onCreateCommand: expected a non-empty array of strings`
+  ],
+  [
+    "an object command entry of the wrong type",
+    '{ "image": "x", "postStartCommand": { "db": 1 } }',
+    `${file}: postStartCommand.db: expected a string or a non-empty array of strings`
+  ],
+  [
+    "a bad memory size",
+    '{ "image": "x", "hostRequirements": { "memory": "lots" } }',
+    `${file}: hostRequirements.memory: expected a size such as "4gb" or "512mb"`
+  ],
+  ["runArgs", '{ "image": "x", "runArgs": ["--network=host"] }', refusal("runArgs", "widens the container")],
+  ["privileged", '{ "image": "x", "privileged": true }', refusal("privileged", "widens the container")],
+  ["capAdd", '{ "image": "x", "capAdd": ["SYS_PTRACE"] }', refusal("capAdd", "widens the container")],
+  [
+    "securityOpt",
+    '{ "image": "x", "securityOpt": ["seccomp=unconfined"] }',
+    refusal("securityOpt", "widens the container")
+  ],
+  [
+    "mounts",
+    `{ "image": "x", "mounts": ["source=\${localEnv:HOME}/.ssh,target=/root/.ssh,type=bind"] }`,
+    refusal("mounts[0]", "mounts storage from the host")
+  ],
+  [
+    "a Docker socket mount",
+    '{ "image": "x", "mounts": [{ "type": "bind", "source": "/var/run/docker.sock", "target": "/var/run/docker.sock" }] }',
+    refusal("mounts[0]", "mounts the Docker socket")
+  ],
+  [
+    "a Docker socket in runArgs",
+    '{ "image": "x", "runArgs": ["-v", "/var/run/docker.sock:/var/run/docker.sock"] }',
+    refusal("runArgs", "mounts the Docker socket")
+  ],
+  [
+    "workspaceMount",
+    '{ "image": "x", "workspaceMount": "source=/,target=/workspace,type=bind" }',
+    refusal("workspaceMount", "mounts storage from the host")
+  ],
+  ["appPort", '{ "image": "x", "appPort": 3000 }', refusal("appPort", "publishes a port on the host")],
+  [
+    "build.options",
+    '{ "build": { "dockerfile": "Dockerfile", "options": ["--network=host"] } }',
+    refusal("build.options", "reaches the host")
+  ],
+  [
+    "Docker Compose",
+    '{ "dockerComposeFile": "docker-compose.yml", "service": "app" }',
+    `${file}: dockerComposeFile: Docker Compose devcontainers are not supported; use image or build`
+  ],
+  [
+    "neither image nor build",
+    '{ "name": "empty", "postCreateCommand": "make" }',
+    `${file}: neither image nor build.dockerfile is set: prbox needs one to make the container`
+  ],
+  [
+    "both image and build",
+    '{ "image": "x", "build": { "dockerfile": "Dockerfile" } }',
+    `${file}: image: set either image or build, not both`
+  ],
+  [
+    "a build without a Dockerfile",
+    '{ "build": { "context": ".." } }',
+    `${file}: build.dockerfile: missing: a build needs a Dockerfile`
+  ],
+  [
+    "a context escaping the repository",
+    '{ "build": { "dockerfile": "Dockerfile", "context": "../.." } }',
+    `${file}: build.context: must be a relative path inside the repository`
+  ],
+  [
+    "an absolute context",
+    '{ "build": { "dockerfile": "Dockerfile", "context": "/etc" } }',
+    `${file}: build.context: must be a relative path inside the repository`
+  ],
+  [
+    "a legacy context escaping",
+    '{ "dockerFile": "Dockerfile", "context": "../../x" }',
+    `${file}: context: must be a relative path inside the repository`
+  ],
+  [
+    "a Dockerfile escaping the repository",
+    '{ "build": { "dockerfile": "../../etc/passwd" } }',
+    `${file}: build.dockerfile: must be a relative path inside the repository`
+  ],
+  [
+    "a relative workspaceFolder",
+    '{ "image": "x", "workspaceFolder": "src" }',
+    `${file}: workspaceFolder: must be an absolute path below / in the container`
+  ],
+  [
+    "a workspaceFolder of /",
+    '{ "image": "x", "workspaceFolder": "/" }',
+    `${file}: workspaceFolder: must be an absolute path below / in the container`
+  ]
+]
+
+describe("readDevcontainer refuses", () => {
+  for (const [name, text, message] of bad) {
+    it.effect(name, () =>
+      Effect.gen(function* () {
+        const result = yield* read(text)
+        assert.strictEqual(result._tag, "Failure")
+        if (result._tag === "Failure") assert.strictEqual(result.failure.message, message)
+      })
+    )
+  }
+  it.effect("errors never echo the file's values", () =>
+    Effect.gen(function* () {
+      const result = yield* read('{ "image": "x", "containerEnv": { "TOKEN": 12345678 } }')
+      assert.strictEqual(result._tag, "Failure")
+      if (result._tag === "Failure") {
+        assert.strictEqual(result.failure.message, `${file}: containerEnv.TOKEN: expected a string`)
+        assert.notInclude(JSON.stringify(result.failure), "12345678")
+      }
+    })
+  )
+})
+
+const widening = `{
+  "image": "x",
+  "runArgs": ["--network=host"],
+  "privileged": true,
+  "capAdd": ["SYS_PTRACE"],
+  "securityOpt": ["seccomp=unconfined"],
+  "mounts": ["source=/var/run/docker.sock,target=/var/run/docker.sock,type=bind", { "type": "volume", "source": "cache", "target": "/cache" }],
+  "workspaceMount": "source=/src,target=/workspace,type=bind",
+  "appPort": [3000, "8080:80"],
+}`
+
+describe("readDevcontainer for a trusted repository", () => {
+  it.effect("accepts the widening properties and hands them over as data", () =>
+    Effect.gen(function* () {
+      const result = yield* read(widening, { trusted: true })
+      assert.strictEqual(result._tag, "Success")
+      if (result._tag !== "Success") return
+      assert.isTrue(result.success.trusted)
+      assert.deepStrictEqual(result.success.widening, {
+        runArgs: ["--network=host"],
+        capAdd: ["SYS_PTRACE"],
+        securityOpt: ["seccomp=unconfined"],
+        privileged: true,
+        mounts: [
+          { type: "bind", source: "/var/run/docker.sock", target: "/var/run/docker.sock", readOnly: false },
+          { type: "volume", source: "cache", target: "/cache", readOnly: false }
+        ],
+        workspaceMount: "source=/src,target=/workspace,type=bind",
+        appPort: [3000, "8080:80"],
+        buildOptions: []
+      } satisfies Widening)
+    })
+  )
+  it.effect("the same file from an untrusted repository is refused", () =>
+    Effect.gen(function* () {
+      const result = yield* read(widening)
+      assert.strictEqual(result._tag, "Failure")
+    })
+  )
+  it.effect("build.options is handed over too", () =>
+    Effect.gen(function* () {
+      const result = yield* read('{ "build": { "dockerfile": "Dockerfile", "options": ["--add-host=x:1.2.3.4"] } }', {
+        trusted: true
+      })
+      assert.strictEqual(result._tag, "Success")
+      if (result._tag === "Success")
+        assert.deepStrictEqual(result.success.widening.buildOptions, ["--add-host=x:1.2.3.4"])
+    })
+  )
+})
+
+// path, text, source, warnings
+const good: ReadonlyArray<readonly [string, string, string, DevcontainerSource, ReadonlyArray<string>]> = [
+  [
+    "an image",
+    file,
+    '{ "image": "mcr.microsoft.com/devcontainers/typescript-node:22" }',
+    { _tag: "Image", image: "mcr.microsoft.com/devcontainers/typescript-node:22" },
+    []
+  ],
+  [
+    "a Dockerfile next to the file, the repository as context",
+    file,
+    '{ "build": { "dockerfile": "Dockerfile", "context": "..", "args": { "VARIANT": "3.12" }, "target": "dev" } }',
+    { _tag: "Build", dockerfile: ".devcontainer/Dockerfile", context: ".", args: { VARIANT: "3.12" }, target: "dev" },
+    []
+  ],
+  [
+    "the default context is the file's folder",
+    file,
+    '{ "build": { "dockerfile": "docker/Dockerfile" } }',
+    { _tag: "Build", dockerfile: ".devcontainer/docker/Dockerfile", context: ".devcontainer", args: {} },
+    []
+  ],
+  [
+    "the legacy dockerFile at the root",
+    ".devcontainer.json",
+    '{ "dockerFile": "Dockerfile.dev" }',
+    { _tag: "Build", dockerfile: "Dockerfile.dev", context: ".", args: {} },
+    []
+  ],
+  [
+    "a named config's paths",
+    ".devcontainer/python/devcontainer.json",
+    '{ "build": { "dockerfile": "../Dockerfile", "context": "../.." } }',
+    { _tag: "Build", dockerfile: ".devcontainer/Dockerfile", context: ".", args: {} },
+    []
+  ],
+  [
+    "build args never read the host's environment",
+    file,
+    `{ "build": { "dockerfile": "Dockerfile", "args": { "USER_UID": "\${localEnv:UID:1000}", "PROXY": "\${localEnv:HTTP_PROXY}" } } }`,
+    {
+      _tag: "Build",
+      dockerfile: ".devcontainer/Dockerfile",
+      context: ".devcontainer",
+      args: { USER_UID: "1000", PROXY: "" }
+    },
+    [
+      `build.args.USER_UID: \${localEnv:…} is not read from the host (PR content must not read your environment); using its default`,
+      `build.args.PROXY: \${localEnv:…} is not read from the host (PR content must not read your environment); using an empty value`
+    ]
+  ],
+  [
+    "what prbox skips, with warnings",
+    file,
+    `{ "image": "x", "initializeCommand": "docker pull x", "features": { "ghcr.io/devcontainers/features/node:1": {} },
+       "postAttachCommand": "echo hi", "overrideCommand": false, "waitFor": "postCreateCommand", "shutdownAction": "none", "userEnvProbe": "loginShell" }`,
+    { _tag: "Image", image: "x" },
+    [
+      "initializeCommand runs on the host; prbox never runs it",
+      "features are not supported yet; continuing without them",
+      "postAttachCommand is not run: prbox has no attach step",
+      "overrideCommand: false is not honoured: the container runs prbox's code-server command"
+    ]
+  ]
+]
+
+describe("readDevcontainer accepts", () => {
+  for (const [name, path, text, source, warnings] of good) {
+    it.effect(name, () =>
+      Effect.gen(function* () {
+        const result = yield* read(text, { path })
+        assert.strictEqual(result._tag, "Success")
+        if (result._tag !== "Success") return
+        assert.deepStrictEqual(result.success.source, source)
+        assert.deepStrictEqual(result.success.warnings, warnings)
+        assert.isFalse(result.success.trusted)
+        assert.deepStrictEqual(result.success.widening, noWidening)
+      })
+    )
+  }
+})
