@@ -86,6 +86,8 @@ export interface ContainerRuntimeShape {
     options: {
       readonly user: string
       readonly cwd: string
+      /** Over the container's own environment; values may be secrets. */
+      readonly env?: Readonly<Record<string, string>>
       readonly timeoutMs: number
       readonly maxOutputBytes: number
     }

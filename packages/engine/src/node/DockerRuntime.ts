@@ -127,6 +127,7 @@ export const layer = Layer.effect(
             argv,
             user: options.user,
             cwd: options.cwd,
+            ...(options.env === undefined ? {} : { env: options.env }),
             timeoutMs: options.timeoutMs,
             maxOutputBytes: options.maxOutputBytes
           })
