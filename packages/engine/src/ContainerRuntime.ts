@@ -88,7 +88,7 @@ export interface ContainerRuntimeShape {
     options: {
       readonly user: string
       readonly cwd: string
-      /** Added to the container's env for this command only. */
+      /** Over the container's own environment, for this command only; values may be secrets. */
       readonly env?: Readonly<Record<string, string>>
       readonly timeoutMs: number
       readonly maxOutputBytes: number
