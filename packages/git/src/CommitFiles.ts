@@ -1,5 +1,5 @@
 import { Effect } from "effect"
-import { GitCommandFailed, UnsafeArgument } from "./Errors.ts"
+import { GitCommandFailed, type GitTimeout, UnsafeArgument } from "./Errors.ts"
 import { Git } from "./Git.ts"
 import { commitPattern } from "./Mirrors.ts"
 import { stderrTail } from "./Redact.ts"
@@ -16,11 +16,11 @@ export interface CommitEntry {
  */
 export interface CommitFiles {
   /** A file's text, or undefined when the commit has no file there. */
-  readonly read: (path: string) => Effect.Effect<string | undefined, GitCommandFailed | UnsafeArgument>
+  readonly read: (path: string) => Effect.Effect<string | undefined, GitCommandFailed | GitTimeout | UnsafeArgument>
   /** A folder's entries, or undefined when the commit has no folder there. */
   readonly list: (
     dir: string
-  ) => Effect.Effect<ReadonlyArray<CommitEntry> | undefined, GitCommandFailed | UnsafeArgument>
+  ) => Effect.Effect<ReadonlyArray<CommitEntry> | undefined, GitCommandFailed | GitTimeout | UnsafeArgument>
 }
 
 /** PR content: a file larger than this is not configuration and is refused. */
