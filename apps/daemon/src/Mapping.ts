@@ -6,6 +6,7 @@ import {
   Internal,
   InvalidConfig,
   InvalidPrRef,
+  NotAvailable,
   NotFound
 } from "@prbox/protocol"
 import { Effect } from "effect"
@@ -31,7 +32,10 @@ export const apiErrorOf: { readonly [Tag in EngineFailureTag]: ApiErrorClass } =
   DiscoveryFailed: DockerUnavailable,
   StoreFailure: Internal,
   HostFailure: Internal,
-  CleanupIncomplete: Internal
+  CleanupIncomplete: Internal,
+  // This host cannot provide it (a build tool, root, apt); the message says what to do.
+  CodeServerUnavailable: NotAvailable,
+  DefaultImageUnavailable: NotAvailable
 }
 
 /**
