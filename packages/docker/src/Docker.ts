@@ -22,6 +22,8 @@ export interface Bind {
 export interface ContainerSpec {
   readonly name: string
   readonly image: string
+  /** Replaces the image's entrypoint (Docker's `Entrypoint`); the image's when absent. */
+  readonly entrypoint?: ReadonlyArray<string>
   /** Arguments for the image's entrypoint; the image's CMD when absent. */
   readonly cmd?: ReadonlyArray<string>
   readonly env: Readonly<Record<string, string>>
@@ -94,6 +96,41 @@ export interface ExecResult {
   readonly truncated: boolean
 }
 
+/** Facts about a local image. */
+export interface ImageInfo {
+  readonly id: string
+  /** The first of the image's repository digests; null for an image that was never pushed or pulled. */
+  readonly digest: string | null
+  readonly labels: Readonly<Record<string, string>>
+  /** The user the image runs as ("" for root by default). */
+  readonly user: string
+  readonly env: Readonly<Record<string, string>>
+  readonly os: string
+  readonly architecture: string
+}
+
+export interface ImportRequest {
+  /** A root filesystem as a tar archive on this host. */
+  readonly archivePath: string
+  /** `repository:tag` for the new image. */
+  readonly tag: string
+  /** Dockerfile instructions applied to the image (ENV, WORKDIR, CMD, LABEL, USER...). */
+  readonly changes: ReadonlyArray<string>
+}
+
+export interface BuildRequest {
+  /** The directory sent as the build context. */
+  readonly contextDir: string
+  /** The Dockerfile, relative to `contextDir` and inside it. */
+  readonly dockerfile: string
+  readonly args: Readonly<Record<string, string>>
+  /** The stage of a multi-stage Dockerfile to build. */
+  readonly target?: string
+  /** The image is tagged `<repository>:<hash of the build's inputs>`. */
+  readonly repository: string
+  readonly labels: Readonly<Record<string, string>>
+}
+
 /** Label filter: a value matches `key=value`, `undefined` matches any container that has the key. */
 export type LabelFilter = Readonly<Record<string, string | undefined>>
 
@@ -103,6 +140,10 @@ export interface DockerShape {
   readonly ping: () => Effect.Effect<void, Unreachable>
   readonly version: () => Effect.Effect<{ readonly version: string; readonly apiVersion: string }, Unreachable>
   readonly imageExists: (ref: string) => Effect.Effect<boolean, Unreachable>
+  /** The image's facts; undefined when it is not present. */
+  readonly imageInfo: (ref: string) => Effect.Effect<ImageInfo | undefined, Unreachable>
+  /** Imports a root filesystem archive as an image (`docker import`), reporting progress entries as lines. */
+  readonly importImage: (request: ImportRequest, onProgress: (line: string) => void) => Effect.Effect<void, Unreachable>
   /** Pulls `ref`, reporting each progress entry as one line. */
   readonly pullImage: (
     ref: string,
@@ -134,6 +175,11 @@ export interface DockerShape {
     id: string,
     options: ExecOptions
   ) => Effect.Effect<ExecResult, ContainerNotFound | ExecTimeout | Unreachable>
+  /**
+   * Whether `path` exists in the container's filesystem; works on a container
+   * that was created and never started.
+   */
+  readonly hasPath: (id: string, path: string) => Effect.Effect<boolean, ContainerNotFound | Unreachable>
   /** Stdout and stderr of the container, interleaved as written. */
   readonly logs: (
     id: string,

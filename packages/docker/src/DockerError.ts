@@ -78,6 +78,19 @@ export class ImagePullFailed extends Schema.TaggedError<ImagePullFailed>()("Imag
   }
 }
 
+/**
+ * A build failed: a step of the Dockerfile (`step`, "Step 3/5 : RUN npm ci"),
+ * a Dockerfile the engine refused, or a context that cannot be sent.
+ */
+export class ImageBuildFailed extends Schema.TaggedError<ImageBuildFailed>()("ImageBuildFailed", {
+  ...fields,
+  step: Schema.optional(Schema.String)
+}) {
+  override get message() {
+    return `${this.operation}: ${this.step === undefined ? "" : `${this.step}: `}${this.detail}`
+  }
+}
+
 /** The image a container was created from does not exist locally (404 on create). */
 export class ImageNotFound extends Schema.TaggedError<ImageNotFound>()("ImageNotFound", fields) {
   override get message() {
@@ -114,6 +127,7 @@ export type DockerError =
   | EngineUnavailable
   | EnumerationError
   | ImagePullFailed
+  | ImageBuildFailed
   | ImageNotFound
   | ExecTimeout
   | DockerEngineError

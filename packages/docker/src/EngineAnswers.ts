@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import type { ContainerInfo, ContainerSummary } from "./Docker.ts"
+import type { ContainerInfo, ContainerSummary, ImageInfo } from "./Docker.ts"
 
 /* The parts of the engine's answers we use, and how they become our types. */
 
@@ -73,4 +73,30 @@ export const toSummary = (container: (typeof ListAnswer.Type)[number]): Containe
   state: container.State,
   labels: container.Labels ?? {},
   image: container.Image
+})
+
+export const ImageAnswer = Schema.Struct({
+  Id: Schema.String,
+  RepoDigests: Schema.NullOr(Schema.Array(Schema.String)),
+  // An image imported without changes has no config at all.
+  Config: Schema.NullOr(
+    Schema.Struct({ User: Schema.String, Env: Schema.NullOr(Schema.Array(Schema.String)), Labels })
+  ),
+  Os: Schema.String,
+  Architecture: Schema.String
+})
+
+export const toImageInfo = (answer: typeof ImageAnswer.Type): ImageInfo => ({
+  id: answer.Id,
+  digest: answer.RepoDigests?.[0] ?? null,
+  labels: answer.Config?.Labels ?? {},
+  user: answer.Config?.User ?? "",
+  env: Object.fromEntries(
+    (answer.Config?.Env ?? []).map((entry) => {
+      const at = entry.indexOf("=")
+      return at < 0 ? [entry, ""] : [entry.slice(0, at), entry.slice(at + 1)]
+    })
+  ),
+  os: answer.Os,
+  architecture: answer.Architecture
 })

@@ -63,7 +63,7 @@ export const classify =
 
 export const call = <A, M extends StatusErrors>(
   operation: string,
-  run: () => Promise<A>,
+  run: (signal: AbortSignal) => Promise<A>,
   statuses: M,
   secrets?: ReadonlyArray<string>
 ): Effect.Effect<A, Classified<M>> => Effect.tryPromise({ try: run, catch: classify(operation, statuses, secrets) })

@@ -12,14 +12,13 @@ import {
   EnumerationError,
   ExecTimeout,
   ImageNotFound,
-  ImagePullFailed,
   NameConflict,
   PortInUse
 } from "./DockerError.ts"
 import { ExecAnswer, InspectAnswer, ListAnswer, toInfo, toSummary, VersionAnswer } from "./EngineAnswers.ts"
 import { call, decode, envList } from "./EngineCall.ts"
 import { cappedSink, type Demux, runExec } from "./ExecOutput.ts"
-import { followPull } from "./PullProgress.ts"
+import { images } from "./NodeImages.ts"
 
 export interface Options {
   /**
@@ -51,6 +50,7 @@ export const make = (options: Options = {}): Effect.Effect<Docker["Service"], En
         catch: (cause) => new EngineUnavailable({ operation, detail: String(cause) })
       })
     const api = yield* client("engine.connect", requestTimeoutMs)
+    const patient = yield* client("engine.connect", 0)
     const demux: Demux = api.modem.demuxStream.bind(api.modem)
 
     const inspectExec = (exec: Dockerode.Exec, secrets: ReadonlyArray<string>) =>
@@ -70,25 +70,7 @@ export const make = (options: Options = {}): Effect.Effect<Docker["Service"], En
         return { version: answer.Version, apiVersion: answer.ApiVersion }
       }),
 
-      imageExists: Effect.fn("Docker.imageExists")(function* (ref) {
-        return yield* call("image.inspect", () => api.getImage(ref).inspect(), { 404: ImageNotFound }).pipe(
-          Effect.as(true),
-          Effect.catchTag("ImageNotFound", () => Effect.succeed(false))
-        )
-      }),
-
-      pullImage: Effect.fn("Docker.pullImage")(function* (ref, onProgress) {
-        const response = yield* call("image.pull", () => api.pull(ref), {}).pipe(
-          // Every refusal of a pull (unknown repository, no registry, denied) is the pull failing.
-          Effect.catchTag("DockerEngineError", (error) =>
-            Effect.fail(new ImagePullFailed({ operation: error.operation, detail: error.detail }))
-          )
-        )
-        if (!(response instanceof Readable)) {
-          return yield* new ImagePullFailed({ operation: "image.pull", detail: "the engine sent no progress stream" })
-        }
-        yield* followPull(ref, response, onProgress)
-      }),
+      ...images(api, patient),
 
       createContainer: Effect.fn("Docker.createContainer")(function* (spec) {
         const port = `${spec.exposedPort}/tcp`
@@ -99,6 +81,7 @@ export const make = (options: Options = {}): Effect.Effect<Docker["Service"], En
             api.createContainer({
               name: spec.name,
               Image: spec.image,
+              Entrypoint: spec.entrypoint === undefined ? undefined : [...spec.entrypoint],
               Cmd: spec.cmd === undefined ? undefined : [...spec.cmd],
               Env: env,
               Labels: { ...spec.labels },
@@ -224,6 +207,29 @@ export const make = (options: Options = {}): Effect.Effect<Docker["Service"], En
         }
         const result: ExecResult = { exitCode: state.ExitCode, ...output }
         return result
+      }),
+
+      hasPath: Effect.fn("Docker.hasPath")(function* (id, path) {
+        // The answer is headers only; its stream is drained to free the connection.
+        const found = yield* call(
+          "container.archive",
+          () =>
+            api
+              .getContainer(id)
+              .infoArchive({ path })
+              .then((answer: Readable) => void answer.resume()),
+          {
+            404: ContainerNotFound
+          }
+        ).pipe(
+          Effect.as(true),
+          Effect.catchTag("ContainerNotFound", () => Effect.succeed(false))
+        )
+        if (found) return true
+        // A HEAD answer has no body to tell a missing path from a missing
+        // container: the container must still exist for "no such path".
+        yield* call("container.inspect", () => api.getContainer(id).inspect(), { 404: ContainerNotFound })
+        return false
       }),
 
       logs: Effect.fn("Docker.logs")(function* (id, { tail, since }) {

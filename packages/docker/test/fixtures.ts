@@ -1,5 +1,8 @@
 import { randomBytes } from "node:crypto"
+import { readdirSync, statSync } from "node:fs"
 import { createServer, type Server } from "node:net"
+import { homedir } from "node:os"
+import { join } from "node:path"
 import { Effect, Schedule } from "effect"
 import { inject } from "vitest"
 import { healthzImage } from "../../../scripts/images/healthz.ts"
@@ -9,6 +12,57 @@ import { type ContainerSpec, Docker } from "../src/index.ts"
 
 /** Built by `scripts/setup --with-test-images`; tests only compute its tag. */
 export const healthzTag = imageTag(healthzImage)
+
+/**
+ * The newest debootstrapped Debian root filesystem cached by the code-server
+ * test image's recipe (scripts/images/code-server.ts), or undefined when
+ * that image was never built on this machine.
+ */
+export const debianRootfs = (): { readonly path: string; readonly key: string } | undefined => {
+  const base = process.env.PRBOX_CACHE || join(process.env.XDG_CACHE_HOME || join(homedir(), ".cache"), "prbox")
+  const dir = join(base, "code-server-image")
+  let names: Array<string>
+  try {
+    names = readdirSync(dir)
+  } catch {
+    return undefined
+  }
+  const newest = names
+    .map((name) => ({ name, match: /^rootfs-([0-9a-f]+)\.tar$/.exec(name) }))
+    .filter((entry) => entry.match !== null)
+    .map((entry) => ({
+      path: join(dir, entry.name),
+      key: entry.match?.[1] ?? "",
+      mtime: statSync(join(dir, entry.name)).mtimeMs
+    }))
+    .sort((a, b) => b.mtime - a.mtime)[0]
+  return newest === undefined ? undefined : { path: newest.path, key: newest.key }
+}
+
+export const debianMissing = "no Debian root filesystem in the prbox cache: run scripts/setup --with-test-images"
+
+/**
+ * `prbox-test/debian:<key>`: the cached Debian root filesystem imported as an
+ * image, once (kept for later runs and other tests: a Dockerfile's `FROM`
+ * when no registry is reachable). Dies when the archive is missing: guard
+ * with `debianRootfs()`.
+ */
+export const debianBase = Effect.gen(function* () {
+  const rootfs = debianRootfs()
+  if (rootfs === undefined) return yield* Effect.die(new Error(debianMissing))
+  const docker = yield* Docker
+  const tag = `prbox-test/debian:${rootfs.key}`
+  if (yield* docker.imageExists(tag)) return tag
+  yield* docker.importImage(
+    {
+      archivePath: rootfs.path,
+      tag,
+      changes: ["ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", 'CMD ["/bin/bash"]']
+    },
+    () => {}
+  )
+  return tag
+})
 
 export const uniqueName = (prefix: string): string => `prbox-test-${prefix}-${randomBytes(4).toString("hex")}`
 

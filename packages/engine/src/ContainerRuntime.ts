@@ -9,6 +9,8 @@ import type { PortTaken, RuntimeError } from "./Errors.ts"
 export interface ContainerSpec {
   readonly name: string
   readonly image: string
+  /** Replaces the image's entrypoint; the image's when absent. */
+  readonly entrypoint?: ReadonlyArray<string>
   readonly args: ReadonlyArray<string>
   /** Values may be secrets (the access password): never log or echo them. */
   readonly env: Readonly<Record<string, string>>
@@ -54,12 +56,32 @@ export interface Health {
   readonly lastHeartbeat: number | undefined
 }
 
+/** Facts about a local image. */
+export interface ImageInfo {
+  readonly id: string
+  /** The first of the image's repository digests; null for an image that was never pushed or pulled. */
+  readonly digest: string | null
+  readonly labels: Readonly<Record<string, string>>
+  /** The user the image runs as ("" for the default, root). */
+  readonly user: string
+  readonly env: Readonly<Record<string, string>>
+  readonly os: string
+  readonly architecture: string
+}
+
 export interface ContainerRuntimeShape {
   /** Makes the image available; a failed pull of a present image continues with it and says so. */
   readonly ensureImage: (
     image: string,
     onProgress: (line: string) => Effect.Effect<void>
   ) => Effect.Effect<void, RuntimeError>
+  /** Imports a root filesystem tar as an image (`docker import`), with Dockerfile `changes` (ENV, WORKDIR, CMD, LABEL...). */
+  readonly importImage: (
+    request: { readonly archivePath: string; readonly tag: string; readonly changes: ReadonlyArray<string> },
+    onProgress: (line: string) => Effect.Effect<void>
+  ) => Effect.Effect<void, RuntimeError>
+  /** Facts about a local image, undefined when it is not present. */
+  readonly imageInfo: (image: string) => Effect.Effect<ImageInfo | undefined, RuntimeError>
   /**
    * A host port on this machine's 127.0.0.1 that nothing listens on now and
    * that is not in `reserved` (the ports sandboxes keep while stopped).
@@ -90,6 +112,8 @@ export interface ContainerRuntimeShape {
       readonly maxOutputBytes: number
     }
   ) => Effect.Effect<ExecOutcome, RuntimeError>
+  /** Whether `path` exists in the container's filesystem (works on a created, never started container). */
+  readonly hasPath: (containerId: string, path: string) => Effect.Effect<boolean, RuntimeError>
   /** One health probe of code-server's `/healthz`; fails when it does not answer. */
   readonly health: (hostPort: number) => Effect.Effect<Health, RuntimeError>
   /** Fails (never returns an empty list) when the runtime cannot be enumerated. */

@@ -31,15 +31,20 @@ export const layer = Layer.effect(
     const docker = yield* Docker
     const http = HttpClient.filterStatusOk(yield* HttpClient.HttpClient)
 
-    const pull = (image: string, onProgress: (line: string) => Effect.Effect<void>) =>
+    /**
+     * Docker reports progress through a plain callback; a queue hands the
+     * lines to the caller's effect in order, repeated lines once.
+     */
+    const withProgress = <A, E>(
+      onProgress: (line: string) => Effect.Effect<void>,
+      run: (report: (line: string) => void) => Effect.Effect<A, E>
+    ) =>
       Effect.gen(function* () {
-        // Docker reports progress through a plain callback; a queue hands the
-        // lines to the caller's effect in order.
         const lines = yield* Queue.unbounded<string>()
         const forward = yield* Queue.take(lines).pipe(Effect.flatMap(onProgress), Effect.forever, Effect.forkChild)
         let last = ""
         const result = yield* Effect.result(
-          docker.pullImage(image, (line) => {
+          run((line) => {
             if (line !== last) Queue.offerUnsafe(lines, line)
             last = line
           })
@@ -64,7 +69,7 @@ export const layer = Layer.effect(
         const present = yield* docker.imageExists(image).pipe(Effect.mapError(toRuntimeError))
         if (present && !pullsAlways(image)) return
         yield* onProgress(`pulling ${image}`)
-        const pulled = yield* pull(image, onProgress)
+        const pulled = yield* withProgress(onProgress, (report) => docker.pullImage(image, report))
         if (pulled._tag === "Success") return
         if (present) {
           yield* onProgress(`could not pull ${image} (${pulled.failure.message}); using the local copy`)
@@ -72,12 +77,18 @@ export const layer = Layer.effect(
         }
         return yield* new RuntimeError({ operation: "image.pull", detail: pulled.failure.message })
       }),
+      importImage: Effect.fn("DockerRuntime.importImage")(function* (request, onProgress) {
+        const imported = yield* withProgress(onProgress, (report) => docker.importImage(request, report))
+        if (imported._tag === "Failure") return yield* toRuntimeError(imported.failure)
+      }),
+      imageInfo: (image) => docker.imageInfo(image).pipe(Effect.mapError(toRuntimeError)),
       freePort,
       provision: Effect.fn("DockerRuntime.provision")(function* (spec) {
         const created = yield* docker
           .createContainer({
             name: spec.name,
             image: spec.image,
+            ...(spec.entrypoint === undefined ? {} : { entrypoint: spec.entrypoint }),
             cmd: spec.args,
             env: spec.env,
             labels: spec.labels,
@@ -144,6 +155,7 @@ export const layer = Layer.effect(
             ),
             Effect.mapError(toRuntimeError)
           ),
+      hasPath: (containerId, path) => docker.hasPath(containerId, path).pipe(Effect.mapError(toRuntimeError)),
       health: (hostPort) =>
         http.get(`http://127.0.0.1:${hostPort}/healthz`).pipe(
           Effect.flatMap((response) => response.json),
