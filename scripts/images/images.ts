@@ -12,7 +12,7 @@ export interface ImageRecipe {
   readonly name: string
   /** Files and strings whose content determines the image. */
   readonly inputs: () => ReadonlyArray<string>
-  readonly build: (tag: string) => void
+  readonly build: (tag: string) => void | Promise<void>
 }
 
 const hashInputs = (inputs: ReadonlyArray<string>): string => {
@@ -37,11 +37,11 @@ export const imageExists = (tag: string): boolean =>
   spawnSync("docker", ["image", "inspect", tag], { stdio: "ignore" }).status === 0
 
 /** Builds the image unless an image with the same content tag exists; returns the tag. */
-export const ensureImage = (recipe: ImageRecipe): string => {
+export const ensureImage = async (recipe: ImageRecipe): Promise<string> => {
   const tag = imageTag(recipe)
   if (imageExists(tag)) return tag
   process.stderr.write(`[prbox images] building ${tag}\n`)
-  recipe.build(tag)
+  await recipe.build(tag)
   if (!imageExists(tag)) throw new Error(`building ${tag} finished but the image is missing`)
   return tag
 }

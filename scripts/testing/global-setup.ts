@@ -1,6 +1,7 @@
 import { execFileSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import type { TestProject } from "vitest/node"
+import { testDistributionDir } from "../images/cache.ts"
 
 /** Label every test container carries, so the run can prove it left none behind. */
 export const TEST_RUN_LABEL = "dev.prbox.test-run"
@@ -22,6 +23,8 @@ export default function setup(project: TestProject) {
   const runId = process.env.PRBOX_TEST_RUN ?? randomBytes(6).toString("hex")
   process.env.PRBOX_TEST_RUN = runId
   project.provide("testRunId", runId)
+  // The code-server distribution `scripts/setup --with-test-images` built, for tests that mount it.
+  process.env.PRBOX_TEST_CODE_SERVER_DIST ??= testDistributionDir()
   return () => {
     // Fail closed: if Docker cannot be asked, the run cannot claim it is clean.
     const left = containersOfRun(runId)

@@ -3,6 +3,7 @@ import { Argument, Command, Completions } from "effect/cli"
 import { daemonCommands } from "./DaemonCommands.ts"
 import { execLogsCommands } from "./ExecLogs.ts"
 import { exitCodesHelp, runCommand } from "./Exit.ts"
+import { imageCommand } from "./ImageCommands.ts"
 import { maintenanceCommands } from "./Maintenance.ts"
 import { passwordCommand, sandboxCommands } from "./SandboxCommands.ts"
 
@@ -44,6 +45,7 @@ export const root = Command.make("prbox").pipe(
     passwordCommand,
     ...maintenanceCommands,
     ...daemonCommands,
+    imageCommand,
     completion
   ])
 )

@@ -29,12 +29,25 @@ export interface Run {
   readonly stderr: string
 }
 
+/** Another user to run the CLI as, with a Node binary that user can execute. */
+export interface RunAs {
+  readonly uid: number
+  readonly gid: number
+  readonly node: string
+}
+
 /** Runs the real CLI (`node apps/cli/src/main.ts`) with PRBOX_HOME set, not on a TTY. */
-export const prbox = (home: string, args: ReadonlyArray<string>, env: Record<string, string> = {}): Promise<Run> =>
+export const prbox = (
+  home: string,
+  args: ReadonlyArray<string>,
+  env: Record<string, string> = {},
+  as?: RunAs
+): Promise<Run> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI_MAIN, ...args], {
+    const child = spawn(as?.node ?? process.execPath, [CLI_MAIN, ...args], {
       env: { ...process.env, PRBOX_HOME: home, ...env },
-      stdio: ["ignore", "pipe", "pipe"]
+      stdio: ["ignore", "pipe", "pipe"],
+      ...(as === undefined ? {} : { uid: as.uid, gid: as.gid })
     })
     let stdout = ""
     let stderr = ""

@@ -8,6 +8,7 @@ import {
   InvalidConfig,
   InvalidDevcontainer,
   InvalidPrRef,
+  NotAvailable,
   NotFound
 } from "@prbox/protocol"
 import { Effect } from "effect"
@@ -35,7 +36,10 @@ export const apiErrorOf: { readonly [Tag in EngineFailureTag]: ApiErrorClass } =
   DiscoveryFailed: DockerUnavailable,
   StoreFailure: Internal,
   HostFailure: Internal,
-  CleanupIncomplete: Internal
+  CleanupIncomplete: Internal,
+  // This host cannot provide it (a build tool, root, apt); the message says what to do.
+  CodeServerUnavailable: NotAvailable,
+  DefaultImageUnavailable: NotAvailable
 }
 
 /**

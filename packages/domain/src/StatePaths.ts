@@ -37,6 +37,8 @@ export interface StatePaths {
   readonly daemonLog: string
   /** Node's compile cache for the daemon and the CLI. */
   readonly compileCache: string
+  /** One code-server distribution per version, mounted read-only into sandboxes. */
+  readonly codeServer: string
 }
 
 export const statePaths = (home: string): StatePaths => ({
@@ -53,5 +55,6 @@ export const statePaths = (home: string): StatePaths => ({
   lock: join(home, "run", "prboxd.lock"),
   logs: join(home, "logs"),
   daemonLog: join(home, "logs", "prboxd.log"),
-  compileCache: join(home, "cache", "node-compile")
+  compileCache: join(home, "cache", "node-compile"),
+  codeServer: join(home, "code-server")
 })

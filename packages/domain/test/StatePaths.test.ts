@@ -26,7 +26,8 @@ describe("statePaths", () => {
         paths.socket,
         paths.lock,
         paths.daemonLog,
-        paths.compileCache
+        paths.compileCache,
+        paths.codeServer
       ],
       [
         "/h/config.json",
@@ -37,7 +38,8 @@ describe("statePaths", () => {
         "/h/run/prboxd.sock",
         "/h/run/prboxd.lock",
         "/h/logs/prboxd.log",
-        "/h/cache/node-compile"
+        "/h/cache/node-compile",
+        "/h/code-server"
       ]
     )
   })

@@ -142,6 +142,24 @@ export class FetchFailed extends Schema.TaggedError<FetchFailed>()("FetchFailed"
   }
 }
 
+/** The host's code-server distribution could not be built; the detail says what to install or what failed. */
+export class CodeServerUnavailable extends Schema.TaggedError<CodeServerUnavailable>()("CodeServerUnavailable", {
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `code-server is not available: ${this.detail}`
+  }
+}
+
+/** prbox cannot build its default image here (not root, no apt, debootstrap failed); the detail says what to do. */
+export class DefaultImageUnavailable extends Schema.TaggedError<DefaultImageUnavailable>()("DefaultImageUnavailable", {
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return this.detail
+  }
+}
+
 /** Every error the engine's public operations (SandboxService, Reconciler, Gc) fail with. */
 export type EngineError =
   | SandboxNotFound
@@ -156,6 +174,8 @@ export type EngineError =
   | RuntimeError
   | HostFailure
   | CleanupIncomplete
+  | CodeServerUnavailable
+  | DefaultImageUnavailable
 
 /** The errno code of a host I/O failure (`ENOSPC`, `ENOTDIR`, ...), else its normalized tag. */
 export const hostErrorCode = (error: PlatformError): string => {

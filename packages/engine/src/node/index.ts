@@ -1,3 +1,5 @@
+export * as CodeServerDistribution from "./CodeServerDistribution.ts"
+export * as DefaultImage from "./DefaultImage.ts"
 export * as DockerRuntime from "./DockerRuntime.ts"
 export * as NodeAccountIdentity from "./NodeAccountIdentity.ts"
 export * as NodeEngine from "./NodeEngine.ts"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Makes the code-server image's Debian root filesystem as a tar archive.
+# Makes the default image's Debian root filesystem as a tar archive (see DefaultImage.ts).
 # usage: rootfs.sh <suite> <mirror-url> <comma-separated packages> <out.tar>
 # Runs debootstrap (minbase) as root into a temporary directory next to
 # <out.tar>, trims caches and docs, prepares the directories any uid can use,
@@ -25,6 +25,7 @@ keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 keyring_args=()
 [ -f "$keyring" ] && keyring_args=(--keyring="$keyring")
 
+echo "debootstrap --variant=minbase $suite ($packages)"
 if ! debootstrap --variant=minbase --components=main "${keyring_args[@]}" --include="$packages" \
   "$suite" "$target" "$mirror" >"$work/debootstrap.log" 2>&1; then
   tail -n 40 "$work/debootstrap.log" >&2
@@ -56,5 +57,6 @@ for dir in home/coder home/coder/.config home/coder/.cache home/coder/.local hom
   chmod 1777 "$target/$dir"
 done
 
+echo "archiving the root filesystem"
 tar --numeric-owner --xattrs -C "$target" -cf "$work/rootfs.tar" .
 mv -f "$work/rootfs.tar" "$out"
