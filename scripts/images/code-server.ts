@@ -2,6 +2,7 @@ import { execFileSync } from "node:child_process"
 import { copyFileSync, linkSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
 import { join } from "node:path"
 import * as NodeServices from "@effect/platform-node/NodeServices"
+import type { CodeServerDistribution as CodeServerDistributionShape } from "@prbox/engine"
 import { CodeServerDistribution, DefaultImage } from "@prbox/engine/node"
 import { Effect } from "effect"
 import { cacheBase, testDistributionDir } from "./cache.ts"
@@ -23,7 +24,7 @@ const log = (line: string): void => {
 const progress = (line: string) => Effect.sync(() => log(line))
 
 /** The tests' code-server distribution, built by the product's builder when missing. */
-export const ensureTestDistribution = (): Promise<CodeServerDistribution.CodeServerDistribution> =>
+export const ensureTestDistribution = (): Promise<CodeServerDistributionShape> =>
   Effect.runPromise(
     CodeServerDistribution.ensureCodeServerDistribution({ dir: testDistributionDir(), onProgress: progress }).pipe(
       Effect.provide(NodeServices.layer)

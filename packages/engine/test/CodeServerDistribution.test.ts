@@ -13,8 +13,7 @@ import { httpGet, scopedContainer } from "../../docker/test/fixtures.ts"
 import {
   CODE_SERVER_VERSION,
   ensureCodeServerDistribution,
-  GLIBC_LOADERS,
-  noGlibcMessage
+  GLIBC_LOADERS
 } from "../src/node/CodeServerDistribution.ts"
 import { ensureDefaultRootfs } from "../src/node/DefaultImage.ts"
 import { healthz, login } from "./probe.ts"
@@ -147,11 +146,3 @@ layer(Layer.mergeAll(NodeServices.layer, NodeDocker.layer()), { excludeTestServi
     )
   }
 )
-
-describe("noGlibcMessage", () => {
-  it("names the image and what it needs", () => {
-    const message = noGlibcMessage("alpine:3.20")
-    assert.match(message, /^image alpine:3\.20 has no glibc/)
-    assert.match(message, /glibc-based image/)
-  })
-})

@@ -1,6 +1,7 @@
 import { Effect, FileSystem, Semaphore } from "effect"
 import type { ChildProcessSpawner } from "effect/process"
 import { CodeServerUnavailable } from "../Errors.ts"
+import type { CodeServerDistribution } from "../SandboxTools.ts"
 import { commandOutput, onPath, runStep, type StepFailure } from "./HostSteps.ts"
 
 /**
@@ -14,16 +15,6 @@ import { commandOutput, onPath, runStep, type StepFailure } from "./HostSteps.ts
 export const CODE_SERVER_VERSION = "4.139.1"
 export const CODE_SERVER_NODE_VERSION = "24.21.0"
 
-export interface CodeServerDistribution {
-  /** The host directory to mount read-only. */
-  readonly root: string
-  /** Node, relative to `root`. */
-  readonly node: string
-  /** code-server's entry point (run with `node`), relative to `root`. */
-  readonly entry: string
-  readonly version: string
-}
-
 export type Arch = "x64" | "arm64"
 
 /** The dynamic loader every glibc binary of the distribution needs, per architecture. */
@@ -31,10 +22,6 @@ export const GLIBC_LOADERS: Readonly<Record<Arch, string>> = {
   x64: "/lib64/ld-linux-x86-64.so.2",
   arm64: "/lib/ld-linux-aarch64.so.1"
 }
-
-/** Why an image cannot run the mounted code-server. */
-export const noGlibcMessage = (image: string): string =>
-  `image ${image} has no glibc (no ${GLIBC_LOADERS[hostArch() ?? "x64"]}): prbox's code-server needs a glibc-based image (Debian, Ubuntu, the devcontainer base images), not Alpine or busybox`
 
 const NODE = "bin/node"
 const ENTRY = "lib/node_modules/code-server/out/node/entry.js"
@@ -159,7 +146,13 @@ export const ensureCodeServerDistribution = Effect.fn("CodeServerDistribution.en
     )
   }
   const root = `${options.dir}/${distributionName(arch)}`
-  const distribution: CodeServerDistribution = { root, node: NODE, entry: ENTRY, version: CODE_SERVER_VERSION }
+  const distribution: CodeServerDistribution = {
+    root,
+    node: NODE,
+    entry: ENTRY,
+    version: CODE_SERVER_VERSION,
+    loader: GLIBC_LOADERS[arch]
+  }
   if (yield* complete(fs, root)) return distribution
   yield* building.withPermit(
     Effect.gen(function* () {

@@ -19,6 +19,7 @@ import * as DockerRuntime from "./DockerRuntime.ts"
 import * as NodeAccountIdentity from "./NodeAccountIdentity.ts"
 import * as NodeHooks from "./NodeHooks.ts"
 import * as NodePlatform from "./NodePlatform.ts"
+import * as NodeSandboxTools from "./NodeSandboxTools.ts"
 
 type Wrap<S> = (real: S) => S
 
@@ -40,6 +41,8 @@ export interface Options {
   readonly config?: Partial<PrboxConfig>
   /** Account discovery; by default the Node one (git credential helpers, the code hosts' APIs, STS). */
   readonly identity?: Layer.Layer<AccountIdentity>
+  /** A folder of prebuilt code-server distributions instead of `<home>/code-server` (tests share one). */
+  readonly codeServerDir?: string
   readonly wrap?: Wrappers
 }
 
@@ -64,10 +67,15 @@ export const layer = (options: Options) => {
     Workspaces.layer({ stateDir: options.home }).pipe(Layer.provide(git)),
     wrap.workspaces
   )
+  const runtime = wrapped(ContainerRuntime, DockerRuntime.layer.pipe(Layer.provide(NodeDocker.layer())), wrap.runtime)
   const parts = Layer.mergeAll(
     options.identity ?? NodeAccountIdentity.layer(),
     wrapped(SandboxRepo, sqliteRepo({ stateDir: options.home }), wrap.repo),
-    wrapped(ContainerRuntime, DockerRuntime.layer.pipe(Layer.provide(NodeDocker.layer())), wrap.runtime),
+    runtime,
+    NodeSandboxTools.layer({
+      home: options.home,
+      ...(options.codeServerDir === undefined ? {} : { codeServerDir: options.codeServerDir })
+    }).pipe(Layer.provide(runtime)),
     workspaces,
     wrapped(Hooks, NodeHooks.layer, wrap.hooks),
     options.config === undefined
