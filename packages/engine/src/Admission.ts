@@ -72,9 +72,7 @@ export const makeAdmission = (workers: Workers) =>
       prRows: ReadonlyArray<Sandbox>,
       devcontainer: string | undefined
     ) => {
-      const answered = prRows.some(
-        (row) => row.host === ref.host && (isLive(row) || restartRefusal(row) === undefined)
-      )
+      const answered = prRows.some((row) => row.host === ref.host && (isLive(row) || restartRefusal(row) === undefined))
       return answered ? Effect.succeed(undefined) : prepareCreate(ref, cfg, devcontainer)
     }
 

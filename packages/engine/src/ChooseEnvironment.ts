@@ -1,4 +1,4 @@
-import { type DevcontainerSpec, DevcontainerError, locateDevcontainer, readDevcontainer } from "@prbox/devcontainer"
+import { DevcontainerError, type DevcontainerSpec, locateDevcontainer, readDevcontainer } from "@prbox/devcontainer"
 import type { CommitFiles, PullRequestRef } from "@prbox/git"
 import { Effect } from "effect"
 import type { PrboxConfig } from "./Config.ts"

@@ -13,8 +13,7 @@ const CREATE_HOOKS: ReadonlyArray<LifecycleHook> = ["onCreateCommand", "updateCo
 const argvOf = (command: SingleCommand): ReadonlyArray<string> =>
   command._tag === "Shell" ? ["/bin/sh", "-c", command.command] : command.argv
 
-const shown = (command: SingleCommand): string =>
-  command._tag === "Shell" ? command.command : command.argv.join(" ")
+const shown = (command: SingleCommand): string => (command._tag === "Shell" ? command.command : command.argv.join(" "))
 
 /** How a step reads in the log: the user's own setup commands as they are, the PR's with their hook. */
 const describe = (step: LifecycleStep): string => {

@@ -1,6 +1,6 @@
 import * as NodePath from "node:path"
-import type { EnvironmentPlan, LifecycleStep, Sandbox, SandboxEnvironment } from "@prbox/domain"
 import { planEnvironment } from "@prbox/devcontainer"
+import type { EnvironmentPlan, LifecycleStep, Sandbox, SandboxEnvironment } from "@prbox/domain"
 import { Effect } from "effect"
 import type { EnvironmentChoice } from "./ChooseEnvironment.ts"
 import { CONTAINER_WORKSPACE } from "./CodeServerSpec.ts"
@@ -64,7 +64,12 @@ export const makePrepareEnvironment = Effect.gen(function* () {
     image: string,
     info: ImageInfo,
     path?: string
-  ): SandboxEnvironment => ({ kind, ...(path === undefined ? {} : { path }), image, imageDigest: info.digest ?? info.id })
+  ): SandboxEnvironment => ({
+    kind,
+    ...(path === undefined ? {} : { path }),
+    image,
+    imageDigest: info.digest ?? info.id
+  })
 
   return Effect.fn("SandboxService.prepareEnvironment")(function* (
     row: Sandbox,
@@ -77,7 +82,10 @@ export const makePrepareEnvironment = Effect.gen(function* () {
       case "Configured": {
         yield* runtime.ensureImage(choice.image, onProgress)
         const info = yield* inspected(choice.image)
-        return { plan: withLabel(imagePlan(config, choice.image), info), environment: recorded("config", choice.image, info) }
+        return {
+          plan: withLabel(imagePlan(config, choice.image), info),
+          environment: recorded("config", choice.image, info)
+        }
       }
       case "Default": {
         yield* tools.ensureDefaultImage(onProgress)

@@ -6,8 +6,8 @@ import type {
   DiscoveryFailed,
   FetchFailed,
   HostFailure,
-  InvalidDevcontainer,
   InvalidConfig,
+  InvalidDevcontainer,
   InvalidPullRequestInput,
   RuntimeError,
   StoreFailure

@@ -3,11 +3,11 @@ import { SandboxRepo } from "@prbox/store"
 import { Clock, Effect } from "effect"
 import { codeServerSpec, portMovedLine } from "./CodeServerSpec.ts"
 import { Config, type PrboxConfig } from "./Config.ts"
-import type { CodeServerDistribution } from "./SandboxTools.ts"
 import { ContainerRuntime } from "./ContainerRuntime.ts"
 import { mapStoreErrors, SetupFailed } from "./Errors.ts"
 import { Lifecycle } from "./Lifecycle.ts"
 import { type Ownership, userSpec } from "./Ownership.ts"
+import type { CodeServerDistribution } from "./SandboxTools.ts"
 
 /** What a container is made from: the environment's plan and the code-server to mount (null: the image's own). */
 export interface ContainerEnvironment {

@@ -18,8 +18,8 @@ import { Lifecycle } from "./Lifecycle.ts"
 import { makeLifecycleSteps, stepsFor } from "./LifecycleSteps.ts"
 import { type Ownership, userSpec } from "./Ownership.ts"
 import { makePrepareEnvironment } from "./PrepareEnvironment.ts"
-import { SandboxTools } from "./SandboxTools.ts"
 import { makeRunHook } from "./SandboxHooks.ts"
+import { SandboxTools } from "./SandboxTools.ts"
 import { type ContainerEnvironment, makeStartContainer } from "./StartContainer.ts"
 
 /** A setup's outcome until it ends: what a reused container shows when it never did. */

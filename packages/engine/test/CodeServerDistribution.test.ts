@@ -10,11 +10,7 @@ import { Effect, Layer, Schedule } from "effect"
 import { inject } from "vitest"
 import { TEST_RUN_LABEL } from "../../../scripts/testing/global-setup.ts"
 import { httpGet, scopedContainer } from "../../docker/test/fixtures.ts"
-import {
-  CODE_SERVER_VERSION,
-  ensureCodeServerDistribution,
-  GLIBC_LOADERS
-} from "../src/node/CodeServerDistribution.ts"
+import { CODE_SERVER_VERSION, ensureCodeServerDistribution, GLIBC_LOADERS } from "../src/node/CodeServerDistribution.ts"
 import { ensureDefaultRootfs } from "../src/node/DefaultImage.ts"
 import { healthz, login } from "./probe.ts"
 

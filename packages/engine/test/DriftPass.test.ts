@@ -168,10 +168,10 @@ describe("drift pass", () => {
         {
           workspaces: (real) => ({
             ...real,
-            fetchPullRequest: (ref, options) =>
+            createWorkspace: (options) =>
               Deferred.succeed(reached, undefined).pipe(
                 Effect.andThen(release.await),
-                Effect.andThen(real.fetchPullRequest(ref, options))
+                Effect.andThen(real.createWorkspace(options))
               )
           })
         },

@@ -30,7 +30,7 @@ describe("one live sandbox per PR", () => {
         assert.strictEqual(row.status, "running", row.error ?? "")
         assert.deepStrictEqual(containersOf(id, { all: true }), [row.containerId])
         assert.strictEqual(probe.count("provision"), 1)
-        assert.strictEqual(probe.count("fetch"), 1)
+        assert.strictEqual(probe.count("clone"), 1)
       })
     )
   })

@@ -27,6 +27,10 @@ export const engineLayer = (options: EngineLayerOptions) => {
     labels: { [TEST_RUN_LABEL]: runId },
     identity: identity ?? AccountIdentity.unavailable,
     wrap,
+    // The distribution `scripts/setup --with-test-images` built: tests never build their own.
+    ...(process.env.PRBOX_TEST_CODE_SERVER_DIST === undefined
+      ? {}
+      : { codeServerDir: process.env.PRBOX_TEST_CODE_SERVER_DIST }),
     ...(configFile === true ? {} : { config: { healthTimeoutSeconds: 30, ...config } })
   })
 }

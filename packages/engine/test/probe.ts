@@ -49,6 +49,12 @@ interface Armed {
  * the body ends, so a failing test never leaves an uninterruptible worker
  * blocking the engine's shutdown.
  */
+/** The PR a workspace's branch (`pr-<n>`) was made for. */
+const pullRequestOfBranch = (branch: string): number | undefined => {
+  const match = /^pr-(\d+)$/.exec(branch)
+  return match?.[1] === undefined ? undefined : Number(match[1])
+}
+
 export class Probe {
   /** Calls in the order they were entered; `stopRequested` once a stop's intent is public. */
   readonly journal: Array<string> = []
@@ -152,10 +158,12 @@ export class Probe {
       }),
       workspaces: (real): Workspaces["Service"] => ({
         ...real,
-        fetchPullRequest: (ref, options) =>
-          this.record("fetch").pipe(
-            Effect.andThen(this.pause("clone", ref.pullRequest)),
-            Effect.andThen(real.fetchPullRequest(ref, options))
+        fetchPullRequest: (ref, options) => this.record("fetch").pipe(Effect.andThen(real.fetchPullRequest(ref, options))),
+        // The worker's clone: the PR was fetched (and its environment chosen) before admission.
+        createWorkspace: (options) =>
+          this.record("clone").pipe(
+            Effect.andThen(this.pause("clone", pullRequestOfBranch(options.branchName))),
+            Effect.andThen(real.createWorkspace(options))
           )
       }),
       hooks: (real): HooksShape => ({

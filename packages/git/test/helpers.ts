@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as NodePath from "node:path"
 import { NodeFileSystem } from "@effect/platform-node"
@@ -67,6 +67,36 @@ export const makeRemote = (root: string, name = "remote"): TestRemote => {
     `${main}:refs/heads/main`
   )
   return { path, main, pr1, pr2, mr3 }
+}
+
+/**
+ * Pushes `refs/pull/<pr>/head` to the bare remote `path`: one commit on top of
+ * `main` with `files` (path → content; a `{ link }` is a symbolic link).
+ * Returns the commit.
+ */
+export const pushPullRequest = (
+  path: string,
+  pr: number,
+  files: Readonly<Record<string, string | { readonly link: string }>>
+): string => {
+  const work = mkdtempSync(NodePath.join(tmpdir(), "prbox-pr-"))
+  try {
+    gitSync(work, "init", "--quiet", "--initial-branch=main")
+    gitSync(work, "fetch", "--quiet", path, "main")
+    gitSync(work, "checkout", "--quiet", "FETCH_HEAD")
+    for (const [file, content] of Object.entries(files)) {
+      const target = NodePath.join(work, file)
+      mkdirSync(NodePath.dirname(target), { recursive: true })
+      if (typeof content === "string") writeFileSync(target, content)
+      else symlinkSync(content.link, target)
+    }
+    gitSync(work, "add", "-A")
+    gitSync(work, "commit", "--quiet", "--allow-empty", "-m", `pull request ${pr}`)
+    gitSync(work, "push", "--quiet", "--force", path, `HEAD:refs/pull/${pr}/head`)
+    return gitSync(work, "rev-parse", "HEAD")
+  } finally {
+    rmSync(work, { recursive: true, force: true })
+  }
 }
 
 export type GitRun = Git["Service"]["run"]

@@ -1,0 +1,212 @@
+import { execFileSync } from "node:child_process"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { pushPullRequest } from "../../git/test/helpers.ts"
+import { SandboxService } from "../src/index.ts"
+import { DefaultImage } from "../src/node/index.ts"
+import { containersOf, healthzTag, openSettled, rowOf, withEngine } from "./harness.ts"
+import { login, passwordOf } from "./probe.ts"
+
+/**
+ * A PR's devcontainer.json decides its sandbox: real builds (FROM prbox's
+ * default image, built locally), real code-server from the host's
+ * distribution mounted into an image that has none, and every expectation
+ * checked inside the running container.
+ */
+const base = DefaultImage.DEFAULT_IMAGE
+
+/** Reads a file inside the sandbox's container (as root: it checks, it does not act). */
+const inContainer = (containerId: string, script: string): string =>
+  execFileSync("docker", ["exec", containerId, "sh", "-c", script], { encoding: "utf8" }).trim()
+
+const nodeLike = `// a web app's devcontainer, comments and trailing commas included
+{
+  "name": "web",
+  "image": "${base}",
+  "containerEnv": { "APP_ENV": "review", },
+  "remoteEnv": { "GREETING": "hi \${containerEnv:APP_ENV}" },
+  "workspaceFolder": "/workspaces/app",
+  "onCreateCommand": ["sh", "-c", "echo onCreate >> /tmp/order"],
+  "updateContentCommand": "echo updateContent >> /tmp/order",
+  "postCreateCommand": { "a": "echo a > /tmp/post-a", "b": ["sh", "-c", "echo b > /tmp/post-b"] },
+  "postStartCommand": "echo postStart >> /tmp/order; echo \\"$GREETING\\" > /tmp/greeting; pwd > /tmp/pwd; id -u > /tmp/uid",
+}
+`
+
+const buildDockerfile = `FROM ${base} AS base
+ARG FLAVOR=plain
+RUN echo "$FLAVOR" > /etc/flavor
+LABEL devcontainer.metadata="[{\\"remoteEnv\\":{\\"FROM_LABEL\\":\\"yes\\"},\\"postCreateCommand\\":\\"echo label >> /tmp/order\\"}]"
+FROM base AS dev
+RUN echo dev > /etc/stage
+FROM base AS prod
+RUN echo prod > /etc/stage
+`
+
+const buildJson = JSON.stringify({
+  build: { dockerfile: "Dockerfile", context: "..", args: { FLAVOR: "spicy" }, target: "dev" },
+  remoteUser: "root",
+  postCreateCommand: 'echo json >> /tmp/order; echo "$FROM_LABEL" > /tmp/from-label; id -u > /tmp/uid'
+})
+
+describe("a PR's devcontainer.json", () => {
+  it.live(
+    "image, env, remoteEnv, workspace folder and the lifecycle commands in all three forms, in order, inside the container",
+    () =>
+      withEngine({ config: { image: healthzTag } }, ({ remote }) =>
+        Effect.gen(function* () {
+          pushPullRequest(remote.path, 11, { ".devcontainer/devcontainer.json": nodeLike })
+          const row = yield* openSettled(remote.path, 11)
+          assert.strictEqual(row.status, "running", row.error ?? "")
+          assert.isNull(row.setupError)
+          assert.deepInclude(row.environment ?? {}, {
+            kind: "devcontainer",
+            path: ".devcontainer/devcontainer.json",
+            image: base
+          })
+          assert.match(row.environment?.imageDigest ?? "", /^sha256:/)
+          const id = row.containerId ?? assert.fail("no container")
+          assert.strictEqual(inContainer(id, "cat /tmp/order"), "onCreate\nupdateContent\npostStart")
+          assert.strictEqual(inContainer(id, "cat /tmp/post-a /tmp/post-b"), "a\nb")
+          assert.strictEqual(inContainer(id, "cat /tmp/greeting"), "hi review")
+          assert.strictEqual(inContainer(id, "cat /tmp/pwd"), "/workspaces/app")
+          assert.notStrictEqual(inContainer(id, "cat /tmp/uid"), "0", "the sandbox ran as root")
+          assert.strictEqual(inContainer(id, "printenv APP_ENV"), "review")
+          assert.isTrue(inContainer(id, "ls /workspaces/app").includes(".devcontainer"))
+          // The image has no code-server: prbox's own answers its real login.
+          const answer = yield* login(row.hostPort ?? 0, passwordOf(row))
+          assert.strictEqual(answer.status, 302)
+          assert.match(answer.headers.get("set-cookie") ?? "", /code-server-session=/)
+        })
+      ),
+    180_000
+  )
+
+  it.live(
+    "a multi-stage build with args and target, merged with its image's metadata label; root is not honoured",
+    () =>
+      withEngine({ config: { image: healthzTag } }, ({ remote }) =>
+        Effect.gen(function* () {
+          pushPullRequest(remote.path, 12, {
+            ".devcontainer/devcontainer.json": buildJson,
+            ".devcontainer/Dockerfile": buildDockerfile
+          })
+          const row = yield* openSettled(remote.path, 12)
+          assert.strictEqual(row.status, "running", row.error ?? "")
+          assert.strictEqual(row.environment?.kind, "devcontainer")
+          assert.match(row.environment?.image ?? "", /^prbox-build\//)
+          const id = row.containerId ?? assert.fail("no container")
+          assert.strictEqual(inContainer(id, "cat /etc/flavor /etc/stage"), "spicy\ndev")
+          assert.strictEqual(inContainer(id, "cat /tmp/order"), "label\njson")
+          assert.strictEqual(inContainer(id, "cat /tmp/from-label"), "yes")
+          assert.notStrictEqual(inContainer(id, "cat /tmp/uid"), "0")
+          const lines = (yield* SandboxService.use((s) => s.logs(row.id, { limit: 1000 }))).flatMap((event) =>
+            event._tag === "Progress" ? [event.line] : []
+          )
+          assert.isTrue(
+            lines.some((line) => /warning: .*root/.test(line)),
+            "no warning said root is not honoured"
+          )
+          // A second sandbox of the same inputs reuses the built image.
+          pushPullRequest(remote.path, 13, {
+            ".devcontainer/devcontainer.json": buildJson,
+            ".devcontainer/Dockerfile": buildDockerfile
+          })
+          const again = yield* openSettled(remote.path, 13)
+          assert.strictEqual(again.environment?.image, row.environment?.image)
+          const againLines = (yield* SandboxService.use((s) => s.logs(again.id, { limit: 1000 }))).flatMap(
+            (event) => (event._tag === "Progress" ? [event.line] : [])
+          )
+          assert.isTrue(againLines.some((line) => line.startsWith("reusing prbox-build/")))
+        })
+      ),
+    240_000
+  )
+
+  const refused: ReadonlyArray<readonly [string, Record<string, string>, RegExp]> = [
+    ["invalid JSONC", { ".devcontainer/devcontainer.json": '{ "image": ' }, /devcontainer\.json.*\d+:\d+/],
+    [
+      "a property that widens the container",
+      { ".devcontainer/devcontainer.json": JSON.stringify({ image: base, runArgs: ["--privileged"] }) },
+      /runArgs/
+    ],
+    [
+      "an unknown property",
+      { ".devcontainer/devcontainer.json": JSON.stringify({ image: base, imagee: "x" }) },
+      /imagee/
+    ],
+    [
+      "a missing Dockerfile",
+      { ".devcontainer/devcontainer.json": JSON.stringify({ build: { dockerfile: "Nope" } }) },
+      /build\.dockerfile/
+    ],
+    [
+      "several named configurations and no choice",
+      {
+        ".devcontainer/python/devcontainer.json": JSON.stringify({ image: base }),
+        ".devcontainer/node/devcontainer.json": JSON.stringify({ image: base })
+      },
+      /node.*python|python.*node/
+    ]
+  ]
+
+  it.live.each(refused)("%s is refused at open: exit-2 error, no row, no container", ([, files, reason]) =>
+    withEngine({}, ({ remote, home }) =>
+      Effect.gen(function* () {
+        pushPullRequest(remote.path, 21, files)
+        const sandboxes = yield* SandboxService
+        const error = yield* Effect.flip(sandboxes.open({ input: remote.path, pr: 21 }))
+        assert.strictEqual(error._tag, "InvalidDevcontainer", error.message)
+        assert.match(error.message, reason)
+        assert.deepStrictEqual(yield* sandboxes.listAll, [])
+        assert.deepStrictEqual(
+          execFileSync("docker", ["ps", "-aq", "--filter", `label=dev.prbox.home=${home}`], { encoding: "utf8" }),
+          ""
+        )
+      })
+    )
+  )
+
+  it.live("--devcontainer picks one of several named configurations", () =>
+    withEngine({}, ({ remote }) =>
+      Effect.gen(function* () {
+        pushPullRequest(remote.path, 22, {
+          ".devcontainer/python/devcontainer.json": JSON.stringify({ image: "prbox-test/none:missing" }),
+          ".devcontainer/stub/devcontainer.json": JSON.stringify({ image: healthzTag, containerEnv: { PICK: "stub" } })
+        })
+        const sandboxes = yield* SandboxService
+        const opened = yield* sandboxes.open({ input: remote.path, pr: 22, devcontainer: "stub" })
+        yield* sandboxes.awaitIdle(opened.id)
+        const row = yield* rowOf(opened.id)
+        assert.strictEqual(row.status, "running", row.error ?? "")
+        assert.strictEqual(row.environment?.path, ".devcontainer/stub/devcontainer.json")
+        assert.strictEqual(inContainer(row.containerId ?? "", "printenv PICK"), "stub")
+      })
+    )
+  )
+
+  it.live("a failing build step and an image without glibc end the row in error, naming why; nothing runs", () =>
+    withEngine({}, ({ remote }) =>
+      Effect.gen(function* () {
+        pushPullRequest(remote.path, 31, {
+          ".devcontainer/devcontainer.json": JSON.stringify({ build: { dockerfile: "Dockerfile" } }),
+          ".devcontainer/Dockerfile": `FROM ${base}\nRUN echo about to fail && exit 7\n`
+        })
+        const broken = yield* openSettled(remote.path, 31)
+        assert.strictEqual(broken.status, "error")
+        assert.match(broken.error ?? "", /RUN echo about to fail && exit 7/)
+        assert.deepStrictEqual(containersOf(broken.id, { all: true }), [])
+
+        pushPullRequest(remote.path, 32, {
+          ".devcontainer/devcontainer.json": JSON.stringify({ build: { dockerfile: "Dockerfile" } }),
+          // busybox, and no label saying it brings its own code-server.
+          ".devcontainer/Dockerfile": `FROM ${healthzTag}\nLABEL dev.prbox.code-server=""\n`
+        })
+        const noGlibc = yield* openSettled(remote.path, 32)
+        assert.strictEqual(noGlibc.status, "error")
+        assert.match(noGlibc.error ?? "", /has no glibc/)
+        assert.deepStrictEqual(containersOf(noGlibc.id, { all: false }), [])
+      })
+    )
+  )
+})
