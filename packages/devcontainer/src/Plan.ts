@@ -54,31 +54,26 @@ const capped = (
   return value
 }
 
-const substituteSingle = (
-  command: SingleCommand,
-  context: VariableContext,
-  where: string,
-  warn: (w: string) => void
-): SingleCommand =>
-  command._tag === "Shell"
-    ? { _tag: "Shell", command: substitute(command.command, context, where, warn) }
-    : { _tag: "Exec", argv: command.argv.map((arg) => substitute(arg, context, where, warn)) }
-
-const substituteCommand = (
+/** A command with `rewrite` applied to each of its strings (`where` names the hook, and the entry). */
+const rewriteCommand = (
   command: LifecycleCommand,
-  context: VariableContext,
   where: string,
-  warn: (w: string) => void
-): LifecycleCommand =>
-  command._tag === "Parallel"
+  rewrite: (value: string, where: string) => string
+): LifecycleCommand => {
+  const single = (one: SingleCommand, at: string): SingleCommand =>
+    one._tag === "Shell"
+      ? { _tag: "Shell", command: rewrite(one.command, at) }
+      : { _tag: "Exec", argv: one.argv.map((arg) => rewrite(arg, at)) }
+  return command._tag === "Parallel"
     ? {
         _tag: "Parallel",
         entries: command.entries.map((entry) => ({
           name: entry.name,
-          command: substituteSingle(entry.command, context, `${where}.${entry.name}`, warn)
+          command: single(entry.command, `${where}.${entry.name}`)
         }))
       }
-    : substituteSingle(command, context, where, warn)
+    : single(command, where)
+}
 
 // Nothing to run: an empty string or an empty object.
 const isEmpty = (command: LifecycleCommand) =>
@@ -120,7 +115,9 @@ export const planEnvironment = (
   const imageUser = facts.user === "" || isRootUser(facts.user) ? null : facts.user
   const remoteUser = root ? (spec.trusted ? asked.name : null) : (asked?.name ?? imageUser)
   const steps: Array<LifecycleStep> = merged.steps.flatMap((step) => {
-    const command = substituteCommand(toLifecycleCommand(step.command), context, step.hook, warn)
+    const command = rewriteCommand(toLifecycleCommand(step.command), step.hook, (value, where) =>
+      substitute(value, context, where, warn)
+    )
     return isEmpty(command) ? [] : [{ hook: step.hook, command, origin: step.origin }]
   })
   const seen = new Set<string>()
