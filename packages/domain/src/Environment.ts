@@ -52,6 +52,20 @@ export const LifecycleStep = Schema.Struct({
 export type LifecycleStep = typeof LifecycleStep.Type
 
 /**
+ * What a repository the user trusts (config.json's `trustedRepositories`)
+ * may widen its container by; PR content alone never gets any of it.
+ */
+export const ContainerWidening = Schema.Struct({
+  runAsRoot: Schema.Boolean,
+  privileged: Schema.Boolean,
+  capAdd: Schema.Array(Schema.String),
+  securityOpt: Schema.Array(Schema.String),
+  /** Bind mounts, their sources already checked to be under the user's home. */
+  mounts: Schema.Array(Schema.Struct({ source: Schema.String, target: Schema.String, readOnly: Schema.Boolean }))
+})
+export type ContainerWidening = typeof ContainerWidening.Type
+
+/**
  * Everything the engine needs to (re)create and (re)start a sandbox's
  * container, resolved once at create and kept on the row, so a restart or an
  * update runs what the create decided. Internal: not part of the API view.
@@ -76,6 +90,8 @@ export const EnvironmentPlan = Schema.Struct({
    * "included": the image runs code-server itself (its `dev.prbox.code-server`
    * label says so); absent: prbox mounts its own distribution.
    */
-  codeServer: Schema.optionalKey(Schema.Literal("included"))
+  codeServer: Schema.optionalKey(Schema.Literal("included")),
+  /** Present only for a trusted repository that asked for more. */
+  widening: Schema.optionalKey(ContainerWidening)
 })
 export type EnvironmentPlan = typeof EnvironmentPlan.Type

@@ -38,6 +38,10 @@ export const codeServerCommand = (distribution: CodeServerDistribution | null): 
     ? ["code-server"]
     : [`${CODE_SERVER_MOUNT}/${distribution.node}`, `${CODE_SERVER_MOUNT}/${distribution.entry}`]
 
+/** Who the container and its commands run as: the workspace owner; root only for a trusted repository that asked. */
+export const containerUser = (plan: EnvironmentPlan, owner: string): string =>
+  plan.widening?.runAsRoot === true ? "0:0" : owner
+
 export interface SpecInput {
   readonly row: Sandbox
   readonly config: PrboxConfig
@@ -73,6 +77,7 @@ export const codeServerSpec = ({
   extraLabels,
   hostPort
 }: SpecInput): ContainerSpec => {
+  const widening = plan.widening
   const cpus = plan.cpus ?? config.cpus
   const memoryMb = plan.memoryMb ?? config.memoryMb
   const codeServerArgs = [
@@ -112,13 +117,16 @@ export const codeServerSpec = ({
       ...(distribution === null
         ? []
         : [{ hostPath: distribution.root, containerPath: CODE_SERVER_MOUNT, readOnly: true }]),
-      ...config.mounts.map((mount) => ({
+      ...[...config.mounts, ...(widening?.mounts ?? [])].map((mount) => ({
         hostPath: mount.source,
         containerPath: mount.target,
         readOnly: mount.readOnly
       }))
     ],
-    user,
+    user: containerUser(plan, user),
+    ...(widening === undefined
+      ? {}
+      : { privileged: widening.privileged, capAdd: widening.capAdd, securityOpt: widening.securityOpt }),
     workingDir: plan.workspaceFolder,
     port: CODE_SERVER_PORT,
     hostPort,

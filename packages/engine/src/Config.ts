@@ -59,12 +59,19 @@ const isInside = (parent: string, child: string): boolean => {
 
 /**
  * Extra mounts must stay inside the user's home, after resolving `..` and
- * symlinks: a config must not be able to hand a sandbox `/etc` or `~/..`.
+ * symlinks: a config (or a trusted repository) must not be able to hand a
+ * sandbox `/etc` or `~/..`. `path` and `property` name where they came from.
  */
-const checkMounts = (fs: FileSystem.FileSystem, path: string, home: string, mounts: ReadonlyArray<Mount>) =>
+export const checkMounts = <M extends Mount>(
+  fs: FileSystem.FileSystem,
+  path: string,
+  home: string,
+  mounts: ReadonlyArray<M>,
+  property = "mounts"
+) =>
   Effect.forEach(mounts, (mount, index) =>
     Effect.gen(function* () {
-      const where = `mounts[${index}].source`
+      const where = `${property}[${index}].source`
       const lexical = resolve(home, mount.source)
       const real = yield* fs
         .realPath(lexical)

@@ -31,6 +31,10 @@ export interface ContainerSpec {
   readonly cpus?: number
   readonly memoryBytes?: number
   readonly pidsLimit?: number
+  /** Only for a repository the user trusts (config.json's `trustedRepositories`). */
+  readonly privileged?: boolean
+  readonly capAdd?: ReadonlyArray<string>
+  readonly securityOpt?: ReadonlyArray<string>
 }
 
 export type ContainerState =

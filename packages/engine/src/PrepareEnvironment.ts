@@ -1,13 +1,15 @@
+import { homedir } from "node:os"
 import * as NodePath from "node:path"
 import { planEnvironment } from "@prbox/devcontainer"
 import type { EnvironmentPlan, LifecycleStep, Sandbox, SandboxEnvironment } from "@prbox/domain"
-import { Effect } from "effect"
+import { Effect, FileSystem } from "effect"
 import type { EnvironmentChoice } from "./ChooseEnvironment.ts"
 import { CONTAINER_WORKSPACE } from "./CodeServerSpec.ts"
-import type { PrboxConfig } from "./Config.ts"
+import { checkMounts, type PrboxConfig } from "./Config.ts"
 import { ContainerRuntime, type ImageInfo } from "./ContainerRuntime.ts"
-import { RuntimeError } from "./Errors.ts"
+import { RuntimeError, SetupFailed } from "./Errors.ts"
 import { SandboxTools } from "./SandboxTools.ts"
+import { decideWidening } from "./TrustedWidening.ts"
 
 /** An image whose entrypoint is code-server on port 8080 says so with this label; prbox then mounts nothing. */
 export const CODE_SERVER_LABEL = "dev.prbox.code-server"
@@ -48,6 +50,26 @@ const buildRepository = (row: Sandbox): string =>
 export const makePrepareEnvironment = Effect.gen(function* () {
   const runtime = yield* ContainerRuntime
   const tools = yield* SandboxTools
+  const fs = yield* FileSystem.FileSystem
+
+  /** A trusted repository's widening, its binds checked to be under the user's home like config.json's. */
+  const widened = (path: string, planned: ReturnType<typeof planEnvironment>, onProgress: (line: string) => Effect.Effect<void>) =>
+    Effect.gen(function* () {
+      if (planned.trusted === null) return planned.plan
+      const decided = decideWidening(planned.trusted)
+      for (const what of decided.ignored) yield* onProgress(`warning: ${path}: ${what} is not supported; ignored`)
+      const mounts = yield* checkMounts(fs, path, homedir(), decided.mounts).pipe(
+        Effect.mapError((error) => new SetupFailed({ reason: error.message }))
+      )
+      const widening = {
+        runAsRoot: planned.runAsRoot,
+        privileged: decided.privileged,
+        capAdd: decided.capAdd,
+        securityOpt: decided.securityOpt,
+        mounts
+      }
+      return { ...planned.plan, widening }
+    })
 
   const inspected = (image: string) =>
     Effect.flatMap(runtime.imageInfo(image), (info) =>
@@ -132,7 +154,8 @@ export const makePrepareEnvironment = Effect.gen(function* () {
           resources.memoryMb
         )
         for (const warning of [...spec.warnings, ...planned.warnings]) yield* onProgress(`warning: ${warning}`)
-        const plan = withLabel({ ...planned.plan, steps: [...planned.plan.steps, ...configSteps(config)] }, info)
+        const trusted = yield* widened(spec.path, planned, onProgress)
+        const plan = withLabel({ ...trusted, steps: [...trusted.steps, ...configSteps(config)] }, info)
         return { plan, environment: recorded("devcontainer", image, info, spec.path) }
       }
     }

@@ -9,7 +9,7 @@ import {
 import { type FetchedPullRequest, type PullRequestRef, Workspaces } from "@prbox/git"
 import { Cause, Effect, Option } from "effect"
 import type { EnvironmentChoice } from "./ChooseEnvironment.ts"
-import { CONTAINER_WORKSPACE, codeServerCommand, homeEnv, readyDetail } from "./CodeServerSpec.ts"
+import { CONTAINER_WORKSPACE, codeServerCommand, containerUser, homeEnv, readyDetail } from "./CodeServerSpec.ts"
 import { Config, type PrboxConfig } from "./Config.ts"
 import { ContainerRuntime } from "./ContainerRuntime.ts"
 import { StopWon, safeReason } from "./Errors.ts"
@@ -129,8 +129,8 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
       environment: ContainerEnvironment
     ) {
       yield* advance(row.id, "starting", { setupError: SETUP_INTERRUPTED })
-      const user = userSpec(yield* ownership.workspaceUser(row.workspacePath ?? "/"))
       const { plan, distribution } = environment
+      const user = containerUser(plan, userSpec(yield* ownership.workspaceUser(row.workspacePath ?? "/")))
       if (plan.extensions.length > 0) {
         yield* installExtensions({
           containerId,
@@ -150,7 +150,7 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
       Effect.gen(function* () {
         const steps = stepsFor(plan, "start")
         if (steps.length === 0) return null
-        const user = userSpec(yield* ownership.workspaceUser(row.workspacePath ?? "/"))
+        const user = containerUser(plan, userSpec(yield* ownership.workspaceUser(row.workspacePath ?? "/")))
         return yield* runSteps(row, containerId, user, plan, steps)
       })
 
