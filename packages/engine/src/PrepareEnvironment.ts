@@ -53,7 +53,11 @@ export const makePrepareEnvironment = Effect.gen(function* () {
   const fs = yield* FileSystem.FileSystem
 
   /** A trusted repository's widening, its binds checked to be under the user's home like config.json's. */
-  const widened = (path: string, planned: ReturnType<typeof planEnvironment>, onProgress: (line: string) => Effect.Effect<void>) =>
+  const widened = (
+    path: string,
+    planned: ReturnType<typeof planEnvironment>,
+    onProgress: (line: string) => Effect.Effect<void>
+  ) =>
     Effect.gen(function* () {
       if (planned.trusted === null) return planned.plan
       const decided = decideWidening(planned.trusted)

@@ -114,8 +114,8 @@ describe("a PR's devcontainer.json", () => {
           })
           const again = yield* openSettled(remote.path, 13)
           assert.strictEqual(again.environment?.image, row.environment?.image)
-          const againLines = (yield* SandboxService.use((s) => s.logs(again.id, { limit: 1000 }))).flatMap(
-            (event) => (event._tag === "Progress" ? [event.line] : [])
+          const againLines = (yield* SandboxService.use((s) => s.logs(again.id, { limit: 1000 }))).flatMap((event) =>
+            event._tag === "Progress" ? [event.line] : []
           )
           assert.isTrue(againLines.some((line) => line.startsWith("reusing prbox-build/")))
         })

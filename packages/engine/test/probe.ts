@@ -158,7 +158,8 @@ export class Probe {
       }),
       workspaces: (real): Workspaces["Service"] => ({
         ...real,
-        fetchPullRequest: (ref, options) => this.record("fetch").pipe(Effect.andThen(real.fetchPullRequest(ref, options))),
+        fetchPullRequest: (ref, options) =>
+          this.record("fetch").pipe(Effect.andThen(real.fetchPullRequest(ref, options))),
         // The worker's clone: the PR was fetched (and its environment chosen) before admission.
         createWorkspace: (options) =>
           this.record("clone").pipe(
