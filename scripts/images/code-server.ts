@@ -45,7 +45,8 @@ const build = async (tag: string): Promise<void> => {
   mkdirSync(work, { recursive: true })
   // This directory held the archives before the product built them: they are never used again.
   for (const file of readdirSync(work)) {
-    if (/^(rootfs|code-server)-[0-9a-f]{16}\.tar$|^node-linux-/.test(file)) rmSync(join(work, file), { recursive: true })
+    if (/^(rootfs|code-server)-[0-9a-f]{16}\.tar$|^node-linux-/.test(file))
+      rmSync(join(work, file), { recursive: true })
   }
   const context = mkdtempSync(join(work, "context."))
   try {
