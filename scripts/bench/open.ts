@@ -40,11 +40,14 @@ const HEALTH_WAIT = "health wait (probes 20 ms apart, ×1.5 each, at most 500 ms
 const REOPENS_PER_RUN = 10
 const HEALTH_TIMEOUT_MS = 180_000
 
-const resolveImage = (name: string): { tag: string; label: string } => {
+const resolveImage = async (name: string): Promise<{ tag: string; label: string }> => {
   if (name === "healthz") {
-    return { tag: ensureImage(healthzImage), label: "healthz stand-in (busybox; measures prbox, not code-server)" }
+    return {
+      tag: await ensureImage(healthzImage),
+      label: "healthz stand-in (busybox; measures prbox, not code-server)"
+    }
   }
-  if (name === "code-server") return { tag: ensureImage(codeServerImage), label: "real code-server" }
+  if (name === "code-server") return { tag: await ensureImage(codeServerImage), label: "real code-server" }
   if (!imageExists(name)) throw new Error(`image ${name} is not present locally`)
   return { tag: name, label: "custom image" }
 }
@@ -294,7 +297,7 @@ export const runOpen = async (options: OpenOptions): Promise<void> => {
   const maxRuns = Math.floor(DEFAULT_REPO.pullRequests / 2) - 1
   if (options.runs < 5 || options.runs > maxRuns) throw new Error(`--runs must be between 5 and ${maxRuns}`)
   const facts = machineFacts()
-  const image = resolveImage(options.image)
+  const image = await resolveImage(options.image)
   const repo = await benchRepo(DEFAULT_REPO, log)
   const remote = repo.path
   const root = makeRoot("open")

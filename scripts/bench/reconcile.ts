@@ -100,7 +100,7 @@ const profileOf = (spans: ReadonlyArray<Span>): Record<string, { count: number; 
 export const runReconcile = async (options: ReconcileOptions): Promise<void> => {
   if (options.runs < 5) throw new Error("--runs must be at least 5")
   const facts = machineFacts()
-  const image = ensureImage(healthzImage)
+  const image = await ensureImage(healthzImage)
   const root = makeRoot("reconcile")
   const home = join(root, "home")
   mkdirSync(home, { mode: 0o700 })

@@ -1,8 +1,11 @@
 import { chmodSync, copyFileSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { DefaultImage } from "@prbox/engine/node"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { hasStackTrace, makeHome, prbox, type RunAs, removeHome } from "./support.ts"
+
+const { DEFAULT_IMAGE } = DefaultImage
 
 let home: string
 let nodeDir: string
@@ -45,6 +48,13 @@ describe("prbox image build", () => {
     )
     expect(run.stderr).toMatch(/set "image" in \$PRBOX_HOME\/config\.json/)
     expect(hasStackTrace(run.stderr)).toBe(false)
+  })
+
+  it("as root: progress on stderr, the default image's tag on stdout (--json: {image})", async () => {
+    const run = await prbox(home, ["image", "build", "--json"])
+    expect(run.code, run.stderr).toBe(0)
+    expect(JSON.parse(run.stdout)).toEqual({ image: DEFAULT_IMAGE })
+    expect(run.stderr).toMatch(/^importing prbox\/default:bookworm-/m)
   })
 
   it("--json refuses with a JSON error on stdout", async () => {

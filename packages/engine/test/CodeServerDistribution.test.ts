@@ -66,10 +66,7 @@ layer(Layer.mergeAll(NodeServices.layer, NodeDocker.layer()), { excludeTestServi
               "--bind-addr",
               "0.0.0.0:8080",
               "--auth",
-              "password",
-              "--disable-telemetry",
-              "--disable-update-check",
-              "/workspace"
+              "password"
             ],
             // The engine sets HOME (the image may not): code-server writes its config there.
             env: { PASSWORD: password, HOME: "/home/coder" },
