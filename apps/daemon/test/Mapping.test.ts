@@ -15,6 +15,7 @@ const endInsideTheEngine: Record<string, string> = {
   SetupFailed: "a create or restart step's failure is recorded on the row by its worker",
   PortTaken: "the start step moves the sandbox to a new port; a second refusal is recorded on the row by its worker",
   HookFailed: "a hook's failure is logged, never fatal",
+  ImageBuildFailed: "a failed image build is recorded on the row by its worker",
   InvalidTransition: "the store's refusal reaches callers as StoreFailure"
 }
 

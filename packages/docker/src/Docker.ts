@@ -7,6 +7,7 @@ import type {
   EngineUnavailable,
   EnumerationError,
   ExecTimeout,
+  ImageBuildFailed,
   ImageNotFound,
   ImagePullFailed,
   NameConflict,
@@ -149,6 +150,15 @@ export interface DockerShape {
     ref: string,
     onProgress: (line: string) => void
   ) => Effect.Effect<void, ImagePullFailed | EngineUnavailable>
+  /**
+   * Builds an image from a Dockerfile, tagged by the hash of its inputs (every
+   * file of the context, the Dockerfile, args, target and labels); a present tag is
+   * reused without building. Build output is reported line by line.
+   */
+  readonly buildImage: (
+    request: BuildRequest,
+    onProgress: (line: string) => void
+  ) => Effect.Effect<{ readonly tag: string; readonly reused: boolean }, ImageBuildFailed | Unreachable>
   readonly createContainer: (
     spec: ContainerSpec
   ) => Effect.Effect<{ readonly id: string }, NameConflict | ImageNotFound | Unreachable>

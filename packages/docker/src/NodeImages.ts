@@ -1,20 +1,33 @@
 import { createReadStream } from "node:fs"
 import { Readable } from "node:stream"
 import type Dockerode from "dockerode"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
+import { packContext, scanContext } from "./BuildContext.ts"
 import type { DockerShape } from "./Docker.ts"
-import { DockerEngineError, ImageNotFound, ImagePullFailed } from "./DockerError.ts"
+import { DockerEngineError, ImageBuildFailed, ImageNotFound, ImagePullFailed } from "./DockerError.ts"
 import { ImageAnswer, toImageInfo } from "./EngineAnswers.ts"
 import { call, decode } from "./EngineCall.ts"
 import { followProgress } from "./ProgressStream.ts"
 import { followPull, StatusEntry, statusLine } from "./PullProgress.ts"
 
-type Images = Pick<DockerShape, "imageExists" | "imageInfo" | "pullImage" | "importImage">
+type Images = Pick<DockerShape, "imageExists" | "imageInfo" | "pullImage" | "importImage" | "buildImage">
+
+/** An entry of the classic builder's output: text, an error, or a pull's status while resolving `FROM`. */
+const BuildEntry = Schema.Struct({
+  ...StatusEntry.fields,
+  stream: Schema.optional(Schema.String)
+})
+
+// Stored in the image's name: enough to tell inputs apart, short enough to read.
+const TAG_HASH_LENGTH = 24
+
+/** The classic builder announces each instruction as "Step 3/5 : RUN npm ci". */
+const stepLine = /^Step \d+\/\d+ : /
 
 /** A stream we send to the engine failing (a file unreadable or gone) fails the request it feeds. */
-export const sourceFailure = (source: Readable, operation: string): Effect.Effect<never, DockerEngineError> =>
-  Effect.callback<never, DockerEngineError>((resume) => {
-    source.once("error", (cause) => resume(Effect.fail(new DockerEngineError({ operation, detail: cause.message }))))
+const sourceFailure = <E>(source: Readable, fail: (detail: string) => E): Effect.Effect<never, E> =>
+  Effect.callback<never, E>((resume) => {
+    source.once("error", (cause) => resume(Effect.fail(fail(cause.message))))
   })
 
 /**
@@ -25,12 +38,15 @@ export const sourceFailure = (source: Readable, operation: string): Effect.Effec
 export const images = (api: Dockerode, patient: Dockerode): Images => {
   const inspect = (ref: string) => call("image.inspect", () => api.getImage(ref).inspect(), { 404: ImageNotFound })
 
+  const exists = (ref: string) =>
+    inspect(ref).pipe(
+      Effect.as(true),
+      Effect.catchTag("ImageNotFound", () => Effect.succeed(false))
+    )
+
   return {
     imageExists: Effect.fn("Docker.imageExists")(function* (ref) {
-      return yield* inspect(ref).pipe(
-        Effect.as(true),
-        Effect.catchTag("ImageNotFound", () => Effect.succeed(false))
-      )
+      return yield* exists(ref)
     }),
 
     imageInfo: Effect.fn("Docker.imageInfo")(function* (ref) {
@@ -76,9 +92,69 @@ export const images = (api: Dockerode, patient: Dockerode): Images => {
           fail: (detail) => new DockerEngineError({ operation, detail })
         })
       })
-      yield* Effect.raceFirst(imported, sourceFailure(source, operation)).pipe(
+      const unreadable = (detail: string) => new DockerEngineError({ operation, detail })
+      yield* Effect.raceFirst(imported, sourceFailure(source, unreadable)).pipe(
         Effect.ensuring(Effect.sync(() => source.destroy()))
       )
+    }),
+
+    buildImage: Effect.fn("Docker.buildImage")(function* (request, onProgress) {
+      const operation = "image.build"
+      const context = yield* scanContext(request)
+      const tag = `${request.repository}:${context.hash.slice(0, TAG_HASH_LENGTH)}`
+      if (yield* exists(tag)) return { tag, reused: true }
+
+      const source = packContext(context.root, context.entries)
+      let step: string | undefined
+      const failed = (detail: string) =>
+        new ImageBuildFailed({ operation, detail, ...(step === undefined ? {} : { step }) })
+      const built = Effect.gen(function* () {
+        const response = yield* call(
+          operation,
+          (signal) =>
+            patient.buildImage(source, {
+              t: tag,
+              dockerfile: context.dockerfile,
+              buildargs: { ...request.args },
+              ...(request.target === undefined ? {} : { target: request.target }),
+              labels: { ...request.labels },
+              rm: true,
+              forcerm: true,
+              abortSignal: signal
+            }),
+          {}
+        ).pipe(
+          // The engine refusing the Dockerfile or its options is the build failing.
+          Effect.catchTag(
+            "DockerEngineError",
+            (error): Effect.Effect<never, DockerEngineError | ImageBuildFailed> =>
+              Effect.fail(error.statusCode === undefined ? error : failed(error.detail))
+          )
+        )
+        if (!(response instanceof Readable)) return yield* failed("the engine sent no build output")
+        yield* followProgress({
+          operation,
+          subject: tag,
+          response,
+          entry: BuildEntry,
+          onEntry: (entry) => {
+            for (const line of (entry.stream ?? "").split("\n")) {
+              const text = line.trimEnd()
+              if (text.length === 0) continue
+              if (stepLine.test(text)) step = text
+              onProgress(text)
+            }
+            return statusLine(onProgress)(entry)
+          },
+          fail: failed
+        })
+      })
+      yield* Effect.raceFirst(built, sourceFailure(source, failed)).pipe(
+        Effect.ensuring(Effect.sync(() => source.destroy()))
+      )
+      // The classic builder tags last: a build that says it succeeded but left no tag did not.
+      if (!(yield* exists(tag))) return yield* failed("the build ended without its tag")
+      return { tag, reused: false }
     })
   }
 }

@@ -158,6 +158,30 @@ layer(NodeDocker.layer(), { excludeTestServices: true })("NodeDocker against the
     })
   )
 
+  it.effect("answers whether a path exists in a created, never started container", () =>
+    Effect.gen(function* () {
+      const docker = yield* Docker
+      const { id } = yield* scopedContainer(healthzSpec())
+      assert.isTrue(yield* docker.hasPath(id, "/srv/prbox/entrypoint.sh"))
+      assert.isTrue(yield* docker.hasPath(id, "/srv/prbox"))
+      assert.isFalse(yield* docker.hasPath(id, "/srv/prbox/absent"))
+      // The engine's 404 is the same for both: a missing container is not a missing path.
+      const gone = yield* Effect.flip(docker.hasPath(missingId, "/srv/prbox"))
+      assert.strictEqual(gone._tag, "ContainerNotFound")
+    })
+  )
+
+  it.effect("runs the entrypoint it was created with instead of the image's", () =>
+    Effect.gen(function* () {
+      const docker = yield* Docker
+      const { id } = yield* runningHealthz({
+        entrypoint: ["/bin/sh", "-c", "echo from-entrypoint > /tmp/marker && exec /bin/sh /srv/prbox/entrypoint.sh"]
+      })
+      const marker = yield* docker.exec(id, { argv: ["cat", "/tmp/marker"], timeoutMs: 10_000, maxOutputBytes: 1024 })
+      assert.strictEqual(marker.stdout, "from-entrypoint\n")
+    })
+  )
+
   it.effect("caps exec output and marks it truncated", () =>
     Effect.gen(function* () {
       const docker = yield* Docker

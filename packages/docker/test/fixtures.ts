@@ -14,27 +14,25 @@ import { type ContainerSpec, Docker } from "../src/index.ts"
 export const healthzTag = imageTag(healthzImage)
 
 /**
- * The newest debootstrapped Debian root filesystem cached by the code-server
- * test image's recipe (scripts/images/code-server.ts), or undefined when
- * that image was never built on this machine.
+ * The newest debootstrapped Debian root filesystem cached on this machine
+ * (by the default image's or the code-server test image's recipe), or
+ * undefined when neither was ever built here.
  */
 export const debianRootfs = (): { readonly path: string; readonly key: string } | undefined => {
   const base = process.env.PRBOX_CACHE || join(process.env.XDG_CACHE_HOME || join(homedir(), ".cache"), "prbox")
-  const dir = join(base, "code-server-image")
-  let names: Array<string>
-  try {
-    names = readdirSync(dir)
-  } catch {
-    return undefined
-  }
-  const newest = names
-    .map((name) => ({ name, match: /^rootfs-([0-9a-f]+)\.tar$/.exec(name) }))
-    .filter((entry) => entry.match !== null)
-    .map((entry) => ({
-      path: join(dir, entry.name),
-      key: entry.match?.[1] ?? "",
-      mtime: statSync(join(dir, entry.name)).mtimeMs
-    }))
+  const archives = ["default-image", "code-server-image"].flatMap((name) => {
+    const dir = join(base, name)
+    try {
+      return readdirSync(dir).map((file) => join(dir, file))
+    } catch {
+      return []
+    }
+  })
+  const newest = archives
+    .flatMap((path) => {
+      const key = /\/rootfs-([0-9a-f]+)\.tar$/.exec(path)?.[1]
+      return key === undefined ? [] : [{ path, key, mtime: statSync(path).mtimeMs }]
+    })
     .sort((a, b) => b.mtime - a.mtime)[0]
   return newest === undefined ? undefined : { path: newest.path, key: newest.key }
 }

@@ -1,5 +1,5 @@
 import { Context, type Effect } from "effect"
-import type { PortTaken, RuntimeError } from "./Errors.ts"
+import type { ImageBuildFailed, PortTaken, RuntimeError } from "./Errors.ts"
 
 /**
  * The narrow interface the lifecycle rules need from wherever sandboxes run.
@@ -86,6 +86,24 @@ export interface ContainerRuntimeShape {
   ) => Effect.Effect<void, RuntimeError>
   /** Facts about a local image, undefined when it is not present. */
   readonly imageInfo: (image: string) => Effect.Effect<ImageInfo | undefined, RuntimeError>
+  /**
+   * Builds a Dockerfile through the Docker API (the context sent as a tar stream), tagged
+   * `<repository>:<hash of its inputs>` so an unchanged build is reused without building
+   * (`reused: true`). Build output is streamed as progress lines. A failing step fails with
+   * ImageBuildFailed naming the step ("Step 3/5 : RUN npm ci") and the engine's message.
+   */
+  readonly buildImage: (
+    request: {
+      readonly contextDir: string
+      /** Relative to `contextDir`, and inside it. */
+      readonly dockerfile: string
+      readonly args: Readonly<Record<string, string>>
+      readonly target?: string
+      readonly repository: string
+      readonly labels: Readonly<Record<string, string>>
+    },
+    onProgress: (line: string) => Effect.Effect<void>
+  ) => Effect.Effect<{ readonly tag: string; readonly reused: boolean }, RuntimeError | ImageBuildFailed>
   /**
    * A host port on this machine's 127.0.0.1 that nothing listens on now and
    * that is not in `reserved` (the ports sandboxes keep while stopped).

@@ -78,6 +78,20 @@ export class InvalidConfig extends Schema.TaggedError<InvalidConfig>()("InvalidC
 }
 
 /**
+ * An image build failed: the Dockerfile's step and the engine's message
+ * ("Step 3/5 : RUN npm ci: The command ... returned a non-zero code: 1"), or
+ * a Dockerfile or context that cannot be built. Never leaves the engine: the
+ * worker records it on the row.
+ */
+export class ImageBuildFailed extends Schema.TaggedError<ImageBuildFailed>()("ImageBuildFailed", {
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return this.detail
+  }
+}
+
+/**
  * A runtime failure whose outcome is unknown (engine down, timeout, refused):
  * the lifecycle treats it as "not confirmed" and never as success.
  */

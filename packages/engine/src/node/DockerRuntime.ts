@@ -2,7 +2,7 @@ import { Docker } from "@prbox/docker"
 import { Effect, Fiber, Layer, Queue } from "effect"
 import { FetchHttpClient, HttpClient } from "effect/http"
 import { ContainerRuntime, type ContainerState, type ExecOutcome, type Health } from "../ContainerRuntime.ts"
-import { PortTaken, RuntimeError } from "../Errors.ts"
+import { ImageBuildFailed, PortTaken, RuntimeError } from "../Errors.ts"
 import { freePort } from "./FreePort.ts"
 
 const STOP_TIMEOUT_SECONDS = 10
@@ -80,6 +80,15 @@ export const layer = Layer.effect(
       importImage: Effect.fn("DockerRuntime.importImage")(function* (request, onProgress) {
         const imported = yield* withProgress(onProgress, (report) => docker.importImage(request, report))
         if (imported._tag === "Failure") return yield* toRuntimeError(imported.failure)
+      }),
+      buildImage: Effect.fn("DockerRuntime.buildImage")(function* (request, onProgress) {
+        const built = yield* withProgress(onProgress, (report) => docker.buildImage(request, report))
+        if (built._tag === "Success") return built.success
+        const failure = built.failure
+        if (failure._tag !== "ImageBuildFailed") return yield* toRuntimeError(failure)
+        return yield* new ImageBuildFailed({
+          detail: failure.step === undefined ? failure.detail : `${failure.step}: ${failure.detail}`
+        })
       }),
       imageInfo: (image) => docker.imageInfo(image).pipe(Effect.mapError(toRuntimeError)),
       freePort,
