@@ -51,6 +51,15 @@ const benchmarks: Readonly<Record<string, Benchmark>> = {
       })
     }
   },
+  devcontainer: {
+    summary: "open of a repository whose devcontainer.json builds its image, cold and warm: prbox vs devcontainer up",
+    usage: "devcontainer [--runs N (default 3)]",
+    run: async (args) => {
+      const values = parse(args, { runs: { type: "string" } })
+      const { runDevcontainer } = await import("./bench/devcontainer.ts")
+      await runDevcontainer({ runs: intOption(typeof values.runs === "string" ? values.runs : undefined, 3, "runs") })
+    }
+  },
   reconcile: {
     summary: "full reconcile of 1,000 rows and 100 labelled containers",
     usage: "reconcile [--runs N (default 7)]",

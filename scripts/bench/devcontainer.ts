@@ -5,9 +5,9 @@
 import { execFileSync } from "node:child_process"
 import { existsSync, mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { SandboxService } from "@prbox/engine"
-import { testCodeServerDistribution } from "../testing/code-server-dist.ts"
-import { debianBaseImage } from "../testing/debian-image.ts"
+import { DefaultImage } from "@prbox/engine/node"
+import { testDistributionDir } from "../images/cache.ts"
+import { imageExists } from "../images/images.ts"
 import {
   cleanupRoot,
   describeMachine,
@@ -80,8 +80,9 @@ export const runDevcontainer = async (options: { readonly runs: number }) => {
   const cli = join(repoRoot, "node_modules", "@devcontainers", "cli", "devcontainer.js")
   if (!existsSync(cli)) throw new Error(`${cli} is missing: run pnpm install`)
   const facts = machineFacts()
-  const base = debianBaseImage()
-  const codeServer = testCodeServerDistribution()
+  // prbox's default image is the repository's base: no registry is needed.
+  const base = DefaultImage.DEFAULT_IMAGE
+  if (!imageExists(base)) throw new Error(`${base} is missing: run scripts/setup --with-test-images`)
   const root = makeRoot("devcontainer")
   const home = join(root, "home")
   const bare = join(root, "remote.git")
@@ -89,7 +90,7 @@ export const runDevcontainer = async (options: { readonly runs: number }) => {
   mkdirSync(work, { recursive: true })
   git(root, "init", "--quiet", "--bare", bare)
   git(work, "init", "--quiet", "--initial-branch=main")
-  const engine = await makeEngine({ home, image: "", recorder: [], codeServer, devcontainer: true })
+  const engine = await makeEngine({ home, image: base, recorder: [], codeServerDir: testDistributionDir() })
   const results: Array<{ readonly mode: "cold" | "warm"; readonly prbox: number; readonly peer: number }> = []
   try {
     for (let run = 0; run < options.runs; run++) {
@@ -106,12 +107,12 @@ export const runDevcontainer = async (options: { readonly runs: number }) => {
         const prboxFirst = (run + (mode === "warm" ? 1 : 0)) % 2 === 0
         const timeOpen = async () => {
           const start = performance.now()
-          const opened = await engine.run(SandboxService.use((s) => s.open({ input: bare, pr })))
-          await engine.run(SandboxService.use((s) => s.awaitIdle(opened.id)))
-          const row = await engine.run(SandboxService.use((s) => s.get(opened.id)))
+          const opened = await engine.run(engine.sandboxes.open({ input: bare, pr }))
+          await engine.run(engine.sandboxes.awaitIdle(opened.id))
+          const row = await engine.run(engine.sandboxes.get(opened.id))
           if (row.status !== "running") throw new Error(`prbox: ${row.status}: ${row.error ?? ""}`)
           const elapsed = performance.now() - start
-          await engine.run(SandboxService.use((s) => s.delete(opened.id)))
+          await engine.run(engine.sandboxes.delete(opened.id))
           return elapsed
         }
         const timePeer = async () => {

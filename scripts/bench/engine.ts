@@ -57,6 +57,8 @@ export interface EngineOptions {
   readonly image: string
   readonly recorder: Recorder
   readonly healthTimeoutSeconds?: number
+  /** A folder of prebuilt code-server distributions (the tests'), so a run never builds one. */
+  readonly codeServerDir?: string
 }
 
 /**
@@ -71,6 +73,7 @@ export const engineLayer = (options: EngineOptions) => {
     labels: { [BENCH_LABEL]: "1" },
     config: { image: options.image, healthTimeoutSeconds: options.healthTimeoutSeconds ?? 120 },
     identity: AccountIdentity.unavailable,
+    ...(options.codeServerDir === undefined ? {} : { codeServerDir: options.codeServerDir }),
     wrap: {
       git: (real) => Git.of({ run: (args, runOptions) => timed(recorder, gitOp(args), real.run(args, runOptions)) }),
       workspaces: (real) => Workspaces.of(instrument(recorder, "workspaces", real)),

@@ -33,8 +33,8 @@ describe("Workspaces.commitFiles", () => {
       const link = yield* Effect.flip(files.read(".devcontainer.json"))
       assert.strictEqual(link._tag, "UnsafeArgument")
       assert.include(link.message, "symbolic link")
-      const escape = yield* Effect.flip(files.read("../outside"))
-      assert.strictEqual(escape._tag, "UnsafeArgument")
+      const outside = yield* Effect.flip(files.read("../outside"))
+      assert.strictEqual(outside._tag, "UnsafeArgument")
       // The mirror was not checked out: the files came from git objects alone.
       assert.strictEqual(
         execFileSync("git", ["-C", fetched.mirrorPath, "rev-parse", "--is-bare-repository"]).toString().trim(),

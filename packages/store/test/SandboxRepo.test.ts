@@ -278,10 +278,7 @@ describe("updateStatus", () => {
       const running = yield* repo.updateStatus(id, { to: "running" })
       assert.deepStrictEqual(running.environment, environment)
       const found = yield* repo.findById(id)
-      assert.deepStrictEqual(
-        Option.map(found, (row) => row.environmentPlan),
-        Option.some(environmentPlan)
-      )
+      assert.deepStrictEqual(Option.getOrThrow(found).environmentPlan, environmentPlan)
     })
   )
 
