@@ -4,7 +4,8 @@ import { daemonCommands } from "./DaemonCommands.ts"
 import { execLogsCommands } from "./ExecLogs.ts"
 import { exitCodesHelp, runCommand } from "./Exit.ts"
 import { maintenanceCommands } from "./Maintenance.ts"
-import { passwordCommand, sandboxCommands } from "./SandboxCommands.ts"
+import { passwordCommand, rebuildCommand, sandboxCommands } from "./SandboxCommands.ts"
+import { updateCommand } from "./UpdateCommand.ts"
 
 export const CLI_VERSION = "0.1.0"
 
@@ -40,6 +41,8 @@ export const root = Command.make("prbox").pipe(
   ),
   Command.withSubcommands([
     ...sandboxCommands,
+    updateCommand,
+    rebuildCommand,
     ...execLogsCommands,
     passwordCommand,
     ...maintenanceCommands,

@@ -5,8 +5,10 @@ import {
   DockerUnavailable,
   Internal,
   InvalidConfig,
+  GitFailure,
   InvalidPrRef,
-  NotFound
+  NotFound,
+  UpdateRefused
 } from "@prbox/protocol"
 import { Effect } from "effect"
 
@@ -31,7 +33,9 @@ export const apiErrorOf: { readonly [Tag in EngineFailureTag]: ApiErrorClass } =
   DiscoveryFailed: DockerUnavailable,
   StoreFailure: Internal,
   HostFailure: Internal,
-  CleanupIncomplete: Internal
+  CleanupIncomplete: Internal,
+  UpdateRefused: UpdateRefused,
+  GitFailed: GitFailure
 }
 
 /**
@@ -49,7 +53,10 @@ export const internalOnPurpose: ReadonlySet<EngineFailureTag> = new Set([
  * An engine error as an API error. Engine messages are built to be shown
  * (ids, fixed reasons, no secrets), so they travel as they are.
  */
-export const toApiError = (error: EngineFailure): ApiError => new apiErrorOf[error._tag]({ message: error.message })
+export const toApiError = (error: EngineFailure): ApiError =>
+  error._tag === "UpdateRefused"
+    ? new UpdateRefused({ message: error.message, changedFiles: error.changedFiles })
+    : new apiErrorOf[error._tag]({ message: error.message })
 
 /** Maps every failure of an engine call to its API error. */
 export const api = <A, E extends EngineFailure, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, ApiError, R> =>

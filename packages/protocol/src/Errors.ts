@@ -1,4 +1,4 @@
-import { Schema } from "effect"
+import { Effect, Schema } from "effect"
 // Registers the `httpApiStatus` annotation used below.
 import type {} from "effect/http-api/HttpApiSchema"
 
@@ -23,6 +23,7 @@ export const ErrorCodes = {
   NotFound: { httpStatus: 404, exitCode: ExitCode.notFound },
   Ambiguous: { httpStatus: 404, exitCode: ExitCode.notFound },
   Conflict: { httpStatus: 409, exitCode: ExitCode.conflict },
+  UpdateRefused: { httpStatus: 409, exitCode: ExitCode.conflict },
   InvalidPrRef: { httpStatus: 400, exitCode: ExitCode.usage },
   InvalidConfig: { httpStatus: 422, exitCode: ExitCode.invalidConfig },
   DockerUnavailable: { httpStatus: 503, exitCode: ExitCode.dockerUnavailable },
@@ -57,6 +58,19 @@ export class Ambiguous extends Schema.TaggedError<Ambiguous>()("Ambiguous", fiel
 
 /** The request contradicts the sandbox's state: stopping, fenced, retired, not running. */
 export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", fields, status("Conflict")) {}
+
+/**
+ * `prbox update` moved nothing: the workspace has changes (listed, also in
+ * `changedFiles`) or the PR's new head is not a fast-forward without `--force`.
+ */
+export class UpdateRefused extends Schema.TaggedError<UpdateRefused>()(
+  "UpdateRefused",
+  {
+    ...fields,
+    changedFiles: Schema.Array(Schema.String).pipe(Schema.withConstructorDefault(Effect.succeed([])))
+  },
+  status("UpdateRefused")
+) {}
 
 /** The pull request reference could not be understood. */
 export class InvalidPrRef extends Schema.TaggedError<InvalidPrRef>()("InvalidPrRef", fields, status("InvalidPrRef")) {}
@@ -102,6 +116,7 @@ export const ApiErrors = [
   NotFound,
   Ambiguous,
   Conflict,
+  UpdateRefused,
   InvalidPrRef,
   InvalidConfig,
   DockerUnavailable,
@@ -117,6 +132,7 @@ export type ApiError =
   | NotFound
   | Ambiguous
   | Conflict
+  | UpdateRefused
   | InvalidPrRef
   | InvalidConfig
   | DockerUnavailable
