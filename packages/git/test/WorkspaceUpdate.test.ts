@@ -6,23 +6,11 @@ import { PullRequestNumber } from "@prbox/domain"
 import { Effect, Result } from "effect"
 import { parsePullRequestRef, pullRequestRefOf, Workspaces } from "../src/index.ts"
 import { parsePorcelainZ } from "../src/WorkspaceUpdate.ts"
-import { gitSync, makeRemote, type TestRemote, tempDir, workspacesLayer } from "./helpers.ts"
+import { gitSync, makeRemote, movePullRequest, type TestRemote, tempDir, workspacesLayer } from "./helpers.ts"
 
 /** git in a workspace the sandbox's user owns. */
 const inWs = (path: string, ...args: ReadonlyArray<string>): string =>
   gitSync(path, "-c", `safe.directory=${path}`, ...args)
-
-/** A new commit on `from` in the remote's work tree, pushed (forced) as refs/pull/1/head. */
-const movePr1 = (root: string, from: string, file: string): string => {
-  const work = NodePath.join(root, "remote-work")
-  gitSync(work, "checkout", "--quiet", "--detach", from)
-  writeFileSync(NodePath.join(work, file), `${file}\n`)
-  gitSync(work, "add", file)
-  gitSync(work, "commit", "--quiet", "-m", file)
-  const commit = gitSync(work, "rev-parse", "HEAD")
-  gitSync(work, "push", "--quiet", "--force", NodePath.join(root, "remote.git"), `${commit}:refs/pull/1/head`)
-  return commit
-}
 
 /** A workspace of PR 1 at its current head, as the sandbox's user (uid 1000) owns it when the daemon is root. */
 const workspaceOf = (root: string, remote: TestRemote) =>
@@ -82,7 +70,7 @@ describe("moving a workspace to the PR's new head", () => {
         root,
         Effect.gen(function* () {
           const { path, ref, mirrorPath } = yield* workspaceOf(root, remote)
-          const next = movePr1(root, remote.pr1, "next.txt")
+          const next = movePullRequest(root, remote.pr1, "next.txt")
           const fetched = yield* Workspaces.use((w) => w.fetchPullRequest(ref))
           assert.strictEqual(fetched.commit, next)
           yield* Workspaces.use((w) => w.bringCommit(path, mirrorPath, next))
@@ -106,7 +94,7 @@ describe("moving a workspace to the PR's new head", () => {
         root,
         Effect.gen(function* () {
           const { path, ref, mirrorPath } = yield* workspaceOf(root, remote)
-          const next = movePr1(root, remote.pr1, "next.txt")
+          const next = movePullRequest(root, remote.pr1, "next.txt")
           writeFileSync(NodePath.join(path, "mine.txt"), "mine\n")
           inWs(path, "add", "mine.txt")
           inWs(path, "commit", "--quiet", "-m", "mine")
@@ -129,7 +117,7 @@ describe("moving a workspace to the PR's new head", () => {
         root,
         Effect.gen(function* () {
           const { path, ref, mirrorPath } = yield* workspaceOf(root, remote)
-          const rewritten = movePr1(root, remote.main, "rewritten.txt")
+          const rewritten = movePullRequest(root, remote.main, "rewritten.txt")
           yield* Workspaces.use((w) => w.fetchPullRequest(ref))
           yield* Workspaces.use((w) => w.bringCommit(path, mirrorPath, rewritten))
           assert.isFalse(yield* Workspaces.use((w) => w.isAncestor(path, remote.pr1, rewritten)))
@@ -154,7 +142,7 @@ describe("moving a workspace to the PR's new head", () => {
         root,
         Effect.gen(function* () {
           const { path, ref, mirrorPath } = yield* workspaceOf(root, remote)
-          const rewritten = movePr1(root, remote.main, "rewritten.txt")
+          const rewritten = movePullRequest(root, remote.main, "rewritten.txt")
           inWs(path, "branch", "prbox/before-update-1", remote.main)
           inWs(path, "branch", "prbox/before-update-x", remote.main)
           yield* Workspaces.use((w) => w.fetchPullRequest(ref))
@@ -177,7 +165,7 @@ describe("moving a workspace to the PR's new head", () => {
         root,
         Effect.gen(function* () {
           const { path, ref, mirrorPath } = yield* workspaceOf(root, remote)
-          const next = movePr1(root, remote.pr1, "next.txt")
+          const next = movePullRequest(root, remote.pr1, "next.txt")
           writeFileSync(NodePath.join(path, "next.txt"), "mine\n")
           yield* Workspaces.use((w) => w.fetchPullRequest(ref))
           yield* Workspaces.use((w) => w.bringCommit(path, mirrorPath, next))
