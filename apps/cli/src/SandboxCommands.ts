@@ -139,7 +139,8 @@ const stop = Command.make(
 const restartCommand = (
   name: string,
   call: (client: PrboxClientShape, id: SandboxId) => Effect.Effect<SandboxView, ClientError>,
-  description: string
+  description: string,
+  follow: { readonly afterStarting: boolean } = { afterStarting: false }
 ) =>
   Command.make(
     name,
@@ -153,7 +154,7 @@ const restartCommand = (
           if (config.json) return printJson(restarted)
           return yield* out(`sandbox ${restarted.id} is ${restarted.status}`)
         }
-        const ready = yield* followUntilReady(client, restarted, since, { tty: isTty(config.json) })
+        const ready = yield* followUntilReady(client, restarted, since, { tty: isTty(config.json), ...follow })
         if (config.json) return printJson(ready)
         yield* out(readyLines(ready))
       })
@@ -169,7 +170,9 @@ const restart = restartCommand(
 const rebuild = restartCommand(
   "rebuild",
   (client, id) => client.rebuild(id),
-  "Recreate a sandbox's container (after devcontainer.json or the image changed), keeping its workspace, home and URL; the create-time steps run again. Follows it until it runs."
+  "Recreate a sandbox's container (after devcontainer.json or the image changed), keeping its workspace, home and URL; the create-time steps run again. Follows it until it runs.",
+  // The rebuild's own stop comes before its restart: only what follows `starting` settles it.
+  { afterStarting: true }
 )
 
 const rm = Command.make(

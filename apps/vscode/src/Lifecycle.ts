@@ -36,12 +36,17 @@ export const lifecycleHandlers = (context: HandlerContext) => {
     view: SandboxView,
     since: number,
     report: (message: string) => void,
-    signal: AbortSignal
+    signal: AbortSignal,
+    afterStarting = false
   ): Promise<SandboxView | undefined> => {
     try {
       if (signal.aborted) throw new Cancelled()
       return await daemon.call(
-        (client) => followUntilSettled(client, view, { since, onEvent: (event) => report(progressMessage(event)) }),
+        (client) => followUntilSettled(client, view, {
+            since,
+            afterStarting,
+            onEvent: (event) => report(progressMessage(event))
+          }),
         signal
       )
     } catch (error) {
@@ -56,12 +61,17 @@ export const lifecycleHandlers = (context: HandlerContext) => {
   }
 
   /** Hands the sandbox to a restart worker (restart, rebuild) and follows it until it settles. */
-  const follow = async (view: SandboxView, verb: string, call: (id: SandboxView["id"]) => Promise<SandboxView>) => {
+  const follow = async (
+    view: SandboxView,
+    verb: string,
+    call: (id: SandboxView["id"]) => Promise<SandboxView>,
+    afterStarting = false
+  ) => {
     const settled = await ui.progress(`${verb} ${nameOf(view)}`, async (report, signal) => {
       const since = Date.now()
       const started = await call(view.id)
       daemon.refresh()
-      return settle(started, since, report, signal)
+      return settle(started, since, report, signal, afterStarting)
     })
     if (settled !== undefined) await announce(settled)
   }
@@ -103,7 +113,8 @@ export const lifecycleHandlers = (context: HandlerContext) => {
     [CommandId.rebuild]: async (argument?: unknown) => {
       const view = await target(context, argument, "Sandbox to rebuild")
       if (view === undefined) return
-      await follow(view, "Rebuilding", (id) => daemon.call((client) => client.rebuild(id)))
+      // Its own stop comes first: only what follows `starting` settles it.
+      await follow(view, "Rebuilding", (id) => daemon.call((client) => client.rebuild(id)), true)
     },
 
     [CommandId.update]: async (argument?: unknown) => {
