@@ -57,7 +57,8 @@ export const report = (error: unknown): Reported => {
   if (typeof error === "object" && error !== null && "_tag" in error && typeof error._tag === "string") {
     const message =
       "message" in error && typeof error.message === "string" && error.message.length > 0 ? error.message : error._tag
-    const files = "changedFiles" in error && Array.isArray(error.changedFiles) ? { changedFiles: error.changedFiles } : {}
+    const files =
+      "changedFiles" in error && Array.isArray(error.changedFiles) ? { changedFiles: error.changedFiles } : {}
     return { tag: error._tag, message, code: codeOfTag(error._tag), ...files }
   }
   return { tag: "Internal", message: error instanceof Error ? error.message : String(error), code: ExitCode.other }

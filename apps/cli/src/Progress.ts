@@ -67,11 +67,12 @@ export const followUntilReady = (
     if (view.status === "running") return view
     const current = yield* Effect.acquireUseRelease(
       Effect.sync(() => (options.tty ? ttyRenderer(since, view.status) : plainRenderer(since))),
-      (renderer) => followUntilSettled(client, view, {
-        since,
-        onEvent: renderer.event,
-        afterStarting: options.afterStarting === true
-      }),
+      (renderer) =>
+        followUntilSettled(client, view, {
+          since,
+          onEvent: renderer.event,
+          afterStarting: options.afterStarting === true
+        }),
       (renderer) => Effect.sync(() => renderer.close())
     )
     if (current.status === "running") return current

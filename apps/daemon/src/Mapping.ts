@@ -3,9 +3,9 @@ import {
   type ApiError,
   Conflict,
   DockerUnavailable,
+  GitFailure,
   Internal,
   InvalidConfig,
-  GitFailure,
   InvalidPrRef,
   NotFound,
   UpdateRefused

@@ -42,7 +42,8 @@ export const lifecycleHandlers = (context: HandlerContext) => {
     try {
       if (signal.aborted) throw new Cancelled()
       return await daemon.call(
-        (client) => followUntilSettled(client, view, {
+        (client) =>
+          followUntilSettled(client, view, {
             since,
             afterStarting,
             onEvent: (event) => report(progressMessage(event))

@@ -19,7 +19,9 @@ export const makeRebuild = (workers: Workers, teardown: Teardown) =>
     const lifecycle = yield* Lifecycle
 
     return Effect.fn("SandboxService.rebuild")(function* (id: SandboxId) {
-      const cfg = yield* config.load.pipe(Effect.mapError((error) => new SandboxConflict({ id, reason: error.message })))
+      const cfg = yield* config.load.pipe(
+        Effect.mapError((error) => new SandboxConflict({ id, reason: error.message }))
+      )
       return yield* lifecycle.admit(
         Effect.gen(function* () {
           const row = yield* lifecycle.getRow(id)

@@ -121,10 +121,7 @@ export const makeUpdate = (ownership: Ownership, runUpdateContent: RunUpdateCont
         )
       )
 
-    const update = Effect.fn("SandboxService.update")(function* (
-      id: SandboxId,
-      options: { readonly force: boolean }
-    ) {
+    const update = Effect.fn("SandboxService.update")(function* (id: SandboxId, options: { readonly force: boolean }) {
       const cfg = yield* config.load.pipe(Effect.mapError((error) => conflict(id, error.message)))
       yield* stillStopping(id)
       const moved = yield* lifecycle.withContainer(id, moveWorkspace(id, options.force, cfg.pullRequestRefPattern))

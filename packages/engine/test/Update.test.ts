@@ -95,7 +95,10 @@ describe("update", () => {
         assert.strictEqual(refused._tag, "UpdateRefused")
         assert.include(refused.message, "the PR was force-pushed")
         assert.include(refused.message, `${remote.pr1.slice(0, 7)}..${rewritten.slice(0, 7)} is not a fast-forward`)
-        assert.include(refused.message, `\`prbox update --force ${running.id}\` keeps your commits on prbox/before-update-1`)
+        assert.include(
+          refused.message,
+          `\`prbox update --force ${running.id}\` keeps your commits on prbox/before-update-1`
+        )
         assert.strictEqual(inWorkspace(running, "rev-parse", "HEAD"), remote.pr1)
 
         const forced = yield* sandboxes.update(running.id, { force: true })

@@ -60,10 +60,13 @@ export const makeWorkspaceUpdate = Effect.fnUntraced(function* (
   // An explicit git dir: a workspace whose `.git` is gone must not fall through
   // to an enclosing repository.
   const run = (path: string, args: ReadonlyArray<string>) =>
-    git.run(["-c", `safe.directory=${path}`, `--git-dir=${NodePath.join(path, ".git")}`, `--work-tree=${path}`, ...args], {
-      cwd: path,
-      timeoutMs: localTimeoutMs
-    })
+    git.run(
+      ["-c", `safe.directory=${path}`, `--git-dir=${NodePath.join(path, ".git")}`, `--work-tree=${path}`, ...args],
+      {
+        cwd: path,
+        timeoutMs: localTimeoutMs
+      }
+    )
 
   const failure = (args: ReadonlyArray<string>, output: GitOutput) =>
     new GitCommandFailed({ operation: `git ${args[0]}`, detail: stderrTail(output.stderr), exitCode: output.exitCode })
@@ -92,9 +95,15 @@ export const makeWorkspaceUpdate = Effect.fnUntraced(function* (
     yield* checkCommit("bringCommit", commit)
     if (!NodePath.isAbsolute(mirrorPath)) return yield* refuse("bringCommit", "the mirror must be an absolute path")
     // The lock keeps a fetch into the mirror (and its auto-gc) from repacking under this read.
-    yield* succeed(path, ["fetch", "--no-tags", "--no-write-fetch-head", "--quiet", "--end-of-options", mirrorPath, commit]).pipe(
-      withMirrorLock(mirrorPath)
-    )
+    yield* succeed(path, [
+      "fetch",
+      "--no-tags",
+      "--no-write-fetch-head",
+      "--quiet",
+      "--end-of-options",
+      mirrorPath,
+      commit
+    ]).pipe(withMirrorLock(mirrorPath))
   })
 
   const isAncestor = Effect.fn("Workspaces.isAncestor")(function* (path: string, ancestor: string, descendant: string) {
