@@ -55,7 +55,10 @@ export const internalOnPurpose: ReadonlySet<EngineFailureTag> = new Set([
  */
 export const toApiError = (error: EngineFailure): ApiError =>
   error._tag === "UpdateRefused"
-    ? new UpdateRefused({ message: error.message, changedFiles: error.changedFiles })
+    ? new UpdateRefused({
+        message: error.message,
+        ...(error.changedFiles.length === 0 ? {} : { changedFiles: error.changedFiles })
+      })
     : new apiErrorOf[error._tag]({ message: error.message })
 
 /** Maps every failure of an engine call to its API error. */

@@ -1,4 +1,4 @@
-import { Effect, Schema } from "effect"
+import { Schema } from "effect"
 // Registers the `httpApiStatus` annotation used below.
 import type {} from "effect/http-api/HttpApiSchema"
 
@@ -67,7 +67,8 @@ export class UpdateRefused extends Schema.TaggedError<UpdateRefused>()(
   "UpdateRefused",
   {
     ...fields,
-    changedFiles: Schema.Array(Schema.String).pipe(Schema.withConstructorDefault(Effect.succeed([])))
+    /** The workspace's changed files; absent when the refusal is about history (a force-push). */
+    changedFiles: Schema.optionalKey(Schema.Array(Schema.String))
   },
   status("UpdateRefused")
 ) {}
