@@ -5,7 +5,8 @@ import { execLogsCommands } from "./ExecLogs.ts"
 import { exitCodesHelp, runCommand } from "./Exit.ts"
 import { imageCommand } from "./ImageCommands.ts"
 import { maintenanceCommands } from "./Maintenance.ts"
-import { passwordCommand, sandboxCommands } from "./SandboxCommands.ts"
+import { passwordCommand, rebuildCommand, sandboxCommands } from "./SandboxCommands.ts"
+import { updateCommand } from "./UpdateCommand.ts"
 
 export const CLI_VERSION = "0.1.0"
 
@@ -41,6 +42,8 @@ export const root = Command.make("prbox").pipe(
   ),
   Command.withSubcommands([
     ...sandboxCommands,
+    updateCommand,
+    rebuildCommand,
     ...execLogsCommands,
     passwordCommand,
     ...maintenanceCommands,

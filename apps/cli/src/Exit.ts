@@ -34,6 +34,8 @@ export interface Reported {
   readonly tag: string
   readonly message: string
   readonly code: number
+  /** UpdateRefused: the workspace's changed files, for `--json`. */
+  readonly changedFiles?: ReadonlyArray<string>
 }
 
 /** The client's own failures; an API error's code comes from the protocol's table. */
@@ -55,7 +57,9 @@ export const report = (error: unknown): Reported => {
   if (typeof error === "object" && error !== null && "_tag" in error && typeof error._tag === "string") {
     const message =
       "message" in error && typeof error.message === "string" && error.message.length > 0 ? error.message : error._tag
-    return { tag: error._tag, message, code: codeOfTag(error._tag) }
+    const files =
+      "changedFiles" in error && Array.isArray(error.changedFiles) ? { changedFiles: error.changedFiles } : {}
+    return { tag: error._tag, message, code: codeOfTag(error._tag), ...files }
   }
   return { tag: "Internal", message: error instanceof Error ? error.message : String(error), code: ExitCode.other }
 }
@@ -70,7 +74,8 @@ const oneLine = (text: string): string => text.replace(/\s*\n\s*/g, "; ")
 /** Prints a failure as one line on stderr (or a JSON error object on stdout with --json) and sets the exit code. */
 export const printFailure = (output: Output, failure: Reported): void => {
   if (output.json) {
-    process.stdout.write(`${JSON.stringify({ error: { tag: failure.tag, message: failure.message } })}\n`)
+    const files = failure.changedFiles === undefined ? {} : { changedFiles: failure.changedFiles }
+    process.stdout.write(`${JSON.stringify({ error: { tag: failure.tag, message: failure.message, ...files } })}\n`)
   } else {
     process.stderr.write(`prbox: ${oneLine(failure.message)}\n`)
   }

@@ -61,13 +61,18 @@ export const followUntilReady = (
   client: PrboxClientShape,
   view: SandboxView,
   since: number,
-  options: { readonly tty: boolean }
+  options: { readonly tty: boolean; readonly afterStarting?: boolean }
 ) =>
   Effect.gen(function* () {
     if (view.status === "running") return view
     const current = yield* Effect.acquireUseRelease(
       Effect.sync(() => (options.tty ? ttyRenderer(since, view.status) : plainRenderer(since))),
-      (renderer) => followUntilSettled(client, view, { since, onEvent: renderer.event }),
+      (renderer) =>
+        followUntilSettled(client, view, {
+          since,
+          onEvent: renderer.event,
+          afterStarting: options.afterStarting === true
+        }),
       (renderer) => Effect.sync(() => renderer.close())
     )
     if (current.status === "running") return current

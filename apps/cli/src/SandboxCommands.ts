@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process"
-import { openRequest, PrboxClient } from "@prbox/client"
-import { isLive } from "@prbox/domain"
+import { type ClientError, openRequest, PrboxClient, type PrboxClientShape } from "@prbox/client"
+import { isLive, type SandboxId } from "@prbox/domain"
 import type { SandboxView } from "@prbox/protocol"
 import { Effect, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
@@ -10,7 +10,7 @@ import { describe, legacyNotes, sandboxTable, setupLine } from "./Format.ts"
 import { idArgument, isTty, json, needsDaemon, optionalNumber, out, prFlag, resolveId, waitFlag } from "./Params.ts"
 import { followUntilReady } from "./Progress.ts"
 
-/** The commands about one sandbox's life: open, ls, status, stop, restart, rm, password. */
+/** The commands about one sandbox's life: open, ls, status, stop, restart, rebuild, rm, password. */
 
 const readyLines = (view: SandboxView) => {
   const setup = setupLine(view)
@@ -140,24 +140,45 @@ const stop = Command.make(
   )
 ).pipe(Command.withDescription("Stop a sandbox (its workspace is kept; `prbox restart` or `prbox open` resumes it)."))
 
-const restart = Command.make(
+/** A command that hands a sandbox to a restart worker and follows it until it runs (restart, rebuild). */
+const restartCommand = (
+  name: string,
+  call: (client: PrboxClientShape, id: SandboxId) => Effect.Effect<SandboxView, ClientError>,
+  description: string,
+  follow: { readonly afterStarting: boolean } = { afterStarting: false }
+) =>
+  Command.make(
+    name,
+    { id: idArgument, wait: waitFlag, json },
+    needsDaemon((client, config) =>
+      Effect.gen(function* () {
+        const since = Date.now()
+        const view = yield* resolveId(client, config.id)
+        const restarted = yield* call(client, view.id)
+        if (!config.wait) {
+          if (config.json) return printJson(restarted)
+          return yield* out(`sandbox ${restarted.id} is ${restarted.status}`)
+        }
+        const ready = yield* followUntilReady(client, restarted, since, { tty: isTty(config.json), ...follow })
+        if (config.json) return printJson(ready)
+        yield* out(readyLines(ready))
+      })
+    )
+  ).pipe(Command.withDescription(description))
+
+const restart = restartCommand(
   "restart",
-  { id: idArgument, wait: waitFlag, json },
-  needsDaemon((client, config) =>
-    Effect.gen(function* () {
-      const since = Date.now()
-      const view = yield* resolveId(client, config.id)
-      const restarted = yield* client.restart(view.id)
-      if (!config.wait) {
-        if (config.json) return printJson(restarted)
-        return yield* out(`sandbox ${restarted.id} is ${restarted.status}`)
-      }
-      const ready = yield* followUntilReady(client, restarted, since, { tty: isTty(config.json) })
-      if (config.json) return printJson(ready)
-      yield* out(readyLines(ready))
-    })
-  )
-).pipe(Command.withDescription("Restart a stopped sandbox and follow it until it runs."))
+  (client, id) => client.restart(id),
+  "Restart a stopped sandbox and follow it until it runs."
+)
+
+const rebuild = restartCommand(
+  "rebuild",
+  (client, id) => client.rebuild(id),
+  "Recreate a sandbox's container (after devcontainer.json or the image changed), keeping its workspace, home and URL; the create-time steps run again. Follows it until it runs.",
+  // The rebuild's own stop comes before its restart: only what follows `starting` settles it.
+  { afterStarting: true }
+)
 
 const rm = Command.make(
   "rm",
@@ -198,4 +219,5 @@ const password = Command.make(
 ).pipe(Command.withDescription("Print a sandbox's code-server password."))
 
 export const sandboxCommands = [open, ls, status, stop, restart, rm] as const
+export const rebuildCommand = rebuild
 export const passwordCommand = password

@@ -67,6 +67,12 @@ const SandboxesLive = HttpApiBuilder.group(PrboxApi, "sandboxes", (handlers) =>
       .handle("get", ({ params }) => api(sandboxes.get(params.id)).pipe(Effect.map(toView)))
       .handle("stop", ({ params }) => api(sandboxes.stop(params.id)).pipe(Effect.map(toView)))
       .handle("restart", ({ params }) => api(sandboxes.restart(params.id)).pipe(Effect.map(toView)))
+      .handle("update", ({ params, payload }) =>
+        api(sandboxes.update(params.id, { force: payload.force })).pipe(
+          Effect.map((report) => ({ ...report, sandbox: toView(report.sandbox) }))
+        )
+      )
+      .handle("rebuild", ({ params }) => api(sandboxes.rebuild(params.id)).pipe(Effect.map(toView)))
       .handle("delete", ({ params, query }) =>
         Effect.gen(function* () {
           const row = yield* api(sandboxes.get(params.id))

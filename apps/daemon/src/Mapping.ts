@@ -9,7 +9,8 @@ import {
   InvalidDevcontainer,
   InvalidPrRef,
   NotAvailable,
-  NotFound
+  NotFound,
+  UpdateRefused
 } from "@prbox/protocol"
 import { Effect } from "effect"
 
@@ -29,7 +30,6 @@ export const apiErrorOf: { readonly [Tag in EngineFailureTag]: ApiErrorClass } =
   SandboxConflict: Conflict,
   InvalidPullRequestInput: InvalidPrRef,
   InvalidDevcontainer: InvalidDevcontainer,
-  FetchFailed: GitFailure,
   InvalidConfig: InvalidConfig,
   RuntimeError: DockerUnavailable,
   DestroyNotConfirmed: DockerUnavailable,
@@ -39,7 +39,9 @@ export const apiErrorOf: { readonly [Tag in EngineFailureTag]: ApiErrorClass } =
   CleanupIncomplete: Internal,
   // This host cannot provide it (a build tool, root, apt); the message says what to do.
   CodeServerUnavailable: NotAvailable,
-  DefaultImageUnavailable: NotAvailable
+  DefaultImageUnavailable: NotAvailable,
+  UpdateRefused: UpdateRefused,
+  GitFailed: GitFailure
 }
 
 /**
@@ -57,7 +59,13 @@ export const internalOnPurpose: ReadonlySet<EngineFailureTag> = new Set([
  * An engine error as an API error. Engine messages are built to be shown
  * (ids, fixed reasons, no secrets), so they travel as they are.
  */
-export const toApiError = (error: EngineFailure): ApiError => new apiErrorOf[error._tag]({ message: error.message })
+export const toApiError = (error: EngineFailure): ApiError =>
+  error._tag === "UpdateRefused"
+    ? new UpdateRefused({
+        message: error.message,
+        ...(error.changedFiles.length === 0 ? {} : { changedFiles: error.changedFiles })
+      })
+    : new apiErrorOf[error._tag]({ message: error.message })
 
 /** Maps every failure of an engine call to its API error. */
 export const api = <A, E extends EngineFailure, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, ApiError, R> =>

@@ -5,7 +5,7 @@ import { CommandId, progressMessage } from "./Model.ts"
 import type { SandboxView } from "./Protocol.ts"
 import { type HandlerContext, nameOf, target } from "./Target.ts"
 
-/** A sandbox's life from the editor: open, restart (both followed until settled), stop, delete. */
+/** A sandbox's life from the editor: open, restart, rebuild (followed until settled), update, stop, delete. */
 export const lifecycleHandlers = (context: HandlerContext) => {
   const { ui, daemon } = context
 
@@ -36,12 +36,18 @@ export const lifecycleHandlers = (context: HandlerContext) => {
     view: SandboxView,
     since: number,
     report: (message: string) => void,
-    signal: AbortSignal
+    signal: AbortSignal,
+    afterStarting = false
   ): Promise<SandboxView | undefined> => {
     try {
       if (signal.aborted) throw new Cancelled()
       return await daemon.call(
-        (client) => followUntilSettled(client, view, { since, onEvent: (event) => report(progressMessage(event)) }),
+        (client) =>
+          followUntilSettled(client, view, {
+            since,
+            afterStarting,
+            onEvent: (event) => report(progressMessage(event))
+          }),
         signal
       )
     } catch (error) {
@@ -53,6 +59,22 @@ export const lifecycleHandlers = (context: HandlerContext) => {
     } finally {
       daemon.refresh()
     }
+  }
+
+  /** Hands the sandbox to a restart worker (restart, rebuild) and follows it until it settles. */
+  const follow = async (
+    view: SandboxView,
+    verb: string,
+    call: (id: SandboxView["id"]) => Promise<SandboxView>,
+    afterStarting = false
+  ) => {
+    const settled = await ui.progress(`${verb} ${nameOf(view)}`, async (report, signal) => {
+      const since = Date.now()
+      const started = await call(view.id)
+      daemon.refresh()
+      return settle(started, since, report, signal, afterStarting)
+    })
+    if (settled !== undefined) await announce(settled)
   }
 
   return {
@@ -86,13 +108,32 @@ export const lifecycleHandlers = (context: HandlerContext) => {
     [CommandId.restart]: async (argument?: unknown) => {
       const view = await target(context, argument, "Sandbox to restart")
       if (view === undefined) return
-      const settled = await ui.progress(`Restarting ${nameOf(view)}`, async (report, signal) => {
-        const since = Date.now()
-        const restarted = await daemon.call((client) => client.restart(view.id))
-        daemon.refresh()
-        return settle(restarted, since, report, signal)
+      await follow(view, "Restarting", (id) => daemon.call((client) => client.restart(id)))
+    },
+
+    [CommandId.rebuild]: async (argument?: unknown) => {
+      const view = await target(context, argument, "Sandbox to rebuild")
+      if (view === undefined) return
+      // Its own stop comes first: only what follows `starting` settles it.
+      await follow(view, "Rebuilding", (id) => daemon.call((client) => client.rebuild(id)), true)
+    },
+
+    [CommandId.update]: async (argument?: unknown) => {
+      const view = await target(context, argument, "Sandbox to update")
+      if (view === undefined) return
+      // A refusal (uncommitted changes, a force-push) is shown by the command table, files and all.
+      const report = await ui.progress(`Updating ${nameOf(view)}`, async (report) => {
+        report("fetching the PR's head…")
+        return daemon.call((client) => client.update(view.id, { force: false }))
       })
-      if (settled !== undefined) await announce(settled)
+      daemon.refresh()
+      const moved =
+        report.outcome === "up-to-date"
+          ? `Sandbox ${nameOf(view)} is up to date at ${report.to.slice(0, 7)}.`
+          : `Sandbox ${nameOf(view)}: fast-forwarded ${report.from.slice(0, 7)}..${report.to.slice(0, 7)}.`
+      const failed = report.updateContent.error
+      if (failed === null) void ui.info(moved)
+      else ui.error(`${moved} updateContentCommand failed: ${failed} (Show Logs has its output).`)
     },
 
     [CommandId.delete]: async (argument?: unknown) => {

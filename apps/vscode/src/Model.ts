@@ -18,6 +18,8 @@ export const CommandId = {
   copyPassword: "prbox.copyPassword",
   stop: "prbox.stop",
   restart: "prbox.restart",
+  update: "prbox.update",
+  rebuild: "prbox.rebuild",
   delete: "prbox.delete",
   showLogs: "prbox.showLogs",
   execInTerminal: "prbox.execInTerminal",
@@ -152,11 +154,14 @@ export const actionNodes = (view: SandboxView): Array<ActionNode> => {
   const logs = action(view, CommandId.showLogs, "Show Logs", "output")
   const remove = action(view, CommandId.delete, "Delete", "trash")
   const stop = action(view, CommandId.stop, "Stop", "debug-stop")
+  const rebuild = action(view, CommandId.rebuild, "Rebuild Container", "tools")
   if (view.status === "running") {
     return [
       action(view, CommandId.openInBrowser, "Open in Browser", "globe"),
       action(view, CommandId.copyPassword, "Copy Password", "key"),
       action(view, CommandId.execInTerminal, "Exec in Terminal", "terminal"),
+      action(view, CommandId.update, "Update to the PR's Head", "repo-pull"),
+      rebuild,
       logs,
       stop,
       remove
@@ -164,7 +169,7 @@ export const actionNodes = (view: SandboxView): Array<ActionNode> => {
   }
   if (inProgress.includes(view.status)) return [logs, stop, remove]
   if (view.status === "stopping") return [logs]
-  return [action(view, CommandId.restart, "Restart", "debug-restart"), logs, remove]
+  return [action(view, CommandId.restart, "Restart", "debug-restart"), rebuild, logs, remove]
 }
 
 const runningCount = (connection: Connection): number =>

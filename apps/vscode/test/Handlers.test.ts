@@ -239,6 +239,25 @@ describe("command handlers against a real daemon", () => {
     expect(ui.infos[0]).toMatch(/^Sandbox #1 \(remote\) is running at http:\/\/127\.0\.0\.1:\d+\/\.$/)
   })
 
+  it("Update to the PR's Head says the sandbox is up to date", async () => {
+    const { ui, run } = editor()
+    await run(CommandId.update, sandboxNode(await get(pr1.id), Date.now()))
+    expect(ui.errors).toEqual([])
+    expect(ui.infos).toEqual([`Sandbox #1 (remote) is up to date at ${remote.pr1.slice(0, 7)}.`])
+  })
+
+  it("Rebuild Container follows the new container to running, on the same URL", async () => {
+    const before = await get(pr1.id)
+    const { ui, run } = editor()
+    await run(CommandId.rebuild, sandboxNode(before, Date.now()))
+    expect(ui.errors).toEqual([])
+    const after = await get(pr1.id)
+    expect(after.status).toBe("running")
+    expect(after.containerId).not.toBe(before.containerId)
+    expect(after.url).toBe(before.url)
+    expect(ui.infos[0]).toMatch(/^Sandbox #1 \(remote\) is running at http:\/\/127\.0\.0\.1:\d+\/\.$/)
+  })
+
   it("a change made elsewhere reaches the view through the event stream", async () => {
     const stopped = await prbox(home, ["stop", pr1.id])
     expect(stopped.code, stopped.stderr).toBe(0)

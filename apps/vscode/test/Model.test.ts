@@ -149,11 +149,13 @@ describe("sorting", () => {
 describe("actions under a sandbox", () => {
   const commands = (status: SandboxStatus) => actionNodes(viewOf({ status })).map((node) => node.command)
 
-  it("a running sandbox opens, copies its password, execs, shows logs, stops and deletes", () => {
+  it("a running sandbox opens, copies its password, execs, updates, rebuilds, shows logs, stops and deletes", () => {
     expect(commands("running")).toEqual([
       CommandId.openInBrowser,
       CommandId.copyPassword,
       CommandId.execInTerminal,
+      CommandId.update,
+      CommandId.rebuild,
       CommandId.showLogs,
       CommandId.stop,
       CommandId.delete
@@ -165,9 +167,9 @@ describe("actions under a sandbox", () => {
     expect(commands("stopping")).toEqual([CommandId.showLogs])
   })
 
-  it("an ended sandbox restarts, shows logs, deletes", () => {
+  it("an ended sandbox restarts, rebuilds, shows logs, deletes", () => {
     for (const status of ["stopped", "error"] as const) {
-      expect(commands(status)).toEqual([CommandId.restart, CommandId.showLogs, CommandId.delete])
+      expect(commands(status)).toEqual([CommandId.restart, CommandId.rebuild, CommandId.showLogs, CommandId.delete])
     }
   })
 

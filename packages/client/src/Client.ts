@@ -18,6 +18,7 @@ import {
   type ReconcileReport,
   type SandboxEvent,
   type SandboxView,
+  type UpdateReport,
   type VersionInfo
 } from "@prbox/protocol"
 import { Context, Duration, Effect, Layer, Schema, Stream } from "effect"
@@ -104,6 +105,10 @@ export interface PrboxClientShape {
   readonly get: (id: SandboxId) => Effect.Effect<SandboxView, ClientError>
   readonly stop: (id: SandboxId) => Effect.Effect<SandboxView, ClientError>
   readonly restart: (id: SandboxId) => Effect.Effect<SandboxView, ClientError>
+  /** Moves a running sandbox's workspace to its PR's new head (`force`: past a force-push). */
+  readonly update: (id: SandboxId, options: { readonly force: boolean }) => Effect.Effect<UpdateReport, ClientError>
+  /** A new container on the kept workspace; follow it like a restart. */
+  readonly rebuild: (id: SandboxId) => Effect.Effect<SandboxView, ClientError>
   /** Deletes the sandbox: container, workspace and row (`force`: stop a live one first). */
   readonly delete: (id: SandboxId, options?: { readonly force?: boolean }) => Effect.Effect<void, ClientError>
   readonly logs: (
@@ -186,6 +191,13 @@ export const make = (options: ClientOptions) =>
       get: (id) => call(api.sandboxes.get({ params: { id } })),
       stop: (id) => call(api.sandboxes.stop({ params: { id } }), Duration.sum(timeout, Duration.minutes(1))),
       restart: (id) => call(api.sandboxes.restart({ params: { id } })),
+      // A fetch of the PR (up to 10 minutes) and its updateContentCommand.
+      update: (id, options) =>
+        call(
+          api.sandboxes.update({ params: { id }, payload: { force: options.force } }),
+          Duration.sum(timeout, Duration.minutes(30))
+        ),
+      rebuild: (id) => call(api.sandboxes.rebuild({ params: { id } })),
       delete: (id, opts = {}) =>
         call(
           api.sandboxes.delete({ params: { id }, query: opts.force === true ? { force: true } : {} }),

@@ -22,6 +22,11 @@ const REOPENS = 5
 export interface FollowOptions {
   /** Events before this instant (the command's start) are replayed but not shown. */
   readonly since: number
+  /**
+   * Settle only after the sandbox went to `starting`: a rebuild stops the
+   * sandbox itself before its restart, and that stop is not the outcome.
+   */
+  readonly afterStarting?: boolean
   /** Each event from `since` on, in order (the settling status change included). */
   readonly onEvent?: (event: SandboxEvent) => void
 }
@@ -59,6 +64,7 @@ export const followUntilSettled = Effect.fn("Follow.followUntilSettled")(functio
     isConnectionLoss(error) ? probe : Effect.fail(error)
 
   let after = 0
+  let started = options.afterStarting !== true
   const settling = Effect.suspend(() =>
     client.events(view.id, { after }).pipe(
       Stream.tap((event) =>
@@ -67,7 +73,11 @@ export const followUntilSettled = Effect.fn("Follow.followUntilSettled")(functio
           if (event.at >= options.since) options.onEvent?.(event)
         })
       ),
-      Stream.filter((event) => event.at >= options.since && isSettling(event)),
+      Stream.filter((event) => {
+        if (event.at < options.since) return false
+        if (event._tag === "StatusChanged" && event.status === "starting") started = true
+        return started && isSettling(event)
+      }),
       Stream.runHead
     )
   ).pipe(

@@ -16,14 +16,15 @@ export type SandboxStatus = typeof SandboxStatus.Type
  * from any container-bearing state because reconcile records a container that
  * Docker says is gone; restart leaves `stopped`/`error` through `starting`;
  * legacy retirement moves a `stopped` row back to `stopping` while it works;
- * `starting` repeats while the container id and port are recorded, and
- * `stopped` while reconcile forgets a container Docker no longer has.
+ * `starting` repeats while the container id and port are recorded,
+ * `running` while an update records the workspace's new head, and
+ * `stopped` while reconcile (or a rebuild) forgets a container.
  */
 const transitions: { readonly [From in SandboxStatus]: ReadonlyArray<SandboxStatus> } = {
   creating: ["cloning", "stopping", "error"],
   cloning: ["starting", "stopping", "error"],
   starting: ["starting", "running", "stopping", "stopped", "error"],
-  running: ["stopping", "stopped", "error"],
+  running: ["running", "stopping", "stopped", "error"],
   stopping: ["stopping", "stopped", "error"],
   stopped: ["starting", "stopping", "stopped", "error"],
   error: ["starting", "stopping", "stopped", "error"]

@@ -24,6 +24,7 @@ const allowed: ReadonlyArray<readonly [SandboxStatus, SandboxStatus]> = [
   ["starting", "stopping"],
   ["starting", "stopped"],
   ["starting", "error"],
+  ["running", "running"],
   ["running", "stopping"],
   ["running", "stopped"],
   ["running", "error"],

@@ -18,7 +18,7 @@ import { AccountIdentity } from "./AccountIdentity.ts"
 import { chooseEnvironment } from "./ChooseEnvironment.ts"
 import { Config, type PrboxConfig } from "./Config.ts"
 import { ContainerRuntime } from "./ContainerRuntime.ts"
-import { FetchFailed, InvalidPullRequestInput, mapStoreErrors, safeReason } from "./Errors.ts"
+import { GitFailed, InvalidPullRequestInput, mapStoreErrors, safeReason } from "./Errors.ts"
 import { Lifecycle } from "./Lifecycle.ts"
 import { Reconciler } from "./Reconciler.ts"
 import type { OpenRequest } from "./SandboxService.ts"
@@ -59,7 +59,7 @@ export const makeAdmission = (workers: Workers) =>
       Effect.gen(function* () {
         const fetched = yield* workspaces
           .fetchPullRequest(ref)
-          .pipe(Effect.mapError((error) => new FetchFailed({ reason: safeReason(error) })))
+          .pipe(Effect.mapError((error) => new GitFailed({ operation: "fetch", detail: safeReason(error) })))
         const files = workspaces.commitFiles(fetched.mirrorPath, fetched.commit)
         const choice = yield* chooseEnvironment(files, ref, cfg, devcontainer)
         return { fetched, choice } satisfies PreparedCreate

@@ -125,6 +125,31 @@ export class HookFailed extends Schema.TaggedError<HookFailed>()("HookFailed", {
   }
 }
 
+/**
+ * `prbox update` moved nothing: the workspace has changes of its own, or the
+ * new head is not a fast-forward and `--force` was not given. Nothing was lost.
+ */
+export class UpdateRefused extends Schema.TaggedError<UpdateRefused>()("UpdateRefused", {
+  id: Schema.String,
+  reason: Schema.String,
+  /** The workspace's changed files (tracked and untracked); empty when the refusal is about history. */
+  changedFiles: Schema.Array(Schema.String)
+}) {
+  override get message(): string {
+    return `sandbox ${this.id} was not updated: ${this.reason}`
+  }
+}
+
+/** A git step of an update failed (fetching the PR, reading or moving the workspace); the detail is redacted. */
+export class GitFailed extends Schema.TaggedError<GitFailed>()("GitFailed", {
+  operation: Schema.String,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `${this.operation}: ${this.detail}`
+  }
+}
+
 /** Some mutation of a gc or prune run failed; the report says which. */
 export class CleanupIncomplete extends Schema.TaggedError<CleanupIncomplete>()("CleanupIncomplete", {
   operation: Schema.String,
@@ -144,13 +169,6 @@ export class CleanupIncomplete extends Schema.TaggedError<CleanupIncomplete>()("
 export class InvalidDevcontainer extends Schema.TaggedError<InvalidDevcontainer>()("InvalidDevcontainer", {
   reason: Schema.String
 }) {
-  override get message(): string {
-    return this.reason
-  }
-}
-
-/** The PR could not be fetched before its sandbox was admitted (not found, unreachable, refused). */
-export class FetchFailed extends Schema.TaggedError<FetchFailed>()("FetchFailed", { reason: Schema.String }) {
   override get message(): string {
     return this.reason
   }
@@ -182,7 +200,6 @@ export type EngineError =
   | DestroyNotConfirmed
   | InvalidPullRequestInput
   | InvalidDevcontainer
-  | FetchFailed
   | DiscoveryFailed
   | InvalidConfig
   | RuntimeError
@@ -190,6 +207,8 @@ export type EngineError =
   | CleanupIncomplete
   | CodeServerUnavailable
   | DefaultImageUnavailable
+  | UpdateRefused
+  | GitFailed
 
 /** The errno code of a host I/O failure (`ENOSPC`, `ENOTDIR`, ...), else its normalized tag. */
 export const hostErrorCode = (error: PlatformError): string => {

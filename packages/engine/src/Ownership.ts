@@ -74,7 +74,15 @@ export const makeOwnership = Effect.gen(function* () {
       .pipe(Effect.andThen(fs.chown(home, user.uid, user.gid)), Effect.mapError(failed("create the sandbox home")))
   })
 
-  return { workspaceUser, prepare, homeOf: paths.sandboxHome }
+  /**
+   * Hands what the daemon wrote into a workspace (git run by an update) back
+   * to the sandbox user; the mirror's hardlinked objects stay as they are.
+   */
+  const handBack = Effect.fn("Ownership.handBack")(function* (workspacePath: string) {
+    yield* chownTree(workspacePath, yield* workspaceUser(workspacePath))
+  })
+
+  return { workspaceUser, prepare, handBack, homeOf: paths.sandboxHome }
 })
 
 export type Ownership = Effect.Success<typeof makeOwnership>

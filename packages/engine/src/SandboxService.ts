@@ -4,14 +4,16 @@ import type { ExecOutcome } from "./ContainerRuntime.ts"
 import type {
   DestroyNotConfirmed,
   DiscoveryFailed,
-  FetchFailed,
+  GitFailed,
   HostFailure,
   InvalidConfig,
   InvalidDevcontainer,
   InvalidPullRequestInput,
   RuntimeError,
-  StoreFailure
+  StoreFailure,
+  UpdateRefused
 } from "./Errors.ts"
+import type { UpdateReport } from "./Update.ts"
 
 /** What `prbox open` asks for: anything the PR reference parser accepts. */
 export interface OpenRequest {
@@ -25,7 +27,7 @@ export interface OpenRequest {
 export type OpenError =
   | InvalidPullRequestInput
   | InvalidDevcontainer
-  | FetchFailed
+  | GitFailed
   | InvalidConfig
   | SandboxNotFound
   | SandboxConflict
@@ -57,6 +59,17 @@ export interface SandboxServiceShape {
   /** Stop wins over any create or restart step of the sandbox. */
   readonly stop: (id: SandboxId) => Effect.Effect<Sandbox, LifecycleError>
   readonly restart: (id: SandboxId) => Effect.Effect<Sandbox, LifecycleError>
+  /**
+   * Moves a running sandbox's workspace to its PR's new head (fast-forward,
+   * or with `force` past a force-push, keeping the old head on a branch),
+   * never over uncommitted changes; then runs `updateContentCommand`.
+   */
+  readonly update: (
+    id: SandboxId,
+    options: { readonly force: boolean }
+  ) => Effect.Effect<UpdateReport, SandboxNotFound | SandboxConflict | UpdateRefused | GitFailed | StoreFailure>
+  /** A new container on the kept workspace, home and port; returns the row handed to its worker. */
+  readonly rebuild: (id: SandboxId) => Effect.Effect<Sandbox, LifecycleError>
   /** Deletes container, workspace, home and row; a destroy that is not confirmed leaves the fence. */
   readonly delete: (id: SandboxId) => Effect.Effect<void, LifecycleError>
   /** The sandbox's journal (status changes and progress lines), in order. */

@@ -7,14 +7,19 @@ import { ContainerRuntime } from "./ContainerRuntime.ts"
 import { mapStoreErrors } from "./Errors.ts"
 import { Lifecycle } from "./Lifecycle.ts"
 import { makeOwnership, userSpec } from "./Ownership.ts"
+import { makeRebuild } from "./Rebuild.ts"
 import { SandboxService } from "./SandboxService.ts"
 import { makeTeardown } from "./Teardown.ts"
+import { makeUpdate, type RunUpdateContent } from "./Update.ts"
 import { makeWorkers } from "./Workers.ts"
 
 export interface SandboxServiceOptions {
   /** Extra labels on every container (tests label their run with them). */
   readonly labels?: Readonly<Record<string, string>>
 }
+
+/** No `updateContentCommand` runs yet: the sandbox's environment plan will name it. */
+const runNoUpdateContent: RunUpdateContent = () => Effect.succeed(null)
 
 /**
  * SandboxService, wired from its parts: admission (Admission.ts), the
@@ -30,6 +35,8 @@ export const make = (options: SandboxServiceOptions = {}) =>
     const workers = yield* makeWorkers(ownership, options.labels ?? {})
     const { open, restart } = yield* makeAdmission(workers)
     const teardown = yield* makeTeardown(workers)
+    const update = yield* makeUpdate(ownership, runNoUpdateContent)
+    const rebuild = yield* makeRebuild(workers, teardown)
     const { getRow } = lifecycle
 
     /** A command in a running sandbox, as the user its setup ran as, in the workspace. */
@@ -62,6 +69,8 @@ export const make = (options: SandboxServiceOptions = {}) =>
       generation: repo.generation,
       stop: teardown.stop,
       restart,
+      update,
+      rebuild,
       delete: teardown.delete,
       logs: (id, options) => repo.readLog(id, options).pipe(mapStoreErrors("sandbox.logs")),
       touch: (id) =>

@@ -76,11 +76,13 @@ export const makeTeardown = (workers: Workers) =>
           Effect.mapError((error) => new HostFailure({ operation: `remove ${what}`, detail: hostErrorCode(error) }))
         )
 
-    const delete_ = Effect.fn("SandboxService.delete")(function* (id: SandboxId) {
-      yield* stop(id)
-      // Fence first: a daemon killed during the removal, or a removal Docker
-      // does not answer, leaves a row that refuses restart, exec and reuse;
-      // only the row's deletion, after Docker confirmed, lifts the fence.
+    /**
+     * Removes a stopped row's container, fence first: a daemon killed during
+     * the removal, or a removal Docker does not answer, leaves a row that
+     * refuses restart, exec and reuse. The fence stays on the returned row:
+     * the caller lifts it (deleting the row, or forgetting its container).
+     */
+    const removeContainer = Effect.fnUntraced(function* (id: SandboxId) {
       const stopped = yield* lifecycle.serialized(
         writeStatus(id, "stopped", { destroyFenced: true, expectedFrom: ["stopped"] })
       )
@@ -91,6 +93,13 @@ export const makeTeardown = (workers: Workers) =>
           error: "container removal not confirmed by Docker"
         })
       }
+      return stopped
+    })
+
+    const delete_ = Effect.fn("SandboxService.delete")(function* (id: SandboxId) {
+      yield* stop(id)
+      // Only the row's deletion, after Docker confirmed, lifts the fence.
+      const stopped = yield* removeContainer(id)
       yield* Effect.all(
         [
           stopped.workspacePath === null ? Effect.void : remove(stopped.workspacePath, "workspace"),
@@ -102,5 +111,16 @@ export const makeTeardown = (workers: Workers) =>
       yield* lifecycle.forgetContainer(id)
     }, mapStoreErrors("sandbox.delete"))
 
-    return { stop, delete: delete_ }
+    /** Stops the sandbox and removes its container; the row keeps its workspace, home and port. */
+    const dropContainer = Effect.fn("SandboxService.dropContainer")(function* (id: SandboxId) {
+      yield* stop(id)
+      yield* removeContainer(id)
+      return yield* lifecycle.serialized(
+        writeStatus(id, "stopped", { containerId: null, destroyFenced: false, expectedFrom: ["stopped"] })
+      )
+    }, mapStoreErrors("sandbox.dropContainer"))
+
+    return { stop, delete: delete_, dropContainer }
   })
+
+export type Teardown = Effect.Success<ReturnType<typeof makeTeardown>>

@@ -22,6 +22,11 @@ import { makeRunHook } from "./SandboxHooks.ts"
 import { SandboxTools } from "./SandboxTools.ts"
 import { type ContainerEnvironment, makeStartContainer } from "./StartContainer.ts"
 
+export interface RestartOptions {
+  /** The container was removed to be made again (`prbox rebuild`). */
+  readonly rebuild: boolean
+}
+
 /** A setup's outcome until it ends: what a reused container shows when it never did. */
 const SETUP_INTERRUPTED = "setup did not finish (interrupted)"
 
@@ -204,16 +209,31 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
         })
       )
 
-    const restartWorker = (row: Sandbox, config: PrboxConfig) => supervise(row, becomeReady(row.id, config))
+    /**
+     * A restart; with `rebuild` (the row's container was removed for it), the
+     * one that makes the new container, which then runs the create-time steps.
+     */
+    const restartWorker = (row: Sandbox, config: PrboxConfig, options: RestartOptions) =>
+      supervise(
+        row,
+        Effect.andThen(
+          options.rebuild ? progress(row, "rebuilding: a new container on the kept workspace") : Effect.void,
+          becomeReady(row.id, config)
+        )
+      )
 
     /** Moves a restartable row to `starting` and hands it to a worker (the caller holds admission). */
-    const admitRestart = Effect.fn("SandboxService.admitRestart")(function* (row: Sandbox, config: PrboxConfig) {
+    const admitRestart = Effect.fn("SandboxService.admitRestart")(function* (
+      row: Sandbox,
+      config: PrboxConfig,
+      options: RestartOptions = { rebuild: false }
+    ) {
       const refusal = restartRefusal(row)
       if (refusal !== undefined) return yield* new SandboxConflict({ id: row.id, reason: refusal })
       const starting = yield* lifecycle.serialized(
         lifecycle.writeStatus(row.id, "starting", { error: null, stoppedAt: null })
       )
-      yield* lifecycle.spawnWorker(row.id, restartWorker(starting, config))
+      yield* lifecycle.spawnWorker(row.id, restartWorker(starting, config, options))
       return starting
     })
 

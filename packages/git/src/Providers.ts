@@ -21,12 +21,19 @@ export interface Target {
   readonly profile?: string
 }
 
+/** The pull request head refs of the hosts that publish them. */
+export const providerHeadRefs = {
+  github: (n: number) => `refs/pull/${n}/head`,
+  gitlab: (n: number) => `refs/merge-requests/${n}/head`,
+  bitbucketServer: (n: number) => `refs/pull-requests/${n}/from`
+} as const
+
 export const githubAt = (scheme: string, host: string, owner: string, repo: string): Target => ({
   provider: "github",
   host,
   repository: `${owner}/${repo}`,
   remoteUrl: `${scheme}://${host}/${owner}/${repo}.git`,
-  headRef: (n) => `refs/pull/${n}/head`,
+  headRef: providerHeadRefs.github,
   webUrl: (n) => `${scheme}://${host}/${owner}/${repo}/pull/${n}`
 })
 
@@ -35,7 +42,7 @@ export const gitlab = (scheme: string, host: string, repository: string): Target
   host,
   repository,
   remoteUrl: `${scheme}://${host}/${repository}.git`,
-  headRef: (n) => `refs/merge-requests/${n}/head`,
+  headRef: providerHeadRefs.gitlab,
   webUrl: (n) => `${scheme}://${host}/${repository}/-/merge_requests/${n}`
 })
 
@@ -53,7 +60,7 @@ export const bitbucketServer = (scheme: string, host: string, project: string, r
   host,
   repository: `${project}/${repo}`,
   remoteUrl: `${scheme}://${host}/scm/${project.toLowerCase()}/${repo}.git`,
-  headRef: (n) => `refs/pull-requests/${n}/from`,
+  headRef: providerHeadRefs.bitbucketServer,
   webUrl: (n) => `${scheme}://${host}/projects/${project}/repos/${repo}/pull-requests/${n}`
 })
 

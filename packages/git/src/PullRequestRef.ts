@@ -2,7 +2,7 @@ import { Provider, PullRequestNumber } from "@prbox/domain"
 import { Result, Schema } from "effect"
 import { InvalidPullRequestRef } from "./Errors.ts"
 import { formsHint, locate } from "./Locate.ts"
-import { codeCommit, isProfile, type Refused, type Target } from "./Providers.ts"
+import { codeCommit, isProfile, providerHeadRefs, type Refused, type Target } from "./Providers.ts"
 import { redactCredentials } from "./Redact.ts"
 import { isSafeRefName } from "./RefName.ts"
 
@@ -120,4 +120,50 @@ const settleHeadRef = (target: Target, n: number, options: ParseOptions): string
   return pattern.includes("{n}") && isSafeRefName(ref)
     ? ref
     : { reason: "the ref pattern must be a valid ref name containing {n}" }
+}
+
+/** What a sandbox row records of its pull request. */
+export interface PullRequestOfRow {
+  readonly provider: Provider
+  readonly host: string | null
+  readonly repository: string
+  readonly pullRequest: PullRequestNumber
+}
+
+/**
+ * An existing sandbox's pull request, located again: its key from the row,
+ * its remote from the workspace's `origin`, its head ref from the provider
+ * (a plain remote's from the ref pattern). A PR opened with `--ref` (Bitbucket
+ * Cloud, CodeCommit) has no ref to find again and is refused.
+ */
+export const pullRequestRefOf = (
+  row: PullRequestOfRow,
+  originUrl: string,
+  refPattern: string = defaultRefPattern
+): Result.Result<PullRequestRef, InvalidPullRequestRef> => {
+  const refused = (reason: string) =>
+    Result.fail(new InvalidPullRequestRef({ input: redactCredentials(originUrl), reason }))
+  if (row.host === null) return refused("the sandbox records no host; open the PR again")
+  const n = row.pullRequest
+  const headRef =
+    row.provider === "github"
+      ? providerHeadRefs.github(n)
+      : row.provider === "gitlab"
+        ? providerHeadRefs.gitlab(n)
+        : row.provider === "bitbucket" && row.host !== "bitbucket.org"
+          ? providerHeadRefs.bitbucketServer(n)
+          : row.provider === "git"
+            ? refPattern.replaceAll("{n}", String(n))
+            : undefined
+  if (headRef === undefined || !isSafeRefName(headRef) || (row.provider === "git" && !refPattern.includes("{n}"))) {
+    return refused(`no pull request ref to fetch for ${row.provider} (opened with --ref?); open the PR again instead`)
+  }
+  return Result.succeed({
+    provider: row.provider,
+    host: row.host,
+    repository: row.repository,
+    pullRequest: n,
+    remoteUrl: originUrl,
+    headRef
+  })
 }

@@ -7,10 +7,12 @@ import type { FetchError, WorkspaceError } from "./Errors.ts"
 import type { Git } from "./Git.ts"
 import { type FetchedPullRequest, makeMirrors, type ProgressOptions } from "./Mirrors.ts"
 import type { PullRequestRef } from "./PullRequestRef.ts"
+import { makeWorkspaceUpdate, type WorkspaceState } from "./WorkspaceUpdate.ts"
 
 export type { CreatedWorkspace, CreateWorkspaceOptions } from "./Clone.ts"
 export type { CommitEntry, CommitFiles } from "./CommitFiles.ts"
 export type { FetchedPullRequest, ProgressOptions } from "./Mirrors.ts"
+export { KEEP_BRANCH_PREFIX, type WorkspaceState } from "./WorkspaceUpdate.ts"
 
 export interface WorkspacesConfig {
   /** The daemon's private state directory (`$PRBOX_HOME`); mirrors live in its `statePaths(...).mirrors`. */
@@ -42,6 +44,17 @@ export class Workspaces extends Context.Service<
     readonly createWorkspace: (options: CreateWorkspaceOptions) => Effect.Effect<CreatedWorkspace, WorkspaceError>
     /** Reads files of a fetched commit in its mirror, without a checkout (symbolic links are refused). */
     readonly commitFiles: (mirrorPath: string, commit: string) => CommitFiles
+    /** The workspace's head and its changed files (tracked and untracked). */
+    readonly workspaceState: (path: string) => Effect.Effect<WorkspaceState, WorkspaceError>
+    /** Copies a commit of the mirror into the workspace's objects; refs and files stay as they are. */
+    readonly bringCommit: (path: string, mirrorPath: string, commit: string) => Effect.Effect<void, WorkspaceError>
+    readonly isAncestor: (path: string, ancestor: string, descendant: string) => Effect.Effect<boolean, WorkspaceError>
+    /** `git merge --ff-only`: the checked-out branch moves to `commit`, or nothing changes. */
+    readonly fastForward: (path: string, commit: string) => Effect.Effect<void, WorkspaceError>
+    /** The branch `keepAndReset` would keep the head on now: `prbox/before-update-<next n>`. */
+    readonly nextKeepBranch: (path: string) => Effect.Effect<string, WorkspaceError>
+    /** Keeps the head on `prbox/before-update-<n>`, then `git reset --hard commit`; returns the branch. */
+    readonly keepAndReset: (path: string, commit: string) => Effect.Effect<string, WorkspaceError>
   }
 >()("prbox/git/Workspaces") {
   static readonly layer = (config: WorkspacesConfig): Layer.Layer<Workspaces, never, Git | FileSystem.FileSystem> =>
@@ -57,5 +70,6 @@ const make = Effect.fn("Workspaces.make")(function* (config: WorkspacesConfig) {
   })
   const createWorkspace = yield* makeCreateWorkspace(localTimeoutMs, mirrors.withMirrorLock)
   const commitFiles = yield* makeCommitFiles(localTimeoutMs)
-  return Workspaces.of({ fetchPullRequest: mirrors.fetchPullRequest, createWorkspace, commitFiles })
+  const update = yield* makeWorkspaceUpdate(localTimeoutMs, mirrors.withMirrorLock)
+  return Workspaces.of({ fetchPullRequest: mirrors.fetchPullRequest, createWorkspace, commitFiles, ...update })
 })

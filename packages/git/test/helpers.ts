@@ -99,6 +99,22 @@ export const pushPullRequest = (
   }
 }
 
+/**
+ * Moves `refs/pull/1/head` of the remote `makeRemote(root)` made to a new
+ * commit (adding `file`) on top of `from`: a push when `from` is the PR's
+ * head, a force-push otherwise. Returns the new head.
+ */
+export const movePullRequest = (root: string, from: string, file: string, name = "remote"): string => {
+  const work = NodePath.join(root, `${name}-work`)
+  gitSync(work, "checkout", "--quiet", "--detach", from)
+  writeFileSync(NodePath.join(work, file), `${file}\n`)
+  gitSync(work, "add", file)
+  gitSync(work, "commit", "--quiet", "-m", file)
+  const commit = gitSync(work, "rev-parse", "HEAD")
+  gitSync(work, "push", "--quiet", "--force", NodePath.join(root, `${name}.git`), `${commit}:refs/pull/1/head`)
+  return commit
+}
+
 export type GitRun = Git["Service"]["run"]
 
 /** Real git, isolated from the machine's configuration; `wrap` may observe or alter each call. */

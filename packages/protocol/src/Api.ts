@@ -17,6 +17,8 @@ import {
   SandboxEvent,
   SandboxList,
   SandboxView,
+  UpdateReport,
+  UpdateRequest,
   VersionInfo
 } from "./Wire.ts"
 
@@ -55,6 +57,15 @@ export class Sandboxes extends HttpApiGroup.make("sandboxes")
   .add(HttpApiEndpoint.get("get", "/sandboxes/:id", { params: byId, success: SandboxView, error }))
   .add(HttpApiEndpoint.post("stop", "/sandboxes/:id/stop", { params: byId, success: SandboxView, error }))
   .add(HttpApiEndpoint.post("restart", "/sandboxes/:id/restart", { params: byId, success: SandboxView, error }))
+  .add(
+    HttpApiEndpoint.post("update", "/sandboxes/:id/update", {
+      params: byId,
+      payload: UpdateRequest,
+      success: UpdateReport,
+      error
+    })
+  )
+  .add(HttpApiEndpoint.post("rebuild", "/sandboxes/:id/rebuild", { params: byId, success: SandboxView, error }))
   .add(
     // Deleting a sandbox: its container, workspace and row (`force` stops a live one first).
     HttpApiEndpoint.delete("delete", "/sandboxes/:id", {

@@ -23,6 +23,7 @@ export const ErrorCodes = {
   NotFound: { httpStatus: 404, exitCode: ExitCode.notFound },
   Ambiguous: { httpStatus: 404, exitCode: ExitCode.notFound },
   Conflict: { httpStatus: 409, exitCode: ExitCode.conflict },
+  UpdateRefused: { httpStatus: 409, exitCode: ExitCode.conflict },
   InvalidPrRef: { httpStatus: 400, exitCode: ExitCode.usage },
   InvalidConfig: { httpStatus: 422, exitCode: ExitCode.invalidConfig },
   InvalidDevcontainer: { httpStatus: 422, exitCode: ExitCode.usage },
@@ -58,6 +59,20 @@ export class Ambiguous extends Schema.TaggedError<Ambiguous>()("Ambiguous", fiel
 
 /** The request contradicts the sandbox's state: stopping, fenced, retired, not running. */
 export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", fields, status("Conflict")) {}
+
+/**
+ * `prbox update` moved nothing: the workspace has changes (listed, also in
+ * `changedFiles`) or the PR's new head is not a fast-forward without `--force`.
+ */
+export class UpdateRefused extends Schema.TaggedError<UpdateRefused>()(
+  "UpdateRefused",
+  {
+    ...fields,
+    /** The workspace's changed files; absent when the refusal is about history (a force-push). */
+    changedFiles: Schema.optionalKey(Schema.Array(Schema.String))
+  },
+  status("UpdateRefused")
+) {}
 
 /** The pull request reference could not be understood. */
 export class InvalidPrRef extends Schema.TaggedError<InvalidPrRef>()("InvalidPrRef", fields, status("InvalidPrRef")) {}
@@ -110,6 +125,7 @@ export const ApiErrors = [
   NotFound,
   Ambiguous,
   Conflict,
+  UpdateRefused,
   InvalidPrRef,
   InvalidConfig,
   DockerUnavailable,
@@ -126,6 +142,7 @@ export type ApiError =
   | NotFound
   | Ambiguous
   | Conflict
+  | UpdateRefused
   | InvalidPrRef
   | InvalidConfig
   | DockerUnavailable

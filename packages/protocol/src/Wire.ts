@@ -33,6 +33,22 @@ export const toView = ({ accessPassword, environmentPlan: _plan, ...row }: Sandb
 
 export const SandboxList = Schema.Array(SandboxView)
 
+/** `prbox update --force`: past a force-push or local commits (keeping them on a branch). */
+export const UpdateRequest = Schema.Struct({ force: Schema.Boolean })
+export type UpdateRequest = typeof UpdateRequest.Type
+
+/** What `prbox update` did: the workspace's head before and after, and the `updateContentCommand` run. */
+export const UpdateReport = Schema.Struct({
+  sandbox: SandboxView,
+  outcome: Schema.Literals(["up-to-date", "fast-forwarded", "forced"]),
+  from: Schema.String,
+  to: Schema.String,
+  /** `--force`: the branch holding the old head and any local commits. */
+  keptBranch: Schema.NullOr(Schema.String),
+  updateContent: Schema.Struct({ ran: Schema.Boolean, error: Schema.NullOr(Schema.String) })
+})
+export type UpdateReport = typeof UpdateReport.Type
+
 /** `prbox open`: anything the pull request parser accepts, with `--pr`, `--ref` and `--devcontainer`. */
 export const OpenRequest = Schema.Struct({
   input: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(4096)),

@@ -21,6 +21,7 @@ describe("the API errors' table", () => {
       NotFound: 3,
       Ambiguous: 3,
       Conflict: 4,
+      UpdateRefused: 4,
       InvalidPrRef: 2,
       InvalidConfig: 7,
       DockerUnavailable: 6,

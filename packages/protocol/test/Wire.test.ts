@@ -13,7 +13,8 @@ import {
   NotFound,
   SandboxList,
   SandboxView,
-  toView
+  toView,
+  UpdateRefused
 } from "../src/index.ts"
 
 const secret = "s3cr3t-Password-that-must-not-leak"
@@ -98,6 +99,10 @@ describe("errors", () => {
         .size
     ).toBe(ApiErrors.length)
     expect(new NotFound({ message: "no sandbox x" }).message).toBe("no sandbox x")
+    // An update refused over a dirty workspace carries its files for `--json`.
+    const refused = new UpdateRefused({ message: "dirty", changedFiles: ["a.txt", "b c"] })
+    const wire = Schema.encodeUnknownSync(UpdateRefused as unknown as Schema.Codec<unknown, unknown>)(refused)
+    expect(wire).toEqual({ _tag: "UpdateRefused", message: "dirty", changedFiles: ["a.txt", "b c"] })
     expect(isApiError(new Error("x"))).toBe(false)
     expect(isApiError(new Busy({ message: "b" }))).toBe(true)
   })

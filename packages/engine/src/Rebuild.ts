@@ -1,0 +1,38 @@
+import { restartRefusal, SandboxConflict, type SandboxId } from "@prbox/domain"
+import { Effect } from "effect"
+import { Config } from "./Config.ts"
+import { mapStoreErrors } from "./Errors.ts"
+import { Lifecycle } from "./Lifecycle.ts"
+import type { Teardown } from "./Teardown.ts"
+import type { Workers } from "./Workers.ts"
+
+const STILL_STOPPING = "it is still stopping; retry after it has stopped"
+
+/**
+ * `prbox rebuild`: a new container for the sandbox, keeping its workspace,
+ * home and port. The old container is stopped and removed (fence first), then
+ * the restart worker makes the new one and runs the create-time steps.
+ */
+export const makeRebuild = (workers: Workers, teardown: Teardown) =>
+  Effect.gen(function* () {
+    const config = yield* Config
+    const lifecycle = yield* Lifecycle
+
+    return Effect.fn("SandboxService.rebuild")(function* (id: SandboxId) {
+      const cfg = yield* config.load.pipe(
+        Effect.mapError((error) => new SandboxConflict({ id, reason: error.message }))
+      )
+      return yield* lifecycle.admit(
+        Effect.gen(function* () {
+          const row = yield* lifecycle.getRow(id)
+          const stopping = row.status === "stopping" || (yield* Effect.isFailure(lifecycle.failIfStopRequested(id)))
+          if (stopping) return yield* new SandboxConflict({ id, reason: STILL_STOPPING })
+          // A running sandbox is stopped by the rebuild itself; every other rule of restart holds.
+          const refusal = restartRefusal(row.status === "running" ? { ...row, status: "stopped" } : row)
+          if (refusal !== undefined) return yield* new SandboxConflict({ id, reason: refusal })
+          const dropped = yield* teardown.dropContainer(id)
+          return yield* workers.admitRestart(dropped, cfg, { rebuild: true })
+        })
+      )
+    }, mapStoreErrors("sandbox.rebuild"))
+  })
