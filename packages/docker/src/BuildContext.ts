@@ -4,9 +4,9 @@ import { lstat, open, readdir, readFile, readlink } from "node:fs/promises"
 import { isAbsolute, join, relative, resolve, sep } from "node:path"
 import type { Readable } from "node:stream"
 import dockerignore from "@balena/dockerignore"
+import type { ImageBuildRequest } from "@prbox/domain"
 import { Effect } from "effect"
 import * as tar from "tar-stream"
-import type { BuildRequest } from "./Docker.ts"
 import { ImageBuildFailed } from "./DockerError.ts"
 
 /*
@@ -86,7 +86,7 @@ const walk = async (root: string, keep: ReadonlySet<string>): Promise<Array<Cont
  * and `.dockerignore` are always sent) and hashes it with the request's
  * other inputs. The Dockerfile must be a regular file inside the context.
  */
-export const scanContext = (request: BuildRequest) =>
+export const scanContext = (request: ImageBuildRequest) =>
   Effect.gen(function* () {
     const root = resolve(request.contextDir)
     const dockerfile = relative(root, resolve(root, request.dockerfile))

@@ -1,3 +1,4 @@
+import type { ImageBuildRequest, ImageInfo } from "@prbox/domain"
 import { Context, type Effect } from "effect"
 import type {
   ContainerAlreadyStarted,
@@ -97,19 +98,6 @@ export interface ExecResult {
   readonly truncated: boolean
 }
 
-/** Facts about a local image. */
-export interface ImageInfo {
-  readonly id: string
-  /** The first of the image's repository digests; null for an image that was never pushed or pulled. */
-  readonly digest: string | null
-  readonly labels: Readonly<Record<string, string>>
-  /** The user the image runs as ("" for root by default). */
-  readonly user: string
-  readonly env: Readonly<Record<string, string>>
-  readonly os: string
-  readonly architecture: string
-}
-
 export interface ImportRequest {
   /** A root filesystem as a tar archive on this host. */
   readonly archivePath: string
@@ -117,19 +105,6 @@ export interface ImportRequest {
   readonly tag: string
   /** Dockerfile instructions applied to the image (ENV, WORKDIR, CMD, LABEL, USER...). */
   readonly changes: ReadonlyArray<string>
-}
-
-export interface BuildRequest {
-  /** The directory sent as the build context. */
-  readonly contextDir: string
-  /** The Dockerfile, relative to `contextDir` and inside it. */
-  readonly dockerfile: string
-  readonly args: Readonly<Record<string, string>>
-  /** The stage of a multi-stage Dockerfile to build. */
-  readonly target?: string
-  /** The image is tagged `<repository>:<hash of the build's inputs>`. */
-  readonly repository: string
-  readonly labels: Readonly<Record<string, string>>
 }
 
 /** Label filter: a value matches `key=value`, `undefined` matches any container that has the key. */
@@ -156,7 +131,7 @@ export interface DockerShape {
    * reused without building. Build output is reported line by line.
    */
   readonly buildImage: (
-    request: BuildRequest,
+    request: ImageBuildRequest,
     onProgress: (line: string) => void
   ) => Effect.Effect<{ readonly tag: string; readonly reused: boolean }, ImageBuildFailed | Unreachable>
   readonly createContainer: (

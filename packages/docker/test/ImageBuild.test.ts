@@ -4,8 +4,9 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { assert, layer } from "@effect/vitest"
+import type { ImageBuildRequest } from "@prbox/domain"
 import { Effect } from "effect"
-import { type BuildRequest, Docker, NodeDocker } from "../src/index.ts"
+import { Docker, NodeDocker } from "../src/index.ts"
 import { debianBase, debianMissing, debianRootfs, healthzSpec, scopedContainer } from "./fixtures.ts"
 
 const tagsOf = (repository: string): Array<string> =>
@@ -40,7 +41,7 @@ const write = (dir: string, path: string, content: string): void => {
   else writeFileSync(join(dir, path), content)
 }
 
-const build = (request: Omit<BuildRequest, "args" | "labels"> & Partial<BuildRequest>) =>
+const build = (request: Omit<ImageBuildRequest, "args" | "labels"> & Partial<ImageBuildRequest>) =>
   Effect.gen(function* () {
     const docker = yield* Docker
     const lines: Array<string> = []

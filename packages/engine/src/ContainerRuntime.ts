@@ -1,3 +1,4 @@
+import type { ImageBuildRequest, ImageInfo } from "@prbox/domain"
 import { Context, type Effect } from "effect"
 import type { ImageBuildFailed, PortTaken, RuntimeError } from "./Errors.ts"
 
@@ -60,19 +61,6 @@ export interface Health {
   readonly lastHeartbeat: number | undefined
 }
 
-/** Facts about a local image. */
-export interface ImageInfo {
-  readonly id: string
-  /** The first of the image's repository digests; null for an image that was never pushed or pulled. */
-  readonly digest: string | null
-  readonly labels: Readonly<Record<string, string>>
-  /** The user the image runs as ("" for the default, root). */
-  readonly user: string
-  readonly env: Readonly<Record<string, string>>
-  readonly os: string
-  readonly architecture: string
-}
-
 export interface ContainerRuntimeShape {
   /** Makes the image available; a failed pull of a present image continues with it and says so. */
   readonly ensureImage: (
@@ -93,15 +81,7 @@ export interface ContainerRuntimeShape {
    * ImageBuildFailed naming the step ("Step 3/5 : RUN npm ci") and the engine's message.
    */
   readonly buildImage: (
-    request: {
-      readonly contextDir: string
-      /** Relative to `contextDir`, and inside it. */
-      readonly dockerfile: string
-      readonly args: Readonly<Record<string, string>>
-      readonly target?: string
-      readonly repository: string
-      readonly labels: Readonly<Record<string, string>>
-    },
+    request: ImageBuildRequest,
     onProgress: (line: string) => Effect.Effect<void>
   ) => Effect.Effect<{ readonly tag: string; readonly reused: boolean }, RuntimeError | ImageBuildFailed>
   /**
