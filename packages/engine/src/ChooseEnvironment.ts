@@ -1,6 +1,7 @@
+import * as NodePath from "node:path"
 import { DevcontainerError, type DevcontainerSpec, locateDevcontainer, readDevcontainer } from "@prbox/devcontainer"
-import type { CommitFiles, PullRequestRef } from "@prbox/git"
-import { Effect } from "effect"
+import type { SandboxEnvironment } from "@prbox/domain"
+import { Effect, type FileSystem } from "effect"
 import type { PrboxConfig } from "./Config.ts"
 import { InvalidDevcontainer } from "./Errors.ts"
 
@@ -15,8 +16,25 @@ export type EnvironmentChoice =
   | { readonly _tag: "Configured"; readonly image: string }
   | { readonly _tag: "Default" }
 
-/** The commit's files as the devcontainer reader asks for them; a read that fails names the path. */
-const repoFiles = (files: CommitFiles) => {
+/** Read access to a repository's files: a fetched commit's (git) or a workspace's (on disk). */
+export interface RepositoryFiles {
+  readonly read: (path: string) => Effect.Effect<string | undefined, { readonly message: string }>
+  readonly list: (
+    dir: string
+  ) => Effect.Effect<
+    ReadonlyArray<{ readonly name: string; readonly type: "file" | "dir" }> | undefined,
+    { readonly message: string }
+  >
+}
+
+/** Where a sandbox's PR lives: what `trustedRepositories` patterns are matched against. */
+export interface RepositoryName {
+  readonly host: string
+  readonly repository: string
+}
+
+/** The files as the devcontainer reader asks for them; a read that fails names the path. */
+const repoFiles = (files: RepositoryFiles) => {
   const failed = (path: string) => (error: { readonly message: string }) =>
     new DevcontainerError({ file: path, detail: error.message })
   return {
@@ -28,7 +46,7 @@ const repoFiles = (files: CommitFiles) => {
 const isRoot = (path: string) => path === "" || path === "."
 
 /** A build's context folder and Dockerfile must be in the PR's commit: found now, not by a failing build. */
-const checkBuildInputs = (files: CommitFiles, spec: DevcontainerSpec) =>
+const checkBuildInputs = (files: RepositoryFiles, spec: DevcontainerSpec) =>
   Effect.gen(function* () {
     if (spec.source._tag !== "Build") return
     const { context, dockerfile } = spec.source
@@ -45,8 +63,8 @@ const checkBuildInputs = (files: CommitFiles, spec: DevcontainerSpec) =>
   })
 
 export const chooseEnvironment = Effect.fn("SandboxService.chooseEnvironment")(function* (
-  files: CommitFiles,
-  ref: PullRequestRef,
+  files: RepositoryFiles,
+  ref: RepositoryName,
   config: PrboxConfig,
   wanted: string | undefined
 ) {
@@ -69,3 +87,59 @@ export const chooseEnvironment = Effect.fn("SandboxService.chooseEnvironment")(f
     config.image === undefined ? { _tag: "Default" } : { _tag: "Configured", image: config.image }
   return choice
 })
+
+/** The named configuration (`.devcontainer/<name>/devcontainer.json`) a sandbox was made from, if any. */
+export const configurationName = (environment: SandboxEnvironment | null): string | undefined =>
+  /^\.devcontainer\/([^/]+)\/devcontainer\.json$/.exec(environment?.path ?? "")?.[1]
+
+const MAX_FILE_BYTES = 1024 * 1024
+
+/**
+ * A workspace's files on disk, for a rebuild (the user may have edited
+ * devcontainer.json). PR content: a path that goes through a symbolic link
+ * anywhere is refused, so nothing outside the workspace is ever read.
+ */
+export const workspaceFiles = (fs: FileSystem.FileSystem, workspacePath: string): RepositoryFiles => {
+  const resolved = (path: string) =>
+    Effect.gen(function* () {
+      const lexical = NodePath.join(workspacePath, path)
+      const real = yield* fs.realPath(lexical).pipe(
+        Effect.map((value): string | undefined => value),
+        Effect.catchReason("PlatformError", "NotFound", () => Effect.succeed(undefined)),
+        Effect.mapError(() => ({ message: `${path} cannot be read` }))
+      )
+      if (real === undefined) return undefined
+      const root = yield* fs
+        .realPath(workspacePath)
+        .pipe(Effect.mapError(() => ({ message: "the workspace cannot be read" })))
+      if (real !== NodePath.join(root, path))
+        return yield* Effect.fail({ message: `${path} goes through a symbolic link` })
+      const info = yield* fs.stat(real).pipe(Effect.mapError(() => ({ message: `${path} cannot be read` })))
+      return { real, info }
+    })
+  return {
+    read: (path) =>
+      Effect.gen(function* () {
+        const found = yield* resolved(path)
+        if (found === undefined || found.info.type !== "File") return undefined
+        if (Number(found.info.size) > MAX_FILE_BYTES) {
+          return yield* Effect.fail({ message: `${path} is larger than ${MAX_FILE_BYTES} bytes` })
+        }
+        return yield* fs.readFileString(found.real).pipe(Effect.mapError(() => ({ message: `${path} cannot be read` })))
+      }),
+    list: (dir) =>
+      Effect.gen(function* () {
+        const found = yield* resolved(dir)
+        if (found === undefined || found.info.type !== "Directory") return undefined
+        const names = yield* fs
+          .readDirectory(found.real)
+          .pipe(Effect.mapError(() => ({ message: `${dir} cannot be read` })))
+        return yield* Effect.forEach(names, (name) =>
+          fs.stat(NodePath.join(found.real, name)).pipe(
+            Effect.map((info) => ({ name, type: info.type === "Directory" ? ("dir" as const) : ("file" as const) })),
+            Effect.mapError(() => ({ message: `${dir}/${name} cannot be read` }))
+          )
+        )
+      })
+  }
+}

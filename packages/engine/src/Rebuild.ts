@@ -1,5 +1,6 @@
 import { restartRefusal, SandboxConflict, type SandboxId } from "@prbox/domain"
-import { Effect } from "effect"
+import { Effect, FileSystem } from "effect"
+import { chooseEnvironment, configurationName, workspaceFiles } from "./ChooseEnvironment.ts"
 import { Config } from "./Config.ts"
 import { mapStoreErrors } from "./Errors.ts"
 import { Lifecycle } from "./Lifecycle.ts"
@@ -10,13 +11,16 @@ const STILL_STOPPING = "it is still stopping; retry after it has stopped"
 
 /**
  * `prbox rebuild`: a new container for the sandbox, keeping its workspace,
- * home and port. The old container is stopped and removed (fence first), then
- * the restart worker makes the new one and runs the create-time steps.
+ * home and port. Its environment is read again from the workspace's
+ * devcontainer.json (or the config); then the old container is stopped and
+ * removed (fence first), and the restart worker builds or pulls the image,
+ * makes the new container and runs the create-time steps.
  */
 export const makeRebuild = (workers: Workers, teardown: Teardown) =>
   Effect.gen(function* () {
     const config = yield* Config
     const lifecycle = yield* Lifecycle
+    const fs = yield* FileSystem.FileSystem
 
     return Effect.fn("SandboxService.rebuild")(function* (id: SandboxId) {
       const cfg = yield* config.load.pipe(
@@ -30,8 +34,15 @@ export const makeRebuild = (workers: Workers, teardown: Teardown) =>
           // A running sandbox is stopped by the rebuild itself; every other rule of restart holds.
           const refusal = restartRefusal(row.status === "running" ? { ...row, status: "stopped" } : row)
           if (refusal !== undefined) return yield* new SandboxConflict({ id, reason: refusal })
+          // The environment is read again from the workspace, and refused before the old container goes.
+          const choice = yield* chooseEnvironment(
+            workspaceFiles(fs, row.workspacePath ?? ""),
+            { host: row.host ?? "", repository: row.repository },
+            cfg,
+            configurationName(row.environment)
+          )
           const dropped = yield* teardown.dropContainer(id)
-          return yield* workers.admitRestart(dropped, cfg, { rebuild: true })
+          return yield* workers.admitRestart(dropped, cfg, { rebuild: choice })
         })
       )
     }, mapStoreErrors("sandbox.rebuild"))

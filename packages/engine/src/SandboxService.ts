@@ -69,7 +69,7 @@ export interface SandboxServiceShape {
     options: { readonly force: boolean }
   ) => Effect.Effect<UpdateReport, SandboxNotFound | SandboxConflict | UpdateRefused | GitFailed | StoreFailure>
   /** A new container on the kept workspace, home and port; returns the row handed to its worker. */
-  readonly rebuild: (id: SandboxId) => Effect.Effect<Sandbox, LifecycleError>
+  readonly rebuild: (id: SandboxId) => Effect.Effect<Sandbox, LifecycleError | InvalidDevcontainer>
   /** Deletes container, workspace, home and row; a destroy that is not confirmed leaves the fence. */
   readonly delete: (id: SandboxId) => Effect.Effect<void, LifecycleError>
   /** The sandbox's journal (status changes and progress lines), in order. */

@@ -2,7 +2,7 @@ import { SandboxConflict, type SandboxId } from "@prbox/domain"
 import { SandboxRepo } from "@prbox/store"
 import { Clock, Effect } from "effect"
 import { makeAdmission } from "./Admission.ts"
-import { CONTAINER_WORKSPACE } from "./CodeServerSpec.ts"
+import { CONTAINER_WORKSPACE, containerUser } from "./CodeServerSpec.ts"
 import { ContainerRuntime } from "./ContainerRuntime.ts"
 import { mapStoreErrors } from "./Errors.ts"
 import { Lifecycle } from "./Lifecycle.ts"
@@ -10,16 +10,13 @@ import { makeOwnership, userSpec } from "./Ownership.ts"
 import { makeRebuild } from "./Rebuild.ts"
 import { SandboxService } from "./SandboxService.ts"
 import { makeTeardown } from "./Teardown.ts"
-import { makeUpdate, type RunUpdateContent } from "./Update.ts"
+import { makeUpdate } from "./Update.ts"
 import { makeWorkers } from "./Workers.ts"
 
 export interface SandboxServiceOptions {
   /** Extra labels on every container (tests label their run with them). */
   readonly labels?: Readonly<Record<string, string>>
 }
-
-/** No `updateContentCommand` runs yet: the sandbox's environment plan will name it. */
-const runNoUpdateContent: RunUpdateContent = () => Effect.succeed(null)
 
 /**
  * SandboxService, wired from its parts: admission (Admission.ts), the
@@ -35,11 +32,11 @@ export const make = (options: SandboxServiceOptions = {}) =>
     const workers = yield* makeWorkers(ownership, options.labels ?? {})
     const { open, restart } = yield* makeAdmission(workers)
     const teardown = yield* makeTeardown(workers)
-    const update = yield* makeUpdate(ownership, runNoUpdateContent)
+    const update = yield* makeUpdate(ownership, workers.runUpdateContent)
     const rebuild = yield* makeRebuild(workers, teardown)
     const { getRow } = lifecycle
 
-    /** A command in a running sandbox, as the user its setup ran as, in the workspace. */
+    /** A command in a running sandbox, as the user its setup ran as, in its workspace folder, with its remote env. */
     const exec = Effect.fn("SandboxService.exec")(function* (
       id: SandboxId,
       argv: ReadonlyArray<string>,
@@ -55,9 +52,15 @@ export const make = (options: SandboxServiceOptions = {}) =>
       if (row.status !== "running" || row.containerId === null || row.workspacePath === null) {
         return yield* new SandboxConflict({ id, reason: `it is ${row.status}; exec needs a running sandbox` })
       }
-      const user = yield* ownership.workspaceUser(row.workspacePath)
+      const owner = userSpec(yield* ownership.workspaceUser(row.workspacePath))
+      const plan = row.environmentPlan
       yield* repo.touch(id, yield* Clock.currentTimeMillis)
-      return yield* runtime.exec(row.containerId, argv, { ...options, user: userSpec(user), cwd: CONTAINER_WORKSPACE })
+      return yield* runtime.exec(row.containerId, argv, {
+        ...options,
+        user: plan === null ? owner : containerUser(plan, owner),
+        cwd: plan?.workspaceFolder ?? CONTAINER_WORKSPACE,
+        env: plan?.remoteEnv ?? {}
+      })
     }, mapStoreErrors("sandbox.exec"))
 
     return SandboxService.of({

@@ -23,8 +23,11 @@ import { SandboxTools } from "./SandboxTools.ts"
 import { type ContainerEnvironment, makeStartContainer } from "./StartContainer.ts"
 
 export interface RestartOptions {
-  /** The container was removed to be made again (`prbox rebuild`). */
-  readonly rebuild: boolean
+  /**
+   * The container was removed to be made again (`prbox rebuild`), from this
+   * environment (read again from the workspace).
+   */
+  readonly rebuild?: EnvironmentChoice
 }
 
 /** A setup's outcome until it ends: what a reused container shows when it never did. */
@@ -50,7 +53,8 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
     const runtime = yield* ContainerRuntime
     const workspaces = yield* Workspaces
     const lifecycle = yield* Lifecycle
-    const paths = statePaths((yield* Config).home)
+    const configs = yield* Config
+    const paths = statePaths(configs.home)
     const container = yield* makeStartContainer(ownership, extraLabels)
     const runSteps = yield* makeLifecycleSteps
     const prepareEnvironment = yield* makePrepareEnvironment
@@ -201,10 +205,7 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
             sourceCommit: fetched.commit,
             sourceBranch: `pr-${ref.pullRequest}`
           })
-          const { plan, environment } = yield* prepareEnvironment(starting, choice, workspacePath, config, (line) =>
-            progress(starting, line).pipe(Effect.ignore)
-          )
-          yield* advance(row.id, "starting", { environment, environmentPlan: plan })
+          yield* recordEnvironment(starting, choice, workspacePath, config)
           yield* becomeReady(row.id, config)
         })
       )
@@ -213,20 +214,32 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
      * A restart; with `rebuild` (the row's container was removed for it), the
      * one that makes the new container, which then runs the create-time steps.
      */
+    /** The environment's image made present and its plan recorded on the row, before its container is made. */
+    const recordEnvironment = (row: Sandbox, choice: EnvironmentChoice, workspacePath: string, config: PrboxConfig) =>
+      Effect.gen(function* () {
+        const { plan, environment } = yield* prepareEnvironment(row, choice, workspacePath, config, (line) =>
+          progress(row, line).pipe(Effect.ignore)
+        )
+        yield* advance(row.id, "starting", { environment, environmentPlan: plan })
+      })
+
     const restartWorker = (row: Sandbox, config: PrboxConfig, options: RestartOptions) =>
       supervise(
         row,
-        Effect.andThen(
-          options.rebuild ? progress(row, "rebuilding: a new container on the kept workspace") : Effect.void,
-          becomeReady(row.id, config)
-        )
+        Effect.gen(function* () {
+          if (options.rebuild !== undefined && row.workspacePath !== null) {
+            yield* progress(row, "rebuilding: a new container on the kept workspace")
+            yield* recordEnvironment(row, options.rebuild, row.workspacePath, config)
+          }
+          yield* becomeReady(row.id, config)
+        })
       )
 
     /** Moves a restartable row to `starting` and hands it to a worker (the caller holds admission). */
     const admitRestart = Effect.fn("SandboxService.admitRestart")(function* (
       row: Sandbox,
       config: PrboxConfig,
-      options: RestartOptions = { rebuild: false }
+      options: RestartOptions = {}
     ) {
       const refusal = restartRefusal(row)
       if (refusal !== undefined) return yield* new SandboxConflict({ id: row.id, reason: refusal })
@@ -241,7 +254,17 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
     const spawnCreate = (row: Sandbox, ref: PullRequestRef, config: PrboxConfig, prepared: PreparedCreate) =>
       lifecycle.spawnWorker(row.id, createWorker(row, ref, config, prepared))
 
-    return { admitRestart, spawnCreate, runHook }
+    /** `updateContentCommand` after `prbox update` moved the workspace: its failure is reported, not fatal. */
+    const runUpdateContent = (row: Sandbox, containerId: string) =>
+      Effect.gen(function* () {
+        const plan = row.environmentPlan ?? planOf(row, yield* configs.load)
+        const steps = stepsFor(plan, "update")
+        if (steps.length === 0) return null
+        const user = containerUser(plan, userSpec(yield* ownership.workspaceUser(row.workspacePath ?? "/")))
+        return yield* runSteps(row, containerId, user, plan, steps)
+      }).pipe(Effect.catch((error) => Effect.succeed(safeReason(error))))
+
+    return { admitRestart, spawnCreate, runHook, runUpdateContent }
   })
 
 export type Workers = Effect.Success<ReturnType<typeof makeWorkers>>
