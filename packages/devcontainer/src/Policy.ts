@@ -42,7 +42,8 @@ export const noWidening: Widening = {
  * The host compares case-insensitively, the path as written.
  */
 export const isTrustedRepository = (patterns: ReadonlyArray<string>, host: string, repository: string): boolean => {
-  const wanted = repository.split("/")
+  // A plain remote's repository is its absolute path: `local/srv/git/app.git` names `/srv/git/app.git`.
+  const wanted = repository.replace(/^\//, "").split("/")
   return patterns.some((pattern) => {
     const [patternHost, ...path] = pattern.split("/")
     if (patternHost === undefined || patternHost.toLowerCase() !== host.toLowerCase()) return false

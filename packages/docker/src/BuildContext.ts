@@ -51,7 +51,8 @@ const walk = async (root: string, keep: ReadonlySet<string>): Promise<Array<Cont
     throw error
   })
   // The package is CommonJS; its factory carries itself as `default` for this.
-  const rules = dockerignore.default({ ignorecase: false }).add(patterns)
+  // The workspace's own `.git` is prbox's checkout, not a build input (it differs per sandbox and would defeat reuse).
+  const rules = dockerignore.default({ ignorecase: false }).add([".git", patterns])
   // An exception (`!dir/keep`) can bring back a file under an excluded directory.
   const exceptions = patterns.split("\n").some((line) => line.trim().startsWith("!"))
   const entries: Array<ContextEntry> = []

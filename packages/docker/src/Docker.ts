@@ -44,6 +44,10 @@ export interface ContainerSpec {
   readonly cpus?: number
   readonly memoryBytes?: number
   readonly pidsLimit?: number
+  /** Widening the engine allows only for a repository the user trusts. */
+  readonly privileged?: boolean
+  readonly capAdd?: ReadonlyArray<string>
+  readonly securityOpt?: ReadonlyArray<string>
   /** Run Docker's init as PID 1 (reaps zombies, forwards signals). */
   readonly init?: boolean
 }

@@ -103,6 +103,9 @@ export const make = (options: Options = {}): Effect.Effect<Docker["Service"], En
                 NanoCpus: spec.cpus === undefined ? undefined : Math.round(spec.cpus * 1e9),
                 Memory: spec.memoryBytes,
                 PidsLimit: spec.pidsLimit,
+                Privileged: spec.privileged,
+                CapAdd: spec.capAdd === undefined ? undefined : [...spec.capAdd],
+                SecurityOpt: spec.securityOpt === undefined ? undefined : [...spec.securityOpt],
                 Init: spec.init
               }
             }),

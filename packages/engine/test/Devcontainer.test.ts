@@ -1,10 +1,12 @@
 import { execFileSync } from "node:child_process"
+import { writeFileSync } from "node:fs"
+import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { pushPullRequest } from "../../git/test/helpers.ts"
 import { SandboxService } from "../src/index.ts"
 import { DefaultImage } from "../src/node/index.ts"
-import { containersOf, healthzTag, openSettled, rowOf, withEngine } from "./harness.ts"
+import { containersOf, healthzTag, inspectContainer, openSettled, rowOf, withEngine } from "./harness.ts"
 import { login, passwordOf } from "./probe.ts"
 
 /**
@@ -72,7 +74,7 @@ describe("a PR's devcontainer.json", () => {
           assert.strictEqual(inContainer(id, "cat /tmp/pwd"), "/workspaces/app")
           assert.notStrictEqual(inContainer(id, "cat /tmp/uid"), "0", "the sandbox ran as root")
           assert.strictEqual(inContainer(id, "printenv APP_ENV"), "review")
-          assert.isTrue(inContainer(id, "ls /workspaces/app").includes(".devcontainer"))
+          assert.isTrue(inContainer(id, "ls -a /workspaces/app").includes(".devcontainer"))
           // The image has no code-server: prbox's own answers its real login.
           const answer = yield* login(row.hostPort ?? 0, passwordOf(row))
           assert.strictEqual(answer.status, 302)
@@ -180,7 +182,7 @@ describe("a PR's devcontainer.json", () => {
         const row = yield* rowOf(opened.id)
         assert.strictEqual(row.status, "running", row.error ?? "")
         assert.strictEqual(row.environment?.path, ".devcontainer/stub/devcontainer.json")
-        assert.strictEqual(inContainer(row.containerId ?? "", "printenv PICK"), "stub")
+        assert.strictEqual(inContainer(row.containerId ?? "", 'echo "$PICK"'), "stub")
       })
     )
   )
@@ -206,6 +208,81 @@ describe("a PR's devcontainer.json", () => {
         assert.strictEqual(noGlibc.status, "error")
         assert.match(noGlibc.error ?? "", /has no glibc/)
         assert.deepStrictEqual(containersOf(noGlibc.id, { all: false }), [])
+      })
+    )
+  )
+
+  it.live("a repository the user trusts (config.json, never the PR) may widen its container: root, capabilities", () =>
+    withEngine({ configFile: true }, ({ remote, home }) =>
+      Effect.gen(function* () {
+        pushPullRequest(remote.path, 41, {
+          ".devcontainer/devcontainer.json": JSON.stringify({
+            image: base,
+            remoteUser: "root",
+            runArgs: ["--cap-add", "SYS_PTRACE", "--network=host"],
+            postCreateCommand: "id -u > /tmp/uid"
+          })
+        })
+        const config = (trusted: ReadonlyArray<string>) =>
+          writeFileSync(
+            join(home, "config.json"),
+            JSON.stringify({ healthTimeoutSeconds: 30, trustedRepositories: trusted })
+          )
+        config([])
+        const untrusted = yield* Effect.flip(SandboxService.use((s) => s.open({ input: remote.path, pr: 41 })))
+        assert.match(untrusted.message, /runArgs/)
+        config([`local${remote.path}`])
+        const row = yield* openSettled(remote.path, 41)
+        assert.strictEqual(row.status, "running", row.error ?? "")
+        const id = row.containerId ?? assert.fail("no container")
+        assert.strictEqual(inContainer(id, "cat /tmp/uid"), "0")
+        assert.include(inspectContainer(id).HostConfig.CapAdd ?? [], "SYS_PTRACE")
+        const lines = (yield* SandboxService.use((s) => s.logs(row.id, { limit: 1000 }))).flatMap((event) =>
+          event._tag === "Progress" ? [event.line] : []
+        )
+        assert.isTrue(lines.some((line) => line.includes("runArgs --network=host is not supported")))
+      })
+    )
+  )
+
+  it.live("update runs updateContentCommand; rebuild reads devcontainer.json again from the workspace", () =>
+    withEngine({}, ({ remote }) =>
+      Effect.gen(function* () {
+        const json = (env: Record<string, string>) =>
+          JSON.stringify({
+            image: base,
+            containerEnv: env,
+            updateContentCommand: "echo content >> /tmp/content",
+            postStartCommand: "echo start >> /tmp/started"
+          })
+        const first = pushPullRequest(remote.path, 51, { ".devcontainer/devcontainer.json": json({ STAGE: "one" }) })
+        const row = yield* openSettled(remote.path, 51)
+        assert.strictEqual(row.status, "running", row.error ?? "")
+        const before = row.containerId ?? assert.fail("no container")
+        pushPullRequest(remote.path, 51, { "next.txt": "next\n" }, first)
+        const sandboxes = yield* SandboxService
+        const report = yield* sandboxes.update(row.id, { force: false })
+        assert.strictEqual(report.outcome, "fast-forwarded")
+        assert.deepStrictEqual(report.updateContent, { ran: true, error: null })
+        assert.strictEqual(inContainer(before, "cat /tmp/content"), "content\ncontent")
+
+        writeFileSync(join(row.workspacePath ?? "", ".devcontainer", "devcontainer.json"), json({ STAGE: "two" }))
+        yield* sandboxes.rebuild(row.id)
+        yield* sandboxes.awaitIdle(row.id)
+        const rebuilt = yield* rowOf(row.id)
+        assert.strictEqual(rebuilt.status, "running", rebuilt.error ?? "")
+        assert.strictEqual(rebuilt.hostPort, row.hostPort)
+        const after = rebuilt.containerId ?? assert.fail("no container")
+        assert.notStrictEqual(after, before)
+        assert.strictEqual(inContainer(after, 'echo "$STAGE"'), "two")
+        assert.strictEqual(inContainer(after, "cat /tmp/started"), "start")
+        assert.isTrue(inContainer(after, "ls -a .").includes("next.txt"), "the workspace was not kept")
+
+        // A broken devcontainer.json refuses the rebuild and leaves the running container alone.
+        writeFileSync(join(row.workspacePath ?? "", ".devcontainer", "devcontainer.json"), "{ nope")
+        const refused = yield* Effect.flip(sandboxes.rebuild(row.id))
+        assert.strictEqual(refused._tag, "InvalidDevcontainer")
+        assert.strictEqual((yield* rowOf(row.id)).containerId, after)
       })
     )
   )

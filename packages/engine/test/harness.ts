@@ -131,6 +131,7 @@ export interface Inspected {
   readonly Path: string
   readonly State: { readonly Running: boolean; readonly StartedAt: string }
   readonly HostConfig: {
+    readonly CapAdd: ReadonlyArray<string> | null
     readonly PortBindings: Readonly<
       Record<string, ReadonlyArray<{ readonly HostIp: string; readonly HostPort: string }>>
     >

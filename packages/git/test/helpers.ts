@@ -71,18 +71,19 @@ export const makeRemote = (root: string, name = "remote"): TestRemote => {
 
 /**
  * Pushes `refs/pull/<pr>/head` to the bare remote `path`: one commit on top of
- * `main` with `files` (path → content; a `{ link }` is a symbolic link).
+ * `base` (a ref or commit of the remote) with `files` (path → content; a `{ link }` is a symbolic link).
  * Returns the commit.
  */
 export const pushPullRequest = (
   path: string,
   pr: number,
-  files: Readonly<Record<string, string | { readonly link: string }>>
+  files: Readonly<Record<string, string | { readonly link: string }>>,
+  base = "main"
 ): string => {
   const work = mkdtempSync(NodePath.join(tmpdir(), "prbox-pr-"))
   try {
     gitSync(work, "init", "--quiet", "--initial-branch=main")
-    gitSync(work, "fetch", "--quiet", path, "main")
+    gitSync(work, "fetch", "--quiet", path, base)
     gitSync(work, "checkout", "--quiet", "FETCH_HEAD")
     for (const [file, content] of Object.entries(files)) {
       const target = NodePath.join(work, file)

@@ -109,7 +109,10 @@ export const layer = Layer.effect(
             init: true,
             ...(spec.cpus === undefined ? {} : { cpus: spec.cpus }),
             ...(spec.memoryBytes === undefined ? {} : { memoryBytes: spec.memoryBytes }),
-            ...(spec.pidsLimit === undefined ? {} : { pidsLimit: spec.pidsLimit })
+            ...(spec.pidsLimit === undefined ? {} : { pidsLimit: spec.pidsLimit }),
+            ...(spec.privileged === undefined ? {} : { privileged: spec.privileged }),
+            ...(spec.capAdd === undefined ? {} : { capAdd: spec.capAdd }),
+            ...(spec.securityOpt === undefined ? {} : { securityOpt: spec.securityOpt })
           })
           .pipe(Effect.mapError(toRuntimeError))
         return created.id
