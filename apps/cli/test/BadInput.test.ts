@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { makeRemote, type TestRemote } from "../../../packages/git/test/helpers.ts"
+import { makeRemote, pushPullRequest, type TestRemote } from "../../../packages/git/test/helpers.ts"
 import {
   containersOfHome,
   hasStackTrace,
@@ -23,6 +23,9 @@ let remote: TestRemote
 beforeAll(async () => {
   home = makeHome("bad")
   remote = makeRemote(home)
+  pushPullRequest(remote.path, 9, {
+    ".devcontainer/devcontainer.json": JSON.stringify({ image: "debian", privileged: true })
+  })
   await seedEndedRows(home, [
     ["aaaaaaaaaaa1", 101],
     ["aaaaaaaaaaa2", 102]
@@ -50,6 +53,15 @@ const snapshot = async (where: string) => {
   const listed = await prbox(where, ["ls", "-a", "--json"])
   return { rows: listed.code === 0 ? listed.stdout : "unreachable", containers: containersOfHome(where).length }
 }
+
+/**
+ * The home's entries but the git mirrors: an open fetches the PR (a cache)
+ * before it reads the PR's devcontainer.json, which it may then refuse.
+ */
+const stateFiles = (where: string) =>
+  readdirSync(where)
+    .filter((name) => name !== "mirrors")
+    .sort()
 
 const expectOneLine = (run: Run, code: number, message: RegExp) => {
   expect(run.code, run.stderr).toBe(code)
@@ -121,6 +133,22 @@ const cases: ReadonlyArray<Case> = [
     message: /must be a positive whole number/
   },
   {
+    name: "a devcontainer.json the PR may not have",
+    where: () => home,
+    args: () => ["open", remote.path, "--pr", "9"],
+    code: 2,
+    tag: "InvalidDevcontainer",
+    message: /\.devcontainer\/devcontainer\.json: .*privileged/
+  },
+  {
+    name: "a named devcontainer configuration the PR does not have",
+    where: () => home,
+    args: () => ["open", remote.path, "--pr", "9", "--devcontainer", "gpu"],
+    code: 2,
+    tag: "InvalidDevcontainer",
+    message: /gpu/
+  },
+  {
     // Changed on purpose (issue 9): commands start a missing daemon, so "unreachable" is now one that cannot start.
     name: "a daemon that cannot start",
     where: () => broken,
@@ -144,11 +172,11 @@ describe("bad input: one clear line, a distinct exit code, no state change", () 
     it(`${entry.name} → exit ${entry.code}`, async () => {
       const where = entry.where()
       const before = await snapshot(where)
-      const files = readdirSync(where).sort()
+      const files = stateFiles(where)
       expectOneLine(await prbox(where, entry.args()), entry.code, entry.message)
       expectJsonError(await prbox(where, [...entry.args(), "--json"]), entry.code, entry.tag, entry.message)
       expect(await snapshot(where)).toEqual(before)
-      expect(readdirSync(where).sort()).toEqual(files)
+      expect(stateFiles(where)).toEqual(files)
     })
   }
 

@@ -58,7 +58,7 @@ describe("prbox against a real daemon and engine", () => {
   it("ls and status print tables and parse as the protocol's schemas with --json", async () => {
     const table = await prbox(home, ["ls"])
     expect(table.code).toBe(0)
-    expect(table.stdout).toMatch(/^ID\s+PR\s+REPO\s+STATUS\s+AGE\s+URL/)
+    expect(table.stdout).toMatch(/^ID\s+PR\s+REPO\s+STATUS\s+ENV\s+AGE\s+URL/)
     expect(table.stdout).toContain(id)
     expect(table.stdout).toContain(url)
 

@@ -52,7 +52,7 @@ const walk = async (root: string, keep: ReadonlySet<string>): Promise<Array<Cont
   })
   // The package is CommonJS; its factory carries itself as `default` for this.
   // The workspace's own `.git` is prbox's checkout, not a build input (it differs per sandbox and would defeat reuse).
-  const rules = dockerignore.default({ ignorecase: false }).add([".git", patterns])
+  const rules = dockerignore.default({ ignorecase: false }).add(".git").add(patterns)
   // An exception (`!dir/keep`) can bring back a file under an excluded directory.
   const exceptions = patterns.split("\n").some((line) => line.trim().startsWith("!"))
   const entries: Array<ContextEntry> = []

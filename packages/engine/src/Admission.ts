@@ -32,6 +32,9 @@ const newSandboxId = (): SandboxId => {
 const newPassword = (): string => randomBytes(24).toString("base64url")
 
 const STILL_STOPPING = "it is still stopping; retry after it has stopped"
+
+/** The first admission pass's answer when a create is due and must first be prepared outside admission. */
+const NEEDS_PREPARE = Symbol("needs prepare")
 const ACCOUNT_UNAVAILABLE = "account identity is unavailable; retry after account discovery"
 
 /**
@@ -64,17 +67,6 @@ export const makeAdmission = (workers: Workers) =>
         const choice = yield* chooseEnvironment(files, ref, cfg, devcontainer)
         return { fetched, choice } satisfies PreparedCreate
       })
-
-    /** A create is prepared outside admission (a fetch takes long) unless a row of the PR answers the open. */
-    const prepareUnlessAnswered = (
-      ref: PullRequestRef,
-      cfg: PrboxConfig,
-      prRows: ReadonlyArray<Sandbox>,
-      devcontainer: string | undefined
-    ) => {
-      const answered = prRows.some((row) => row.host === ref.host && (isLive(row) || restartRefusal(row) === undefined))
-      return answered ? Effect.succeed(undefined) : prepareCreate(ref, cfg, devcontainer)
-    }
 
     /**
      * A live row of the PR answers the open: a running one after one inspect
@@ -215,51 +207,58 @@ export const makeAdmission = (workers: Workers) =>
       const ref = parsed.success
       const discovered = yield* identity.discover({ provider: ref.provider, host: ref.host, profile: cfg.profile })
       const selector = { provider: ref.provider, repository: ref.repository, pullRequest: ref.pullRequest }
-      const early = yield* prepareUnlessAnswered(ref, cfg, yield* repo.findByPr(selector), request.devcontainer)
-      return yield* lifecycle.admit(
-        Effect.gen(function* () {
-          const samePr = (rows: ReadonlyArray<Sandbox>) => rows.filter((row) => row.host === ref.host)
-          const prRows = (yield* repo.findByPr(selector)).filter((row) => row.host === null || row.host === ref.host)
-          yield* refuseWhileStopping(prRows)
-          const account = yield* chooseAccount(ref, cfg.profile, discovered, prRows)
-          const key: PullRequestKey = { ...selector, host: ref.host, account }
-          const fast = samePr(prRows).find((row) => row.account === account && isLive(row))
-          if (fast?.status === "running") return yield* answerLive(fast, cfg)
-          // Before anything is created, the PR's rows and containers are made to agree.
-          yield* reconciler.reconcilePullRequest({ _tag: "PullRequest", ...selector })
-          const reconciled = yield* repo.findByPr(selector)
-          const rows = samePr(reconciled).filter((row) => row.account === account)
-          const live = rows.find(isLive)
-          if (live !== undefined) return yield* answerLive(live, cfg)
-          yield* refuseUnauthenticatedLegacy(reconciled)
-          const fenced = rows.find((row) => row.destroyFenced)
-          if (fenced !== undefined) {
-            return yield* new SandboxConflict({
-              id: fenced.id,
-              reason: `an earlier sandbox of ${formatPullRequestKey(key)} was not confirmed destroyed; run \`prbox rm ${fenced.id}\` first`
+      // A create is prepared (fetch, environment) outside admission, which it would hold for as long as a
+      // fetch takes: the first pass says a create is due, the second one (with everything the PR's rows
+      // say re-checked) makes it.
+      const attempt = (prepared: PreparedCreate | undefined) =>
+        lifecycle.admit(
+          Effect.gen(function* () {
+            const samePr = (rows: ReadonlyArray<Sandbox>) => rows.filter((row) => row.host === ref.host)
+            const prRows = (yield* repo.findByPr(selector)).filter((row) => row.host === null || row.host === ref.host)
+            yield* refuseWhileStopping(prRows)
+            const account = yield* chooseAccount(ref, cfg.profile, discovered, prRows)
+            const key: PullRequestKey = { ...selector, host: ref.host, account }
+            const fast = samePr(prRows).find((row) => row.account === account && isLive(row))
+            if (fast?.status === "running") return yield* answerLive(fast, cfg)
+            // Before anything is created, the PR's rows and containers are made to agree.
+            yield* reconciler.reconcilePullRequest({ _tag: "PullRequest", ...selector })
+            const reconciled = yield* repo.findByPr(selector)
+            const rows = samePr(reconciled).filter((row) => row.account === account)
+            const live = rows.find(isLive)
+            if (live !== undefined) return yield* answerLive(live, cfg)
+            yield* refuseUnauthenticatedLegacy(reconciled)
+            const fenced = rows.find((row) => row.destroyFenced)
+            if (fenced !== undefined) {
+              return yield* new SandboxConflict({
+                id: fenced.id,
+                reason: `an earlier sandbox of ${formatPullRequestKey(key)} was not confirmed destroyed; run \`prbox rm ${fenced.id}\` first`
+              })
+            }
+            // Reopening a stopped sandbox keeps its workspace (and the user's work in it).
+            const restartable = rows.find((row) => restartRefusal(row) === undefined)
+            if (restartable !== undefined) return yield* admitRestart(restartable, cfg)
+            if (prepared === undefined) return NEEDS_PREPARE
+            const now = yield* Clock.currentTimeMillis
+            const row = yield* repo.insert({
+              id: newSandboxId(),
+              provider: key.provider,
+              host: key.host,
+              account: key.account,
+              repository: key.repository,
+              pullRequest: key.pullRequest,
+              accessPassword: Redacted.make(newPassword()),
+              createdAt: now,
+              lastActivityAt: now
             })
-          }
-          // Reopening a stopped sandbox keeps its workspace (and the user's work in it).
-          const restartable = rows.find((row) => restartRefusal(row) === undefined)
-          if (restartable !== undefined) return yield* admitRestart(restartable, cfg)
-          const prepared = early ?? (yield* prepareCreate(ref, cfg, request.devcontainer))
-          const now = yield* Clock.currentTimeMillis
-          const row = yield* repo.insert({
-            id: newSandboxId(),
-            provider: key.provider,
-            host: key.host,
-            account: key.account,
-            repository: key.repository,
-            pullRequest: key.pullRequest,
-            accessPassword: Redacted.make(newPassword()),
-            createdAt: now,
-            lastActivityAt: now
+            yield* lifecycle.emit(row.id, row.status, `opening ${formatPullRequestKey(key)}`)
+            yield* workers.spawnCreate(row, ref, cfg, prepared)
+            return row
           })
-          yield* lifecycle.emit(row.id, row.status, `opening ${formatPullRequestKey(key)}`)
-          yield* workers.spawnCreate(row, ref, cfg, prepared)
-          return row
-        })
-      )
+        )
+      const first = yield* attempt(undefined)
+      if (first !== NEEDS_PREPARE) return first
+      const second = yield* attempt(yield* prepareCreate(ref, cfg, request.devcontainer))
+      return second === NEEDS_PREPARE ? yield* Effect.die(new Error("a prepared create was not made")) : second
     }, mapStoreErrors("sandbox.open"))
 
     const restart = Effect.fn("SandboxService.restart")(function* (id: SandboxId) {

@@ -286,4 +286,42 @@ describe("a PR's devcontainer.json", () => {
       })
     )
   )
+
+  it.live("an extension that cannot be installed is reported in the log; the sandbox still runs", () =>
+    withEngine(
+      {
+        config: {
+          // A gallery that refuses every connection: no marketplace is reachable here (the success path is Extensions.test.ts).
+          env: {
+            EXTENSIONS_GALLERY: JSON.stringify({
+              serviceUrl: "http://127.0.0.1:9/gallery",
+              itemUrl: "http://127.0.0.1:9/item",
+              resourceUrlTemplate: "http://127.0.0.1:9/{publisher}/{name}/{version}/{path}"
+            })
+          }
+        }
+      },
+      ({ remote }) =>
+        Effect.gen(function* () {
+          pushPullRequest(remote.path, 61, {
+            ".devcontainer/devcontainer.json": JSON.stringify({
+              image: base,
+              customizations: { vscode: { extensions: ["prbox.not-there"] } },
+              postCreateCommand: "echo after > /tmp/after"
+            })
+          })
+          const row = yield* openSettled(remote.path, 61)
+          assert.strictEqual(row.status, "running", row.error ?? "")
+          assert.isNull(row.setupError)
+          const lines = (yield* SandboxService.use((s) => s.logs(row.id, { limit: 1000 }))).flatMap((event) =>
+            event._tag === "Progress" ? [event.line] : []
+          )
+          assert.isTrue(
+            lines.some((line) => line.startsWith("extension prbox.not-there could not be installed")),
+            lines.join("\n")
+          )
+          assert.strictEqual(inContainer(row.containerId ?? "", "cat /tmp/after"), "after")
+        })
+    )
+  )
 })
