@@ -23,7 +23,7 @@ const configSteps = (config: PrboxConfig): ReadonlyArray<LifecycleStep> =>
   }))
 
 /** A configured or default image's plan: prbox's workspace folder, the user's steps and limits. */
-const imagePlan = (config: PrboxConfig, image: string): EnvironmentPlan => ({
+export const imagePlan = (config: PrboxConfig, image: string): EnvironmentPlan => ({
   image,
   containerEnv: {},
   remoteEnv: {},

@@ -9,7 +9,7 @@ import {
 import { type FetchedPullRequest, type PullRequestRef, Workspaces } from "@prbox/git"
 import { Cause, Effect, Option } from "effect"
 import type { EnvironmentChoice } from "./ChooseEnvironment.ts"
-import { CONTAINER_WORKSPACE, codeServerCommand, containerUser, homeEnv, readyDetail } from "./CodeServerSpec.ts"
+import { codeServerCommand, containerUser, homeEnv, readyDetail } from "./CodeServerSpec.ts"
 import { Config, type PrboxConfig } from "./Config.ts"
 import { ContainerRuntime } from "./ContainerRuntime.ts"
 import { StopWon, safeReason } from "./Errors.ts"
@@ -17,7 +17,7 @@ import { makeInstallExtensions } from "./Extensions.ts"
 import { Lifecycle } from "./Lifecycle.ts"
 import { makeLifecycleSteps, stepsFor } from "./LifecycleSteps.ts"
 import { type Ownership, userSpec } from "./Ownership.ts"
-import { makePrepareEnvironment } from "./PrepareEnvironment.ts"
+import { imagePlan, makePrepareEnvironment } from "./PrepareEnvironment.ts"
 import { makeRunHook } from "./SandboxHooks.ts"
 import { SandboxTools } from "./SandboxTools.ts"
 import { type ContainerEnvironment, makeStartContainer } from "./StartContainer.ts"
@@ -99,24 +99,7 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
      * brings its own code-server.
      */
     const planOf = (row: Sandbox, config: PrboxConfig): EnvironmentPlan =>
-      row.environmentPlan ?? {
-        image: config.image ?? LEGACY_IMAGE,
-        containerEnv: {},
-        remoteEnv: {},
-        remoteUser: null,
-        workspaceFolder: CONTAINER_WORKSPACE,
-        forwardPorts: [],
-        portsAttributes: {},
-        cpus: null,
-        memoryMb: null,
-        extensions: [],
-        steps: config.setupCommands.map((command) => ({
-          hook: "postCreateCommand" as const,
-          command: { _tag: "Shell" as const, command },
-          origin: "config.json"
-        })),
-        codeServer: "included"
-      }
+      row.environmentPlan ?? { ...imagePlan(config, config.image ?? LEGACY_IMAGE), codeServer: "included" }
 
     const containerEnvironment = (row: Sandbox, config: PrboxConfig) =>
       Effect.gen(function* () {
