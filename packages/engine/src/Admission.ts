@@ -33,8 +33,18 @@ const newPassword = (): string => randomBytes(24).toString("base64url")
 
 const STILL_STOPPING = "it is still stopping; retry after it has stopped"
 
-/** The first admission pass's answer when a create is due and must first be prepared outside admission. */
-const NEEDS_PREPARE = Symbol("needs prepare")
+/**
+ * The first admission pass's answer when a create is due and must first be
+ * prepared outside admission, with the PR's rows as that pass left them.
+ */
+interface NeedsPrepare {
+  readonly _tag: "NeedsPrepare"
+  readonly seen: string
+}
+
+/** What the reconcile before a create decided from: unchanged rows need no second reconcile. */
+const fingerprint = (rows: ReadonlyArray<Sandbox>): string =>
+  rows.map((row) => `${row.id}:${row.status}:${row.containerId}:${row.destroyFenced}`).join(",")
 const ACCOUNT_UNAVAILABLE = "account identity is unavailable; retry after account discovery"
 
 /**
@@ -210,18 +220,22 @@ export const makeAdmission = (workers: Workers) =>
       // A create is prepared (fetch, environment) outside admission, which it would hold for as long as a
       // fetch takes: the first pass says a create is due, the second one (with everything the PR's rows
       // say re-checked) makes it.
-      const attempt = (prepared: PreparedCreate | undefined) =>
+      const attempt = (prepared?: { readonly create: PreparedCreate; readonly seen: string }) =>
         lifecycle.admit(
           Effect.gen(function* () {
             const samePr = (rows: ReadonlyArray<Sandbox>) => rows.filter((row) => row.host === ref.host)
-            const prRows = (yield* repo.findByPr(selector)).filter((row) => row.host === null || row.host === ref.host)
+            const all = yield* repo.findByPr(selector)
+            const prRows = all.filter((row) => row.host === null || row.host === ref.host)
             yield* refuseWhileStopping(prRows)
             const account = yield* chooseAccount(ref, cfg.profile, discovered, prRows)
             const key: PullRequestKey = { ...selector, host: ref.host, account }
             const fast = samePr(prRows).find((row) => row.account === account && isLive(row))
             if (fast?.status === "running") return yield* answerLive(fast, cfg)
-            // Before anything is created, the PR's rows and containers are made to agree.
-            yield* reconciler.reconcilePullRequest({ _tag: "PullRequest", ...selector })
+            // Before anything is created, the PR's rows and containers are made to agree (once, unless
+            // the rows changed while the create was prepared).
+            if (prepared?.seen !== fingerprint(all)) {
+              yield* reconciler.reconcilePullRequest({ _tag: "PullRequest", ...selector })
+            }
             const reconciled = yield* repo.findByPr(selector)
             const rows = samePr(reconciled).filter((row) => row.account === account)
             const live = rows.find(isLive)
@@ -237,7 +251,8 @@ export const makeAdmission = (workers: Workers) =>
             // Reopening a stopped sandbox keeps its workspace (and the user's work in it).
             const restartable = rows.find((row) => restartRefusal(row) === undefined)
             if (restartable !== undefined) return yield* admitRestart(restartable, cfg)
-            if (prepared === undefined) return NEEDS_PREPARE
+            if (prepared === undefined)
+              return { _tag: "NeedsPrepare", seen: fingerprint(reconciled) } satisfies NeedsPrepare
             const now = yield* Clock.currentTimeMillis
             const row = yield* repo.insert({
               id: newSandboxId(),
@@ -251,14 +266,15 @@ export const makeAdmission = (workers: Workers) =>
               lastActivityAt: now
             })
             yield* lifecycle.emit(row.id, row.status, `opening ${formatPullRequestKey(key)}`)
-            yield* workers.spawnCreate(row, ref, cfg, prepared)
+            yield* workers.spawnCreate(row, ref, cfg, prepared.create)
             return row
           })
         )
-      const first = yield* attempt(undefined)
-      if (first !== NEEDS_PREPARE) return first
-      const second = yield* attempt(yield* prepareCreate(ref, cfg, request.devcontainer))
-      return second === NEEDS_PREPARE ? yield* Effect.die(new Error("a prepared create was not made")) : second
+      const first = yield* attempt()
+      if (!("_tag" in first)) return first
+      const create = yield* prepareCreate(ref, cfg, request.devcontainer)
+      const second = yield* attempt({ create, seen: first.seen })
+      return "_tag" in second ? yield* Effect.die(new Error("a prepared create was not made")) : second
     }, mapStoreErrors("sandbox.open"))
 
     const restart = Effect.fn("SandboxService.restart")(function* (id: SandboxId) {

@@ -23,6 +23,7 @@ describe("the API errors' table", () => {
       Conflict: 4,
       UpdateRefused: 4,
       InvalidPrRef: 2,
+      InvalidDevcontainer: 2,
       InvalidConfig: 7,
       DockerUnavailable: 6,
       GitFailure: 1,
