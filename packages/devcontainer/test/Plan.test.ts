@@ -71,7 +71,7 @@ const rows: ReadonlyArray<Row> = [
     name: "a Node repository: image, npm ci, remoteUser node, the image's features label",
     text: `{
       "name": "Node.js & TypeScript",
-      "image": "mcr.microsoft.com/devcontainers/typescript-node:1-22-bookworm",
+      "image": "images.example/devcontainers/typescript-node:1-22-bookworm",
       "forwardPorts": [3000],
       "postCreateCommand": "npm ci",
       "customizations": { "vscode": { "extensions": ["dbaeumer.vscode-eslint", "esbenp.prettier-vscode"] } },
@@ -79,9 +79,9 @@ const rows: ReadonlyArray<Row> = [
     }`,
     facts: {
       metadataLabel: JSON.stringify([
-        { id: "ghcr.io/devcontainers/features/common-utils:2" },
+        { id: "images.example/devcontainers/features/common-utils:2" },
         {
-          id: "ghcr.io/devcontainers/features/node:1",
+          id: "images.example/devcontainers/features/node:1",
           customizations: { vscode: { extensions: ["dbaeumer.vscode-eslint"] } }
         },
         { remoteUser: "node" }
@@ -120,7 +120,7 @@ const rows: ReadonlyArray<Row> = [
   {
     name: "object-form postStartCommand: entries in parallel, each in its form",
     text: `{
-      "image": "ghcr.io/acme/rails-dev:3.3",
+      "image": "images.example/acme/rails-dev:3.3",
       "postCreateCommand": "bin/setup",
       "postStartCommand": { "db": "pg_ctl -D /var/lib/postgresql/data start", "cache": ["redis-server", "--daemonize", "yes"] }
     }`,
@@ -142,7 +142,7 @@ const rows: ReadonlyArray<Row> = [
     {
       "name": "Go",
       /* the Go team's image */
-      "image": "mcr.microsoft.com/devcontainers/go:1-1.23-bookworm",
+      "image": "images.example/devcontainers/go:1-1.23-bookworm",
       "postCreateCommand": "go install ./...", // after the content
       "updateContentCommand": "go mod download",
       "onCreateCommand": "git config --global --add safe.directory \${containerWorkspaceFolder}",
@@ -162,7 +162,7 @@ const rows: ReadonlyArray<Row> = [
   {
     name: "a metadata label with its own postCreateCommand, env and remoteUser: image first, devcontainer.json last-wins",
     text: `{
-      "image": "ghcr.io/acme/base:2",
+      "image": "images.example/acme/base:2",
       "containerEnv": { "MODE": "repo" },
       "remoteEnv": { "EDITOR": "code --wait", "DEBUG": null },
       "postCreateCommand": "make setup",

@@ -228,8 +228,8 @@ const good: ReadonlyArray<readonly [string, string, string, DevcontainerSource, 
   [
     "an image",
     file,
-    '{ "image": "mcr.microsoft.com/devcontainers/typescript-node:22" }',
-    { _tag: "Image", image: "mcr.microsoft.com/devcontainers/typescript-node:22" },
+    '{ "image": "images.example/devcontainers/typescript-node:22" }',
+    { _tag: "Image", image: "images.example/devcontainers/typescript-node:22" },
     []
   ],
   [
@@ -278,7 +278,7 @@ const good: ReadonlyArray<readonly [string, string, string, DevcontainerSource, 
   [
     "what prbox skips, with warnings",
     file,
-    `{ "image": "x", "initializeCommand": "docker pull x", "features": { "ghcr.io/devcontainers/features/node:1": {} },
+    `{ "image": "x", "initializeCommand": "docker pull x", "features": { "images.example/devcontainers/features/node:1": {} },
        "postAttachCommand": "echo hi", "overrideCommand": false, "waitFor": "postCreateCommand", "shutdownAction": "none", "userEnvProbe": "loginShell" }`,
     { _tag: "Image", image: "x" },
     [
