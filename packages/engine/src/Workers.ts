@@ -101,6 +101,10 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
     const planOf = (row: Sandbox, config: PrboxConfig): EnvironmentPlan =>
       row.environmentPlan ?? { ...imagePlan(config, config.image ?? LEGACY_IMAGE), codeServer: "included" }
 
+    /** Who the sandbox's commands run as: the workspace owner (root only for a trusted repository that asked). */
+    const userOf = (row: Sandbox, plan: EnvironmentPlan) =>
+      Effect.map(ownership.workspaceUser(row.workspacePath ?? "/"), (owner) => containerUser(plan, userSpec(owner)))
+
     const containerEnvironment = (row: Sandbox, config: PrboxConfig) =>
       Effect.gen(function* () {
         const plan = planOf(row, config)
@@ -122,7 +126,7 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
     ) {
       yield* advance(row.id, "starting", { setupError: SETUP_INTERRUPTED })
       const { plan, distribution } = environment
-      const user = containerUser(plan, userSpec(yield* ownership.workspaceUser(row.workspacePath ?? "/")))
+      const user = yield* userOf(row, plan)
       if (plan.extensions.length > 0) {
         yield* installExtensions({
           containerId,
@@ -142,7 +146,7 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
       Effect.gen(function* () {
         const steps = stepsFor(plan, "start")
         if (steps.length === 0) return null
-        const user = containerUser(plan, userSpec(yield* ownership.workspaceUser(row.workspacePath ?? "/")))
+        const user = yield* userOf(row, plan)
         return yield* runSteps(row, containerId, user, plan, steps)
       })
 
@@ -243,7 +247,7 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
         const plan = row.environmentPlan ?? planOf(row, yield* configs.load)
         const steps = stepsFor(plan, "update")
         if (steps.length === 0) return null
-        const user = containerUser(plan, userSpec(yield* ownership.workspaceUser(row.workspacePath ?? "/")))
+        const user = yield* userOf(row, plan)
         return yield* runSteps(row, containerId, user, plan, steps)
       }).pipe(Effect.catch((error) => Effect.succeed(safeReason(error))))
 

@@ -1,32 +1,20 @@
-import { execFileSync, spawnSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { basename, join } from "node:path"
+import { join } from "node:path"
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import { assert, layer } from "@effect/vitest"
 import { Docker, NodeDocker } from "@prbox/docker"
 import { Effect, Layer, Schedule } from "effect"
 import { inject } from "vitest"
 import { TEST_RUN_LABEL } from "../../../scripts/testing/global-setup.ts"
-import { httpGet, scopedContainer } from "../../docker/test/fixtures.ts"
+import { debianBase, httpGet, scopedContainer } from "../../docker/test/fixtures.ts"
 import { CODE_SERVER_VERSION, ensureCodeServerDistribution, GLIBC_LOADERS } from "../src/node/CodeServerDistribution.ts"
-import { ensureDefaultRootfs } from "../src/node/DefaultImage.ts"
 import { healthz, login } from "./probe.ts"
 
 /** Built once by `scripts/setup --with-test-images` (global-setup passes where). */
 const distDir = process.env.PRBOX_TEST_CODE_SERVER_DIST ?? ""
 const MOUNT = "/opt/prbox/code-server"
-
-/** A plain Debian image (no code-server): the default image's cached root filesystem, imported once. */
-const debianBase = Effect.gen(function* () {
-  const rootfs = yield* ensureDefaultRootfs(() => Effect.void)
-  const tag = `prbox-test/debian:${basename(rootfs, ".tar").replace(/^rootfs-/, "")}`
-  if (spawnSync("docker", ["image", "inspect", tag], { stdio: "ignore" }).status !== 0) {
-    execFileSync("docker", ["import", rootfs, tag], { stdio: "ignore" })
-  }
-  return tag
-})
 
 const noProgress = () => Effect.void
 
