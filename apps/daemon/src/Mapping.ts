@@ -41,7 +41,10 @@ export const apiErrorOf: { readonly [Tag in EngineFailureTag]: ApiErrorClass } =
   CodeServerUnavailable: NotAvailable,
   DefaultImageUnavailable: NotAvailable,
   UpdateRefused: UpdateRefused,
-  GitFailed: GitFailure
+  GitFailed: GitFailure,
+  PortClosed: NotFound,
+  // Made before previews, or its relay could not start: the message says what to do (rebuild).
+  PreviewUnavailable: Conflict
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { ImageBuildRequest, ImageInfo } from "@prbox/domain"
 import { Context, type Effect } from "effect"
-import type { ImageBuildFailed, PortTaken, RuntimeError } from "./Errors.ts"
+import type { Duplex } from "node:stream"
+import type { ImageBuildFailed, PortClosed, PortTaken, PreviewUnavailable, RuntimeError } from "./Errors.ts"
 
 /**
  * The narrow interface the lifecycle rules need from wherever sandboxes run.
@@ -29,6 +30,12 @@ export interface ContainerSpec {
    * life. Absent, the runtime picks one at every start (tests' bare containers).
    */
   readonly hostPort?: number
+  /**
+   * The container port prbox's preview relay listens on, published on
+   * 127.0.0.1 at a port the runtime picks at every start (found again by
+   * `connect`). Absent: the container has no previews.
+   */
+  readonly relayPort?: number
   readonly cpus?: number
   readonly memoryBytes?: number
   readonly pidsLimit?: number
@@ -59,6 +66,19 @@ export interface ExecOutcome {
 
 export interface Health {
   readonly lastHeartbeat: number | undefined
+}
+
+/**
+ * How the runtime reaches a sandbox's ports: prbox's relay inside the
+ * container (started on first use), which accepts only this sandbox's token.
+ */
+export interface RelayAccess {
+  /** Shared by the daemon and this container's relay only; never logged. */
+  readonly token: string
+  /** How to run Node inside the container (prbox's mounted code-server's, or the image's `node`). */
+  readonly node: ReadonlyArray<string>
+  /** Who the relay runs as (`uid:gid`): the sandbox's user, never root for an untrusted repository. */
+  readonly user: string
 }
 
 export interface ContainerRuntimeShape {
@@ -120,6 +140,22 @@ export interface ContainerRuntimeShape {
   readonly hasPath: (containerId: string, path: string) => Effect.Effect<boolean, RuntimeError>
   /** One health probe of code-server's `/healthz`; fails when it does not answer. */
   readonly health: (hostPort: number) => Effect.Effect<Health, RuntimeError>
+  /**
+   * A byte stream to `port` (127.0.0.1, then ::1) inside the container, through
+   * the relay; the caller owns (and destroys) it. PortClosed when nothing
+   * listens there; PreviewUnavailable when the container has no relay port or
+   * the relay cannot start.
+   */
+  readonly connect: (
+    containerId: string,
+    port: number,
+    relay: RelayAccess
+  ) => Effect.Effect<Duplex, RuntimeError | PortClosed | PreviewUnavailable>
+  /** The TCP ports listening inside the container now (its /proc/net/tcp and tcp6), through the relay. */
+  readonly listeningPorts: (
+    containerId: string,
+    relay: RelayAccess
+  ) => Effect.Effect<ReadonlyArray<number>, RuntimeError | PreviewUnavailable>
   /** Fails (never returns an empty list) when the runtime cannot be enumerated. */
   readonly listByLabel: (
     labels: Readonly<Record<string, string>>

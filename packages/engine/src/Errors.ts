@@ -192,6 +192,30 @@ export class DefaultImageUnavailable extends Schema.TaggedError<DefaultImageUnav
   }
 }
 
+/** Nothing listens on that port inside the sandbox (a preview answers 404). */
+export class PortClosed extends Schema.TaggedError<PortClosed>()("PortClosed", {
+  id: Schema.String,
+  port: Schema.Number
+}) {
+  override get message(): string {
+    return `nothing listens on port ${this.port} in sandbox ${this.id}`
+  }
+}
+
+/**
+ * The sandbox's ports cannot be reached: its container was made before
+ * previews (no relay port), or the in-container relay could not start. The
+ * reason says what to do.
+ */
+export class PreviewUnavailable extends Schema.TaggedError<PreviewUnavailable>()("PreviewUnavailable", {
+  id: Schema.String,
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return `previews of sandbox ${this.id} are unavailable: ${this.reason}`
+  }
+}
+
 /** Every error the engine's public operations (SandboxService, Reconciler, Gc) fail with. */
 export type EngineError =
   | SandboxNotFound
@@ -209,6 +233,8 @@ export type EngineError =
   | DefaultImageUnavailable
   | UpdateRefused
   | GitFailed
+  | PortClosed
+  | PreviewUnavailable
 
 /** The errno code of a host I/O failure (`ENOSPC`, `ENOTDIR`, ...), else its normalized tag. */
 export const hostErrorCode = (error: PlatformError): string => {

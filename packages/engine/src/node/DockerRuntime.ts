@@ -168,6 +168,9 @@ export const layer = Layer.effect(
             ),
             Effect.mapError(toRuntimeError)
           ),
+      // Implemented by the relay work (issue 12).
+      connect: () => Effect.die("not implemented"),
+      listeningPorts: () => Effect.die("not implemented"),
       hasPath: (containerId, path) => docker.hasPath(containerId, path).pipe(Effect.mapError(toRuntimeError)),
       health: (hostPort) =>
         http.get(`http://127.0.0.1:${hostPort}/healthz`).pipe(
