@@ -1,5 +1,6 @@
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { statePaths } from "@prbox/domain"
+import { Previews } from "@prbox/engine"
 import { NodeEngine } from "@prbox/engine/node"
 import { Clock, Context, Effect, Layer } from "effect"
 import { HttpRouter } from "effect/http"
@@ -10,6 +11,7 @@ import type { Limits } from "./Limits.ts"
 import { acquireLock } from "./Lock.ts"
 import * as MaintenanceLayer from "./Maintenance.ts"
 import { Maintenance } from "./Maintenance.ts"
+import { servePreviews } from "./PreviewServer.ts"
 import { clearStaleSocket } from "./SocketFile.ts"
 
 export interface DaemonOptions {
@@ -77,7 +79,11 @@ export const run = (options: DaemonOptions) =>
         )
       )
       yield* Front.serve(app, { socketPath, limits, counters })
+      yield* servePreviews(limits).pipe(Effect.provideContext(services))
       yield* Effect.logInfo(`prboxd ${DAEMON_VERSION} (pid ${process.pid}) listening on ${socketPath}`)
+      yield* Effect.logInfo(
+        `previews on http://<port>.<sandbox id>.localhost:${Context.get(services, Previews).previewPort}/`
+      )
       yield* Effect.addFinalizer(() => Effect.logInfo("prboxd stopping"))
       return yield* Effect.never
     })

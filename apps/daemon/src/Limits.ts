@@ -17,6 +17,11 @@ export interface Limits {
   /** Event streams open at once (they do not count as requests); one more is answered 503. */
   readonly maxStreams: number
   readonly retryAfterSeconds: number
+  /** Preview connections open at once, and to one sandbox; one more is answered 503. */
+  readonly maxPreviewConnections: number
+  readonly maxPreviewConnectionsPerSandbox: number
+  /** A preview connection with no bytes either way for this long is closed. */
+  readonly previewIdleTimeoutMs: number
 }
 
 export const defaultLimits: Limits = {
@@ -25,7 +30,10 @@ export const defaultLimits: Limits = {
   headersTimeoutMs: 10_000,
   maxRequests: 32,
   maxStreams: 64,
-  retryAfterSeconds: 1
+  retryAfterSeconds: 1,
+  maxPreviewConnections: 512,
+  maxPreviewConnectionsPerSandbox: 256,
+  previewIdleTimeoutMs: 15 * 60_000
 }
 
 const PositiveInt = Schema.Int.check(Schema.isGreaterThan(0))
@@ -50,7 +58,13 @@ export const limitsConfig: Config.Config<Limits> = Config.all({
   requestTimeoutMs: positive("PRBOXD_REQUEST_TIMEOUT_MS", defaultLimits.requestTimeoutMs),
   headersTimeoutMs: positive("PRBOXD_HEADERS_TIMEOUT_MS", defaultLimits.headersTimeoutMs),
   maxRequests: positive("PRBOXD_MAX_REQUESTS", defaultLimits.maxRequests),
-  maxStreams: positive("PRBOXD_MAX_STREAMS", defaultLimits.maxStreams)
+  maxStreams: positive("PRBOXD_MAX_STREAMS", defaultLimits.maxStreams),
+  maxPreviewConnections: positive("PRBOXD_PREVIEW_MAX_CONNECTIONS", defaultLimits.maxPreviewConnections),
+  maxPreviewConnectionsPerSandbox: positive(
+    "PRBOXD_PREVIEW_MAX_PER_SANDBOX",
+    defaultLimits.maxPreviewConnectionsPerSandbox
+  ),
+  previewIdleTimeoutMs: positive("PRBOXD_PREVIEW_IDLE_TIMEOUT_MS", defaultLimits.previewIdleTimeoutMs)
 }).pipe(
   Config.map((limits) => ({
     ...limits,

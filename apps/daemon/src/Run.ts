@@ -68,7 +68,8 @@ const prboxd = Command.make(
       "Log: $PRBOX_HOME/logs/prboxd.log (rotated by size).",
       "Exit codes: 0 stopped by SIGTERM/SIGINT, 1 could not start, 2 usage.",
       "Tuning: PRBOXD_MAX_BODY_BYTES, PRBOXD_REQUEST_TIMEOUT_MS, PRBOXD_HEADERS_TIMEOUT_MS,",
-      "PRBOXD_MAX_REQUESTS, PRBOXD_MAX_STREAMS (positive integers)."
+      "PRBOXD_MAX_REQUESTS, PRBOXD_MAX_STREAMS, PRBOXD_PREVIEW_MAX_CONNECTIONS,",
+      "PRBOXD_PREVIEW_MAX_PER_SANDBOX, PRBOXD_PREVIEW_IDLE_TIMEOUT_MS (positive integers)."
     ].join("\n  ")
   )
 )

@@ -1,7 +1,7 @@
 import type { Duplex } from "node:stream"
 import type { PreviewPort, SandboxConflict, SandboxId, SandboxNotFound } from "@prbox/domain"
 import { Context, type Effect } from "effect"
-import type { PortClosed, PreviewUnavailable, RuntimeError, StoreFailure } from "./Errors.ts"
+import type { InvalidConfig, PortClosed, PreviewUnavailable, RuntimeError, StoreFailure } from "./Errors.ts"
 
 type Reach = SandboxNotFound | SandboxConflict | PreviewUnavailable | RuntimeError | StoreFailure
 
@@ -19,9 +19,9 @@ export interface PreviewsShape {
    */
   readonly connect: (id: SandboxId, port: number) => Effect.Effect<Duplex, Reach | PortClosed>
   /** Declared then discovered ports, with their access; discovers afresh (at most about once a second). */
-  readonly ports: (id: SandboxId) => Effect.Effect<ReadonlyArray<PreviewPort>, Reach>
+  readonly ports: (id: SandboxId) => Effect.Effect<ReadonlyArray<PreviewPort>, Reach | InvalidConfig>
   /** The sandbox's preview token: scripts send it as `Authorization: Bearer`, browsers get it as a cookie. */
-  readonly token: (id: SandboxId) => Effect.Effect<string, SandboxNotFound | StoreFailure>
+  readonly token: (id: SandboxId) => Effect.Effect<string, SandboxNotFound | SandboxConflict | StoreFailure>
   /** Whether `credential` is the sandbox's preview token (constant time; false for an unknown sandbox). */
   readonly verifyToken: (id: SandboxId, credential: string) => Effect.Effect<boolean, StoreFailure>
   /** Whether `password` is the sandbox's access password (constant time; false for an unknown sandbox). */
@@ -33,6 +33,8 @@ export interface PreviewsShape {
     open: boolean
   ) => Effect.Effect<void, SandboxNotFound | SandboxConflict | StoreFailure>
   readonly isPublic: (id: SandboxId, port: number) => Effect.Effect<boolean>
+  /** Preview traffic is activity for gc: touches the row, at most twice a minute per sandbox. */
+  readonly activity: (id: SandboxId) => Effect.Effect<void>
 }
 
 export class Previews extends Context.Service<Previews, PreviewsShape>()("prbox/engine/Previews") {}

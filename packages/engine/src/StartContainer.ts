@@ -1,4 +1,4 @@
-import type { EnvironmentPlan, Sandbox, SandboxId } from "@prbox/domain"
+import { type EnvironmentPlan, previewUrlTemplate, type Sandbox, type SandboxId } from "@prbox/domain"
 import { SandboxRepo } from "@prbox/store"
 import { Clock, Effect } from "effect"
 import { codeServerSpec, portMovedLine } from "./CodeServerSpec.ts"
@@ -7,6 +7,7 @@ import { ContainerRuntime } from "./ContainerRuntime.ts"
 import { mapStoreErrors, SetupFailed } from "./Errors.ts"
 import { Lifecycle } from "./Lifecycle.ts"
 import { type Ownership, userSpec } from "./Ownership.ts"
+import { PreviewAddress } from "./PreviewAddress.ts"
 import type { CodeServerDistribution } from "./SandboxTools.ts"
 
 /** What a container is made from: the environment's plan and the code-server to mount (null: the image's own). */
@@ -21,6 +22,7 @@ export const makeStartContainer = (ownership: Ownership, extraLabels: Readonly<R
     const runtime = yield* ContainerRuntime
     const lifecycle = yield* Lifecycle
     const engineHome = (yield* Config).home
+    const previewPort = (yield* PreviewAddress).port
     const repo = yield* SandboxRepo
     const { failIfStopRequested, getRow, writeStatus, progress } = lifecycle
 
@@ -64,7 +66,18 @@ export const makeStartContainer = (ownership: Ownership, extraLabels: Readonly<R
         const homePath = ownership.homeOf(row.id)
         const hostPort = requested ?? (yield* runtime.freePort(yield* keptPorts(row.id)))
         const containerId = yield* runtime.provision(
-          codeServerSpec({ row, config, plan, distribution, user, homePath, engineHome, extraLabels, hostPort })
+          codeServerSpec({
+            row,
+            config,
+            plan,
+            distribution,
+            user,
+            homePath,
+            engineHome,
+            extraLabels,
+            hostPort,
+            previewUrlTemplate: previewUrlTemplate(row.id, previewPort)
+          })
         )
         yield* requireGlibc(containerId, plan, distribution)
         yield* writeStatus(row.id, "starting", { containerId, hostPort })

@@ -1,0 +1,102 @@
+import { readFileSync, symlinkSync } from "node:fs"
+import { request } from "node:http"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { PortList } from "@prbox/protocol"
+import { pushPullRequest } from "../../../packages/git/test/helpers.ts"
+import { codeServerImage } from "../../../scripts/images/code-server.ts"
+import { imageTag } from "../../../scripts/images/images.ts"
+import { call, decode, makeHome, socketOf } from "./support.ts"
+
+/** The small HTTP + WebSocket app the preview tests run inside a sandbox. */
+const APP_SOURCE = readFileSync(
+  fileURLToPath(new URL("../../../scripts/testing/preview-app.cjs", import.meta.url)),
+  "utf8"
+)
+/** Node inside a sandbox: prbox's mounted code-server's. */
+const SANDBOX_NODE = "/opt/prbox/code-server/bin/node"
+
+/**
+ * A PRBOX_HOME whose sandboxes run the code-server test image with prbox's
+ * code-server distribution mounted (the tests' prebuilt one, not built again).
+ */
+export const previewHome = (prefix: string, config: Record<string, unknown> = {}): string => {
+  const home = makeHome(prefix, { image: imageTag(codeServerImage), healthTimeoutSeconds: 120, ...config })
+  const dist = process.env.PRBOX_TEST_CODE_SERVER_DIST
+  if (dist === undefined) throw new Error("PRBOX_TEST_CODE_SERVER_DIST is not set (the global setup sets it)")
+  symlinkSync(dist, join(home, "code-server"))
+  return home
+}
+
+/** Puts the app into PR `pr` of the bare remote: it is the PR's own code. */
+export const pushApp = (remotePath: string, pr: number): void => {
+  pushPullRequest(remotePath, pr, { "app.cjs": APP_SOURCE })
+}
+
+/** Starts the app in the sandbox's workspace, in the background, on `host:port`. */
+export const startApp = async (home: string, id: string, port: number, host = "0.0.0.0", name = id) => {
+  const argv = [
+    "sh",
+    "-c",
+    `${SANDBOX_NODE} app.cjs --port ${port} --host ${host} --name ${name} >/dev/null 2>&1 & echo $! > /tmp/app-${port}.pid`
+  ]
+  const answer = await call(socketOf(home), {
+    method: "POST",
+    path: `/v1/sandboxes/${id}/exec`,
+    body: JSON.stringify({ argv })
+  })
+  if (answer.status !== 200) throw new Error(`exec failed: ${answer.text}`)
+}
+
+export const stopApp = async (home: string, id: string, port: number) => {
+  const argv = ["sh", "-c", `kill $(cat /tmp/app-${port}.pid)`]
+  await call(socketOf(home), { method: "POST", path: `/v1/sandboxes/${id}/exec`, body: JSON.stringify({ argv }) })
+}
+
+export const portsOf = async (home: string, id: string): Promise<PortList> => {
+  const answer = await call(socketOf(home), { path: `/v1/sandboxes/${id}/ports` })
+  if (answer.status !== 200) throw new Error(`ports failed: ${answer.text}`)
+  return decode(PortList, answer.text)
+}
+
+export const tokenOf = async (home: string, id: string): Promise<string> => {
+  const answer = await call(socketOf(home), { path: `/v1/sandboxes/${id}/preview-token` })
+  if (answer.status !== 200) throw new Error(`preview-token failed: ${answer.text}`)
+  return (answer.json() as { token: string }).token
+}
+
+export interface PreviewAnswer {
+  readonly status: number
+  readonly headers: Record<string, string | ReadonlyArray<string> | undefined>
+  readonly text: string
+}
+
+/** One request to the preview server on 127.0.0.1, with any Host header (no DNS needed). */
+export const preview = (
+  previewPort: number,
+  options: { readonly host: string; readonly path?: string; readonly headers?: Record<string, string> }
+): Promise<PreviewAnswer> =>
+  new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: "127.0.0.1",
+        port: previewPort,
+        path: options.path ?? "/",
+        headers: { ...options.headers, host: options.host },
+        agent: false
+      },
+      (res) => {
+        const chunks: Array<Buffer> = []
+        res.on("data", (chunk: Buffer) => chunks.push(chunk))
+        res.on("end", () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString("utf8") })
+        )
+        res.on("error", reject)
+      }
+    )
+    req.on("error", reject)
+    req.end()
+  })
+
+/** The preview host of a sandbox's port. */
+export const hostOf = (id: string, port: number, previewPort: number) => `${port}.${id}.localhost:${previewPort}`
