@@ -1,6 +1,6 @@
 import { homedir } from "node:os"
 import { isAbsolute, relative, resolve } from "node:path"
-import { statePaths } from "@prbox/domain"
+import { ConfiguredPort, HostPort, statePaths } from "@prbox/domain"
 import { Context, Effect, FileSystem, Layer, Schema, SchemaIssue } from "effect"
 import type { PlatformError } from "effect/PlatformError"
 import { hostErrorCode, InvalidConfig } from "./Errors.ts"
@@ -42,6 +42,13 @@ export const PrboxConfig = Schema.Struct({
   /** For plain git remotes: the ref a PR number names, `{n}` replaced. */
   pullRequestRefPattern: withDefault(Schema.String.check(Schema.isIncluding("{n}")), "refs/pull/{n}/head"),
   profile: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1))),
+  /**
+   * The loopback TCP port the daemon serves previews on. Absent, a free one is
+   * chosen on the daemon's first start and kept in its database.
+   */
+  previewPort: Schema.optionalKey(HostPort),
+  /** Ports every sandbox lists (with their labels), listening or not, after its devcontainer.json's. */
+  ports: withDefault(Schema.Array(ConfiguredPort), []),
   hooks: withDefault(
     Schema.Struct({
       onSandboxReady: Schema.optionalKey(Argv),

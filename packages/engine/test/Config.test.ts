@@ -39,6 +39,8 @@ describe("config file", () => {
         assert.strictEqual(config.idleTimeoutMinutes, 30)
         assert.strictEqual(config.cleanupDelayHours, 24)
         assert.deepStrictEqual(config.setupCommands, [])
+        assert.isUndefined(config.previewPort, "no preview port: the daemon picks one and keeps it")
+        assert.deepStrictEqual(config.ports, [])
       })
     )
   )
@@ -50,7 +52,23 @@ describe("config file", () => {
     ["a hook that is not a command", '{ "hooks": { "onSandboxReady": [] } }', /onSandboxReady/],
     ["a mount outside the home", '{ "mounts": [{ "source": "../outside", "target": "/data" }] }', /mounts\[0\]/],
     ["a mount that does not exist", '{ "mounts": [{ "source": "nope", "target": "/data" }] }', /does not exist/],
-    ["a relative mount target", '{ "mounts": [{ "source": "code", "target": "data" }] }', /target/]
+    ["a relative mount target", '{ "mounts": [{ "source": "code", "target": "data" }] }', /target/],
+    ["a preview port of 0", '{ "previewPort": 0 }', /between 1 and 65535\s+at \["previewPort"\]/],
+    ["a preview port above 65535", '{ "previewPort": 65536 }', /between 1 and 65535\s+at \["previewPort"\]/],
+    ["a preview port that is not an integer", '{ "previewPort": 8080.5 }', /an integer\s+at \["previewPort"\]/],
+    ["a preview port given as a string", '{ "previewPort": "8080" }', /Expected number\s+at \["previewPort"\]/],
+    ["a port given as a bare number", '{ "ports": [3000] }', /Expected object\s+at \["ports"\]\[0\]/],
+    ["a port out of range", '{ "ports": [{ "port": 70000 }] }', /between 1 and 65535\s+at \["ports"\]\[0\]\["port"\]/],
+    [
+      "a port entry without its port",
+      '{ "ports": [{ "label": "web" }] }',
+      /Missing key\s+at \["ports"\]\[0\]\["port"\]/
+    ],
+    [
+      "an unknown onAutoForward",
+      '{ "ports": [{ "port": 3000, "onAutoForward": "sometimes" }] }',
+      /"openBrowser" \| "notify" \| "silent" \| "ignore"\s+at \["ports"\]\[0\]\["onAutoForward"\]/
+    ]
   ]
   for (const [name, text, expected] of invalid) {
     it.live(`${name}: ${expected.source}`, () =>
@@ -64,6 +82,27 @@ describe("config file", () => {
       )
     )
   }
+
+  it.live("previewPort and ports are read as written", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const { user, prbox } = yield* homes
+        const config = yield* load(
+          prbox,
+          user,
+          JSON.stringify({
+            previewPort: 47100,
+            ports: [{ port: 3000, label: "web", onAutoForward: "openBrowser" }, { port: 6006 }]
+          })
+        )
+        assert.strictEqual(config.previewPort, 47100)
+        assert.deepStrictEqual(config.ports, [
+          { port: 3000, label: "web", onAutoForward: "openBrowser" },
+          { port: 6006 }
+        ])
+      })
+    )
+  )
 
   it.live("a mount inside the home is resolved; a symlink escaping it is refused", () =>
     Effect.scoped(

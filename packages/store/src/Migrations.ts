@@ -145,6 +145,17 @@ ALTER TABLE sandboxes ADD COLUMN environment TEXT;
 ALTER TABLE sandboxes ADD COLUMN environment_plan TEXT;
 `
 
+/**
+ * v6: the daemon's own settings, one value a key (the preview port chosen on
+ * the first start, so its URLs stay the same across restarts).
+ */
+export const V6_SCHEMA = `
+CREATE TABLE settings (
+  key TEXT PRIMARY KEY NOT NULL,
+  value TEXT NOT NULL
+);
+`
+
 export interface Migration {
   readonly version: number
   readonly sql: string
@@ -156,7 +167,8 @@ export const migrations: ReadonlyArray<Migration> = [
   { version: 2, sql: V2_SCHEMA },
   { version: 3, sql: V3_SCHEMA },
   { version: 4, sql: V4_SCHEMA },
-  { version: 5, sql: V5_SCHEMA }
+  { version: 5, sql: V5_SCHEMA },
+  { version: 6, sql: V6_SCHEMA }
 ]
 
 export const latestVersion = migrations.reduce((latest, migration) => Math.max(latest, migration.version), 0)

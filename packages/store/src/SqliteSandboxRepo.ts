@@ -1,9 +1,11 @@
 import { statePaths } from "@prbox/domain"
-import { Effect, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { openDatabase } from "./OpenDatabase.ts"
 import { makeSandboxLog } from "./SandboxLog.ts"
 import { type DatabaseUnreadable, type InsecurePermissions, SandboxRepo, type StoreError } from "./SandboxRepo.ts"
 import { makeSandboxRows } from "./SandboxRows.ts"
+import { Settings } from "./Settings.ts"
+import { makeSettings } from "./SqliteSettings.ts"
 import { securePrivateFiles } from "./StateFiles.ts"
 import { transactions } from "./Transactions.ts"
 
@@ -23,15 +25,19 @@ const make = Effect.fnUntraced(function* (options: Options) {
   const tx = transactions(db)
   const log = makeSandboxLog(db, tx)
   const rows = makeSandboxRows(db, tx, log.deleteEntriesOf)
-  return SandboxRepo.of({ generation: tx.generation, ...rows, appendLog: log.appendLog, readLog: log.readLog })
+  return Context.make(
+    SandboxRepo,
+    SandboxRepo.of({ generation: tx.generation, ...rows, appendLog: log.appendLog, readLog: log.readLog })
+  ).pipe(Context.add(Settings, makeSettings(db, tx)))
 })
 
 /**
- * The repository on the state directory's database. Building it secures the
- * files, checks the database read-only, opens it (WAL, busy_timeout) and
- * migrates it; releasing the layer closes the connection.
+ * The repository and the daemon's settings on the state directory's database,
+ * through one connection. Building it secures the files, checks the database
+ * read-only, opens it (WAL, busy_timeout) and migrates it; releasing the
+ * layer closes the connection.
  */
 export const layer = (
   options: Options
-): Layer.Layer<SandboxRepo, InsecurePermissions | DatabaseUnreadable | StoreError> =>
-  Layer.effect(SandboxRepo, make(options))
+): Layer.Layer<SandboxRepo | Settings, InsecurePermissions | DatabaseUnreadable | StoreError> =>
+  Layer.effectContext(make(options))

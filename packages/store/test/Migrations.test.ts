@@ -5,13 +5,22 @@ import { assert, describe, it } from "@effect/vitest"
 import { PullRequestNumber, type Sandbox, SandboxId, type SandboxStatus } from "@prbox/domain"
 import type Database from "better-sqlite3"
 import { Effect, Redacted } from "effect"
-import { latestVersion, V1_SCHEMA, V2_SCHEMA, V3_SCHEMA, VERSION_TABLE } from "../src/Migrations.ts"
+import {
+  latestVersion,
+  V1_SCHEMA,
+  V2_SCHEMA,
+  V3_SCHEMA,
+  V4_SCHEMA,
+  V5_SCHEMA,
+  VERSION_TABLE
+} from "../src/Migrations.ts"
 import {
   assertTag,
   databaseIn,
   freshStateDir,
   newSandbox,
   openRepo,
+  openStore,
   progressEntry,
   rawDatabase,
   withRepo
@@ -151,6 +160,19 @@ const writeV3Database = (path: string) =>
         append.run("legacy000001", 101, "progress", "starting", "[1/1] npm ci", null)
         append.run("legacy000001", 102, "status", "running", null, null)
         append.run("legacy000003", 301, "status", "error", null, "setup [1/1] failed with exit code 1")
+      })
+    )
+  })
+
+/** A v5 file: the v3 one taken through v4 and v5 as they shipped, from before settings had a table. */
+const writeV5Database = (path: string) =>
+  Effect.gen(function* () {
+    yield* writeV3Database(path)
+    yield* Effect.scoped(
+      Effect.map(rawDatabase(path), (raw) => {
+        raw.exec(V4_SCHEMA)
+        raw.exec(V5_SCHEMA)
+        raw.prepare("INSERT INTO schema_version (version) VALUES (4), (5)").run()
       })
     )
   })
@@ -304,10 +326,24 @@ describe("migrations", () => {
     })
   )
 
+  it.effect("a v5 file gains the settings table, empty; its rows are kept", () =>
+    Effect.gen(function* () {
+      const stateDir = yield* freshStateDir
+      mkdirSync(stateDir, { mode: 0o700 })
+      yield* writeV5Database(databaseIn(stateDir))
+      const { repo, settings } = yield* openStore(stateDir)
+      assert.deepStrictEqual((yield* repo.findAll()).map(plain), [...legacyRows].reverse().map(expectedFromLegacy))
+      assert.strictEqual(yield* settings.get("previewPort"), undefined)
+      yield* settings.set("previewPort", "47100")
+      assert.strictEqual(yield* settings.get("previewPort"), "47100")
+    })
+  )
+
   it.effect.each([
     { version: 1, write: writeV1Database },
     { version: 2, write: writeV2Database },
-    { version: 3, write: writeV3Database }
+    { version: 3, write: writeV3Database },
+    { version: 5, write: writeV5Database }
   ])("a migrated v$version file has exactly the schema of a new one, and reopening changes nothing", ({ write }) =>
     Effect.gen(function* () {
       const migratedDir = yield* freshStateDir
@@ -320,9 +356,9 @@ describe("migrations", () => {
       const migrated = yield* rawDatabase(databaseIn(migratedDir), { readonly: true })
       const fresh = yield* rawDatabase(databaseIn(freshDir), { readonly: true })
       assert.deepStrictEqual(schemaOf(migrated), schemaOf(fresh))
-      assert.deepStrictEqual(versionsOf(migrated), [1, 2, 3, 4, 5])
-      assert.deepStrictEqual(versionsOf(fresh), [1, 2, 3, 4, 5])
-      assert.strictEqual(latestVersion, 5)
+      assert.deepStrictEqual(versionsOf(migrated), [1, 2, 3, 4, 5, 6])
+      assert.deepStrictEqual(versionsOf(fresh), [1, 2, 3, 4, 5, 6])
+      assert.strictEqual(latestVersion, 6)
       assert.strictEqual(migrated.prepare("SELECT count(*) FROM sandboxes").pluck().get(), legacyRows.length)
     })
   )

@@ -6,6 +6,7 @@ import { PullRequestNumber, SandboxId, type SandboxStatus, statePaths } from "@p
 import Database from "better-sqlite3"
 import { Context, Effect, Layer, Redacted } from "effect"
 import { type NewLogEntry, type NewSandbox, SandboxRepo } from "../src/SandboxRepo.ts"
+import { Settings } from "../src/Settings.ts"
 import { layer, type Options } from "../src/SqliteSandboxRepo.ts"
 
 /** A temp directory removed with the test's scope. */
@@ -19,9 +20,16 @@ export const freshStateDir = Effect.map(tempDir, (dir) => join(dir, "state"))
 
 export const databaseIn = (stateDir: string) => statePaths(stateDir).database
 
+/** The real repository and settings on `stateDir` (one connection), open until the test's scope closes. */
+export const openStore = (stateDir: string, options: Omit<Options, "stateDir"> = {}) =>
+  Effect.map(Layer.build(layer({ stateDir, ...options })), (context) => ({
+    repo: Context.get(context, SandboxRepo),
+    settings: Context.get(context, Settings)
+  }))
+
 /** The real repository on `stateDir`, open until the test's scope closes. */
 export const openRepo = (stateDir: string, options: Omit<Options, "stateDir"> = {}) =>
-  Effect.map(Layer.build(layer({ stateDir, ...options })), (context) => Context.get(context, SandboxRepo))
+  Effect.map(openStore(stateDir, options), (store) => store.repo)
 
 /** Runs `f` with the repository open, and closes it afterwards. */
 export const withRepo = <A, E, R>(stateDir: string, f: (repo: SandboxRepo["Service"]) => Effect.Effect<A, E, R>) =>
