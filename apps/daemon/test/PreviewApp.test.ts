@@ -139,8 +139,9 @@ describe("the preview app", () => {
       ws.send(long)
       ws.send(new Uint8Array([1, 2, 3]))
     }
-    ws.onmessage = (event: MessageEvent<string | ArrayBuffer>) => {
-      received.push(typeof event.data === "string" ? event.data : [...new Uint8Array(event.data)])
+    ws.onmessage = (event) => {
+      const data = event.data as string | ArrayBuffer
+      received.push(typeof data === "string" ? data : [...new Uint8Array(data)])
       if (received.length === 3) ws.close(1000, "done")
     }
     expect(await closed).toEqual({ code: 1000, reason: "done", wasClean: true })
