@@ -1,7 +1,7 @@
 // `pnpm bench <name> [options]`: runs one benchmark, prints its tables and
 // writes bench-results/<name>.json. `pnpm bench` lists them.
 import { type ParseArgsConfig, parseArgs } from "node:util"
-import { cleanupAllRoots } from "./bench/common.ts"
+import { BenchStopped, cleanupAllRoots } from "./bench/common.ts"
 
 interface Benchmark {
   readonly summary: string
@@ -60,6 +60,23 @@ const benchmarks: Readonly<Record<string, Benchmark>> = {
       await runDevcontainer({ runs: intOption(typeof values.runs === "string" ? values.runs : undefined, 3, "runs") })
     }
   },
+  preview: {
+    summary:
+      "requests/s and p99 through the preview vs directly to the app on the container's bridge IP, 50 connections",
+    usage: "preview [--seconds N (default 10)] [--connections N (default 50)]",
+    run: async (args) => {
+      const values = parse(args, { seconds: { type: "string" }, connections: { type: "string" } })
+      const { runPreview } = await import("./bench/preview.ts")
+      await runPreview({
+        seconds: intOption(typeof values.seconds === "string" ? values.seconds : undefined, 10, "seconds"),
+        connections: intOption(
+          typeof values.connections === "string" ? values.connections : undefined,
+          50,
+          "connections"
+        )
+      })
+    }
+  },
   reconcile: {
     summary: "full reconcile of 1,000 rows and 100 labelled containers",
     usage: "reconcile [--runs N (default 7)]",
@@ -110,9 +127,9 @@ const main = async (): Promise<number> => {
       process.stderr.write(`bench ${name}: ${error.message}\n${benchmark.usage}\n`)
       return 2
     }
-    process.stderr.write(
-      `bench ${name} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`
-    )
+    const detail =
+      error instanceof BenchStopped ? error.message : error instanceof Error ? (error.stack ?? error.message) : error
+    process.stderr.write(`bench ${name} failed: ${String(detail)}\n`)
     cleanupAllRoots()
     return 1
   }

@@ -1,10 +1,6 @@
-import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
-import { Agent, request } from "node:http"
+import { mkdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
-import { Launch } from "@prbox/client"
 import { lifecyclePathTo, PullRequestNumber, SandboxId } from "@prbox/domain"
 import { SandboxRepo, type StatusUpdate, layer as sqliteRepo } from "@prbox/store"
 import { Effect, ManagedRuntime, Redacted } from "effect"
@@ -12,7 +8,10 @@ import { defaultLimits } from "../../apps/daemon/src/Limits.ts"
 import {
   check,
   cleanupRoot,
+  closedLoop,
   describeMachine,
+  httpRequest,
+  type LoadRun,
   log,
   machineFacts,
   makeRoot,
@@ -22,6 +21,7 @@ import {
   table,
   writeResult
 } from "./common.ts"
+import { DAEMON_SAMPLE_MS, type Daemon, rssMb, spawnDaemon, waitForHealth, watchDaemon } from "./daemon.ts"
 import { BENCH_LABEL } from "./engine.ts"
 
 export interface ApiOptions {
@@ -32,10 +32,7 @@ export interface ApiOptions {
 const TARGETS = { p99Ms: 10, rssIdleMb: 80 } as const
 const LIST_PATH = "/v1/sandboxes?all=true"
 const SETTLE_MS = 3_000
-const RSS_SAMPLE_MS = 100
 const WARMUP_MS = 1_000
-const START_TIMEOUT_MS = 60_000
-const STOP_TIMEOUT_MS = 30_000
 const REPOSITORY = "/bench/remote.git"
 
 /**
@@ -101,131 +98,7 @@ export const seedRows = async (home: string): Promise<number> => {
   }
 }
 
-// --- the daemon as a child process ----------------------------------------------
-
-export interface Daemon {
-  readonly child: ChildProcess
-  readonly pid: number
-  readonly output: () => string
-  readonly exited: () => boolean
-  readonly stop: () => Promise<{ code: number | null; signal: NodeJS.Signals | null }>
-}
-
-/**
- * `node <flags> apps/daemon/src/main.ts --foreground` on `home`, launched as
- * `prbox` and `prboxd` launch it (@prbox/client's Launch.ts); `env` adds to the bench's environment.
- */
-const DAEMON_MAIN = fileURLToPath(new URL("../../apps/daemon/src/main.ts", import.meta.url))
-
-export const spawnDaemon = (home: string, env: Readonly<Record<string, string>> = {}): Daemon => {
-  const child = spawn(process.execPath, Launch.daemonArgs(DAEMON_MAIN, ["--foreground"]), {
-    env: Launch.daemonEnv({ ...process.env, ...env, PRBOX_HOME: home }),
-    stdio: ["ignore", "pipe", "pipe"]
-  })
-  let output = ""
-  const keep = (chunk: Buffer) => {
-    output = (output + chunk.toString("utf8")).slice(-16_384)
-  }
-  child.stdout?.on("data", keep)
-  child.stderr?.on("data", keep)
-  let done = false
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.on("exit", (code, signal) => {
-      done = true
-      resolve({ code, signal })
-    })
-  )
-  // Should the bench itself be stopped (Ctrl-C, an uncaught error), the daemon does not outlive it.
-  const orphanGuard = () => {
-    if (!done) child.kill("SIGKILL")
-  }
-  process.on("exit", orphanGuard)
-  return {
-    child,
-    pid: child.pid ?? 0,
-    output: () => output,
-    exited: () => done,
-    stop: async () => {
-      if (!done) child.kill("SIGTERM")
-      const timer = setTimeout(() => child.kill("SIGKILL"), STOP_TIMEOUT_MS)
-      try {
-        return await exit
-      } finally {
-        clearTimeout(timer)
-        process.off("exit", orphanGuard)
-      }
-    }
-  }
-}
-
-interface Answer {
-  readonly status: number
-  readonly bytes: number
-  readonly body: string
-}
-
-/** One request over the socket; `agent` keeps the connection open between calls. */
-const get = (socketPath: string, path: string, agent?: Agent, keepBody = false): Promise<Answer> =>
-  new Promise((resolve, reject) => {
-    const req = request({ socketPath, path, agent: agent ?? false }, (res) => {
-      const chunks: Array<Buffer> = []
-      let bytes = 0
-      res.on("data", (chunk: Buffer) => {
-        bytes += chunk.length
-        if (keepBody) chunks.push(chunk)
-      })
-      res.on("end", () =>
-        resolve({ status: res.statusCode ?? 0, bytes, body: keepBody ? Buffer.concat(chunks).toString("utf8") : "" })
-      )
-      res.on("error", reject)
-    })
-    req.on("error", reject)
-    req.end()
-  })
-
-const waitForHealth = async (socketPath: string, daemon: Daemon): Promise<void> => {
-  const deadline = performance.now() + START_TIMEOUT_MS
-  for (;;) {
-    if (daemon.exited()) throw new Error(`the daemon exited while starting:\n${daemon.output()}`)
-    try {
-      if ((await get(socketPath, "/v1/health")).status === 200) return
-    } catch {
-      // not listening yet
-    }
-    if (performance.now() > deadline) throw new Error(`the daemon did not answer in time:\n${daemon.output()}`)
-    await sleep(20)
-  }
-}
-
-/** VmRSS of `pid` in MiB. */
-const rssMb = (pid: number): number => {
-  const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))
-  if (match === null) throw new Error(`no VmRSS for pid ${pid}`)
-  return Number(match[1]) / 1024
-}
-
-/** User + system CPU time of `pid`, in seconds. */
-const cpuSeconds = (pid: number): number => {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-  // Past the command: field 14 (utime) and 15 (stime) of proc(5) are at 11 and 12 here.
-  return (Number(fields[11]) + Number(fields[12])) / 100
-}
-
-/** Exact nearest-rank percentile of sorted samples. */
-const percentile = (sorted: Float64Array, p: number): number =>
-  sorted.length === 0 ? Number.NaN : (sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN)
-
-interface LoadResult {
-  readonly clients: number
-  readonly seconds: number
-  readonly ok: number
-  readonly rejected: number
-  readonly failed: number
-  readonly p50Ms: number
-  readonly p99Ms: number
-  readonly maxMs: number
-  readonly requestsPerSecond: number
+interface LoadResult extends LoadRun {
   readonly rssPeakMb: number
   /** The most requests in flight `GET /v1/health` reported (sampled with the RSS; health is never refused). */
   readonly maxInFlight: number
@@ -234,10 +107,9 @@ interface LoadResult {
 }
 
 /**
- * `clients` loops, each on its own keep-alive agent (one connection), calling
- * `GET /v1/sandboxes?all=true` back to back until `durationMs` has passed.
- * Latency is request start to the last byte of the answer, for 200s only; a
- * 503 (over the daemon's in-flight cap) is counted and retried at once.
+ * `clients` connections calling `GET /v1/sandboxes?all=true` back to back
+ * (common.ts's closed loop); a 503 (over the daemon's in-flight cap) is
+ * counted and retried at once.
  */
 const load = async (
   socketPath: string,
@@ -246,21 +118,12 @@ const load = async (
   durationMs: number,
   expectedBytes: number
 ): Promise<LoadResult> => {
-  const latencies: Array<number> = []
-  let rejected = 0
-  let failed = 0
-  let rssPeak = rssMb(pid)
   let maxInFlight = 0
   let probing = false
-  const sampler = setInterval(() => {
-    try {
-      rssPeak = Math.max(rssPeak, rssMb(pid))
-    } catch {
-      // the daemon is gone; the loops report it
-    }
+  const prober = setInterval(() => {
     if (probing) return
     probing = true
-    get(socketPath, "/v1/health", undefined, true)
+    httpRequest({ socketPath, path: "/v1/health" }, true)
       .then((answer) => {
         const requests = (JSON.parse(answer.body) as { readonly requests?: number }).requests ?? 0
         maxInFlight = Math.max(maxInFlight, requests)
@@ -269,47 +132,19 @@ const load = async (
       .finally(() => {
         probing = false
       })
-  }, RSS_SAMPLE_MS)
-  const cpuBefore = cpuSeconds(pid)
-  const started = performance.now()
-  const deadline = started + durationMs
-  const client = async () => {
-    const agent = new Agent({ keepAlive: true, maxSockets: 1 })
-    try {
-      while (performance.now() < deadline) {
-        const t0 = performance.now()
-        const answer = await get(socketPath, LIST_PATH, agent)
-        const t1 = performance.now()
-        if (answer.status === 200 && answer.bytes === expectedBytes) latencies.push(t1 - t0)
-        else if (answer.status === 503) rejected++
-        else failed++
-      }
-    } finally {
-      agent.destroy()
-    }
-  }
+  }, DAEMON_SAMPLE_MS)
+  const daemonUse = watchDaemon(pid)
   try {
-    await Promise.all(Array.from({ length: clients }, client))
+    const run = await closedLoop(clients, durationMs, async (agent) => {
+      const answer = await httpRequest({ socketPath, path: LIST_PATH, agent })
+      if (answer.status === 200 && answer.bytes === expectedBytes) return "ok"
+      if (answer.status === 503) return "rejected"
+      throw new Error(`GET ${LIST_PATH} answered ${answer.status} with ${answer.bytes} bytes`)
+    })
+    const use = daemonUse.stop()
+    return { ...run, rssPeakMb: use.rssPeakMb, maxInFlight, daemonCores: use.cores }
   } finally {
-    clearInterval(sampler)
-  }
-  const elapsed = (performance.now() - started) / 1000
-  const cores = (cpuSeconds(pid) - cpuBefore) / elapsed
-  rssPeak = Math.max(rssPeak, rssMb(pid))
-  const sorted = Float64Array.from(latencies).sort()
-  return {
-    clients,
-    seconds: elapsed,
-    ok: sorted.length,
-    rejected,
-    failed,
-    p50Ms: percentile(sorted, 50),
-    p99Ms: percentile(sorted, 99),
-    maxMs: sorted.length > 0 ? (sorted[sorted.length - 1] ?? Number.NaN) : Number.NaN,
-    requestsPerSecond: sorted.length / elapsed,
-    rssPeakMb: rssPeak,
-    maxInFlight,
-    daemonCores: cores
+    clearInterval(prober)
   }
 }
 
@@ -348,7 +183,7 @@ export const runApi = async (options: ApiOptions): Promise<void> => {
     await sleep(SETTLE_MS)
     rssIdle = rssMb(daemon.pid)
 
-    const first = await get(socketPath, LIST_PATH, undefined, true)
+    const first = await httpRequest({ socketPath, path: LIST_PATH }, true)
     if (first.status !== 200) throw new Error(`GET ${LIST_PATH} answered ${first.status}: ${first.body}`)
     const rows = JSON.parse(first.body) as ReadonlyArray<{ readonly status: string }>
     if (rows.length !== seeded) throw new Error(`the list has ${rows.length} rows, ${seeded} were seeded`)
@@ -411,7 +246,7 @@ export const runApi = async (options: ApiOptions): Promise<void> => {
         ""
       ],
       runs.map((r) => [
-        String(r.clients),
+        String(r.connections),
         ms(r.p50Ms),
         ms(r.p99Ms),
         ms(r.maxMs),
@@ -437,7 +272,7 @@ export const runApi = async (options: ApiOptions): Promise<void> => {
           `< ${TARGETS.rssIdleMb} MiB`,
           check(rssIdle < TARGETS.rssIdleMb)
         ],
-        [`peak under load, ${main.clients} clients (every ${RSS_SAMPLE_MS} ms)`, `${round(rssLoad)} MiB`, "", ""]
+        [`peak under load, ${main.connections} clients (every ${DAEMON_SAMPLE_MS} ms)`, `${round(rssLoad)} MiB`, "", ""]
       ]
     )
   )
@@ -446,18 +281,22 @@ export const runApi = async (options: ApiOptions): Promise<void> => {
     `JSON.stringify of the same ${listed.rows} rows in this process: ${listed.encodeMs.toFixed(2)} ms ` +
       `(1 client: ${ms(runs.at(-1)?.p50Ms ?? Number.NaN)} p50 per call)`
   )
+  for (const r of runs) {
+    if (r.firstFailure !== null)
+      out.push(`${r.connections} clients: ${r.failed} request(s) failed, first: ${r.firstFailure}`)
+  }
   if (main.rejected > 0) {
     out.push(
-      `${main.clients} clients exceed the daemon's cap of ${cap} requests in flight: ${main.rejected} answers were 503`
+      `${main.connections} clients exceed the daemon's cap of ${cap} requests in flight: ${main.rejected} answers were 503`
     )
-  } else if (main.clients > cap) {
+  } else if (main.connections > cap) {
     out.push(
-      `${main.clients} clients over a cap of ${cap}, yet no 503: /v1/health saw at most ${main.maxInFlight} request(s) ` +
+      `${main.connections} clients over a cap of ${cap}, yet no 503: /v1/health saw at most ${main.maxInFlight} request(s) ` +
         "in flight; the daemon does each list in one go on its event loop, the rest wait unread in the socket"
     )
   }
   const file = writeResult("api", {
-    clients: main.clients,
+    clients: main.connections,
     p50Ms: round(main.p50Ms, 2),
     p99Ms: round(main.p99Ms, 2),
     requestsPerSecond: Math.round(main.requestsPerSecond),
@@ -470,7 +309,7 @@ export const runApi = async (options: ApiOptions): Promise<void> => {
       met: main.p99Ms < TARGETS.p99Ms && rssIdle < TARGETS.rssIdleMb
     },
     runs: runs.map((r) => ({
-      clients: r.clients,
+      clients: r.connections,
       seconds: round(r.seconds, 2),
       ok: r.ok,
       rejected: r.rejected,
