@@ -21,3 +21,8 @@ export const PreviewPort = Schema.Struct({
   public: Schema.Boolean
 })
 export type PreviewPort = typeof PreviewPort.Type
+
+export const previewUrl = (id: string, port: number, previewPort: number): string =>
+  `http://${port}.${id}.localhost:${previewPort}/`
+export const previewPathUrl = (id: string, port: number, previewPort: number): string =>
+  `http://localhost:${previewPort}/s/${id}/${port}/`
