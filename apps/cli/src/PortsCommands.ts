@@ -6,7 +6,7 @@ import { Command, Flag } from "effect/cli"
 import { connected } from "./Connect.ts"
 import { printJson, runCommand, usageError } from "./Exit.ts"
 import { table } from "./Format.ts"
-import { idArgument, json, out, resolveId } from "./Params.ts"
+import { idArgument, json, needsDaemon, out, resolveId } from "./Params.ts"
 
 /** The commands about a sandbox's previews: its ports and their URLs, and the token scripts use. */
 
