@@ -94,15 +94,16 @@ const ports = Command.make(
   )
 )
 
-const previewToken = Command.make("preview-token", { id: idArgument }, (config) =>
-  runCommand(
-    { json: false },
-    connected((client) =>
-      Effect.gen(function* () {
-        const view = yield* resolveId(client, config.id)
-        yield* out((yield* client.previewToken(view.id)).token)
-      })
-    )
+const previewToken = Command.make(
+  "preview-token",
+  { id: idArgument, json },
+  needsDaemon((client, config) =>
+    Effect.gen(function* () {
+      const view = yield* resolveId(client, config.id)
+      const token = yield* client.previewToken(view.id)
+      if (config.json) return printJson(token)
+      yield* out(token.token)
+    })
   )
 ).pipe(
   Command.withDescription(

@@ -14,8 +14,8 @@ import {
   PortList,
   PreviewToken,
   PublicRequest,
-  SandboxList,
   Sandboxes,
+  SandboxList,
   SandboxView,
   toView,
   UpdateRefused
