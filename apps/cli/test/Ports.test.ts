@@ -2,20 +2,11 @@ import { existsSync } from "node:fs"
 import { join } from "node:path"
 import type { PortList } from "@prbox/protocol"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { portView } from "../../../packages/protocol/test/ports.ts"
 import { portsTable } from "../src/PortsCommands.ts"
 import { hasStackTrace, makeHome, prbox, type Run, seedEndedRows, tearDown } from "./support.ts"
 
-const port = (number: number, fields: Partial<PortList["ports"][number]> = {}): PortList["ports"][number] => ({
-  port: number,
-  label: null,
-  source: "discovered",
-  onAutoForward: null,
-  listening: true,
-  public: false,
-  url: `http://${number}.abcdefghijkl.localhost:47000/`,
-  pathUrl: `http://localhost:47000/s/abcdefghijkl/${number}/`,
-  ...fields
-})
+const port = portView
 
 describe("prbox ports: the table", () => {
   it("aligns PORT LABEL SOURCE LISTENING ACCESS URL", () => {

@@ -6,44 +6,42 @@ import type { PortWatch } from "./Ports.ts"
 const iconOf = (node: Node) =>
   new vscode.ThemeIcon(node.icon.id, node.icon.color === undefined ? undefined : new vscode.ThemeColor(node.icon.color))
 
-const treeItem = (node: Node): vscode.TreeItem => {
-  if (node.kind === "note") {
-    const item = new vscode.TreeItem(node.label, vscode.TreeItemCollapsibleState.None)
-    item.id = node.id
-    item.tooltip = node.tooltip
-    item.iconPath = iconOf(node)
-    return item
-  }
-  if (node.kind === "port") {
-    const item = new vscode.TreeItem(node.label, vscode.TreeItemCollapsibleState.None)
-    item.id = node.id
-    item.description = node.description
-    item.tooltip = node.tooltip
-    item.iconPath = iconOf(node)
-    item.contextValue = node.contextValue
-    item.accessibilityInformation = { label: `port ${node.label}, ${node.description}` }
-    if (node.port.listening) {
-      item.command = { command: CommandId.openPortInBrowser, title: "Open in Browser", arguments: [node] }
-    }
-    return item
-  }
-  if (node.kind === "action") {
-    const item = new vscode.TreeItem(node.label, vscode.TreeItemCollapsibleState.None)
-    item.id = node.id
-    item.iconPath = iconOf(node)
-    item.contextValue = "action"
-    item.command = { command: node.command, title: node.label, arguments: [node.sandboxId] }
-    return item
-  }
-  const item = new vscode.TreeItem(node.label, vscode.TreeItemCollapsibleState.Collapsed)
+/** An item with what every kind of node has: id, icon, and the tooltip and description when it has them. */
+const baseItem = (node: Node, collapsible: vscode.TreeItemCollapsibleState): vscode.TreeItem => {
+  const item = new vscode.TreeItem(node.label, collapsible)
   item.id = node.id
-  item.description = node.description
-  item.tooltip = node.tooltip
   item.iconPath = iconOf(node)
-  item.contextValue = node.contextValue
-  // Screen readers (and the UI test) read the status with the PR, not just the label.
-  item.accessibilityInformation = { label: `${node.label}, ${node.description}` }
+  if ("tooltip" in node) item.tooltip = node.tooltip
+  if ("description" in node) item.description = node.description
+  if ("contextValue" in node) item.contextValue = node.contextValue
   return item
+}
+
+const treeItem = (node: Node): vscode.TreeItem => {
+  switch (node.kind) {
+    case "note":
+      return baseItem(node, vscode.TreeItemCollapsibleState.None)
+    case "port": {
+      const item = baseItem(node, vscode.TreeItemCollapsibleState.None)
+      item.accessibilityInformation = { label: `port ${node.label}, ${node.description}` }
+      if (node.port.listening) {
+        item.command = { command: CommandId.openPortInBrowser, title: "Open in Browser", arguments: [node] }
+      }
+      return item
+    }
+    case "action": {
+      const item = baseItem(node, vscode.TreeItemCollapsibleState.None)
+      item.contextValue = "action"
+      item.command = { command: node.command, title: node.label, arguments: [node.sandboxId] }
+      return item
+    }
+    case "sandbox": {
+      const item = baseItem(node, vscode.TreeItemCollapsibleState.Collapsed)
+      // Screen readers (and the UI test) read the status with the PR, not just the label.
+      item.accessibilityInformation = { label: `${node.label}, ${node.description}` }
+      return item
+    }
+  }
 }
 
 /** The "PR Sandboxes" view: one item per sandbox, expanding to its ports and what can be done with it. */

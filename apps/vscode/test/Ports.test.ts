@@ -1,29 +1,20 @@
 import { SandboxId } from "@prbox/domain"
 import { afterEach, describe, expect, it, vi } from "vitest"
+import { portList, portView } from "../../../packages/protocol/test/ports.ts"
 import { Daemon } from "../src/Daemon.ts"
 import { commandTable } from "../src/Handlers.ts"
 import { LogFollowers } from "../src/Logs.ts"
 import { CommandId, portNode, portNodes, portToAutoOpen } from "../src/Model.ts"
 import { PORTS_POLL_MS, PortWatch } from "../src/Ports.ts"
-import type { PortList, PortView } from "../src/Protocol.ts"
+import type { PortList } from "../src/Protocol.ts"
 import { resolveSettings } from "../src/Settings.ts"
 import { RecordingSink, RecordingUi } from "./support.ts"
 
 const ID = SandboxId.make("aaaaaaaaaaa1")
 const OTHER = SandboxId.make("aaaaaaaaaaa2")
 
-const port = (number: number, fields: Partial<PortView> = {}): PortView => ({
-  port: number,
-  label: null,
-  source: "discovered",
-  onAutoForward: null,
-  listening: true,
-  public: false,
-  url: `http://${number}.aaaaaaaaaaa1.localhost:47000/`,
-  pathUrl: `http://localhost:47000/s/aaaaaaaaaaa1/${number}/`,
-  ...fields
-})
-const list = (...ports: ReadonlyArray<PortView>): PortList => ({ previewPort: 47000, ports })
+const port = portView
+const list = portList
 
 describe("port nodes under a running sandbox", () => {
   it("shows label and port, access and whether it listens; only a listening one opens", () => {
@@ -36,7 +27,7 @@ describe("port nodes under a running sandbox", () => {
       description: "private · listening",
       contextValue: "port.listening"
     })
-    expect(node.tooltip).toContain("http://3000.aaaaaaaaaaa1.localhost:47000/")
+    expect(node.tooltip).toContain("http://3000.abcdefghijkl.localhost:47000/")
     expect(node.tooltip).toContain("prbox preview-token aaaaaaaaaaa1")
     const closed = portNode(ID, port(8000, { listening: false, public: true }))
     expect(closed).toMatchObject({ label: "8000", description: "public · not listening", contextValue: "port.closed" })
@@ -118,7 +109,7 @@ describe("PortWatch (a fake daemon's ports call)", () => {
     const web = (listening: boolean) => port(3000, { onAutoForward: "openBrowser", listening })
     daemon.answer(ID, list(web(false)), list(web(true)), list(web(true)), list(web(false)), list(web(true)))
     for (let round = 0; round < 5; round++) await watch.poll()
-    expect(opened).toEqual(["http://3000.aaaaaaaaaaa1.localhost:47000/"])
+    expect(opened).toEqual(["http://3000.abcdefghijkl.localhost:47000/"])
   })
 
   it("keeps the latest answer per running sandbox, says when one failed, forgets one that stopped", async () => {
@@ -178,7 +169,7 @@ describe("Open Port in Browser", () => {
     const ui = new RecordingUi()
     const table = new Map(commandTable({ ui, daemon, logs, baseDir: () => "/" }))
     await table.get(CommandId.openPortInBrowser)?.(portNode(ID, port(3000)))
-    expect(ui.opened).toEqual(["http://3000.aaaaaaaaaaa1.localhost:47000/"])
+    expect(ui.opened).toEqual(["http://3000.abcdefghijkl.localhost:47000/"])
     expect(ui.errors).toEqual([])
     logs.dispose()
     await daemon.dispose()

@@ -1,5 +1,6 @@
-import type { PortList, PortView } from "@prbox/protocol"
+import type { PortList } from "@prbox/protocol"
 import { describe, expect, it } from "vitest"
+import { portList, portView } from "../../protocol/test/ports.ts"
 import { accessOf, age, PORTS_HEADER, portChanges, portName, portRows, repoOf } from "../src/index.ts"
 
 describe("age", () => {
@@ -37,18 +38,8 @@ describe("repoOf: the repository as a user types it", () => {
 })
 
 describe("ports: the table's cells and the watch's lines", () => {
-  const port = (number: number, fields: Partial<PortView> = {}): PortView => ({
-    port: number,
-    label: null,
-    source: "discovered",
-    onAutoForward: null,
-    listening: true,
-    public: false,
-    url: `http://${number}.abcdefghijkl.localhost:47000/`,
-    pathUrl: `http://localhost:47000/s/abcdefghijkl/${number}/`,
-    ...fields
-  })
-  const list = (...ports: ReadonlyArray<PortView>): PortList => ({ previewPort: 47000, ports })
+  const port = portView
+  const list = portList
 
   it("one row per port: PORT LABEL SOURCE LISTENING ACCESS URL, in the daemon's order", () => {
     expect(PORTS_HEADER).toEqual(["PORT", "LABEL", "SOURCE", "LISTENING", "ACCESS", "URL"])
