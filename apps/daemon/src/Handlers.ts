@@ -113,7 +113,7 @@ const SandboxesLive = HttpApiBuilder.group(PrboxApi, "sandboxes", (handlers) =>
       )
       .handle("ports", ({ params }) => ports(params.id))
       .handle("setPublic", ({ params, payload }) =>
-        api(previews.setPublic(params.id, params.port, payload.public)).pipe(Effect.andThen(ports(params.id)))
+        api(previews.setPublic(params.id, params.port, payload.public)).pipe(Effect.andThen(() => ports(params.id)))
       )
       .handle("previewToken", ({ params }) => api(previews.token(params.id)).pipe(Effect.map((token) => ({ token }))))
       .handle("allEvents", () => Effect.succeed(sandboxes.events))
