@@ -1,14 +1,11 @@
 import { type ChildProcess, spawn } from "node:child_process"
-import { mkdirSync } from "node:fs"
-import { join } from "node:path"
-import { Daemon, defaultLimits } from "@prbox/daemon"
 import type { PreviewPort } from "@prbox/domain"
 import { Previews, PreviewUnavailable } from "@prbox/engine"
 import { PortList } from "@prbox/protocol"
-import { Effect, Fiber, Layer, Schema } from "effect"
+import { Effect, Layer, Schema } from "effect"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
-import { answers } from "../../daemon/test/support.ts"
-import { CLI_MAIN, hasStackTrace, makeHome, removeHome, seedEndedRows, socketOf, until } from "./support.ts"
+import { runInProcess } from "../../daemon/test/support.ts"
+import { CLI_MAIN, hasStackTrace, makeHome, removeHome, seedEndedRows, until } from "./support.ts"
 
 /**
  * `prbox ports -w` against a daemon run in this process whose `Previews` is
@@ -57,18 +54,16 @@ const scripted = Layer.succeed(
 )
 
 let home: string
-let daemon: Fiber.Fiber<unknown, unknown>
+let daemon: { readonly stop: () => Promise<void> } | undefined
 
 beforeAll(async () => {
   home = makeHome("ports-watch")
   await seedEndedRows(home, [[ID, 5]])
-  mkdirSync(join(home, "run"), { recursive: true, mode: 0o700 })
-  daemon = Effect.runFork(Daemon.run({ home, limits: defaultLimits }).pipe(Effect.provide(scripted)))
-  await until("the daemon to answer", () => answers(socketOf(home)), { timeoutMs: 60_000 })
+  daemon = await runInProcess(home, scripted)
 })
 
 afterAll(async () => {
-  if (daemon !== undefined) await Effect.runPromise(Fiber.interrupt(daemon))
+  await daemon?.stop()
   if (home !== undefined) removeHome(home)
 })
 

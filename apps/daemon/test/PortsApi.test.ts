@@ -1,12 +1,8 @@
-import { mkdirSync } from "node:fs"
-import { join } from "node:path"
 import { type PreviewPort, SandboxConflict, SandboxNotFound } from "@prbox/domain"
 import { Previews, PreviewUnavailable } from "@prbox/engine"
-import { Effect, Fiber, Layer } from "effect"
+import { Effect, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { run } from "../src/Daemon.ts"
-import { defaultLimits } from "../src/Limits.ts"
-import { answers, call, makeHome, removeHome, socketOf, until } from "./support.ts"
+import { call, makeHome, removeHome, runInProcess, socketOf } from "./support.ts"
 
 /**
  * The ports endpoints over the real socket, on a daemon run in this process
@@ -55,18 +51,16 @@ const scripted = Layer.succeed(
 
 let home: string
 let socket: string
-let daemon: Fiber.Fiber<unknown, unknown>
+let daemon: { readonly stop: () => Promise<void> } | undefined
 
 beforeAll(async () => {
   home = makeHome("ports-api")
-  mkdirSync(join(home, "run"), { recursive: true, mode: 0o700 })
   socket = socketOf(home)
-  daemon = Effect.runFork(run({ home, limits: defaultLimits }).pipe(Effect.provide(scripted)))
-  await until("the daemon to answer", () => answers(socket), { timeoutMs: 60_000 })
+  daemon = await runInProcess(home, scripted)
 })
 
 afterAll(async () => {
-  if (daemon !== undefined) await Effect.runPromise(Fiber.interrupt(daemon))
+  await daemon?.stop()
   if (home !== undefined) removeHome(home)
 })
 
