@@ -5,6 +5,7 @@ import { execLogsCommands } from "./ExecLogs.ts"
 import { exitCodesHelp, runCommand } from "./Exit.ts"
 import { imageCommand } from "./ImageCommands.ts"
 import { maintenanceCommands } from "./Maintenance.ts"
+import { portsCommands } from "./PortsCommands.ts"
 import { passwordCommand, rebuildCommand, sandboxCommands } from "./SandboxCommands.ts"
 import { updateCommand } from "./UpdateCommand.ts"
 
@@ -46,6 +47,7 @@ export const root = Command.make("prbox").pipe(
     rebuildCommand,
     ...execLogsCommands,
     passwordCommand,
+    ...portsCommands,
     ...maintenanceCommands,
     ...daemonCommands,
     imageCommand,

@@ -1,6 +1,6 @@
-import { isLive } from "@prbox/domain"
-import { Config, SandboxService } from "@prbox/engine"
-import { API_VERSION, Conflict, MAX_LOG_PAGE, PrboxApi, toView } from "@prbox/protocol"
+import { isLive, type PreviewPort, previewPathUrl, previewUrl, type SandboxId } from "@prbox/domain"
+import { Config, Previews, SandboxService } from "@prbox/engine"
+import { API_VERSION, Conflict, MAX_LOG_PAGE, type PortList, PrboxApi, toView } from "@prbox/protocol"
 import { Clock, Context, Effect, Layer, Redacted } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { sandboxEvents } from "./Events.ts"
@@ -46,11 +46,24 @@ const MetaLive = HttpApiBuilder.group(PrboxApi, "meta", (handlers) =>
   })
 )
 
+/** The wire list: each port with its host-form and path-form URLs. */
+const portList = (id: SandboxId, previewPort: number, ports: ReadonlyArray<PreviewPort>): PortList => ({
+  previewPort,
+  ports: ports.map((port) => ({
+    ...port,
+    url: previewUrl(id, port.port, previewPort),
+    pathUrl: previewPathUrl(id, port.port, previewPort)
+  }))
+})
+
 const SandboxesLive = HttpApiBuilder.group(PrboxApi, "sandboxes", (handlers) =>
   Effect.gen(function* () {
     const sandboxes = yield* SandboxService
     const config = yield* Config
+    const previews = yield* Previews
     const list = makeListCache(sandboxes)
+    const ports = (id: SandboxId) =>
+      api(previews.ports(id)).pipe(Effect.map((found) => portList(id, previews.previewPort, found)))
     return handlers
       .handle("open", ({ payload }) =>
         api(
@@ -98,6 +111,11 @@ const SandboxesLive = HttpApiBuilder.group(PrboxApi, "sandboxes", (handlers) =>
         // The id is checked before the answer starts, so an unknown one is a 404.
         api(sandboxes.get(params.id)).pipe(Effect.as(sandboxEvents(sandboxes, params.id, query.after ?? 0)))
       )
+      .handle("ports", ({ params }) => ports(params.id))
+      .handle("setPublic", ({ params, payload }) =>
+        api(previews.setPublic(params.id, params.port, payload.public)).pipe(Effect.andThen(() => ports(params.id)))
+      )
+      .handle("previewToken", ({ params }) => api(previews.token(params.id)).pipe(Effect.map((token) => ({ token }))))
       .handle("allEvents", () => Effect.succeed(sandboxes.events))
       .handle("exec", ({ params, payload }) => exec(sandboxes, params.id, payload))
       .handle("touch", ({ params }) => api(sandboxes.touch(params.id)))

@@ -1,5 +1,5 @@
-import { CommandId } from "./Model.ts"
-import type { SandboxView } from "./Protocol.ts"
+import { CommandId, portPickItem } from "./Model.ts"
+import type { PortView, SandboxView } from "./Protocol.ts"
 import { type HandlerContext, nameOf, target } from "./Target.ts"
 
 /** Getting into a sandbox: the browser, its password, its log, a command in a terminal. */
@@ -20,7 +20,41 @@ export const copyPassword = async ({ ui, daemon }: HandlerContext, view: Sandbox
   void ui.info(`The password of sandbox ${nameOf(view)} is on the clipboard.`)
 }
 
+/** A port node's preview URL (the tree item and its context menu pass the node). */
+const portUrlOf = (argument: unknown): string | undefined => {
+  if (typeof argument !== "object" || argument === null || !("kind" in argument) || argument.kind !== "port") {
+    return undefined
+  }
+  const port = "port" in argument ? (argument.port as Partial<PortView> | undefined) : undefined
+  return typeof port?.url === "string" ? port.url : undefined
+}
+
+/** From the palette: a running sandbox, then one of its listening ports (asked only when there are several). */
+const pickPort = async (context: HandlerContext): Promise<string | undefined> => {
+  const view = await target(context, undefined, "Sandbox whose port to open in the browser")
+  if (view === undefined) return undefined
+  if (view.status !== "running") {
+    context.ui.error(`Sandbox ${nameOf(view)} is ${view.status}; restart it first.`)
+    return undefined
+  }
+  const list = await context.daemon.call((client) => client.ports(view.id))
+  const listening = list.ports.filter((port) => port.listening)
+  const [only] = listening
+  if (only === undefined) {
+    context.ui.error(`Nothing listens in sandbox ${nameOf(view)} yet: start the app, then try again.`)
+    return undefined
+  }
+  if (listening.length === 1) return only.url
+  return (await context.ui.pickPort(listening.map(portPickItem), "Port to open in the browser"))?.port.url
+}
+
 export const accessHandlers = (context: HandlerContext) => ({
+  [CommandId.openPortInBrowser]: async (argument?: unknown) => {
+    // A private preview asks for the sandbox's password once per sandbox (Copy Password has it).
+    const url = portUrlOf(argument) ?? (await pickPort(context))
+    if (url !== undefined) await context.ui.openExternal(url)
+  },
+
   [CommandId.openInBrowser]: async (argument?: unknown) => {
     const view = await target(context, argument, "Sandbox to open in the browser")
     if (view !== undefined) await openInBrowser(context, view)

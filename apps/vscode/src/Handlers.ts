@@ -7,7 +7,7 @@ import type { HandlerContext } from "./Target.ts"
 
 export { parseOpenInput } from "@prbox/client"
 export type { HandlerContext } from "./Target.ts"
-export type { PickItem, TerminalSpec, Ui } from "./Ui.ts"
+export type { PickItem, PortPickItem, TerminalSpec, Ui } from "./Ui.ts"
 
 type Handler = (argument?: unknown) => Promise<void>
 

@@ -4,7 +4,7 @@
  * API breaks this build instead of drifting silently. The client is
  * @prbox/client's, shared with the CLI.
  */
-export { type OpenRequest, type SandboxEvent, SandboxView } from "@prbox/protocol"
+export { type OpenRequest, type PortList, type PortView, type SandboxEvent, SandboxView } from "@prbox/protocol"
 
 import type { SandboxView } from "@prbox/protocol"
 

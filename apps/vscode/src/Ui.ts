@@ -1,4 +1,4 @@
-import type { SandboxView } from "./Protocol.ts"
+import type { PortView, SandboxView } from "./Protocol.ts"
 
 export interface TerminalSpec {
   readonly name: string
@@ -11,6 +11,12 @@ export interface PickItem {
   readonly label: string
   readonly description: string
   readonly view: SandboxView
+}
+
+export interface PortPickItem {
+  readonly label: string
+  readonly description: string
+  readonly port: PortView
 }
 
 /**
@@ -29,6 +35,7 @@ export interface Ui {
     readonly value?: string
   }) => Promise<string | undefined>
   readonly pick: (items: ReadonlyArray<PickItem>, placeHolder: string) => Promise<PickItem | undefined>
+  readonly pickPort: (items: ReadonlyArray<PortPickItem>, placeHolder: string) => Promise<PortPickItem | undefined>
   /** A progress notification with a Cancel button; `signal` aborts when the user presses it. */
   readonly progress: <A>(
     title: string,

@@ -5,6 +5,7 @@ import { Daemon } from "./Daemon.ts"
 import { commandTable, type Ui } from "./Handlers.ts"
 import { LogFollowers, type LogSink } from "./Logs.ts"
 import { type Connection, statusBar, VIEW_ID } from "./Model.ts"
+import { PortWatch } from "./Ports.ts"
 import { resolveSettings } from "./Settings.ts"
 import { SandboxTree } from "./Tree.ts"
 
@@ -31,6 +32,7 @@ const vscodeUi = (ctx: Ctx): Ui => ({
       ignoreFocusOut: true
     }),
   pick: async (items, placeHolder) => vscode.window.showQuickPick(items, { placeHolder, matchOnDescription: true }),
+  pickPort: async (items, placeHolder) => vscode.window.showQuickPick(items, { placeHolder, matchOnDescription: true }),
   progress: async (title, task) =>
     vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title, cancellable: true },
@@ -70,8 +72,19 @@ const start = (ctx: Ctx): void => {
   const daemon = new Daemon(readSettings())
   ctx.own({ dispose: () => void daemon.dispose() })
   const logs = ctx.own(new LogFollowers(daemon, outputSink))
-  const tree = ctx.own(new SandboxTree(daemon))
-  ctx.own(vscode.window.createTreeView(VIEW_ID, { treeDataProvider: tree, showCollapseAll: true }))
+  const ui = vscodeUi(ctx)
+  const ports = ctx.own(
+    new PortWatch({
+      running: () => daemon.views.filter((view) => view.status === "running").map((view) => view.id),
+      fetch: (id) => daemon.call((client) => client.ports(id)),
+      open: ui.openExternal
+    })
+  )
+  const tree = ctx.own(new SandboxTree(daemon, ports))
+  const view = ctx.own(vscode.window.createTreeView(VIEW_ID, { treeDataProvider: tree, showCollapseAll: true }))
+  // Ports are asked for (and so watched by the daemon) only while someone looks.
+  ports.setVisible(view.visible)
+  ctx.own(view.onDidChangeVisibility((event) => ports.setVisible(event.visible)))
 
   const status = ctx.own(vscode.window.createStatusBarItem("prbox.status", vscode.StatusBarAlignment.Left, 10))
   status.name = "PR Sandboxes"
@@ -90,7 +103,7 @@ const start = (ctx: Ctx): void => {
 
   ctx.registerCommands(
     commandTable({
-      ui: vscodeUi(ctx),
+      ui,
       daemon,
       logs,
       baseDir: () => vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? homedir()

@@ -1,5 +1,5 @@
 import { PullRequestNumber, SandboxId } from "@prbox/domain"
-import type { PickItem, TerminalSpec, Ui } from "../src/Handlers.ts"
+import type { PickItem, PortPickItem, TerminalSpec, Ui } from "../src/Handlers.ts"
 import type { LogSink } from "../src/Logs.ts"
 import type { SandboxView } from "../src/Protocol.ts"
 
@@ -13,6 +13,7 @@ export class RecordingUi implements Ui {
   readonly confirms: Array<{ readonly message: string; readonly detail: string }> = []
   readonly prompts: Array<string> = []
   readonly picks: Array<ReadonlyArray<PickItem>> = []
+  readonly portPicks: Array<ReadonlyArray<PortPickItem>> = []
   readonly notifications: Array<{ readonly title: string; readonly messages: Array<string> }> = []
   readonly copied: Array<string> = []
   readonly opened: Array<string> = []
@@ -23,6 +24,7 @@ export class RecordingUi implements Ui {
   confirmAnswer = false
   infoChoice: string | undefined = undefined
   pickSandbox: SandboxId | undefined = undefined
+  pickPortNumber: number | undefined = undefined
   /** Presses Cancel on the progress notification once a reported message matches. */
   cancelWhen: ((message: string) => boolean) | undefined = undefined
 
@@ -48,6 +50,11 @@ export class RecordingUi implements Ui {
   readonly pick = async (items: ReadonlyArray<PickItem>) => {
     this.picks.push(items)
     return items.find((item) => item.view.id === this.pickSandbox)
+  }
+
+  readonly pickPort = async (items: ReadonlyArray<PortPickItem>) => {
+    this.portPicks.push(items)
+    return items.find((item) => item.port.port === this.pickPortNumber)
   }
 
   readonly progress = async <A>(

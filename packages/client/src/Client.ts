@@ -12,7 +12,9 @@ import {
   type LogPage,
   type OpenRequest,
   type Password,
+  type PortList,
   PrboxApi,
+  type PreviewToken,
   type PruneReport,
   type PruneRequest,
   type ReconcileReport,
@@ -122,6 +124,12 @@ export interface PrboxClientShape {
   readonly exec: (id: SandboxId, request: ExecRequest) => Effect.Effect<ExecResult, ClientError>
   readonly touch: (id: SandboxId) => Effect.Effect<void, ClientError>
   readonly password: (id: SandboxId) => Effect.Effect<Password, ClientError>
+  /** The sandbox's declared and listening ports with their preview URLs (asking is watching: it discovers afresh). */
+  readonly ports: (id: SandboxId) => Effect.Effect<PortList, ClientError>
+  /** Opens `port` without auth until the sandbox stops (`open: false` closes it); the ports after. */
+  readonly setPublic: (id: SandboxId, port: number, open: boolean) => Effect.Effect<PortList, ClientError>
+  /** What scripts send as `Authorization: Bearer <token>` to the sandbox's previews. */
+  readonly previewToken: (id: SandboxId) => Effect.Effect<PreviewToken, ClientError>
   readonly reconcile: Effect.Effect<ReconcileReport, ClientError>
   readonly gc: (request: GcRequest) => Effect.Effect<GcReport, ClientError>
   readonly prune: (request: PruneRequest) => Effect.Effect<PruneReport, ClientError>
@@ -223,6 +231,9 @@ export const make = (options: ClientOptions) =>
         ),
       touch: (id) => call(api.sandboxes.touch({ params: { id } })),
       password: (id) => call(api.sandboxes.password({ params: { id } })),
+      ports: (id) => call(api.sandboxes.ports({ params: { id } })),
+      setPublic: (id, port, open) => call(api.sandboxes.setPublic({ params: { id, port }, payload: { public: open } })),
+      previewToken: (id) => call(api.sandboxes.previewToken({ params: { id } })),
       reconcile: call(api.maintenance.reconcile(), Duration.sum(timeout, Duration.minutes(5))),
       gc: (payload) => call(api.maintenance.gc({ payload }), Duration.sum(timeout, Duration.minutes(5))),
       prune: (payload) => call(api.maintenance.prune({ payload }), Duration.sum(timeout, Duration.minutes(5)))

@@ -1,5 +1,5 @@
 import { basename } from "node:path"
-import type { SandboxView } from "@prbox/protocol"
+import type { PortList, PortView, SandboxView } from "@prbox/protocol"
 
 /** `42s`, `5m`, `3h`, `2d`. */
 export const age = (since: number, now: number): string => {
@@ -48,4 +48,46 @@ export const environmentOf = (view: Pick<SandboxView, "environment">): string =>
   if (environment === null) return "-"
   if (environment.kind === "devcontainer") return `devcontainer (${environment.path ?? "devcontainer.json"})`
   return environment.kind === "config" ? `config (${environment.image})` : "default"
+}
+
+/** Who may open a port's preview: anyone (`public`), or who has the password or the token (`private`). */
+export const accessOf = (port: Pick<PortView, "public">): string => (port.public ? "public" : "private")
+
+/** `3000 (web)`, or the bare number when the port has no label. */
+export const portName = (port: Pick<PortView, "port" | "label">): string =>
+  port.label === null ? String(port.port) : `${port.port} (${port.label})`
+
+/** `prbox ports`'s columns: PORT LABEL SOURCE LISTENING ACCESS URL. */
+export const PORTS_HEADER = ["PORT", "LABEL", "SOURCE", "LISTENING", "ACCESS", "URL"] as const
+
+export const portRows = (list: PortList): ReadonlyArray<ReadonlyArray<string>> =>
+  list.ports.map((port) => [
+    String(port.port),
+    port.label ?? "-",
+    port.source,
+    port.listening ? "yes" : "no",
+    accessOf(port),
+    port.url
+  ])
+
+/** The ports listening in `list`, by number. */
+const listening = (list: PortList): ReadonlyMap<number, PortView> =>
+  new Map(list.ports.filter((port) => port.listening).map((port) => [port.port, port]))
+
+/**
+ * `prbox ports -w`: one line per port that started or stopped listening
+ * between two lists (ascending by port; a port that left the list stopped).
+ */
+export const portChanges = (before: PortList, after: PortList): ReadonlyArray<string> => {
+  const was = listening(before)
+  const now = listening(after)
+  const ports = [...new Set([...was.keys(), ...now.keys()])].sort((a, b) => a - b)
+  return ports.flatMap((number) => {
+    const started = now.get(number)
+    if (started !== undefined) {
+      return was.has(number) ? [] : [`${portName(started)} is listening: ${started.url} (${accessOf(started)})`]
+    }
+    const stopped = was.get(number)
+    return stopped === undefined ? [] : [`${portName(stopped)} stopped listening`]
+  })
 }

@@ -1,5 +1,7 @@
+import type { PortList } from "@prbox/protocol"
 import { describe, expect, it } from "vitest"
-import { age, repoOf } from "../src/index.ts"
+import { portList, portView } from "../../protocol/test/ports.ts"
+import { accessOf, age, PORTS_HEADER, portChanges, portName, portRows, repoOf } from "../src/index.ts"
 
 describe("age", () => {
   const now = 1_000_000_000
@@ -32,5 +34,68 @@ describe("repoOf: the repository as a user types it", () => {
   ]
   for (const [host, repository, expected] of cases) {
     it(`${host ?? "(no host)"} ${repository} → ${expected}`, () => expect(repoOf({ host, repository })).toBe(expected))
+  }
+})
+
+describe("ports: the table's cells and the watch's lines", () => {
+  const port = portView
+  const list = portList
+
+  it("one row per port: PORT LABEL SOURCE LISTENING ACCESS URL, in the daemon's order", () => {
+    expect(PORTS_HEADER).toEqual(["PORT", "LABEL", "SOURCE", "LISTENING", "ACCESS", "URL"])
+    const rows = portRows(
+      list(port(3000, { label: "web", source: "devcontainer", listening: false }), port(5173, { public: true }))
+    )
+    expect(rows).toEqual([
+      ["3000", "web", "devcontainer", "no", "private", "http://3000.abcdefghijkl.localhost:47000/"],
+      ["5173", "-", "discovered", "yes", "public", "http://5173.abcdefghijkl.localhost:47000/"]
+    ])
+  })
+
+  it("names a port by number and label", () => {
+    expect(portName(port(3000, { label: "web" }))).toBe("3000 (web)")
+    expect(portName(port(8000))).toBe("8000")
+    expect(accessOf({ public: true })).toBe("public")
+    expect(accessOf({ public: false })).toBe("private")
+  })
+
+  const cases: ReadonlyArray<readonly [name: string, before: PortList, after: PortList, lines: ReadonlyArray<string>]> =
+    [
+      ["nothing changed", list(port(3000)), list(port(3000)), []],
+      [
+        "a port appears listening",
+        list(),
+        list(port(3000, { label: "web" })),
+        ["3000 (web) is listening: http://3000.abcdefghijkl.localhost:47000/ (private)"]
+      ],
+      [
+        "a declared port starts listening",
+        list(port(3000, { listening: false, source: "config" })),
+        list(port(3000, { source: "config", public: true })),
+        ["3000 is listening: http://3000.abcdefghijkl.localhost:47000/ (public)"]
+      ],
+      [
+        "a declared port stops listening",
+        list(port(3000, { source: "config" })),
+        list(port(3000, { listening: false, source: "config" })),
+        ["3000 stopped listening"]
+      ],
+      ["a discovered port goes away", list(port(8000, { label: "api" })), list(), ["8000 (api) stopped listening"]],
+      ["a port that never listened is no news", list(), list(port(3000, { listening: false })), []],
+      ["only access changed", list(port(3000)), list(port(3000, { public: true })), []],
+      [
+        "several at once, by port number",
+        list(port(9000), port(4000)),
+        list(port(5000), port(9000, { listening: false }), port(1000)),
+        [
+          "1000 is listening: http://1000.abcdefghijkl.localhost:47000/ (private)",
+          "4000 stopped listening",
+          "5000 is listening: http://5000.abcdefghijkl.localhost:47000/ (private)",
+          "9000 stopped listening"
+        ]
+      ]
+    ]
+  for (const [name, before, after, lines] of cases) {
+    it(`watch: ${name}`, () => expect(portChanges(before, after)).toEqual(lines))
   }
 })

@@ -11,8 +11,11 @@ import {
   LogPage,
   OpenRequest,
   Password,
+  PortList,
+  PreviewToken,
   PruneReport,
   PruneRequest,
+  PublicRequest,
   ReconcileReport,
   SandboxEvent,
   SandboxList,
@@ -25,6 +28,8 @@ import {
 const error = ApiErrors
 const byId = { id: SandboxId }
 const Seq = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+/** A TCP port inside a sandbox. */
+const byPort = { id: SandboxId, port: Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 65535 })) }
 const Limit = Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 1000 }))
 
 /** Streams are NDJSON: one JSON object per line, flushed as it happens. */
@@ -100,6 +105,21 @@ export class Sandboxes extends HttpApiGroup.make("sandboxes")
   )
   .add(HttpApiEndpoint.post("touch", "/sandboxes/:id/touch", { params: byId, error }))
   .add(HttpApiEndpoint.get("password", "/sandboxes/:id/password", { params: byId, success: Password, error }))
+  .add(
+    // Declared and listening ports with their preview URLs; asking is watching (it discovers afresh).
+    HttpApiEndpoint.get("ports", "/sandboxes/:id/ports", { params: byId, success: PortList, error })
+  )
+  .add(
+    HttpApiEndpoint.post("setPublic", "/sandboxes/:id/ports/:port/public", {
+      params: byPort,
+      payload: PublicRequest,
+      success: PortList,
+      error
+    })
+  )
+  .add(
+    HttpApiEndpoint.get("previewToken", "/sandboxes/:id/preview-token", { params: byId, success: PreviewToken, error })
+  )
   .add(HttpApiEndpoint.get("allEvents", "/events", { success: EventStream, error }))
   .prefix("/v1") {}
 

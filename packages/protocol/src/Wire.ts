@@ -1,4 +1,4 @@
-import { Sandbox, SandboxEvent, SandboxId, Timestamp } from "@prbox/domain"
+import { PreviewPort, Sandbox, SandboxEvent, SandboxId, Timestamp } from "@prbox/domain"
 import { Schema } from "effect"
 
 /** The API generation this package speaks; `/v1` in every path. */
@@ -107,6 +107,33 @@ export type ExecResult = typeof ExecResult.Type
 
 export const Password = Schema.Struct({ id: SandboxId, password: Schema.String })
 export type Password = typeof Password.Type
+
+// --- previews ------------------------------------------------------------------
+
+/** A port of a sandbox with its two preview URLs. */
+export const PortView = PreviewPort.mapFields((fields) => ({
+  ...fields,
+  /** Host form, the app at `/`: `http://<port>.<id>.localhost:<previewPort>/`. */
+  url: Schema.String,
+  /** Path form, for where `*.localhost` does not resolve (token or public port only): `http://localhost:<previewPort>/s/<id>/<port>/`. */
+  pathUrl: Schema.String
+}))
+export type PortView = typeof PortView.Type
+
+/** `prbox ports`: the loopback port previews are served on, and the sandbox's ports (declared, then discovered). */
+export const PortList = Schema.Struct({
+  previewPort: Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 65535 })),
+  ports: Schema.Array(PortView)
+})
+export type PortList = typeof PortList.Type
+
+/** `prbox ports --public/--private <port>`: open a port without auth until the sandbox stops, or close it again. */
+export const PublicRequest = Schema.Struct({ public: Schema.Boolean })
+export type PublicRequest = typeof PublicRequest.Type
+
+/** `prbox preview-token`: what scripts send as `Authorization: Bearer <token>`. */
+export const PreviewToken = Schema.Struct({ token: Schema.String })
+export type PreviewToken = typeof PreviewToken.Type
 
 export const VersionInfo = Schema.Struct({
   name: Schema.String,

@@ -11,6 +11,10 @@ import {
   isStreamPath,
   LogPage,
   NotFound,
+  PortList,
+  PreviewToken,
+  PublicRequest,
+  Sandboxes,
   SandboxList,
   SandboxView,
   toView,
@@ -74,6 +78,61 @@ describe("wire log page", () => {
     expect(page.lines.map((event) => event._tag)).toEqual(["StatusChanged", "Progress"])
     const untagged = { seq: 1, sandboxId: "abcdefghijkl", at: 10, status: "cloning", line: "status: cloning" }
     expect(() => Schema.decodeUnknownSync(LogPage)({ lines: [untagged], next: 1, more: false })).toThrow()
+  })
+})
+
+describe("wire ports", () => {
+  const port = {
+    port: 3000,
+    label: "web",
+    source: "devcontainer",
+    onAutoForward: "openBrowser",
+    listening: true,
+    public: false,
+    url: "http://3000.abcdefghijkl.localhost:47000/",
+    pathUrl: "http://localhost:47000/s/abcdefghijkl/3000/"
+  }
+  const discovered = { ...port, port: 5173, label: null, source: "discovered", onAutoForward: null, public: true }
+
+  it("a port list round-trips through JSON with both URLs of each port", () => {
+    const list = { previewPort: 47000, ports: [port, discovered] }
+    const decoded = Schema.decodeUnknownSync(PortList)(JSON.parse(JSON.stringify(list)))
+    expect(decoded).toEqual(list)
+    expect(JSON.parse(JSON.stringify(Schema.encodeSync(PortList)(decoded)))).toEqual(list)
+  })
+
+  it("refuses a port out of range, an unknown source, a missing URL", () => {
+    const bad = (fields: Record<string, unknown>) => () =>
+      Schema.decodeUnknownSync(PortList)({ previewPort: 47000, ports: [{ ...port, ...fields }] })
+    expect(bad({})).not.toThrow()
+    expect(bad({ port: 0 })).toThrow()
+    expect(bad({ port: 65536 })).toThrow()
+    expect(bad({ port: 3000.5 })).toThrow()
+    expect(bad({ source: "guessed" })).toThrow()
+    expect(bad({ url: undefined })).toThrow()
+    expect(bad({ pathUrl: undefined })).toThrow()
+    expect(() => Schema.decodeUnknownSync(PortList)({ previewPort: 0, ports: [] })).toThrow()
+  })
+
+  it("the public switch and the token are their own small objects", () => {
+    expect(Schema.decodeUnknownSync(PublicRequest)({ public: true })).toEqual({ public: true })
+    expect(() => Schema.decodeUnknownSync(PublicRequest)({ public: "yes" })).toThrow()
+    expect(Schema.decodeUnknownSync(PreviewToken)({ token: "ab12" })).toEqual({ token: "ab12" })
+    expect(() => Schema.decodeUnknownSync(PreviewToken)({})).toThrow()
+  })
+
+  it("the :port of POST /v1/sandboxes/:id/ports/:port/public is a whole number 1..65535", () => {
+    const endpoint = Sandboxes.endpoints.setPublic
+    expect(endpoint.path).toBe("/v1/sandboxes/:id/ports/:port/public")
+    const params = Schema.decodeUnknownSync(
+      Schema.toCodecStringTree(endpoint.params as Schema.Top) as unknown as Schema.Codec<unknown, unknown>
+    )
+    expect(params({ id: "abcdefghijkl", port: "3000" })).toEqual({ id: "abcdefghijkl", port: 3000 })
+    for (const bad of ["0", "65536", "abc", "80.5", ""]) {
+      expect(() => params({ id: "abcdefghijkl", port: bad }), bad).toThrow()
+    }
+    expect(Sandboxes.endpoints.ports.path).toBe("/v1/sandboxes/:id/ports")
+    expect(Sandboxes.endpoints.previewToken.path).toBe("/v1/sandboxes/:id/preview-token")
   })
 })
 

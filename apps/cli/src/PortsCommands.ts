@@ -1,0 +1,114 @@
+import { PORTS_HEADER, type PrboxClientShape, portChanges, portRows } from "@prbox/client"
+import type { SandboxId } from "@prbox/domain"
+import type { PortList } from "@prbox/protocol"
+import { Effect, Option } from "effect"
+import { Command, Flag } from "effect/cli"
+import { connected } from "./Connect.ts"
+import { printJson, runCommand, usageError } from "./Exit.ts"
+import { table } from "./Format.ts"
+import { idArgument, json, needsDaemon, out, resolveId } from "./Params.ts"
+
+/** The commands about a sandbox's previews: its ports and their URLs, and the token scripts use. */
+
+const WATCH_INTERVAL = "1 second"
+
+/** A `--public`/`--private` value: a whole number 1..65535, checked before the daemon is asked. */
+export const parsePort = (flag: string, raw: string): Effect.Effect<number, ReturnType<typeof usageError>> => {
+  const port = /^\d{1,5}$/.test(raw) ? Number(raw) : Number.NaN
+  return port >= 1 && port <= 65535
+    ? Effect.succeed(port)
+    : Effect.fail(usageError(`--${flag} needs a port number between 1 and 65535, not "${raw}"`))
+}
+
+const portFlag = (name: string, description: string) =>
+  Flag.String(name).pipe(Flag.withDescription(description), Flag.withMetavar("port"), Flag.optional)
+
+export const portsTable = (list: PortList): string =>
+  list.ports.length === 0
+    ? `no ports declared or listening (previews are served on 127.0.0.1:${list.previewPort})`
+    : table(PORTS_HEADER, portRows(list))
+
+/** Polls every second; prints a line per port that starts or stops listening (--json: the list, when it changed). */
+const watch = (client: PrboxClientShape, id: SandboxId, first: PortList, asJson: boolean) =>
+  Effect.gen(function* () {
+    let last = first
+    while (true) {
+      yield* Effect.sleep(WATCH_INTERVAL)
+      const next = yield* client.ports(id)
+      if (asJson) {
+        if (JSON.stringify(next) !== JSON.stringify(last)) printJson(next)
+      } else {
+        for (const line of portChanges(last, next)) yield* out(`${new Date().toISOString().slice(11, 19)} ${line}`)
+      }
+      last = next
+    }
+  })
+
+const ports = Command.make(
+  "ports",
+  {
+    id: idArgument,
+    json,
+    watch: Flag.Boolean("watch").pipe(
+      Flag.withAlias("w"),
+      Flag.withDescription(
+        "keep watching: a line when a port starts or stops listening (--json: the list on each change); Ctrl-C ends"
+      ),
+      Flag.withDefault(false)
+    ),
+    public: portFlag(
+      "public",
+      "open this port's preview to anyone on this machine, without auth, until the sandbox stops"
+    ),
+    private: portFlag("private", "close a public port again: it needs the password or the preview token")
+  },
+  (config) =>
+    runCommand(
+      config,
+      Effect.gen(function* () {
+        const open = Option.isSome(config.public) ? yield* parsePort("public", config.public.value) : undefined
+        const close = Option.isSome(config.private) ? yield* parsePort("private", config.private.value) : undefined
+        if (open !== undefined && open === close) {
+          return yield* usageError(`--public ${open} and --private ${close} contradict each other`)
+        }
+        yield* connected((client) =>
+          Effect.gen(function* () {
+            const view = yield* resolveId(client, config.id)
+            if (open !== undefined) yield* client.setPublic(view.id, open, true)
+            if (close !== undefined) yield* client.setPublic(view.id, close, false)
+            const list = yield* client.ports(view.id)
+            if (config.json) printJson(list)
+            else yield* out(portsTable(list))
+            if (config.watch) yield* watch(client, view.id, list, config.json)
+          })
+        )
+      })
+    )
+).pipe(
+  Command.withDescription(
+    [
+      "List a running sandbox's ports with their preview URLs: those devcontainer.json (forwardPorts) or config.json (ports) declare, then those found listening inside it.",
+      "A preview is private: a browser logs in once with the sandbox's password (`prbox password`), a script sends `Authorization: Bearer $(prbox preview-token <id>)`.",
+      "Where *.localhost does not resolve, use the path form http://localhost:<previewPort>/s/<id>/<port>/ (token or public port only)."
+    ].join("\n  ")
+  )
+)
+
+const previewToken = Command.make(
+  "preview-token",
+  { id: idArgument, json },
+  needsDaemon((client, config) =>
+    Effect.gen(function* () {
+      const view = yield* resolveId(client, config.id)
+      const token = yield* client.previewToken(view.id)
+      if (config.json) return printJson(token)
+      yield* out(token.token)
+    })
+  )
+).pipe(
+  Command.withDescription(
+    'Print the token scripts send to a sandbox\'s previews: curl -H "Authorization: Bearer $(prbox preview-token <id>)" <url>. It changes when the sandbox is rebuilt.'
+  )
+)
+
+export const portsCommands = [ports, previewToken] as const
