@@ -27,6 +27,7 @@ node=/opt/prbox/code-server/bin/node
 [ -x "$node" ] || node=$(command -v node) || { echo "no node in the sandbox" >&2; exit 127; }
 nohup "$node" "$app" --port "$2" --host "$3" --name "$4" > "$log" 2>&1 < /dev/null &
 pid=$!
+echo $pid > /tmp/prbox-preview-app-$2.pid
 i=0
 while [ $i -lt 100 ]; do
   grep -q "listening on" "$log" && exit 0
@@ -46,4 +47,11 @@ export const startPreviewAppArgv = (options: PreviewAppOptions): ReadonlyArray<s
   String(options.port),
   options.host ?? "0.0.0.0",
   options.name ?? "app"
+]
+
+/** argv that stops the app `startPreviewAppArgv` started on `port`. */
+export const stopPreviewAppArgv = (port: number): ReadonlyArray<string> => [
+  "sh",
+  "-c",
+  `kill $(cat /tmp/prbox-preview-app-${port}.pid)`
 ]

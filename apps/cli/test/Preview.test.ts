@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process"
 import { readFileSync } from "node:fs"
 import { get } from "node:http"
 import { join } from "node:path"
@@ -6,7 +7,7 @@ import { chromium } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeRemote, type TestRemote } from "../../../packages/git/test/helpers.ts"
 import { hostOf, portsOf, preview, previewHome, pushApp, startApp, stopApp, tokenOf } from "./preview-support.ts"
-import { decode, prbox, tearDown, until } from "./support.ts"
+import { CLI_MAIN, call, decode, prbox, socketOf, tearDown, until } from "./support.ts"
 
 let home: string
 let remote: TestRemote
@@ -37,8 +38,6 @@ const daemonRssKib = (): number => {
 beforeAll(async () => {
   home = previewHome("preview")
   remote = makeRemote(home)
-  pushApp(remote.path, 1)
-  pushApp(remote.path, 2)
   one = await openPr(1)
   two = await openPr(2)
   await startApp(home, one, 3000, "0.0.0.0", "one")
@@ -67,7 +66,7 @@ describe("previews through prboxd", () => {
     const wide = await preview(previewPort, { host: hostOf(one, 3000, previewPort), headers: bearer() })
     expect(wide.status, wide.text).toBe(200)
     expect(wide.text).toContain("hello from one on 0.0.0.0:3000")
-    expect(wide.text).toContain(`path=/ host=${hostOf(one, 3000, previewPort)}`)
+    expect(wide.text).toContain(`path / host ${hostOf(one, 3000, previewPort)}`)
     const local = await preview(previewPort, { host: hostOf(one, 3001, previewPort), headers: bearer() })
     expect(local.status, local.text).toBe(200)
     expect(local.text).toContain("hello from one-local on 127.0.0.1:3001")
@@ -77,7 +76,7 @@ describe("previews through prboxd", () => {
     const host = `localhost:${previewPort}`
     const answer = await preview(previewPort, { host, path: `/s/${one}/3000/path/a?b=c`, headers: bearer() })
     expect(answer.status, answer.text).toBe(200)
-    expect(answer.text).toContain("path=/path/a?b=c")
+    expect(answer.text).toContain("path /path/a?b=c host")
     const cookie = await preview(previewPort, {
       host,
       path: `/s/${one}/3000/`,
@@ -169,27 +168,47 @@ describe("previews through prboxd", () => {
     expect(peak - before).toBeLessThanOrEqual(32 * 1024)
   })
 
-  it("prbox ports --json lists a server within 5 s of it listening, and drops it when it stops", async () => {
-    await startApp(home, one, 4000, "0.0.0.0", "late")
-    const started = Date.now()
-    await until(
-      "port 4000 in prbox ports",
-      async () => {
-        const run = await prbox(home, ["ports", one, "--json"])
-        return decode(PortList, run.stdout).ports.some((entry) => entry.port === 4000 && entry.listening)
-      },
-      { timeoutMs: 5_000, intervalMs: 100 }
-    )
-    expect(Date.now() - started).toBeLessThan(5_000)
-    await stopApp(home, one, 4000)
-    await until(
-      "port 4000 to go",
-      async () => {
-        const run = await prbox(home, ["ports", one, "--json"])
-        return !decode(PortList, run.stdout).ports.some((entry) => entry.port === 4000)
-      },
-      { timeoutMs: 5_000, intervalMs: 100 }
-    )
+  it("prbox ports -w --json prints a list when a server starts listening (within 5 s) and when it stops", async () => {
+    const child = spawn(process.execPath, [CLI_MAIN, "ports", one, "-w", "--json"], {
+      env: { ...process.env, PRBOX_HOME: home },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let stdout = ""
+    child.stdout.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString("utf8")
+    })
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+    const lists = () =>
+      stdout
+        .split("\n")
+        .filter((line) => line.length > 0)
+        .map((line) => decode(PortList, line))
+    const has4000 = (list: PortList) => list.ports.some((entry) => entry.port === 4000 && entry.listening)
+    try {
+      await until("the first list", () => lists().length > 0, { timeoutMs: 10_000 })
+      expect(has4000(lists()[0] as PortList)).toBe(false)
+      await startApp(home, one, 4000, "0.0.0.0", "late")
+      const listened = Date.now()
+      await until("4000 in the watch", () => lists().some(has4000), { timeoutMs: 5_000 })
+      expect(Date.now() - listened).toBeLessThan(5_000)
+      await stopApp(home, one, 4000)
+      await until("4000 gone from the watch", () => !has4000(lists().at(-1) as PortList), { timeoutMs: 5_000 })
+      const once = await prbox(home, ["ports", one])
+      expect(once.stdout).toMatch(new RegExp(`3000 .* http://3000\\.${one}\\.localhost:${previewPort}/`))
+      expect(once.stdout).not.toContain("4000")
+    } finally {
+      child.kill("SIGINT")
+    }
+    expect(await exited).toBe(130)
+  })
+
+  it("a port out of range is refused by the API itself", async () => {
+    const answer = await call(socketOf(home), {
+      method: "POST",
+      path: `/v1/sandboxes/${one}/ports/0/public`,
+      body: JSON.stringify({ public: true })
+    })
+    expect(answer.status).toBe(400)
   })
 
   it("in Chromium: login once per sandbox opens all its ports, its WebSocket works, and not another sandbox", async () => {
@@ -201,11 +220,11 @@ describe("previews through prboxd", () => {
     })
     try {
       const page = await browser.newPage()
-      await page.goto(`http://${hostOf(one, 3000, previewPort)}/page?x=1`)
+      await page.goto(`http://${hostOf(one, 3000, previewPort)}/path/page?x=1`)
       expect(new URL(page.url()).pathname).toBe("/.prbox/login")
       await page.locator("input[type=password]").fill(password)
       await page.locator("button[type=submit]").click()
-      await page.waitForURL(`http://${hostOf(one, 3000, previewPort)}/page?x=1`)
+      await page.waitForURL(`http://${hostOf(one, 3000, previewPort)}/path/page?x=1`)
       expect(await page.textContent("body")).toContain("hello from one on 0.0.0.0:3000")
       const cookies = await page.context().cookies(`http://${hostOf(one, 3000, previewPort)}/`)
       expect(cookies.find((cookie) => cookie.name === "prbox-preview")).toMatchObject({

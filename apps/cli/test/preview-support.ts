@@ -1,20 +1,11 @@
-import { readFileSync, symlinkSync } from "node:fs"
+import { symlinkSync } from "node:fs"
 import { request } from "node:http"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import { PortList } from "@prbox/protocol"
-import { pushPullRequest } from "../../../packages/git/test/helpers.ts"
+import { startPreviewAppArgv, stopPreviewAppArgv } from "../../../scripts/testing/preview-app.ts"
 import { codeServerImage } from "../../../scripts/images/code-server.ts"
 import { imageTag } from "../../../scripts/images/images.ts"
 import { call, decode, makeHome, socketOf } from "./support.ts"
-
-/** The small HTTP + WebSocket app the preview tests run inside a sandbox. */
-const APP_SOURCE = readFileSync(
-  fileURLToPath(new URL("../../../scripts/testing/preview-app.cjs", import.meta.url)),
-  "utf8"
-)
-/** Node inside a sandbox: prbox's mounted code-server's. */
-const SANDBOX_NODE = "/opt/prbox/code-server/bin/node"
 
 /**
  * A PRBOX_HOME whose sandboxes run the code-server test image with prbox's
@@ -28,30 +19,21 @@ export const previewHome = (prefix: string, config: Record<string, unknown> = {}
   return home
 }
 
-/** Puts the app into PR `pr` of the bare remote: it is the PR's own code. */
-export const pushApp = (remotePath: string, pr: number): void => {
-  pushPullRequest(remotePath, pr, { "app.cjs": APP_SOURCE })
-}
-
-/** Starts the app in the sandbox's workspace, in the background, on `host:port`. */
-export const startApp = async (home: string, id: string, port: number, host = "0.0.0.0", name = id) => {
-  const argv = [
-    "sh",
-    "-c",
-    `${SANDBOX_NODE} app.cjs --port ${port} --host ${host} --name ${name} >/dev/null 2>&1 & echo $! > /tmp/app-${port}.pid`
-  ]
+const exec = async (home: string, id: string, argv: ReadonlyArray<string>) => {
   const answer = await call(socketOf(home), {
     method: "POST",
     path: `/v1/sandboxes/${id}/exec`,
     body: JSON.stringify({ argv })
   })
-  if (answer.status !== 200) throw new Error(`exec failed: ${answer.text}`)
+  const result = answer.json() as { exitCode?: number; output?: string }
+  if (answer.status !== 200 || result.exitCode !== 0) throw new Error(`exec failed: ${answer.text}`)
 }
 
-export const stopApp = async (home: string, id: string, port: number) => {
-  const argv = ["sh", "-c", `kill $(cat /tmp/app-${port}.pid)`]
-  await call(socketOf(home), { method: "POST", path: `/v1/sandboxes/${id}/exec`, body: JSON.stringify({ argv }) })
-}
+/** Starts the preview app in the sandbox on `host:port`; resolves once it listens. */
+export const startApp = (home: string, id: string, port: number, host: string, name: string) =>
+  exec(home, id, startPreviewAppArgv({ port, host, name }))
+
+export const stopApp = (home: string, id: string, port: number) => exec(home, id, stopPreviewAppArgv(port))
 
 export const portsOf = async (home: string, id: string): Promise<PortList> => {
   const answer = await call(socketOf(home), { path: `/v1/sandboxes/${id}/ports` })

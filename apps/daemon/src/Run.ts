@@ -2,8 +2,7 @@ import { homedir } from "node:os"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import { resolveHome, statePaths } from "@prbox/domain"
-import { Previews, PreviewUnavailable } from "@prbox/engine"
-import { Cause, Effect, Exit, Layer } from "effect"
+import { Cause, Effect, Exit } from "effect"
 import { Command, Flag } from "effect/cli"
 import { run } from "./Daemon.ts"
 import { privateDirectory } from "./Files.ts"
@@ -23,25 +22,6 @@ const cannotStart = (message: string) =>
     process.stderr.write(`prboxd: ${message}\n`)
     process.exitCode = EXIT_CANNOT_START
   })
-
-/**
- * TEMPORARY (branch i12-clients): the API handlers require the engine's
- * Previews; until PreviewsLive is wired into Daemon.ts every call says so.
- */
-const notWired = (id: string) => new PreviewUnavailable({ id, reason: "previews are not wired into this build yet" })
-const PreviewsPending = Layer.succeed(
-  Previews,
-  Previews.of({
-    previewPort: 1,
-    connect: (id) => Effect.fail(notWired(id)),
-    ports: (id) => Effect.fail(notWired(id)),
-    token: (id) => Effect.die(notWired(id)),
-    verifyToken: () => Effect.succeed(false),
-    verifyPassword: () => Effect.succeed(false),
-    setPublic: (id) => Effect.die(notWired(id)),
-    isPublic: () => Effect.succeed(false)
-  })
-)
 
 const serve = (foreground: boolean) =>
   Effect.gen(function* () {
@@ -66,8 +46,7 @@ const serve = (foreground: boolean) =>
           process.exitCode = EXIT_CANNOT_START
         })
       ),
-      Effect.provide(Log.layer(file, { stderr: foreground })),
-      Effect.provide(PreviewsPending)
+      Effect.provide(Log.layer(file, { stderr: foreground }))
     )
   }).pipe(Effect.catch(cannotStart))
 

@@ -1,19 +1,15 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs"
 import { request as httpRequest, type IncomingHttpHeaders } from "node:http"
 import { connect, type Socket } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Launch } from "@prbox/client"
-import type { Previews } from "@prbox/engine"
-import { Effect, Fiber, type Layer } from "effect"
 import { inject } from "vitest"
 import { healthzImage } from "../../../scripts/images/healthz.ts"
 import { imageTag } from "../../../scripts/images/images.ts"
 import { TEST_RUN_LABEL } from "../../../scripts/testing/global-setup.ts"
-import { run } from "../src/Daemon.ts"
-import { defaultLimits } from "../src/Limits.ts"
 
 export const DAEMON_MAIN = fileURLToPath(new URL("../src/main.ts", import.meta.url))
 export const healthzTag = imageTag(healthzImage)
@@ -229,18 +225,3 @@ export const readEvents = (
     req.on("error", reject)
     req.end()
   })
-
-/**
- * prboxd run in this process with the given `Previews` (a scripted one, for
- * tests of the ports API and its clients while the engine's is tested with
- * real sandboxes): answers on `home`'s socket until `stop`.
- */
-export const runInProcess = async (
-  home: string,
-  previews: Layer.Layer<Previews>
-): Promise<{ readonly stop: () => Promise<void> }> => {
-  mkdirSync(join(home, "run"), { recursive: true, mode: 0o700 })
-  const fiber = Effect.runFork(run({ home, limits: defaultLimits }).pipe(Effect.provide(previews)))
-  await until("the daemon to answer", () => answers(socketOf(home)), { timeoutMs: 60_000 })
-  return { stop: () => Effect.runPromise(Fiber.interrupt(fiber)).then(() => undefined) }
-}

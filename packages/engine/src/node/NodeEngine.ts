@@ -4,7 +4,7 @@
  */
 import { NodeDocker } from "@prbox/docker"
 import { Git, NodeGit, Workspaces } from "@prbox/git"
-import { SandboxRepo, layer as sqliteRepo } from "@prbox/store"
+import { SandboxRepo, Settings, layer as sqliteRepo } from "@prbox/store"
 import { type Context, Effect, Layer } from "effect"
 import type { AccountIdentity } from "../AccountIdentity.ts"
 import { Config, type PrboxConfig } from "../Config.ts"
@@ -12,6 +12,8 @@ import { ContainerRuntime } from "../ContainerRuntime.ts"
 import { Gc } from "../Gc.ts"
 import { Hooks } from "../Hooks.ts"
 import { Lifecycle } from "../Lifecycle.ts"
+import { Previews } from "../Previews.ts"
+import * as PreviewsLive from "../PreviewsLive.ts"
 import { Reconciler } from "../Reconciler.ts"
 import { SandboxService } from "../SandboxService.ts"
 import * as SandboxServiceLive from "../SandboxServiceLive.ts"
@@ -19,6 +21,7 @@ import * as DockerRuntime from "./DockerRuntime.ts"
 import * as NodeAccountIdentity from "./NodeAccountIdentity.ts"
 import * as NodeHooks from "./NodeHooks.ts"
 import * as NodePlatform from "./NodePlatform.ts"
+import * as NodePreviewAddress from "./NodePreviewAddress.ts"
 import * as NodeSandboxTools from "./NodeSandboxTools.ts"
 
 type Wrap<S> = (real: S) => S
@@ -68,9 +71,16 @@ export const layer = (options: Options) => {
     wrap.workspaces
   )
   const runtime = wrapped(ContainerRuntime, DockerRuntime.layer.pipe(Layer.provide(NodeDocker.layer())), wrap.runtime)
+  // One database connection: the layer is built once though both services come from it.
+  const store = sqliteRepo({ stateDir: options.home })
+  const config =
+    options.config === undefined
+      ? Config.layer({ home: options.home })
+      : Config.layerStatic(options.home, options.config)
   const parts = Layer.mergeAll(
     options.identity ?? NodeAccountIdentity.layer(),
-    wrapped(SandboxRepo, sqliteRepo({ stateDir: options.home }), wrap.repo),
+    wrapped(SandboxRepo, store, wrap.repo),
+    NodePreviewAddress.layer.pipe(Layer.provide(Layer.merge(store, config))),
     runtime,
     NodeSandboxTools.layer({
       home: options.home,
@@ -78,14 +88,13 @@ export const layer = (options: Options) => {
     }).pipe(Layer.provide(runtime)),
     workspaces,
     wrapped(Hooks, NodeHooks.layer, wrap.hooks),
-    options.config === undefined
-      ? Config.layer({ home: options.home })
-      : Config.layerStatic(options.home, options.config)
+    config
   )
   const sandboxes = Layer.effect(SandboxService, SandboxServiceLive.make({ labels: options.labels ?? {} })).pipe(
     Layer.provideMerge(Reconciler.layer),
     Layer.provideMerge(wrapped(Lifecycle, Lifecycle.layer, wrap.lifecycle)),
     Layer.provideMerge(parts)
   )
-  return Gc.layer.pipe(Layer.provideMerge(sandboxes), Layer.provide(NodePlatform.layer))
+  const previews = Layer.effect(Previews, PreviewsLive.make)
+  return Layer.mergeAll(Gc.layer, previews).pipe(Layer.provideMerge(sandboxes), Layer.provide(NodePlatform.layer))
 }
