@@ -1,6 +1,6 @@
+import type { Duplex } from "node:stream"
 import type { ImageBuildRequest, ImageInfo } from "@prbox/domain"
 import { Context, type Effect } from "effect"
-import type { Duplex } from "node:stream"
 import type { ImageBuildFailed, PortClosed, PortTaken, PreviewUnavailable, RuntimeError } from "./Errors.ts"
 
 /**
