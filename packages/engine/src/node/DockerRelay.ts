@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs"
+import type { Socket } from "node:net"
 import type { DockerShape } from "@prbox/docker"
 import { Effect, Schedule, Semaphore } from "effect"
 import { PREVIEW_RELAY_PORT } from "../CodeServerSpec.ts"
@@ -103,22 +104,22 @@ export const makeDockerRelay = Effect.fnUntraced(function* (docker: DockerShape)
     )
   })
 
-  /** The stream after `ok`, or the error the relay's answer means. */
-  const opened = (containerId: string, port: number | undefined, answer: RelayAnswer) => {
+  /** The stream after `ok`, else what the relay's answer means (`closed` only for a `connect`). */
+  const opened = (
+    containerId: string,
+    port: number | undefined,
+    answer: RelayAnswer
+  ): Effect.Effect<Socket, RuntimeError | PortClosed> => {
+    if (answer._tag === "Ok") return Effect.succeed(answer.socket)
+    if (answer._tag === "Closed" && port !== undefined) return Effect.fail(new PortClosed({ id: containerId, port }))
+    hostPorts.delete(containerId)
     switch (answer._tag) {
-      case "Ok":
-        return Effect.succeed(answer.socket)
-      case "Closed":
-        return Effect.fail(new PortClosed({ id: containerId, port: port ?? 0 }))
       case "Denied":
-        hostPorts.delete(containerId)
         return Effect.fail(relayError("the relay refused the sandbox's token"))
       case "Failed":
-        hostPorts.delete(containerId)
         return Effect.fail(relayError(answer.reason))
-      case "NoAnswer":
-        hostPorts.delete(containerId)
-        return Effect.fail(relayError("the relay closed the connection"))
+      default:
+        return Effect.fail(relayError("the relay gave no answer"))
     }
   }
 
@@ -129,7 +130,9 @@ export const makeDockerRelay = Effect.fnUntraced(function* (docker: DockerShape)
     }),
     listeningPorts: Effect.fn("DockerRuntime.listeningPorts")(function* (containerId: string, access: RelayAccess) {
       const answer = yield* ask(containerId, portsRequest(access.token), access)
-      const socket = yield* opened(containerId, undefined, answer)
+      const socket = yield* opened(containerId, undefined, answer).pipe(
+        Effect.catchTag("PortClosed", () => Effect.fail(relayError("unexpected answer")))
+      )
       const text = yield* readToEnd(socket).pipe(Effect.mapError(relayError))
       return parseListening(text)
     }),
