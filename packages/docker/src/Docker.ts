@@ -41,6 +41,11 @@ export interface ContainerSpec {
    * Docker picks a free one at every start, so it changes across restarts.
    */
   readonly hostPort?: number
+  /**
+   * More container ports to publish on 127.0.0.1, each at a host port Docker
+   * picks at every start (see ContainerInfo.publishedPorts).
+   */
+  readonly extraPorts?: ReadonlyArray<number>
   readonly cpus?: number
   readonly memoryBytes?: number
   readonly pidsLimit?: number
@@ -70,8 +75,10 @@ export interface ContainerInfo {
   readonly image: string
   readonly state: ContainerState
   readonly labels: Readonly<Record<string, string>>
-  /** The port published on 127.0.0.1; absent while the container is not running. */
+  /** The host port `exposedPort` is published on (127.0.0.1); absent while the container is not running. */
   readonly hostPort: number | undefined
+  /** Container port → host port on 127.0.0.1, for every published port; empty while not running. */
+  readonly publishedPorts: Readonly<Record<number, number>>
   /** The user the container runs as ("" for the image default). */
   readonly user: string
 }
@@ -92,6 +99,14 @@ export interface ExecOptions {
   readonly timeoutMs: number
   /** Cap on each of stdout and stderr; the rest is read and dropped. */
   readonly maxOutputBytes: number
+}
+
+export interface DetachedExecOptions {
+  readonly argv: ReadonlyArray<string>
+  readonly user?: string
+  /** Values may be secrets: never echoed in an error. */
+  readonly env?: Readonly<Record<string, string>>
+  readonly cwd?: string
 }
 
 export interface ExecResult {
@@ -164,6 +179,11 @@ export interface DockerShape {
     id: string,
     options: ExecOptions
   ) => Effect.Effect<ExecResult, ContainerNotFound | ExecTimeout | Unreachable>
+  /** Starts `argv` in the container and returns at once: nothing waits for it or reads its output. */
+  readonly execDetached: (
+    id: string,
+    options: DetachedExecOptions
+  ) => Effect.Effect<void, ContainerNotFound | Unreachable>
   /**
    * Whether `path` exists in the container's filesystem; works on a container
    * that was created and never started.

@@ -45,12 +45,26 @@ const engineDate = (text: string): Date | undefined => {
 // Docker names carry a leading "/".
 const containerName = (name: string): string => name.replace(/^\//, "")
 
+/**
+ * Names the container port `hostPort` reports, on a container that publishes
+ * more than one (Docker keeps its port maps unordered).
+ */
+export const EXPOSED_PORT_LABEL = "dev.prbox.docker.exposed-port"
+
+// Only the 127.0.0.1 bindings count: those are the ones we ask for.
+const loopbackBindings = (ports: typeof InspectAnswer.Type.NetworkSettings.Ports): Record<number, number> =>
+  Object.fromEntries(
+    Object.entries(ports ?? {}).flatMap(([key, bindings]) => {
+      const binding = bindings?.find((candidate) => candidate.HostIp === "127.0.0.1")
+      return binding === undefined ? [] : [[Number.parseInt(key, 10), Number(binding.HostPort)]]
+    })
+  )
+
 export const toInfo = (answer: typeof InspectAnswer.Type): ContainerInfo => {
-  // The published port is the one we asked to bind; report its 127.0.0.1 binding only.
-  const requested = Object.keys(answer.HostConfig.PortBindings ?? {})
-  const binding = requested
-    .flatMap((port) => answer.NetworkSettings.Ports?.[port] ?? [])
-    .find((candidate) => candidate.HostIp === "127.0.0.1")
+  const publishedPorts = loopbackBindings(answer.NetworkSettings.Ports)
+  // Containers made before the label publish exactly one port.
+  const exposed =
+    answer.Config.Labels?.[EXPOSED_PORT_LABEL] ?? Object.keys(answer.HostConfig.PortBindings ?? {})[0] ?? ""
   return {
     id: answer.Id,
     name: containerName(answer.Name),
@@ -63,7 +77,8 @@ export const toInfo = (answer: typeof InspectAnswer.Type): ContainerInfo => {
       finishedAt: engineDate(answer.State.FinishedAt)
     },
     labels: answer.Config.Labels ?? {},
-    hostPort: binding === undefined ? undefined : Number(binding.HostPort),
+    hostPort: publishedPorts[Number.parseInt(exposed, 10)],
+    publishedPorts,
     user: answer.Config.User
   }
 }

@@ -1,7 +1,7 @@
 import { Readable } from "node:stream"
 import Dockerode from "dockerode"
 import { Effect, Layer, Schedule } from "effect"
-import type { ExecResult } from "./Docker.ts"
+import type { DetachedExecOptions, ExecResult } from "./Docker.ts"
 import { Docker } from "./Docker.ts"
 import {
   ContainerAlreadyStarted,
@@ -15,7 +15,15 @@ import {
   NameConflict,
   PortInUse
 } from "./DockerError.ts"
-import { ExecAnswer, InspectAnswer, ListAnswer, toInfo, toSummary, VersionAnswer } from "./EngineAnswers.ts"
+import {
+  EXPOSED_PORT_LABEL,
+  ExecAnswer,
+  InspectAnswer,
+  ListAnswer,
+  toInfo,
+  toSummary,
+  VersionAnswer
+} from "./EngineAnswers.ts"
 import { call, decode, envList } from "./EngineCall.ts"
 import { cappedSink, type Demux, runExec } from "./ExecOutput.ts"
 import { images } from "./NodeImages.ts"
@@ -58,6 +66,27 @@ export const make = (options: Options = {}): Effect.Effect<Docker["Service"], En
         Effect.flatMap(decode("container.exec", ExecAnswer))
       )
 
+    // Env values may be secrets: the engine's messages are redacted of them.
+    const createExec = (id: string, options: DetachedExecOptions, { attach }: { readonly attach: boolean }) =>
+      Effect.flatMap(envList("container.exec", options.env ?? {}), (env) =>
+        call(
+          "container.exec",
+          () =>
+            api.getContainer(id).exec({
+              Cmd: [...options.argv],
+              AttachStdin: false,
+              AttachStdout: attach,
+              AttachStderr: attach,
+              Tty: false,
+              Env: env,
+              User: options.user,
+              WorkingDir: options.cwd
+            }),
+          { 404: ContainerNotFound },
+          Object.values(options.env ?? {})
+        )
+      )
+
     return Docker.of({
       ping: Effect.fn("Docker.ping")(function* () {
         yield* call("engine.ping", () => api.ping(), {})
@@ -74,6 +103,8 @@ export const make = (options: Options = {}): Effect.Effect<Docker["Service"], En
 
       createContainer: Effect.fn("Docker.createContainer")(function* (spec) {
         const port = `${spec.exposedPort}/tcp`
+        // Docker picks the host port of each extra port at every start.
+        const extra = (spec.extraPorts ?? []).map((extraPort) => `${extraPort}/tcp`)
         const env = yield* envList("container.create", spec.env)
         const container = yield* call(
           "container.create",
@@ -84,13 +115,14 @@ export const make = (options: Options = {}): Effect.Effect<Docker["Service"], En
               Entrypoint: spec.entrypoint === undefined ? undefined : [...spec.entrypoint],
               Cmd: spec.cmd === undefined ? undefined : [...spec.cmd],
               Env: env,
-              Labels: { ...spec.labels },
+              Labels: { ...spec.labels, [EXPOSED_PORT_LABEL]: String(spec.exposedPort) },
               User: spec.user,
               WorkingDir: spec.workingDir,
-              ExposedPorts: { [port]: {} },
+              ExposedPorts: Object.fromEntries([port, ...extra].map((key) => [key, {}])),
               HostConfig: {
-                // Never on all interfaces: the port serves a password-protected IDE to this machine only.
+                // Never on all interfaces: the ports serve this machine only.
                 PortBindings: {
+                  ...Object.fromEntries(extra.map((key) => [key, [{ HostIp: "127.0.0.1", HostPort: "" }]])),
                   [port]: [{ HostIp: "127.0.0.1", HostPort: spec.hostPort === undefined ? "" : String(spec.hostPort) }]
                 },
                 // Mounts rather than Binds: a missing host path fails instead of being created as root.
@@ -171,23 +203,7 @@ export const make = (options: Options = {}): Effect.Effect<Docker["Service"], En
 
       exec: Effect.fn("Docker.exec")(function* (id, options) {
         const secrets = Object.values(options.env ?? {})
-        const env = yield* envList("container.exec", options.env ?? {})
-        const exec = yield* call(
-          "container.exec",
-          () =>
-            api.getContainer(id).exec({
-              Cmd: [...options.argv],
-              AttachStdin: false,
-              AttachStdout: true,
-              AttachStderr: true,
-              Tty: false,
-              Env: env,
-              User: options.user,
-              WorkingDir: options.cwd
-            }),
-          { 404: ContainerNotFound },
-          secrets
-        )
+        const exec = yield* createExec(id, options, { attach: true })
         const output = yield* runExec(demux, exec, options.maxOutputBytes, secrets).pipe(
           Effect.timeoutOrElse({
             duration: options.timeoutMs,
@@ -210,6 +226,18 @@ export const make = (options: Options = {}): Effect.Effect<Docker["Service"], En
         }
         const result: ExecResult = { exitCode: state.ExitCode, ...output }
         return result
+      }),
+
+      execDetached: Effect.fn("Docker.execDetached")(function* (id, options) {
+        const secrets = Object.values(options.env ?? {})
+        const exec = yield* createExec(id, options, { attach: false })
+        // The engine answers once the process is started; its (empty) body is drained to free the connection.
+        yield* call(
+          "container.exec",
+          () => exec.start({ Detach: true }).then((answer: Readable | undefined) => void answer?.resume()),
+          { 404: ContainerNotFound },
+          secrets
+        )
       }),
 
       hasPath: Effect.fn("Docker.hasPath")(function* (id, path) {

@@ -298,6 +298,66 @@ layer(NodeDocker.layer(), { excludeTestServices: true })("NodeDocker against the
     })
   )
 
+  it.effect("publishes extra ports on 127.0.0.1 at ports Docker picks, and tells them apart from the main one", () =>
+    Effect.gen(function* () {
+      const docker = yield* Docker
+      // 7000 sorts before 8080 in Docker's port maps: hostPort must still be 8080's.
+      const { id, port } = yield* runningHealthz({ extraPorts: [7000, 9000] })
+
+      const raw = JSON.parse(execFileSync("docker", ["inspect", id], { encoding: "utf8" }))[0]
+      for (const extra of ["7000/tcp", "9000/tcp"]) {
+        assert.deepStrictEqual(raw.HostConfig.PortBindings[extra], [{ HostIp: "127.0.0.1", HostPort: "" }])
+      }
+      const info = yield* docker.inspect(id)
+      assert.deepStrictEqual(Object.keys(info.publishedPorts).map(Number), [7000, 8080, 9000])
+      for (const [containerPort, hostPort] of Object.entries(info.publishedPorts)) {
+        assert.deepStrictEqual(raw.NetworkSettings.Ports[`${containerPort}/tcp`], [
+          { HostIp: "127.0.0.1", HostPort: String(hostPort) }
+        ])
+      }
+      assert.strictEqual(info.hostPort, port)
+      assert.strictEqual(info.publishedPorts[8080], port)
+      assert.strictEqual((yield* httpGet(port, "/healthz")).status, 200)
+
+      yield* docker.stop(id, { timeoutSeconds: 10 })
+      assert.deepStrictEqual((yield* docker.inspect(id)).publishedPorts, {})
+    })
+  )
+
+  it.effect("starts a detached exec and returns while it runs, with its env, user and cwd", () =>
+    Effect.gen(function* () {
+      const docker = yield* Docker
+      const { id } = yield* runningHealthz()
+      yield* docker.execDetached(id, {
+        argv: [
+          "sh",
+          "-c",
+          'echo "$(id -u) $(pwd) $TOKEN" > /tmp/detached.tmp; mv /tmp/detached.tmp /tmp/detached; exec sleep 300'
+        ],
+        env: { TOKEN: fakePassword },
+        user: "4321",
+        cwd: "/tmp"
+      })
+      const written = yield* docker
+        .exec(id, { argv: ["cat", "/tmp/detached"], timeoutMs: 10_000, maxOutputBytes: 1024 })
+        .pipe(
+          Effect.filterOrFail((result) => result.exitCode === 0),
+          Effect.retry({ schedule: Schedule.spaced(25), times: 400 })
+        )
+      assert.strictEqual(written.stdout, `4321 /tmp ${fakePassword}\n`)
+      // Still running after the call returned: nothing waited for it.
+      const sleeping = yield* docker.exec(id, {
+        argv: ["sh", "-c", 'ps | grep -q "[s]leep 300"'],
+        timeoutMs: 10_000,
+        maxOutputBytes: 1024
+      })
+      assert.strictEqual(sleeping.exitCode, 0)
+
+      const gone = yield* Effect.flip(docker.execDetached(missingId, { argv: ["true"] }))
+      assert.strictEqual(gone._tag, "ContainerNotFound")
+    })
+  )
+
   it.effect("never puts env values into error messages", () =>
     Effect.gen(function* () {
       const docker = yield* Docker
@@ -323,8 +383,17 @@ layer(NodeDocker.layer(), { excludeTestServices: true })("NodeDocker against the
       const notRunning = yield* Effect.flip(
         docker.exec(id, { argv: ["true"], env: { TOKEN: fakePassword }, timeoutMs: 1000, maxOutputBytes: 10 })
       )
-      assert.deepStrictEqual([conflict._tag, notRunning._tag], ["NameConflict", "DockerEngineError"])
-      for (const failure of [emptyName, nulValue, execEnv, conflict, notRunning]) {
+      const detachedNotRunning = yield* Effect.flip(
+        docker.execDetached(id, { argv: ["true"], env: { TOKEN: fakePassword } })
+      )
+      const detachedEnv = yield* Effect.flip(
+        docker.execDetached(running.id, { argv: ["true"], env: { "": fakePassword } })
+      )
+      assert.deepStrictEqual(
+        [conflict._tag, notRunning._tag, detachedNotRunning._tag, detachedEnv._tag],
+        ["NameConflict", "DockerEngineError", "DockerEngineError", "DockerEngineError"]
+      )
+      for (const failure of [emptyName, nulValue, execEnv, conflict, notRunning, detachedNotRunning, detachedEnv]) {
         assert.notInclude(failure.message, fakePassword)
         assert.notInclude(String(failure), fakePassword)
         assert.notInclude(JSON.stringify(failure), fakePassword)

@@ -10,6 +10,8 @@ export const CODE_SERVER_PORT = 8080
 export const CONTAINER_HOME = "/home/prbox"
 /** The workspace folder of a sandbox without a devcontainer.json. */
 export const CONTAINER_WORKSPACE = "/workspace"
+/** Port prbox's preview relay (node/PreviewRelay.cjs) listens on inside the container. */
+export const PREVIEW_RELAY_PORT = 47919
 /** Where prbox's code-server distribution is mounted (read-only) in a sandbox. */
 export const CODE_SERVER_MOUNT = "/opt/prbox/code-server"
 
@@ -58,6 +60,8 @@ export interface SpecInput {
   readonly extraLabels: Readonly<Record<string, string>>
   /** The sandbox's host port, kept for its life: its URL. */
   readonly hostPort: number
+  /** `http://{{port}}.<id>.localhost:<previewPort>/`: tells apps (and code-server's Ports panel) their preview URL. */
+  readonly previewUrlTemplate?: string
 }
 
 /**
@@ -75,7 +79,8 @@ export const codeServerSpec = ({
   homePath,
   engineHome,
   extraLabels,
-  hostPort
+  hostPort,
+  previewUrlTemplate
 }: SpecInput): ContainerSpec => {
   const widening = plan.widening
   const cpus = plan.cpus ?? config.cpus
@@ -101,6 +106,9 @@ export const codeServerSpec = ({
       ...plan.remoteEnv,
       ...homeEnv,
       ...(plan.remoteUser === null ? {} : { USER: plan.remoteUser }),
+      ...(previewUrlTemplate === undefined
+        ? {}
+        : { PRBOX_PREVIEW_URL_TEMPLATE: previewUrlTemplate, VSCODE_PROXY_URI: previewUrlTemplate }),
       PASSWORD: row.accessPassword === null ? "" : Redacted.value(row.accessPassword)
     },
     labels: {
@@ -130,6 +138,7 @@ export const codeServerSpec = ({
     workingDir: plan.workspaceFolder,
     port: CODE_SERVER_PORT,
     hostPort,
+    relayPort: PREVIEW_RELAY_PORT,
     ...(cpus === undefined || cpus === null ? {} : { cpus }),
     ...(memoryMb === undefined || memoryMb === null ? {} : { memoryBytes: memoryMb * 1024 * 1024 }),
     ...(config.pidsLimit === undefined ? {} : { pidsLimit: config.pidsLimit })

@@ -4,6 +4,7 @@ import type { Sandbox, SandboxId } from "@prbox/domain"
 import { Clock, Effect } from "effect"
 import { TestClock } from "effect/testing"
 import { inject } from "vitest"
+import { PREVIEW_RELAY_PORT } from "../src/CodeServerSpec.ts"
 import { Gc, Reconciler, SandboxService } from "../src/index.ts"
 import { engineLayer } from "./engine-layer.ts"
 import {
@@ -29,14 +30,17 @@ const restarted = (id: SandboxId) =>
     return row
   })
 
-/** The row serves code-server on `port`, and its container publishes exactly there, on 127.0.0.1. */
+/**
+ * The row serves code-server on `port`, and its container publishes exactly
+ * there, on 127.0.0.1 (its preview relay's port too, where Docker picks).
+ */
 const servesOn = (row: Sandbox, port: number | null) =>
   Effect.gen(function* () {
     assert.isNotNull(port)
     assert.strictEqual(row.hostPort, port)
-    assert.deepStrictEqual(inspectContainer(row.containerId ?? "").HostConfig.PortBindings["8080/tcp"], [
-      { HostIp: "127.0.0.1", HostPort: String(port) }
-    ])
+    const bindings = inspectContainer(row.containerId ?? "").HostConfig.PortBindings
+    assert.deepStrictEqual(bindings["8080/tcp"], [{ HostIp: "127.0.0.1", HostPort: String(port) }])
+    assert.deepStrictEqual(bindings[`${PREVIEW_RELAY_PORT}/tcp`], [{ HostIp: "127.0.0.1", HostPort: "" }])
     assert.strictEqual((yield* healthz(port ?? 0)).status, 200)
   })
 

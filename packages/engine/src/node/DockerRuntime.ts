@@ -3,6 +3,7 @@ import { Effect, Fiber, Layer, Queue } from "effect"
 import { FetchHttpClient, HttpClient } from "effect/http"
 import { ContainerRuntime, type ContainerState, type ExecOutcome, type Health } from "../ContainerRuntime.ts"
 import { ImageBuildFailed, PortTaken, RuntimeError } from "../Errors.ts"
+import { makeDockerRelay } from "./DockerRelay.ts"
 import { freePort } from "./FreePort.ts"
 
 const STOP_TIMEOUT_SECONDS = 10
@@ -64,6 +65,8 @@ export const layer = Layer.effect(
         Effect.mapError(toRuntimeError)
       )
 
+    const previews = yield* makeDockerRelay(docker)
+
     return ContainerRuntime.of({
       ensureImage: Effect.fn("DockerRuntime.ensureImage")(function* (image, onProgress) {
         const present = yield* docker.imageExists(image).pipe(Effect.mapError(toRuntimeError))
@@ -106,6 +109,7 @@ export const layer = Layer.effect(
             workingDir: spec.workingDir,
             exposedPort: spec.port,
             ...(spec.hostPort === undefined ? {} : { hostPort: spec.hostPort }),
+            ...(spec.relayPort === undefined ? {} : { extraPorts: [spec.relayPort] }),
             init: true,
             ...(spec.cpus === undefined ? {} : { cpus: spec.cpus }),
             ...(spec.memoryBytes === undefined ? {} : { memoryBytes: spec.memoryBytes }),
@@ -140,6 +144,7 @@ export const layer = Layer.effect(
         ),
       destroy: (containerId) =>
         docker.remove(containerId, { force: true, volumes: true }).pipe(
+          Effect.ensuring(previews.forget(containerId)),
           Effect.as("removed" as const),
           Effect.catchTag("ContainerNotFound", () => Effect.succeed("absent" as const)),
           Effect.mapError(toRuntimeError)
@@ -168,9 +173,8 @@ export const layer = Layer.effect(
             ),
             Effect.mapError(toRuntimeError)
           ),
-      // Implemented by the relay work (issue 12).
-      connect: () => Effect.die("not implemented"),
-      listeningPorts: () => Effect.die("not implemented"),
+      connect: previews.connect,
+      listeningPorts: previews.listeningPorts,
       hasPath: (containerId, path) => docker.hasPath(containerId, path).pipe(Effect.mapError(toRuntimeError)),
       health: (hostPort) =>
         http.get(`http://127.0.0.1:${hostPort}/healthz`).pipe(

@@ -1,0 +1,67 @@
+import { createServer, type Socket } from "node:net"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { handshake, parseListening, readToEnd } from "../src/node/RelayClient.ts"
+
+/** A stand-in relay on 127.0.0.1 that answers every request with `answer` in one write. */
+const standIn = (answer: string) =>
+  Effect.acquireRelease(
+    Effect.callback<{ readonly port: number; readonly close: () => void }>((resume) => {
+      const sockets = new Set<Socket>()
+      const server = createServer((socket) => {
+        sockets.add(socket)
+        socket.once("data", () => socket.end(answer))
+      })
+      server.listen(0, "127.0.0.1", () => {
+        const address = server.address()
+        const close = () => {
+          for (const socket of sockets) socket.destroy()
+          server.close()
+        }
+        resume(Effect.succeed({ port: typeof address === "object" && address !== null ? address.port : 0, close }))
+      })
+    }),
+    ({ close }) => Effect.sync(close)
+  )
+
+describe("the relay's host side", () => {
+  it.effect("keeps the app's bytes that arrive in the same packet as `ok`", () =>
+    Effect.gen(function* () {
+      const relay = yield* standIn("ok\nearly bytes from the app")
+      const answer = yield* handshake(relay.port, "PRBOX-RELAY/1 token connect 3000\n")
+      assert.strictEqual(answer._tag, "Ok")
+      if (answer._tag !== "Ok") return
+      assert.strictEqual(yield* readToEnd(answer.socket), "early bytes from the app")
+    })
+  )
+
+  it.effect("tells the relay's answers apart, and a connection closed without one", () =>
+    Effect.gen(function* () {
+      for (const [line, tag] of [
+        ["closed\n", "Closed"],
+        ["denied\n", "Denied"],
+        ["error ETIMEDOUT\n", "Failed"],
+        ["", "NoAnswer"]
+      ] as const) {
+        const relay = yield* standIn(line)
+        const answer = yield* handshake(relay.port, "PRBOX-RELAY/1 token connect 3000\n")
+        assert.strictEqual(answer._tag, tag, line)
+        if (answer._tag === "Failed") assert.strictEqual(answer.reason, "ETIMEDOUT")
+      }
+    })
+  )
+
+  it("reads the listening ports of /proc/net/tcp and tcp6, unique and ascending", () => {
+    const text = [
+      "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode",
+      "   0: 00000000:0BB8 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 1",
+      "   1: 0100007F:0BB9 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 2",
+      "   2: 0100007F:0BB8 0100007F:D2F0 01 00000000:00000000 00:00000000 00000000  1000        0 3",
+      "   3: 0100007F:1F90 0100007F:A000 06 00000000:00000000 00:00000000 00000000  1000        0 4",
+      "  sl  local_address                         remote_address                        st",
+      "   0: 00000000000000000000000001000000:0BB8 00000000000000000000000000000000:0000 0A",
+      "   1: 00000000000000000000000001000000:0050 00000000000000000000000000000000:0000 0A"
+    ].join("\n")
+    assert.deepStrictEqual(parseListening(text), [80, 3000, 3001])
+  })
+})
