@@ -6,7 +6,7 @@ import { PortList } from "@prbox/protocol"
 import { chromium } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeRemote, type TestRemote } from "../../../packages/git/test/helpers.ts"
-import { hostOf, portsOf, preview, previewHome, pushApp, startApp, stopApp, tokenOf } from "./preview-support.ts"
+import { hostOf, portsOf, preview, previewHome, startApp, stopApp, tokenOf } from "./preview-support.ts"
 import { CLI_MAIN, call, decode, prbox, socketOf, tearDown, until } from "./support.ts"
 
 let home: string
@@ -235,7 +235,9 @@ describe("previews through prboxd", () => {
       const echoed = await page.evaluate(
         () =>
           new Promise<string>((resolve, reject) => {
-            const socket = new WebSocket(`${location.origin.replace("http", "ws")}/ws`)
+            // Runs in the page: its own origin, as ws://.
+            const origin = (globalThis as unknown as { location: { origin: string } }).location.origin
+            const socket = new WebSocket(`${origin.replace("http", "ws")}/ws`)
             socket.onopen = () => socket.send("from the browser")
             socket.onmessage = (event) => resolve(String(event.data))
             socket.onerror = () => reject(new Error("WebSocket failed"))

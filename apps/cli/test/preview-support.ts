@@ -2,9 +2,9 @@ import { symlinkSync } from "node:fs"
 import { request } from "node:http"
 import { join } from "node:path"
 import { PortList } from "@prbox/protocol"
-import { startPreviewAppArgv, stopPreviewAppArgv } from "../../../scripts/testing/preview-app.ts"
 import { codeServerImage } from "../../../scripts/images/code-server.ts"
 import { imageTag } from "../../../scripts/images/images.ts"
+import { startPreviewAppArgv, stopPreviewAppArgv } from "../../../scripts/testing/preview-app.ts"
 import { call, decode, makeHome, socketOf } from "./support.ts"
 
 /**

@@ -1,9 +1,16 @@
 import type { Duplex } from "node:stream"
 import type { PreviewPort, SandboxConflict, SandboxId, SandboxNotFound } from "@prbox/domain"
 import { Context, type Effect } from "effect"
-import type { InvalidConfig, PortClosed, PreviewUnavailable, RuntimeError, StoreFailure } from "./Errors.ts"
+import type {
+  HostFailure,
+  InvalidConfig,
+  PortClosed,
+  PreviewUnavailable,
+  RuntimeError,
+  StoreFailure
+} from "./Errors.ts"
 
-type Reach = SandboxNotFound | SandboxConflict | PreviewUnavailable | RuntimeError | StoreFailure
+type Reach = SandboxNotFound | SandboxConflict | PreviewUnavailable | RuntimeError | HostFailure | StoreFailure
 
 /**
  * The engine's side of previews: reaching a running sandbox's ports through

@@ -101,12 +101,15 @@ export const make = Effect.gen(function* () {
       return { token: relayToken(yield* password(row)), node: [node], user } satisfies RelayAccess
     })
 
-  const rewrap = (id: SandboxId) => (error: PortClosed | PreviewUnavailable | RuntimeError) =>
-    error._tag === "PortClosed"
-      ? new PortClosed({ id, port: error.port })
-      : error._tag === "PreviewUnavailable"
-        ? new PreviewUnavailable({ id, reason: error.reason.replaceAll("<id>", id) })
-        : error
+  /** The runtime's errors name the container; callers know the sandbox. */
+  const inSandbox =
+    (id: SandboxId) =>
+    <E>(error: E): E =>
+      error instanceof PreviewUnavailable
+        ? (new PreviewUnavailable({ id, reason: error.reason }) as E)
+        : error instanceof PortClosed
+          ? (new PortClosed({ id, port: error.port }) as E)
+          : error
 
   // A failed touch only delays gc's view of the activity; the next traffic tries again.
   const activity = (id: SandboxId) =>
@@ -133,7 +136,7 @@ export const make = Effect.gen(function* () {
       const { row, containerId, workspacePath } = yield* runningRow(id)
       const ports = yield* runtime
         .listeningPorts(containerId, yield* relayOf(row, workspacePath))
-        .pipe(Effect.mapError(rewrap(id)))
+        .pipe(Effect.mapError(inSandbox(id)))
       discovered.set(id, { at: now, ports })
       return ports
     })
@@ -155,7 +158,7 @@ export const make = Effect.gen(function* () {
     const { row, containerId, workspacePath } = yield* runningRow(id)
     const relay = yield* relayOf(row, workspacePath)
     yield* activity(id)
-    return yield* runtime.connect(containerId, port, relay).pipe(Effect.mapError(rewrap(id)))
+    return yield* runtime.connect(containerId, port, relay).pipe(Effect.mapError(inSandbox(id)))
   }, mapStoreErrors("preview.connect"))
 
   const knownPassword = (id: SandboxId) =>

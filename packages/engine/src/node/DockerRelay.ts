@@ -19,8 +19,7 @@ import {
 const RELAY_START_TIMEOUT = "5 seconds"
 const RELAY_RETRY = Schedule.spaced("100 millis")
 
-const MADE_BEFORE_PREVIEWS = (id: string) =>
-  `the sandbox was made before previews; \`prbox rebuild ${id}\` gives it previews`
+const MADE_BEFORE_PREVIEWS = "its container was made before previews: `prbox rebuild` gives it them"
 
 const relayError = (detail: string) => new RuntimeError({ operation: "preview.relay", detail })
 
@@ -50,7 +49,7 @@ export const makeDockerRelay = Effect.fnUntraced(function* (docker: DockerShape)
     if (!info.state.running) return yield* relayError("the container is not running")
     const hostPort = info.publishedPorts[PREVIEW_RELAY_PORT]
     if (hostPort === undefined) {
-      return yield* new PreviewUnavailable({ id: containerId, reason: MADE_BEFORE_PREVIEWS(containerId) })
+      return yield* new PreviewUnavailable({ id: containerId, reason: MADE_BEFORE_PREVIEWS })
     }
     hostPorts.set(containerId, hostPort)
     return hostPort

@@ -4,7 +4,7 @@
  */
 import { NodeDocker } from "@prbox/docker"
 import { Git, NodeGit, Workspaces } from "@prbox/git"
-import { SandboxRepo, Settings, layer as sqliteRepo } from "@prbox/store"
+import { SandboxRepo, layer as sqliteRepo } from "@prbox/store"
 import { type Context, Effect, Layer } from "effect"
 import type { AccountIdentity } from "../AccountIdentity.ts"
 import { Config, type PrboxConfig } from "../Config.ts"
