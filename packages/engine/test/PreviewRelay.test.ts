@@ -46,17 +46,25 @@ const sandbox = (overrides: Partial<ContainerSpec>) =>
     return id
   })
 
-/** A container with prbox's code-server distribution mounted (its Node runs the relay) and a relay port. */
-const withRelay = Effect.gen(function* () {
-  const dist = yield* ensureCodeServerDistribution({ dir: distDir, onProgress: () => Effect.void })
-  const node = `${CODE_SERVER_MOUNT}/${dist.node}`
-  const id = yield* sandbox({
-    binds: [{ hostPath: dist.root, containerPath: CODE_SERVER_MOUNT, readOnly: true }],
-    relayPort: PREVIEW_RELAY_PORT
+type Server = readonly [kind: "http" | "banner", host: string, port: number]
+
+/**
+ * A container with prbox's code-server distribution mounted (its Node runs
+ * the relay) and a relay port, with `servers` listening in it.
+ */
+const withRelay = (servers: ReadonlyArray<Server>) =>
+  Effect.gen(function* () {
+    const dist = yield* ensureCodeServerDistribution({ dir: distDir, onProgress: () => Effect.void })
+    const node = `${CODE_SERVER_MOUNT}/${dist.node}`
+    const id = yield* sandbox({
+      binds: [{ hostPath: dist.root, containerPath: CODE_SERVER_MOUNT, readOnly: true }],
+      relayPort: PREVIEW_RELAY_PORT
+    })
+    const access: RelayAccess = { token: randomBytes(32).toString("hex"), node: [node], user: USER }
+    for (const [kind, host, port] of servers) yield* startServer(id, node, kind, host, port)
+    yield* eventually(listeningByExec(id), (listening) => servers.every(([, , port]) => listening.includes(port)))
+    return { id, access }
   })
-  const access: RelayAccess = { token: randomBytes(32).toString("hex"), node: [node], user: USER }
-  return { id, node, access }
-})
 
 const sh = (id: string, script: string, user = USER) =>
   Effect.flatMap(ContainerRuntime, (runtime) =>
@@ -67,12 +75,9 @@ const sh = (id: string, script: string, user = USER) =>
 const listeningByExec = (id: string) =>
   Effect.map(sh(id, "cat /proc/net/tcp /proc/net/tcp6 2>/dev/null"), (outcome) => parseListening(outcome.output))
 
-const awaitListening = (id: string, ports: ReadonlyArray<number>) =>
-  listeningByExec(id).pipe(
-    Effect.filterOrFail((listening) => ports.every((port) => listening.includes(port))),
-    Effect.retry({ schedule: Schedule.spaced(50), times: 200 }),
-    Effect.orDie
-  )
+/** `effect` again until its result passes `done` (polled: the container's processes are not ours to latch). */
+const eventually = <A, E, R>(effect: Effect.Effect<A, E, R>, done: (value: A) => boolean) =>
+  effect.pipe(Effect.filterOrFail(done), Effect.retry({ schedule: Schedule.spaced(50), times: 200 }), Effect.orDie)
 
 /** Starts, in the background, a Node server answering `/path` with "<port> <path>" (HTTP) or a banner (raw TCP). */
 const startServer = (id: string, node: string, kind: "http" | "banner", host: string, port: number) => {
@@ -112,11 +117,11 @@ layer(runtimeLayer, { excludeTestServices: true })("the preview relay in a real 
     () =>
       Effect.gen(function* () {
         const runtime = yield* ContainerRuntime
-        const { id, node, access } = yield* withRelay
-        yield* startServer(id, node, "http", "0.0.0.0", 3000)
-        yield* startServer(id, node, "http", "127.0.0.1", 3001)
-        yield* startServer(id, node, "banner", "127.0.0.1", 3002)
-        yield* awaitListening(id, [3000, 3001, 3002])
+        const { id, access } = yield* withRelay([
+          ["http", "0.0.0.0", 3000],
+          ["http", "127.0.0.1", 3001],
+          ["banner", "127.0.0.1", 3002]
+        ])
         assert.deepStrictEqual(yield* relayPids(id), [])
 
         const wide = yield* exchange(yield* runtime.connect(id, 3000, access), httpGet("/wide?x=1"))
@@ -139,9 +144,7 @@ layer(runtimeLayer, { excludeTestServices: true })("the preview relay in a real 
   it.effect("refuses a wrong token without echoing it", () =>
     Effect.gen(function* () {
       const runtime = yield* ContainerRuntime
-      const { id, node, access } = yield* withRelay
-      yield* startServer(id, node, "http", "0.0.0.0", 3000)
-      yield* awaitListening(id, [3000])
+      const { id, access } = yield* withRelay([["http", "0.0.0.0", 3000]])
       // The relay runs with the right token: a request with another one is denied.
       yield* exchange(yield* runtime.connect(id, 3000, access), httpGet("/"))
       const forged = `forged-${randomBytes(8).toString("hex")}`
@@ -157,10 +160,10 @@ layer(runtimeLayer, { excludeTestServices: true })("the preview relay in a real 
   it.effect("lists the ports listening inside, and a stopped server goes from the list", () =>
     Effect.gen(function* () {
       const runtime = yield* ContainerRuntime
-      const { id, node, access } = yield* withRelay
-      yield* startServer(id, node, "http", "0.0.0.0", 3000)
-      yield* startServer(id, node, "http", "127.0.0.1", 3001)
-      yield* awaitListening(id, [3000, 3001])
+      const { id, access } = yield* withRelay([
+        ["http", "0.0.0.0", 3000],
+        ["http", "127.0.0.1", 3001]
+      ])
       const before = yield* runtime.listeningPorts(id, access)
       assert.includeMembers([...before], [3000, 3001, PREVIEW_RELAY_PORT])
       assert.deepStrictEqual(
@@ -169,10 +172,7 @@ layer(runtimeLayer, { excludeTestServices: true })("the preview relay in a real 
       )
 
       yield* sh(id, "kill $(cat /tmp/server-3001.pid)")
-      const after = yield* runtime.listeningPorts(id, access).pipe(
-        Effect.filterOrFail((ports) => !ports.includes(3001)),
-        Effect.retry({ schedule: Schedule.spaced(50), times: 100 })
-      )
+      const after = yield* eventually(runtime.listeningPorts(id, access), (ports) => !ports.includes(3001))
       assert.include([...after], 3000)
     }).pipe(bounded("listening ports", 120))
   )
@@ -180,18 +180,13 @@ layer(runtimeLayer, { excludeTestServices: true })("the preview relay in a real 
   it.effect("starts the relay again after it is killed, and after the container restarts on a new port", () =>
     Effect.gen(function* () {
       const runtime = yield* ContainerRuntime
-      const { id, node, access } = yield* withRelay
-      yield* startServer(id, node, "http", "127.0.0.1", 3000)
-      yield* awaitListening(id, [3000])
+      const { id, access } = yield* withRelay([["http", "127.0.0.1", 3000]])
       yield* exchange(yield* runtime.connect(id, 3000, access), httpGet("/first"))
       const [first] = yield* relayPids(id)
       assert.isDefined(first)
 
       yield* sh(id, `kill ${first}`)
-      yield* listeningByExec(id).pipe(
-        Effect.filterOrFail((ports) => !ports.includes(PREVIEW_RELAY_PORT)),
-        Effect.retry({ schedule: Schedule.spaced(50), times: 100 })
-      )
+      yield* eventually(listeningByExec(id), (ports) => !ports.includes(PREVIEW_RELAY_PORT))
       const again = yield* exchange(yield* runtime.connect(id, 3000, access), httpGet("/again"))
       assert.isTrue(again.endsWith("3000 /again"), again)
       const restarted = yield* relayPids(id)

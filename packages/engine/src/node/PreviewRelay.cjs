@@ -22,9 +22,14 @@ const listenPort = Number(process.env.PRBOX_RELAY_PORT)
 const digest = (text) => crypto.createHash("sha256").update(text).digest()
 const expected = digest(process.env.PRBOX_RELAY_TOKEN || "")
 const hasToken = (process.env.PRBOX_RELAY_TOKEN || "").length > 0
-delete process.env.PRBOX_RELAY_TOKEN
 
-const answer = (socket, line) => socket.end(`${line}\n`)
+// The last words on a connection: what the client still sends is read and dropped until it closes too.
+const finish = (socket, data) => {
+  socket.setTimeout(LINE_TIMEOUT_MS, () => socket.destroy())
+  socket.resume()
+  socket.end(data)
+}
+const answer = (socket, line) => finish(socket, `${line}\n`)
 
 // Whether a dial failure means "nothing listens here" (IPv6 off counts too).
 const notListening = (error) => ["ECONNREFUSED", "EADDRNOTAVAIL", "EAFNOSUPPORT", "ENETUNREACH"].includes(error.code)
@@ -88,7 +93,7 @@ const ports = (client) => {
     return
   }
   client.write("ok\n")
-  client.end(text)
+  finish(client, text)
 }
 
 const handle = (client, line, early) => {
@@ -102,7 +107,7 @@ const handle = (client, line, early) => {
   return answer(client, "error bad request")
 }
 
-const server = net.createServer({ allowHalfOpen: true, pauseOnConnect: false }, (client) => {
+const server = net.createServer({ allowHalfOpen: true }, (client) => {
   client.on("error", () => client.destroy())
   client.setTimeout(LINE_TIMEOUT_MS, () => client.destroy())
   let head = Buffer.alloc(0)
