@@ -3,6 +3,7 @@ import type { Duplex } from "node:stream"
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import { assert, layer } from "@effect/vitest"
 import { NodeDocker } from "@prbox/docker"
+import { listeningPorts } from "@prbox/domain"
 import { Effect, Layer, Schedule } from "effect"
 import { inject } from "vitest"
 import { codeServerImage } from "../../../scripts/images/code-server.ts"
@@ -13,7 +14,6 @@ import { CODE_SERVER_MOUNT, PREVIEW_RELAY_PORT } from "../src/CodeServerSpec.ts"
 import { ContainerRuntime, type ContainerSpec, type RelayAccess } from "../src/index.ts"
 import { ensureCodeServerDistribution } from "../src/node/CodeServerDistribution.ts"
 import { DockerRuntime } from "../src/node/index.ts"
-import { parseListening } from "../src/node/RelayClient.ts"
 import { bounded, healthzTag } from "./harness.ts"
 
 /** Built once by `scripts/setup --with-test-images` (global-setup passes where). */
@@ -73,7 +73,7 @@ const sh = (id: string, script: string, user = USER) =>
 
 /** What listens in the container, read with an exec: the test's view, independent of the relay. */
 const listeningByExec = (id: string) =>
-  Effect.map(sh(id, "cat /proc/net/tcp /proc/net/tcp6 2>/dev/null"), (outcome) => parseListening(outcome.output))
+  Effect.map(sh(id, "cat /proc/net/tcp /proc/net/tcp6 2>/dev/null"), (outcome) => listeningPorts(outcome.output))
 
 /** `effect` again until its result passes `done` (polled: the container's processes are not ours to latch). */
 const eventually = <A, E, R>(effect: Effect.Effect<A, E, R>, done: (value: A) => boolean) =>

@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Schedule } from "effect"
 import { freePort } from "../../docker/test/fixtures.ts"
-import { handshake, parseListening, RELAY_SOURCE_FILE, readToEnd } from "../src/node/RelayClient.ts"
+import { handshake, RELAY_SOURCE_FILE, readToEnd } from "../src/node/RelayClient.ts"
 
 /** A stand-in relay on 127.0.0.1 that answers every request with `answer` in one write. */
 const standIn = (answer: string) =>
@@ -53,20 +53,6 @@ describe("the relay's host side", () => {
       }
     })
   )
-
-  it("reads the listening ports of /proc/net/tcp and tcp6, unique and ascending", () => {
-    const text = [
-      "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode",
-      "   0: 00000000:0BB8 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 1",
-      "   1: 0100007F:0BB9 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 2",
-      "   2: 0100007F:0BB8 0100007F:D2F0 01 00000000:00000000 00:00000000 00000000  1000        0 3",
-      "   3: 0100007F:1F90 0100007F:A000 06 00000000:00000000 00:00000000 00000000  1000        0 4",
-      "  sl  local_address                         remote_address                        st",
-      "   0: 00000000000000000000000001000000:0BB8 00000000000000000000000000000000:0000 0A",
-      "   1: 00000000000000000000000001000000:0050 00000000000000000000000000000000:0000 0A"
-    ].join("\n")
-    assert.deepStrictEqual(parseListening(text), [80, 3000, 3001])
-  })
 })
 
 /** The relay itself, run by this host's Node on a free port until the scope closes. */

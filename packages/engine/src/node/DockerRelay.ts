@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs"
 import type { Socket } from "node:net"
 import type { DockerShape } from "@prbox/docker"
+import { listeningPorts } from "@prbox/domain"
 import { Effect, Schedule, Semaphore } from "effect"
 import { PREVIEW_RELAY_PORT } from "../CodeServerSpec.ts"
 import type { RelayAccess } from "../ContainerRuntime.ts"
@@ -8,7 +9,6 @@ import { PortClosed, PreviewUnavailable, RuntimeError } from "../Errors.ts"
 import {
   connectRequest,
   handshake,
-  parseListening,
   portsRequest,
   RELAY_SOURCE_FILE,
   type RelayAnswer,
@@ -133,7 +133,7 @@ export const makeDockerRelay = Effect.fnUntraced(function* (docker: DockerShape)
         Effect.catchTag("PortClosed", () => Effect.fail(relayError("unexpected answer")))
       )
       const text = yield* readToEnd(socket).pipe(Effect.mapError(relayError))
-      return parseListening(text)
+      return listeningPorts(text)
     }),
     /** Drops what is known of a removed container. */
     forget: (containerId: string) =>

@@ -102,17 +102,3 @@ export const readToEnd = (socket: Socket): Effect.Effect<string, string> =>
     socket.resume()
     return Effect.sync(() => socket.destroy())
   })
-
-/**
- * The TCP ports in LISTEN state (0A) in /proc/net/tcp and tcp6 text, unique
- * and ascending. Here only until the domain's `listeningPorts` lands.
- */
-export const parseListening = (text: string): ReadonlyArray<number> => {
-  const ports = new Set<number>()
-  for (const line of text.split("\n")) {
-    const [, local, , state] = line.trim().split(/\s+/)
-    const port = local?.split(":")[1]
-    if (state === "0A" && port !== undefined && /^[0-9A-Fa-f]{4}$/.test(port)) ports.add(Number.parseInt(port, 16))
-  }
-  return [...ports].sort((a, b) => a - b)
-}
