@@ -1,5 +1,4 @@
 import { createServer, type Server, type Socket } from "node:net"
-import type { Duplex } from "node:stream"
 import {
   bearerToken,
   cookieValue,
@@ -9,7 +8,7 @@ import {
   previewTarget,
   type SandboxId
 } from "@prbox/domain"
-import { Previews, SandboxService } from "@prbox/engine"
+import { type PortStream, Previews, SandboxService } from "@prbox/engine"
 import { Effect, Exit, Stream } from "effect"
 import { startupFailure } from "./Files.ts"
 import type { Limits } from "./Limits.ts"
@@ -103,10 +102,11 @@ export const servePreviews = (limits: Limits) =>
     }
 
     /** Joins the client to the app: idle connections end, either side's end or error ends both. */
-    const join = (socket: Socket, upstream: Duplex, first: Buffer, rest: Buffer, id: SandboxId) => {
+    const join = (socket: Socket, upstream: PortStream, first: Buffer, rest: Buffer, id: SandboxId) => {
+      const app = upstream.socket
       const end = () => {
         socket.destroy()
-        upstream.destroy()
+        app.destroy()
       }
       // Traffic is activity; the engine throttles the touch, this keeps it off the per-chunk path.
       let reported = 0
@@ -116,17 +116,17 @@ export const servePreviews = (limits: Limits) =>
         reported = now
         void run(previews.activity(id))
       }
-      for (const side of [socket, upstream]) {
+      for (const side of [socket, app]) {
         side.on("error", end)
         side.on("close", end)
-        side.on("data", activity)
       }
+      socket.on("data", activity)
       // Either direction moving keeps the connection: the client's socket sees both.
       socket.setTimeout(limits.previewIdleTimeoutMs, end)
-      upstream.write(first)
-      if (rest.length > 0) upstream.write(rest)
-      socket.pipe(upstream)
-      upstream.pipe(socket)
+      app.write(first)
+      if (rest.length > 0) app.write(rest)
+      socket.pipe(app)
+      upstream.pipeTo(socket)
     }
 
     const handle = async (socket: Socket) => {
@@ -199,7 +199,7 @@ export const servePreviews = (limits: Limits) =>
             return refuse(socket, head, "BadGateway", message)
         }
       }
-      if (socket.destroyed) return upstream.value.destroy()
+      if (socket.destroyed) return upstream.value.socket.destroy()
       // The path form's app sees its own path; one request per connection, as the next one's path is not
       // rewritten (an upgrade keeps its Connection header: what follows it is no longer HTTP).
       const upgrade = header(head, "upgrade") !== undefined

@@ -1,4 +1,5 @@
-import type { Duplex } from "node:stream"
+import type { Socket } from "node:net"
+import type { Writable } from "node:stream"
 import type { ImageBuildRequest, ImageInfo } from "@prbox/domain"
 import { Context, type Effect } from "effect"
 import type { ImageBuildFailed, PortClosed, PortTaken, PreviewUnavailable, RuntimeError } from "./Errors.ts"
@@ -81,6 +82,18 @@ export interface RelayAccess {
   readonly user: string
 }
 
+/** A connection to a port inside a sandbox; the caller owns it (destroys `socket`). */
+export interface PortStream {
+  /** Bytes written here reach the app; its events (`close`, `error`) are the connection's. */
+  readonly socket: Socket
+  /**
+   * Sends what the app writes to `destination` (ended when the app ends), one
+   * chunk at a time through one reused buffer: nothing is read from the app
+   * until `destination` took the last chunk. Call it once; nothing flows before.
+   */
+  readonly pipeTo: (destination: Writable) => void
+}
+
 export interface ContainerRuntimeShape {
   /** Makes the image available; a failed pull of a present image continues with it and says so. */
   readonly ensureImage: (
@@ -150,7 +163,7 @@ export interface ContainerRuntimeShape {
     containerId: string,
     port: number,
     relay: RelayAccess
-  ) => Effect.Effect<Duplex, RuntimeError | PortClosed | PreviewUnavailable>
+  ) => Effect.Effect<PortStream, RuntimeError | PortClosed | PreviewUnavailable>
   /** The TCP ports listening inside the container now (its /proc/net/tcp and tcp6), through the relay. */
   readonly listeningPorts: (
     containerId: string,

@@ -1,6 +1,6 @@
-import type { Duplex } from "node:stream"
 import type { PreviewPort, SandboxConflict, SandboxId, SandboxNotFound } from "@prbox/domain"
 import { Context, type Effect } from "effect"
+import type { PortStream } from "./ContainerRuntime.ts"
 import type {
   HostFailure,
   InvalidConfig,
@@ -24,7 +24,7 @@ export interface PreviewsShape {
    * A byte stream to `port` inside the running sandbox (the caller destroys it).
    * SandboxConflict when the sandbox is not running (the message says what to do).
    */
-  readonly connect: (id: SandboxId, port: number) => Effect.Effect<Duplex, Reach | PortClosed>
+  readonly connect: (id: SandboxId, port: number) => Effect.Effect<PortStream, Reach | PortClosed>
   /** Declared then discovered ports, with their access; discovers afresh (at most about once a second). */
   readonly ports: (id: SandboxId) => Effect.Effect<ReadonlyArray<PreviewPort>, Reach | InvalidConfig>
   /** The sandbox's preview token: scripts send it as `Authorization: Bearer`, browsers get it as a cookie. */

@@ -1,5 +1,4 @@
 import { randomBytes } from "node:crypto"
-import type { Duplex } from "node:stream"
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import { assert, layer } from "@effect/vitest"
 import { NodeDocker } from "@prbox/docker"
@@ -11,9 +10,10 @@ import { imageTag } from "../../../scripts/images/images.ts"
 import { TEST_RUN_LABEL } from "../../../scripts/testing/global-setup.ts"
 import { uniqueName } from "../../docker/test/fixtures.ts"
 import { CODE_SERVER_MOUNT, PREVIEW_RELAY_PORT } from "../src/CodeServerSpec.ts"
-import { ContainerRuntime, type ContainerSpec, type RelayAccess } from "../src/index.ts"
+import { ContainerRuntime, type ContainerSpec, type PortStream, type RelayAccess } from "../src/index.ts"
 import { ensureCodeServerDistribution } from "../src/node/CodeServerDistribution.ts"
 import { DockerRuntime } from "../src/node/index.ts"
+import { readToEnd } from "../src/node/RelayClient.ts"
 import { bounded, healthzTag } from "./harness.ts"
 
 /** Built once by `scripts/setup --with-test-images` (global-setup passes where). */
@@ -89,15 +89,14 @@ const startServer = (id: string, node: string, kind: "http" | "banner", host: st
 }
 
 /** Writes `request` and reads until the app closes. */
-const exchange = (stream: Duplex, request: string) =>
-  Effect.callback<string, Error>((resume) => {
-    const chunks: Array<Buffer> = []
-    stream.on("data", (chunk: Buffer) => chunks.push(chunk))
-    stream.on("end", () => resume(Effect.succeed(Buffer.concat(chunks).toString("utf8"))))
-    stream.on("error", (error) => resume(Effect.fail(error)))
-    stream.end(request)
-    return Effect.sync(() => stream.destroy())
-  }).pipe(Effect.ensuring(Effect.sync(() => stream.destroy())))
+const exchange = (stream: PortStream, request: string) =>
+  Effect.suspend(() => {
+    stream.socket.end(request)
+    return readToEnd(stream)
+  }).pipe(
+    Effect.mapError((reason) => new Error(reason)),
+    Effect.ensuring(Effect.sync(() => stream.socket.destroy()))
+  )
 
 const httpGet = (path: string) => `GET ${path} HTTP/1.1\r\nHost: app\r\nConnection: close\r\n\r\n`
 
@@ -208,7 +207,7 @@ layer(runtimeLayer, { excludeTestServices: true })("the preview relay in a real 
       const access: RelayAccess = { token: "unused", node: ["node"], user: USER }
       const failure = yield* Effect.flip(runtime.connect(id, 3000, access))
       assert.strictEqual(failure._tag, "PreviewUnavailable")
-      assert.include(failure.message, `prbox rebuild ${id}`)
+      assert.include(failure.message, "made before previews: `prbox rebuild` gives it them")
       const listing = yield* Effect.flip(runtime.listeningPorts(id, access))
       assert.strictEqual(listing._tag, "PreviewUnavailable")
     })

@@ -34,7 +34,7 @@ describe("the relay's host side", () => {
       const answer = yield* handshake(relay.port, "PRBOX-RELAY/1 token connect 3000\n")
       assert.strictEqual(answer._tag, "Ok")
       if (answer._tag !== "Ok") return
-      assert.strictEqual(yield* readToEnd(answer.socket), "early bytes from the app")
+      assert.strictEqual(yield* readToEnd(answer.stream), "early bytes from the app")
     })
   )
 
@@ -91,7 +91,7 @@ describe("the relay's checks of the request line", () => {
       }
       const ports = yield* handshake(port, "PRBOX-RELAY/1 the-token ports\n")
       assert.strictEqual(ports._tag, "Ok")
-      if (ports._tag === "Ok") assert.include(yield* readToEnd(ports.socket), "local_address")
+      if (ports._tag === "Ok") assert.include(yield* readToEnd(ports.stream), "local_address")
     }).pipe(Effect.orDie)
   )
 

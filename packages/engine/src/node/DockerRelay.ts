@@ -1,10 +1,9 @@
 import { readFileSync } from "node:fs"
-import type { Socket } from "node:net"
 import type { DockerShape } from "@prbox/docker"
 import { listeningPorts } from "@prbox/domain"
 import { Effect, Schedule, Semaphore } from "effect"
 import { PREVIEW_RELAY_PORT } from "../CodeServerSpec.ts"
-import type { RelayAccess } from "../ContainerRuntime.ts"
+import type { PortStream, RelayAccess } from "../ContainerRuntime.ts"
 import { PortClosed, PreviewUnavailable, RuntimeError } from "../Errors.ts"
 import {
   connectRequest,
@@ -108,8 +107,8 @@ export const makeDockerRelay = Effect.fnUntraced(function* (docker: DockerShape)
     containerId: string,
     port: number | undefined,
     answer: RelayAnswer
-  ): Effect.Effect<Socket, RuntimeError | PortClosed> => {
-    if (answer._tag === "Ok") return Effect.succeed(answer.socket)
+  ): Effect.Effect<PortStream, RuntimeError | PortClosed> => {
+    if (answer._tag === "Ok") return Effect.succeed(answer.stream)
     if (answer._tag === "Closed" && port !== undefined) return Effect.fail(new PortClosed({ id: containerId, port }))
     hostPorts.delete(containerId)
     switch (answer._tag) {
@@ -129,10 +128,10 @@ export const makeDockerRelay = Effect.fnUntraced(function* (docker: DockerShape)
     }),
     listeningPorts: Effect.fn("DockerRuntime.listeningPorts")(function* (containerId: string, access: RelayAccess) {
       const answer = yield* ask(containerId, portsRequest(access.token), access)
-      const socket = yield* opened(containerId, undefined, answer).pipe(
+      const stream = yield* opened(containerId, undefined, answer).pipe(
         Effect.catchTag("PortClosed", () => Effect.fail(relayError("unexpected answer")))
       )
-      const text = yield* readToEnd(socket).pipe(Effect.mapError(relayError))
+      const text = yield* readToEnd(stream).pipe(Effect.mapError(relayError))
       return listeningPorts(text)
     }),
     /** Drops what is known of a removed container. */

@@ -1,5 +1,7 @@
-import { connect, type Socket } from "node:net"
+import { connect } from "node:net"
+import { Writable } from "node:stream"
 import { Effect } from "effect"
+import type { PortStream } from "../ContainerRuntime.ts"
 
 /*
  * The host side of prbox's preview relay (PreviewRelay.cjs, protocol v1):
@@ -10,18 +12,32 @@ import { Effect } from "effect"
 export const RELAY_SOURCE_FILE = new URL("./PreviewRelay.cjs", import.meta.url)
 
 const MAX_STATUS_LINE = 256
+/** One read buffer per connection, reused for every chunk the app sends. */
+const READ_BUFFER_BYTES = 64 * 1024
 const STATUS_TIMEOUT_MS = 10_000
 const MAX_PORTS_TEXT = 8 * 1024 * 1024
 const PORTS_TIMEOUT_MS = 10_000
 
 export type RelayAnswer =
-  /** The stream after `ok`; any bytes that came with the status line are put back. */
-  | { readonly _tag: "Ok"; readonly socket: Socket }
+  /** The stream after `ok`; any bytes that came with the status line come first. */
+  | { readonly _tag: "Ok"; readonly stream: PortStream }
   | { readonly _tag: "Closed" }
   | { readonly _tag: "Denied" }
   | { readonly _tag: "Failed"; readonly reason: string }
   /** Refused, reset or closed before a status line: nothing listens behind the published port (yet). */
   | { readonly _tag: "NoAnswer" }
+
+/** A Writable that hands each chunk to `take` (synchronously) and is done when ended. */
+class WritableText extends Writable {
+  constructor(take: (chunk: Buffer) => void) {
+    super({
+      write: (chunk: Buffer, _encoding, done) => {
+        take(chunk)
+        done()
+      }
+    })
+  }
+}
 
 export const connectRequest = (token: string, port: number): string => `PRBOX-RELAY/1 ${token} connect ${port}\n`
 export const portsRequest = (token: string): string => `PRBOX-RELAY/1 ${token} ports\n`
@@ -29,48 +45,65 @@ export const portsRequest = (token: string): string => `PRBOX-RELAY/1 ${token} p
 // The relay runs in the sandbox: its words are shown only as short printable ASCII.
 const printable = (text: string): string => text.replace(/[^\x20-\x7e]/g, "?").slice(0, 80)
 
-const statusOf = (line: string, socket: Socket): RelayAnswer => {
-  if (line === "ok") return { _tag: "Ok", socket }
-  socket.destroy()
-  if (line === "closed") return { _tag: "Closed" }
-  if (line === "denied") return { _tag: "Denied" }
-  return { _tag: "Failed", reason: printable(line.startsWith("error ") ? line.slice(6) : line) }
-}
-
 /**
  * Sends `request` to the relay at 127.0.0.1:`hostPort`; an interruption or a
- * failure destroys the socket. The status line is taken with `read()`, so an
- * `Ok` socket is left as a fresh one: nothing flows until the caller reads.
+ * failure destroys the socket. The socket reads into one reused buffer
+ * (Node's `onread`): the status line is copied out of it, and after `ok` the
+ * app's bytes flow only into the destination given to `pipeTo`, the next read
+ * waiting until it took the last chunk. A large download through a preview so
+ * costs no garbage per chunk, where ordinary reads would allocate each one.
  */
 export const handshake = (hostPort: number, request: string): Effect.Effect<RelayAnswer> =>
   Effect.callback<RelayAnswer>((resume) => {
-    const socket = connect({ host: "127.0.0.1", port: hostPort })
     let head = Buffer.alloc(0)
+    let early = Buffer.alloc(0)
     let settled = false
+    let onChunk = (chunk: Buffer): boolean => {
+      head = Buffer.concat([head, chunk])
+      const end = head.indexOf(10)
+      if (end >= 0) {
+        // Bytes after the status line are the app's: kept for the destination.
+        early = Buffer.from(head.subarray(end + 1))
+        settle(statusOf(head.subarray(0, end).toString("latin1")))
+        return false
+      }
+      if (head.length > MAX_STATUS_LINE) settle({ _tag: "Failed", reason: "status line too long" })
+      return true
+    }
+    const socket = connect({
+      host: "127.0.0.1",
+      port: hostPort,
+      onread: {
+        buffer: Buffer.allocUnsafe(READ_BUFFER_BYTES),
+        callback: (size, buffer) => onChunk(Buffer.from(buffer.buffer, buffer.byteOffset, size))
+      }
+    })
+    const pipeTo = (destination: Writable) => {
+      socket.once("end", () => destination.end())
+      onChunk = (chunk) => {
+        destination.write(chunk, () => socket.resume())
+        return false
+      }
+      if (early.length > 0) destination.write(early)
+      socket.resume()
+    }
+    const statusOf = (line: string): RelayAnswer => {
+      if (line === "ok") return { _tag: "Ok", stream: { socket, pipeTo } }
+      if (line === "closed") return { _tag: "Closed" }
+      if (line === "denied") return { _tag: "Denied" }
+      return { _tag: "Failed", reason: printable(line.startsWith("error ") ? line.slice(6) : line) }
+    }
     const noAnswer = () => settle({ _tag: "NoAnswer" })
     const settle = (answer: RelayAnswer) => {
       if (settled) return
       settled = true
       socket.setTimeout(0)
-      socket.removeListener("readable", onReadable).removeListener("error", noAnswer).removeListener("close", noAnswer)
+      socket.removeListener("error", noAnswer).removeListener("close", noAnswer)
       if (answer._tag !== "Ok") socket.destroy()
       resume(Effect.succeed(answer))
     }
-    const onReadable = () => {
-      for (let chunk: Buffer | null = socket.read(); chunk !== null; chunk = socket.read()) {
-        head = Buffer.concat([head, chunk])
-        const end = head.indexOf(10)
-        if (end >= 0) {
-          // Bytes after the status line are the app's: back onto the stream for the caller.
-          if (end + 1 < head.length) socket.unshift(head.subarray(end + 1))
-          return settle(statusOf(head.subarray(0, end).toString("latin1"), socket))
-        }
-        if (head.length > MAX_STATUS_LINE) return settle({ _tag: "Failed", reason: "status line too long" })
-      }
-    }
     socket.setTimeout(STATUS_TIMEOUT_MS, () => settle({ _tag: "Failed", reason: "no answer in time" }))
     socket.on("connect", () => socket.write(request))
-    socket.on("readable", onReadable)
     socket.on("error", noAnswer)
     socket.on("close", noAnswer)
     return Effect.sync(() => {
@@ -80,8 +113,9 @@ export const handshake = (hostPort: number, request: string): Effect.Effect<Rela
   })
 
 /** The rest of the stream as text (the `ports` answer), bounded in size and time. */
-export const readToEnd = (socket: Socket): Effect.Effect<string, string> =>
+export const readToEnd = (stream: PortStream): Effect.Effect<string, string> =>
   Effect.callback<string, string>((resume) => {
+    const { socket } = stream
     const chunks: Array<Buffer> = []
     let size = 0
     const fail = (reason: string) => {
@@ -89,16 +123,17 @@ export const readToEnd = (socket: Socket): Effect.Effect<string, string> =>
       resume(Effect.fail(reason))
     }
     socket.setTimeout(PORTS_TIMEOUT_MS, () => fail("no end in time"))
-    socket.on("data", (chunk: Buffer) => {
+    socket.on("error", () => fail("connection lost"))
+    // The chunks share the stream's read buffer: each is copied as it comes.
+    const collector = new WritableText((chunk) => {
       size += chunk.length
       if (size > MAX_PORTS_TEXT) fail("answer too long")
-      else chunks.push(chunk)
+      else chunks.push(Buffer.from(chunk))
     })
-    socket.on("error", () => fail("connection lost"))
-    socket.on("end", () => {
+    collector.on("finish", () => {
       socket.destroy()
       resume(Effect.succeed(Buffer.concat(chunks).toString("latin1")))
     })
-    socket.resume()
+    stream.pipeTo(collector)
     return Effect.sync(() => socket.destroy())
   })
