@@ -1,7 +1,7 @@
 // `pnpm bench preview`: requests/s and latency of a small app inside a real
 // sandbox, through prboxd's preview server and directly on the container's
 // bridge IP, with the same closed-loop generator on both arms.
-import { mkdirSync, writeFileSync } from "node:fs"
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import type { Agent, RequestOptions } from "node:http"
 import { join } from "node:path"
 import { codeServerImage } from "../images/code-server.ts"
@@ -26,7 +26,7 @@ import {
   table,
   writeResult
 } from "./common.ts"
-import { type Daemon, type DaemonUse, spawnDaemon, waitForHealth, watchDaemon } from "./daemon.ts"
+import { cpuSeconds, type Daemon, type DaemonUse, spawnDaemon, waitForHealth, watchDaemon } from "./daemon.ts"
 import { BENCH_LABEL } from "./engine.ts"
 import { benchRepo, DEFAULT_REPO } from "./repo.ts"
 
@@ -116,6 +116,42 @@ interface Target {
 interface Arm extends LoadRun {
   readonly name: string
   readonly daemon: DaemonUse
+  /** CPU of the app, the relay and its docker-proxy, in cores. */
+  readonly hops: Readonly<Record<Hop, number>>
+}
+
+/** The other processes a request passes: found by their command lines (NUL-separated in /proc). */
+const HOPS = {
+  app: (cmdline: string) => cmdline.includes(`prbox-preview-app-${APP_PORT}.cjs`),
+  relay: (cmdline: string) => cmdline.includes("PRBOX-RELAY/1"),
+  dockerProxy: (cmdline: string) => cmdline.includes("-container-port\u000047919")
+} as const
+
+const cpuOf = (matches: (cmdline: string) => boolean): number => {
+  let total = 0
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      if (matches(readFileSync(`/proc/${entry}/cmdline`, "latin1"))) total += cpuSeconds(Number(entry))
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return total
+}
+
+type Hop = keyof typeof HOPS
+
+/** CPU of the app, the relay and the relay port's docker-proxy over a span, in cores. */
+const watchHops = () => {
+  const started = performance.now()
+  const hops = Object.keys(HOPS) as Array<Hop>
+  const before = new Map(hops.map((hop) => [hop, cpuOf(HOPS[hop])]))
+  return (): Readonly<Record<Hop, number>> => {
+    const seconds = (performance.now() - started) / 1000
+    const cores = (hop: Hop) => (cpuOf(HOPS[hop]) - (before.get(hop) ?? 0)) / seconds
+    return { app: cores("app"), relay: cores("relay"), dockerProxy: cores("dockerProxy") }
+  }
 }
 
 /**
@@ -137,8 +173,9 @@ const measure = async (target: Target, options: PreviewOptions, daemonPid: numbe
   )
   await closedLoop(options.connections, WARMUP_MS, send)
   const watch = watchDaemon(daemonPid)
+  const hops = watchHops()
   const run = await closedLoop(options.connections, options.seconds * 1000, send)
-  const arm = { ...run, name: target.name, daemon: watch.stop() }
+  const arm = { ...run, name: target.name, daemon: watch.stop(), hops: hops() }
   log(
     `${target.name}: ${Math.round(arm.requestsPerSecond)} req/s, p50 ${ms(arm.p50Ms)}, p99 ${ms(arm.p99Ms)}, ` +
       `generator CPU ${Math.round(arm.generatorCores * 100)}%` +
@@ -158,7 +195,10 @@ const armJson = (arm: Arm) => ({
   maxMs: round(arm.maxMs, 2),
   generatorCpuCores: round(arm.generatorCores, 2),
   daemonCpuCores: round(arm.daemon.cores, 2),
-  daemonRssPeakMb: round(arm.daemon.rssPeakMb)
+  daemonRssPeakMb: round(arm.daemon.rssPeakMb),
+  appCpuCores: round(arm.hops.app, 2),
+  relayCpuCores: round(arm.hops.relay, 2),
+  dockerProxyCpuCores: round(arm.hops.dockerProxy, 2)
 })
 
 export const runPreview = async (options: PreviewOptions): Promise<void> => {
@@ -236,7 +276,19 @@ export const runPreview = async (options: PreviewOptions): Promise<void> => {
   )
   out.push(
     table(
-      ["arm", "req/s", "p50", "p99", "max", "failed", "generator CPU", "daemon CPU"],
+      [
+        "arm",
+        "req/s",
+        "p50",
+        "p99",
+        "max",
+        "failed",
+        "generator CPU",
+        "daemon CPU",
+        "docker-proxy CPU",
+        "relay CPU",
+        "app CPU"
+      ],
       [direct, preview].map((arm) => [
         arm.name,
         String(Math.round(arm.requestsPerSecond)),
@@ -245,7 +297,10 @@ export const runPreview = async (options: PreviewOptions): Promise<void> => {
         ms(arm.maxMs),
         String(arm.failed),
         `${Math.round(arm.generatorCores * 100)}%`,
-        `${Math.round(arm.daemon.cores * 100)}%`
+        `${Math.round(arm.daemon.cores * 100)}%`,
+        `${Math.round(arm.hops.dockerProxy * 100)}%`,
+        `${Math.round(arm.hops.relay * 100)}%`,
+        `${Math.round(arm.hops.app * 100)}%`
       ])
     ),
     ""

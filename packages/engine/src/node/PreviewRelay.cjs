@@ -36,7 +36,7 @@ const notListening = (error) => ["ECONNREFUSED", "EADDRNOTAVAIL", "EAFNOSUPPORT"
 
 const dial = (port, hosts, done) => {
   const [host, ...rest] = hosts
-  const upstream = net.connect({ host, port, allowHalfOpen: true })
+  const upstream = net.connect({ host, port, allowHalfOpen: true, noDelay: true })
   upstream.setTimeout(DIAL_TIMEOUT_MS, () =>
     upstream.destroy(Object.assign(new Error("timeout"), { code: "ETIMEDOUT" }))
   )
@@ -107,7 +107,8 @@ const handle = (client, line, early) => {
   return answer(client, "error bad request")
 }
 
-const server = net.createServer({ allowHalfOpen: true }, (client) => {
+// No Nagle: a request or an answer goes out at once, never held back for the next write.
+const server = net.createServer({ allowHalfOpen: true, noDelay: true }, (client) => {
   client.on("error", () => client.destroy())
   client.setTimeout(LINE_TIMEOUT_MS, () => client.destroy())
   let head = Buffer.alloc(0)

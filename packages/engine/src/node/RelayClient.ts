@@ -73,6 +73,7 @@ export const handshake = (hostPort: number, request: string): Effect.Effect<Rela
     const socket = connect({
       host: "127.0.0.1",
       port: hostPort,
+      noDelay: true,
       onread: {
         buffer: Buffer.allocUnsafe(READ_BUFFER_BYTES),
         callback: (size, buffer) => onChunk(Buffer.from(buffer.buffer, buffer.byteOffset, size))
