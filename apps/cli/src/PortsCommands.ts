@@ -107,7 +107,7 @@ const previewToken = Command.make(
   )
 ).pipe(
   Command.withDescription(
-    'Print the token scripts send to a sandbox\'s previews: curl -H "Authorization: Bearer $(prbox preview-token <id>)" <url>. It changes when the sandbox is rebuilt.'
+    "Print the token scripts send to a sandbox's previews: curl -H \"Authorization: Bearer $(prbox preview-token <id>)\" <url>. It is derived from the sandbox's password and lasts as long as the sandbox."
   )
 )
 

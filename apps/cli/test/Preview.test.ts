@@ -6,7 +6,7 @@ import { PortList } from "@prbox/protocol"
 import { chromium } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeRemote, type TestRemote } from "../../../packages/git/test/helpers.ts"
-import { hostOf, portsOf, preview, previewHome, startApp, stopApp, tokenOf } from "./preview-support.ts"
+import { heldConnection, hostOf, portsOf, preview, previewHome, startApp, stopApp, tokenOf } from "./preview-support.ts"
 import { CLI_MAIN, call, decode, prbox, socketOf, tearDown, until } from "./support.ts"
 
 let home: string
@@ -16,8 +16,11 @@ let two = ""
 let previewPort = 0
 let token = ""
 
+/** The daemon `prbox open` starts gets these bounds: small, so the tests reach them. */
+const LIMITS = { PRBOXD_PREVIEW_MAX_PER_SANDBOX: "12", PRBOXD_PREVIEW_IDLE_TIMEOUT_MS: "3000" }
+
 const openPr = async (pr: number): Promise<string> => {
-  const run = await prbox(home, ["open", remote.path, "--pr", String(pr)])
+  const run = await prbox(home, ["open", remote.path, "--pr", String(pr)], LIMITS)
   const id = /sandbox ([a-z0-9]{12}) is running/.exec(run.stdout)?.[1]
   if (id === undefined) throw new Error(`open failed: ${run.stdout}${run.stderr}`)
   return id
@@ -128,6 +131,34 @@ describe("previews through prboxd", () => {
     const closed = await preview(previewPort, { host: hostOf(one, 3999, previewPort), headers: bearer() })
     expect(closed.status).toBe(404)
     expect(closed.text).toContain("nothing listens on port 3999")
+  })
+
+  it("bounds a sandbox's connections (503 past the cap) and ends idle ones", async () => {
+    const held = await Promise.all(
+      Array.from({ length: 12 }, () => heldConnection(previewPort, hostOf(one, 3000, previewPort), token))
+    )
+    const refused = await preview(previewPort, { host: hostOf(one, 3000, previewPort), headers: bearer() })
+    expect(refused.status).toBe(503)
+    expect(refused.headers["retry-after"]).toBe("1")
+    // Another sandbox has its own cap.
+    const other = await preview(previewPort, {
+      host: hostOf(two, 3000, previewPort),
+      headers: { authorization: `Bearer ${await tokenOf(home, two)}` }
+    })
+    expect(other.status).toBe(200)
+    // Idle past the timeout, each held connection is closed by the daemon (a latch on `close`, no sleep).
+    await Promise.all(held.map((connection) => connection.closed))
+    expect((await preview(previewPort, { host: hostOf(one, 3000, previewPort), headers: bearer() })).status).toBe(200)
+  })
+
+  it("the sandbox's commands see the preview URL template", async () => {
+    const answer = await call(socketOf(home), {
+      method: "POST",
+      path: `/v1/sandboxes/${one}/exec`,
+      body: JSON.stringify({ argv: ["sh", "-c", "echo $PRBOX_PREVIEW_URL_TEMPLATE $VSCODE_PROXY_URI"] })
+    })
+    const template = `http://{{port}}.${one}.localhost:${previewPort}/`
+    expect((answer.json() as { output: string }).output.trim()).toBe(`${template} ${template}`)
   })
 
   it("a WebSocket echoes through the preview", async () => {

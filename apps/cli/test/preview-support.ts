@@ -1,5 +1,6 @@
 import { symlinkSync } from "node:fs"
 import { request } from "node:http"
+import { connect } from "node:net"
 import { join } from "node:path"
 import { PortList } from "@prbox/protocol"
 import { codeServerImage } from "../../../scripts/images/code-server.ts"
@@ -82,3 +83,20 @@ export const preview = (
 
 /** The preview host of a sandbox's port. */
 export const hostOf = (id: string, port: number, previewPort: number) => `${port}.${id}.localhost:${previewPort}`
+
+/**
+ * A keep-alive connection that made one request with the token and stays open:
+ * `closed` resolves when the daemon ends it.
+ */
+export const heldConnection = (
+  previewPort: number,
+  host: string,
+  token: string
+): Promise<{ readonly closed: Promise<void> }> =>
+  new Promise((resolve, reject) => {
+    const socket = connect(previewPort, "127.0.0.1")
+    const closed = new Promise<void>((done) => socket.once("close", () => done()))
+    socket.once("error", reject)
+    socket.once("data", () => resolve({ closed }))
+    socket.write(`GET / HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${token}\r\n\r\n`)
+  })
