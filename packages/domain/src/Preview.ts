@@ -147,17 +147,26 @@ const TCP_LISTEN = "0A"
 /**
  * The ports something listens on, from the text of /proc/net/tcp and
  * /proc/net/tcp6 (one after the other): state LISTEN only, each port once,
- * ascending. Header and other lines are skipped.
+ * ascending. Undefined when the text is not that (no header line, or a line
+ * that is neither a header nor a socket row): an answer that cannot be read
+ * is never "nothing listens".
  */
-export const listeningPorts = (procNetText: string): Array<number> => {
+export const listeningPorts = (procNetText: string): Array<number> | undefined => {
   const ports = new Set<number>()
+  let headers = 0
   for (const line of procNetText.split("\n")) {
+    if (line.trim() === "") continue
+    if (/^\s*sl\s+local_address\s/.test(line)) {
+      headers++
+      continue
+    }
     const match = PROC_NET_ROW.exec(line)
-    if (match === null || match[2]?.toUpperCase() !== TCP_LISTEN) continue
+    if (match === null) return undefined
+    if (match[2]?.toUpperCase() !== TCP_LISTEN) continue
     const port = Number.parseInt(match[1] ?? "", 16)
     if (port > 0) ports.add(port)
   }
-  return [...ports].sort((a, b) => a - b)
+  return headers === 0 ? undefined : [...ports].sort((a, b) => a - b)
 }
 
 /** A port config.json's `ports` names for every sandbox, listed whether it listens or not. */

@@ -213,21 +213,25 @@ const TCP6 = [
   "   2: 00000000000000000000000001000000:1435 00000000000000000000000001000000:E2A0 01 00000000:00000000 00:00000000 00000000  1000        0 192 1 00000000a1b2c3d6 20 4 30 10 -1"
 ].join("\n")
 
+const HEADER = TCP4.split("\n")[0] ?? ""
+
 describe("listeningPorts", () => {
-  it.each<readonly [string, string, ReadonlyArray<number>]>([
+  it.each<readonly [string, string, ReadonlyArray<number> | undefined]>([
     ["v4 LISTEN rows only, not ESTABLISHED or TIME_WAIT", TCP4, [3000, 8080]],
     ["v6 LISTEN rows only", TCP6, [3000, 5173]],
     ["v4 then v6, each port once, ascending", `${TCP4}\n${TCP6}\n`, [3000, 5173, 8080]],
     [
       "lowercase state and hex",
-      "   0: 0100007f:1f90 00000000:0000 0a 00000000:00000000 00:00000000 00000000 0 0 1 1",
+      `${HEADER}\n   0: 0100007f:1f90 00000000:0000 0a 00000000:00000000 00:00000000 00000000 0 0 1 1`,
       [8080]
     ],
     ["headers only", TCP4.split("\n")[0] ?? "", []],
-    ["nothing", "", []],
-    ["blank lines", "\n\n  \n", []],
-    ["a row cut short", "   0: 00000000:0BB8 00000000:0000", []],
-    ["port 0 is not a port", "   0: 00000000:0000 00000000:0000 0A 00000000:00000000", []]
+    ["port 0 is not a port", `${HEADER}\n   0: 00000000:0000 00000000:0000 0A 00000000:00000000`, []],
+    // Not a /proc/net/tcp answer: unreadable, never "nothing listens".
+    ["nothing", "", undefined],
+    ["blank lines", "\n\n  \n", undefined],
+    ["a row cut short", `${HEADER}\n   0: 00000000:0BB8 00000000:0000`, undefined],
+    ["text that is not a table", `${HEADER}\nHTTP/1.1 200 OK`, undefined]
   ])("%s", (_name, text, expected) => {
     assert.deepStrictEqual(listeningPorts(text), expected)
   })

@@ -73,7 +73,9 @@ const sh = (id: string, script: string, user = USER) =>
 
 /** What listens in the container, read with an exec: the test's view, independent of the relay. */
 const listeningByExec = (id: string) =>
-  Effect.map(sh(id, "cat /proc/net/tcp /proc/net/tcp6 2>/dev/null"), (outcome) => listeningPorts(outcome.output))
+  Effect.flatMap(sh(id, "cat /proc/net/tcp /proc/net/tcp6 2>/dev/null"), (outcome) =>
+    Effect.fromNullishOr(listeningPorts(outcome.output)).pipe(Effect.orDie)
+  )
 
 /** `effect` again until its result passes `done` (polled: the container's processes are not ours to latch). */
 const eventually = <A, E, R>(effect: Effect.Effect<A, E, R>, done: (value: A) => boolean) =>

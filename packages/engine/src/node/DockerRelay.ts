@@ -132,7 +132,9 @@ export const makeDockerRelay = Effect.fnUntraced(function* (docker: DockerShape)
         Effect.catchTag("PortClosed", () => Effect.fail(relayError("unexpected answer")))
       )
       const text = yield* readToEnd(stream).pipe(Effect.mapError(relayError))
-      return listeningPorts(text)
+      const ports = listeningPorts(text)
+      if (ports === undefined) return yield* relayError("the relay's list of listening ports could not be read")
+      return ports
     }),
     /** Drops what is known of a removed container. */
     forget: (containerId: string) =>
