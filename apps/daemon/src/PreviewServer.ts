@@ -9,7 +9,7 @@ import {
   type SandboxId
 } from "@prbox/domain"
 import { type PortStream, Previews, SandboxService } from "@prbox/engine"
-import { Effect, Exit, Stream } from "effect"
+import { type Cause, Effect, Exit, Stream } from "effect"
 import { startupFailure } from "./Files.ts"
 import type { Limits } from "./Limits.ts"
 import { LOGIN_PATH, loggedIn, loginPage, redirectToLogin, refuse, safeNext, wantsHtml } from "./PreviewAnswers.ts"
@@ -41,7 +41,12 @@ export const servePreviews = (limits: Limits) =>
     const bySandbox = new Map<SandboxId, Set<Socket>>()
     const connections = new Set<Socket>()
 
-    const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromiseExit(effect)
+    // Engine calls run with the daemon's services (its log among them).
+    const services = yield* Effect.context<never>()
+    const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromiseExitWith(services)(effect)
+    /** A failure that is not the engine's answer (a defect, the store) is logged, never only shown. */
+    const unexpected = (operation: string, cause: Cause.Cause<unknown>) =>
+      void run(Effect.logError(`preview ${operation} failed`, cause))
 
     const track = (id: SandboxId, socket: Socket): boolean => {
       const set = bySandbox.get(id) ?? new Set<Socket>()
@@ -158,7 +163,12 @@ export const servePreviews = (limits: Limits) =>
         return refuse(socket, head, "Forbidden", "requests from another site are refused")
       }
       const sandbox = await run(sandboxes.get(to.sandboxId))
-      if (!Exit.isSuccess(sandbox)) return refuse(socket, head, "NotFound", `no sandbox ${to.sandboxId}`)
+      if (!Exit.isSuccess(sandbox)) {
+        const failure = sandbox.cause.reasons.find((reason) => reason._tag === "Fail")?.error
+        if (failure?._tag === "SandboxNotFound") return refuse(socket, head, "NotFound", `no sandbox ${to.sandboxId}`)
+        unexpected("lookup", sandbox.cause)
+        return refuse(socket, head, "BadGateway", "prboxd could not read its state; see its log")
+      }
       if (to.form === "host" && head.target.split("?")[0] === LOGIN_PATH) return login(socket, head, rest, to)
       if (sandbox.value.status !== "running") {
         return refuse(
@@ -195,7 +205,10 @@ export const servePreviews = (limits: Limits) =>
           case "SandboxConflict":
           case "PreviewUnavailable":
             return refuse(socket, head, "Unavailable", message, { "Retry-After": "5" })
+          case "RuntimeError":
+            return refuse(socket, head, "BadGateway", message)
           default:
+            unexpected("connect", upstream.cause)
             return refuse(socket, head, "BadGateway", message)
         }
       }
