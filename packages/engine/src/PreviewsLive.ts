@@ -79,20 +79,23 @@ export const make = Effect.gen(function* () {
       : Effect.succeed(Redacted.value(row.accessPassword))
 
   /** The row of a running sandbox with a container, or why not with what to do. */
-  const runningRow = (id: SandboxId) =>
-    Effect.gen(function* () {
-      const row = yield* lifecycle.getRow(id)
-      if (row.status !== "running" || row.containerId === null || row.workspacePath === null) {
-        return yield* new SandboxConflict({
-          id,
+  /** The row's container and workspace when it is running, or why not with what to do. */
+  const requireRunning = (row: Sandbox) => {
+    if (row.status !== "running" || row.containerId === null || row.workspacePath === null) {
+      return Effect.fail(
+        new SandboxConflict({
+          id: row.id,
           reason:
             row.status === "stopped" || row.status === "error"
-              ? `it is ${row.status}; start it with \`prbox restart ${id}\``
+              ? `it is ${row.status}; start it with \`prbox restart ${row.id}\``
               : `it is ${row.status}; previews need a running sandbox`
         })
-      }
-      return { row, containerId: row.containerId, workspacePath: row.workspacePath }
-    })
+      )
+    }
+    return Effect.succeed({ row, containerId: row.containerId, workspacePath: row.workspacePath })
+  }
+
+  const runningRow = (id: SandboxId) => Effect.flatMap(lifecycle.getRow(id), requireRunning)
 
   const relayOf = (row: Sandbox, workspacePath: string) =>
     Effect.gen(function* () {
@@ -128,12 +131,14 @@ export const make = Effect.gen(function* () {
         )
     })
 
-  const discover = (id: SandboxId) =>
+  /** The ports listening in the sandbox of `sandbox` (a row just read), reused for DISCOVERY_TTL_MS. */
+  const discover = (sandbox: Sandbox) =>
     Effect.gen(function* () {
+      const id = sandbox.id
       const now = yield* Clock.currentTimeMillis
       const cached = discovered.get(id)
       if (cached !== undefined && now - cached.at < DISCOVERY_TTL_MS) return cached.ports
-      const { row, containerId, workspacePath } = yield* runningRow(id)
+      const { row, containerId, workspacePath } = yield* requireRunning(sandbox)
       const ports = yield* runtime
         .listeningPorts(containerId, yield* relayOf(row, workspacePath))
         .pipe(Effect.mapError(inSandbox(id)))
@@ -145,7 +150,7 @@ export const make = Effect.gen(function* () {
     const row = yield* lifecycle.getRow(id)
     const config = yield* configs.load
     const plan = row.environmentPlan ?? { forwardPorts: [], portsAttributes: {} }
-    const listening = row.status === "running" ? yield* discover(id) : []
+    const listening = row.status === "running" ? yield* discover(row) : []
     return previewPorts({
       declared: declaredPorts(plan, config.ports),
       listening,
