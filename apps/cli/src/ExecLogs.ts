@@ -65,7 +65,10 @@ const exec = Command.make(
       const view = yield* resolveId(client, config.id)
       const result = yield* client.exec(view.id, { argv: config.command, timeoutMs: config.timeout * 1000 })
       if (config.json) printJson(result)
-      else process.stdout.write(result.output)
+      else {
+        process.stdout.write(result.stdout)
+        process.stderr.write(result.stderr)
+      }
       if (result.truncated && !config.json) yield* note("output truncated")
       if (result.timedOut) {
         if (!config.json) yield* note(`the command did not finish within ${config.timeout} s`)

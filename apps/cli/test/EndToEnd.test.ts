@@ -98,12 +98,12 @@ describe("prbox against a real daemon and engine", () => {
     const run = await prbox(home, ["exec", id, "--", "sh", "-c", "echo out; echo err >&2; exit 3"])
     expect(run.code).toBe(3)
     expect(run.stdout).toContain("out")
-    expect(run.stdout).toContain("err")
+    expect(run.stderr).toContain("err")
     const json = await prbox(home, ["exec", id.slice(0, 5), "--json", "--", "id", "-u"])
     expect(json.code).toBe(0)
     const result = decode(ExecResult, json.stdout)
     expect(result).toMatchObject({ exitCode: 0, truncated: false, timedOut: false })
-    expect(result.output.trim()).not.toBe("0")
+    expect(result.stdout.trim()).not.toBe("0")
   })
 
   it("password prints the secret only there, and it logs in to code-server", async () => {

@@ -5,6 +5,8 @@ import { Clock, Context, Effect, Layer, Redacted } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { sandboxEvents } from "./Events.ts"
 import { exec } from "./Exec.ts"
+import { FilesLive } from "./FilesHandlers.ts"
+import { JobsLive } from "./JobsHandlers.ts"
 import { makeListCache } from "./ListCache.ts"
 import { Maintenance } from "./Maintenance.ts"
 import { api } from "./Mapping.ts"
@@ -142,4 +144,6 @@ const MaintenanceLive = HttpApiBuilder.group(PrboxApi, "maintenance", (handlers)
 )
 
 /** The daemon API, implemented on the engine. */
-export const ApiLive = HttpApiBuilder.layer(PrboxApi).pipe(Layer.provide([MetaLive, SandboxesLive, MaintenanceLive]))
+export const ApiLive = HttpApiBuilder.layer(PrboxApi).pipe(
+  Layer.provide([MetaLive, SandboxesLive, FilesLive, JobsLive, MaintenanceLive])
+)

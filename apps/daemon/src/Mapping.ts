@@ -7,9 +7,11 @@ import {
   Internal,
   InvalidConfig,
   InvalidDevcontainer,
+  InvalidPath,
   InvalidPrRef,
   NotAvailable,
   NotFound,
+  TooLarge,
   UpdateRefused
 } from "@prbox/protocol"
 import { Effect } from "effect"
@@ -44,7 +46,10 @@ export const apiErrorOf: { readonly [Tag in EngineFailureTag]: ApiErrorClass } =
   GitFailed: GitFailure,
   PortClosed: NotFound,
   // Made before previews, or its relay could not start: the message says what to do (rebuild).
-  PreviewUnavailable: Conflict
+  PreviewUnavailable: Conflict,
+  InvalidPath: InvalidPath,
+  TooLarge: TooLarge,
+  JobNotFound: NotFound
 }
 
 /**
@@ -62,13 +67,18 @@ export const internalOnPurpose: ReadonlySet<EngineFailureTag> = new Set([
  * An engine error as an API error. Engine messages are built to be shown
  * (ids, fixed reasons, no secrets), so they travel as they are.
  */
-export const toApiError = (error: EngineFailure): ApiError =>
-  error._tag === "UpdateRefused"
-    ? new UpdateRefused({
-        message: error.message,
-        ...(error.changedFiles.length === 0 ? {} : { changedFiles: error.changedFiles })
-      })
-    : new apiErrorOf[error._tag]({ message: error.message })
+export const toApiError = (error: EngineFailure): ApiError => {
+  if (error._tag === "UpdateRefused") {
+    return new UpdateRefused({
+      message: error.message,
+      ...(error.changedFiles.length === 0 ? {} : { changedFiles: error.changedFiles })
+    })
+  }
+  if (error._tag === "SandboxConflict" && error.state !== undefined) {
+    return new Conflict({ message: error.message, state: error.state })
+  }
+  return new apiErrorOf[error._tag]({ message: error.message })
+}
 
 /** Maps every failure of an engine call to its API error. */
 export const api = <A, E extends EngineFailure, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, ApiError, R> =>

@@ -3,12 +3,23 @@ import type { SandboxId } from "@prbox/domain"
 import {
   API_VERSION,
   type ApiError,
+  type DiffRequest,
+  type DiffResult,
   type ExecRequest,
   type ExecResult,
+  type FileContent,
+  type FileEdited,
+  type FileEditRequest,
+  type FileListing,
+  type FileWriteRequest,
+  type FileWritten,
   type GcReport,
   type GcRequest,
   type Health,
   isApiError,
+  type JobOutput,
+  type JobRequest,
+  type JobView,
   type LogPage,
   type OpenRequest,
   type Password,
@@ -130,6 +141,32 @@ export interface PrboxClientShape {
   readonly setPublic: (id: SandboxId, port: number, open: boolean) => Effect.Effect<PortList, ClientError>
   /** What scripts send as `Authorization: Bearer <token>` to the sandbox's previews. */
   readonly previewToken: (id: SandboxId) => Effect.Effect<PreviewToken, ClientError>
+  /** A file of the workspace (path relative to it), or some of its lines; bounded by `maxBytes`. */
+  readonly readFile: (
+    id: SandboxId,
+    request: {
+      readonly path: string
+      readonly startLine?: number
+      readonly endLine?: number
+      readonly maxBytes?: number
+    }
+  ) => Effect.Effect<FileContent, ClientError>
+  readonly listFiles: (
+    id: SandboxId,
+    request: { readonly path?: string; readonly depth?: number }
+  ) => Effect.Effect<FileListing, ClientError>
+  readonly writeFile: (id: SandboxId, request: FileWriteRequest) => Effect.Effect<FileWritten, ClientError>
+  readonly editFile: (id: SandboxId, request: FileEditRequest) => Effect.Effect<FileEdited, ClientError>
+  readonly diff: (id: SandboxId, request: DiffRequest) => Effect.Effect<DiffResult, ClientError>
+  /** Starts a background job; read its output with `readJob`. */
+  readonly startJob: (id: SandboxId, request: JobRequest) => Effect.Effect<JobView, ClientError>
+  readonly listJobs: (id: SandboxId) => Effect.Effect<ReadonlyArray<JobView>, ClientError>
+  readonly readJob: (
+    id: SandboxId,
+    jobId: string,
+    options?: { readonly offset?: number; readonly maxBytes?: number }
+  ) => Effect.Effect<JobOutput, ClientError>
+  readonly killJob: (id: SandboxId, jobId: string) => Effect.Effect<JobView, ClientError>
   readonly reconcile: Effect.Effect<ReconcileReport, ClientError>
   readonly gc: (request: GcRequest) => Effect.Effect<GcReport, ClientError>
   readonly prune: (request: PruneRequest) => Effect.Effect<PruneReport, ClientError>
@@ -234,6 +271,17 @@ export const make = (options: ClientOptions) =>
       ports: (id) => call(api.sandboxes.ports({ params: { id } })),
       setPublic: (id, port, open) => call(api.sandboxes.setPublic({ params: { id, port }, payload: { public: open } })),
       previewToken: (id) => call(api.sandboxes.previewToken({ params: { id } })),
+      readFile: (id, query) => call(api.files.read({ params: { id }, query })),
+      listFiles: (id, query) => call(api.files.list({ params: { id }, query })),
+      writeFile: (id, payload) => call(api.files.write({ params: { id }, payload })),
+      editFile: (id, payload) => call(api.files.edit({ params: { id }, payload })),
+      // `base` may fetch the PR's base branch first.
+      diff: (id, payload) =>
+        call(api.files.diff({ params: { id }, payload }), Duration.sum(timeout, Duration.minutes(5))),
+      startJob: (id, payload) => call(api.jobs.start({ params: { id }, payload })),
+      listJobs: (id) => call(api.jobs.list({ params: { id } })),
+      readJob: (id, jobId, query = {}) => call(api.jobs.read({ params: { id, jobId }, query })),
+      killJob: (id, jobId) => call(api.jobs.kill({ params: { id, jobId } })),
       reconcile: call(api.maintenance.reconcile(), Duration.sum(timeout, Duration.minutes(5))),
       gc: (payload) => call(api.maintenance.gc({ payload }), Duration.sum(timeout, Duration.minutes(5))),
       prune: (payload) => call(api.maintenance.prune({ payload }), Duration.sum(timeout, Duration.minutes(5)))

@@ -22,10 +22,18 @@ export class InvalidTransition extends Schema.TaggedError<InvalidTransition>()("
   }
 }
 
+/**
+ * What a conflict is about, for clients that act on it (an agent's tool error
+ * code): the sandbox is not running, or an unconfirmed destroy fenced it.
+ */
+export const ConflictState = Schema.Literals(["not-running", "fenced"])
+export type ConflictState = typeof ConflictState.Type
+
 /** The request contradicts the sandbox's state (stopping, fenced, retired, ...). */
 export class SandboxConflict extends Schema.TaggedError<SandboxConflict>()("SandboxConflict", {
   id: Schema.String,
-  reason: Schema.String
+  reason: Schema.String,
+  state: Schema.optionalKey(ConflictState)
 }) {
   override get message(): string {
     return `sandbox ${this.id}: ${this.reason}`

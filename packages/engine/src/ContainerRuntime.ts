@@ -58,11 +58,35 @@ export interface LabelledContainer {
 }
 
 export interface ExecOutcome {
+  /** Null when the command was killed at its deadline. */
   readonly exitCode: number | null
-  /** Standard output then standard error, each cut at the limit. */
-  readonly output: string
+  /** Each cut to the limit keeping its head and its tail, with a marker line where bytes were left out. */
+  readonly stdout: string
+  readonly stderr: string
   readonly truncated: boolean
   readonly timedOut: boolean
+  readonly durationMs: number
+}
+
+/** Who runs a command in the container, where, and for how long. */
+export interface CommandOptions {
+  readonly user: string
+  readonly cwd: string
+  /** Over the container's own environment, for this command only; values may be secrets. */
+  readonly env?: Readonly<Record<string, string>>
+  /** Past it the command's process group is killed inside the container. */
+  readonly timeoutMs: number
+}
+
+/** A command started in the background (`spawn`): its output goes to the callback as it comes. */
+export interface RunningCommand {
+  /** Resolves when it ended: its exit code, or null and `timedOut`/`killed` when it was killed. */
+  readonly exit: Effect.Effect<
+    { readonly exitCode: number | null; readonly timedOut: boolean; readonly killed: boolean },
+    RuntimeError
+  >
+  /** Kills its process group inside the container (a command already ended is fine). */
+  readonly kill: Effect.Effect<void>
 }
 
 export interface Health {
@@ -134,21 +158,27 @@ export interface ContainerRuntimeShape {
   /** Resolves only when the container is confirmed removed or absent. */
   readonly destroy: (containerId: string) => Effect.Effect<"removed" | "absent", RuntimeError>
   /**
-   * Runs `argv` without stdin, bounded in time and output. A command past its
-   * deadline is abandoned (`timedOut`, no exit code): Docker cannot kill an exec.
+   * Runs `argv` bounded in time and output, with `stdin` (closed after it) or
+   * none. Docker cannot kill an exec: the command runs under a small
+   * supervisor whose process group is killed inside the container at the
+   * deadline or when the caller is interrupted.
    */
   readonly exec: (
     containerId: string,
     argv: ReadonlyArray<string>,
-    options: {
-      readonly user: string
-      readonly cwd: string
-      /** Over the container's own environment, for this command only; values may be secrets. */
-      readonly env?: Readonly<Record<string, string>>
-      readonly timeoutMs: number
-      readonly maxOutputBytes: number
-    }
+    options: CommandOptions & { readonly maxOutputBytes: number; readonly stdin?: Uint8Array }
   ) => Effect.Effect<ExecOutcome, RuntimeError>
+  /**
+   * Starts `argv` without stdin and returns once it runs; stdout and stderr
+   * reach `onOutput` in the order they come. The caller awaits `exit` or
+   * calls `kill`; the deadline kills it as `exec`'s does.
+   */
+  readonly spawn: (
+    containerId: string,
+    argv: ReadonlyArray<string>,
+    options: CommandOptions,
+    onOutput: (chunk: Uint8Array) => void
+  ) => Effect.Effect<RunningCommand, RuntimeError>
   /** Whether `path` exists in the container's filesystem (works on a created, never started container). */
   readonly hasPath: (containerId: string, path: string) => Effect.Effect<boolean, RuntimeError>
   /** One health probe of code-server's `/healthz`; fails when it does not answer. */

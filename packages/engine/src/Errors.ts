@@ -216,6 +216,37 @@ export class PreviewUnavailable extends Schema.TaggedError<PreviewUnavailable>()
   }
 }
 
+/** A path an agent or the CLI named is outside the sandbox's workspace, or not what the operation needs. */
+export class InvalidPath extends Schema.TaggedError<InvalidPath>()("InvalidPath", {
+  id: Schema.String,
+  path: Schema.String,
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return `sandbox ${this.id}: ${JSON.stringify(this.path.slice(0, 200))}: ${this.reason}`
+  }
+}
+
+/** A file or an input is larger than the operation accepts; the reason names the limit and what to do. */
+export class TooLarge extends Schema.TaggedError<TooLarge>()("TooLarge", {
+  id: Schema.String,
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return `sandbox ${this.id}: ${this.reason}`
+  }
+}
+
+/** No background job with that id in the sandbox. */
+export class JobNotFound extends Schema.TaggedError<JobNotFound>()("JobNotFound", {
+  id: Schema.String,
+  jobId: Schema.String
+}) {
+  override get message(): string {
+    return `sandbox ${this.id} has no job ${this.jobId} (\`prbox jobs ${this.id}\` lists them)`
+  }
+}
+
 /** Every error the engine's public operations (SandboxService, Reconciler, Gc) fail with. */
 export type EngineError =
   | SandboxNotFound
@@ -235,6 +266,9 @@ export type EngineError =
   | GitFailed
   | PortClosed
   | PreviewUnavailable
+  | InvalidPath
+  | TooLarge
+  | JobNotFound
 
 /** The errno code of a host I/O failure (`ENOSPC`, `ENOTDIR`, ...), else its normalized tag. */
 export const hostErrorCode = (error: PlatformError): string => {

@@ -86,8 +86,9 @@ export const makeInstallExtensions = Effect.gen(function* () {
         maxOutputBytes: INSTALL_OUTPUT_BYTES
       })
       if (result.timedOut) return { id, ok: false, detail: `no answer within ${INSTALL_TIMEOUT_MS / 1000} s` }
-      if (result.exitCode === 0 && INSTALLED.test(result.output)) return { id, ok: true, detail: null }
-      return { id, ok: false, detail: failureReason(result.output) }
+      const output = result.stdout + result.stderr
+      if (result.exitCode === 0 && INSTALLED.test(output)) return { id, ok: true, detail: null }
+      return { id, ok: false, detail: failureReason(output) }
     })
 
   return Effect.fn("Extensions.install")(function* (input: InstallExtensionsInput) {

@@ -63,7 +63,7 @@ export const makeLifecycleSteps = Effect.gen(function* () {
           timeoutMs: STEP_TIMEOUT_MS,
           maxOutputBytes: STEP_OUTPUT_BYTES
         })
-        for (const line of result.output.split("\n").filter((l) => l.length > 0)) {
+        for (const line of (result.stdout + result.stderr).split("\n").filter((l) => l.length > 0)) {
           yield* emit(row.id, row.status, `${marker} ${line}`).pipe(mapStoreErrors("sandbox.log"))
         }
         if (result.timedOut) return yield* new SetupFailed({ reason: `${failure} timed out` })

@@ -8,12 +8,24 @@ import type {
   HostFailure,
   InvalidConfig,
   InvalidDevcontainer,
+  InvalidPath,
   InvalidPullRequestInput,
   RuntimeError,
   StoreFailure,
   UpdateRefused
 } from "./Errors.ts"
 import type { UpdateReport } from "./Update.ts"
+
+/** How `exec` runs a command: bounded in time and output, optionally elsewhere in the workspace and with more env. */
+export interface ExecOptions {
+  readonly timeoutMs: number
+  /** The bound of each of stdout and stderr (head and tail kept). */
+  readonly maxOutputBytes: number
+  /** Relative to the workspace folder and confined to it; the folder itself when absent. */
+  readonly cwd?: string
+  /** Over the container's and the environment's own, for this command only. */
+  readonly env?: Readonly<Record<string, string>>
+}
 
 /** What `prbox open` asks for: anything the PR reference parser accepts. */
 export interface OpenRequest {
@@ -78,12 +90,18 @@ export interface SandboxServiceShape {
     options: { readonly afterSeq?: number; readonly limit: number }
   ) => Effect.Effect<ReadonlyArray<SandboxEvent>, SandboxNotFound | StoreFailure>
   readonly touch: (id: SandboxId) => Effect.Effect<void, SandboxNotFound | StoreFailure>
-  /** Runs `argv` in a running, unfenced sandbox (stdin off, bounded in time and output). */
+  /**
+   * Runs `argv` in a running, unfenced sandbox (stdin off, bounded in time
+   * and output); at its deadline its processes are killed in the container.
+   */
   readonly exec: (
     id: SandboxId,
     argv: ReadonlyArray<string>,
-    options: { readonly timeoutMs: number; readonly maxOutputBytes: number }
-  ) => Effect.Effect<ExecOutcome, SandboxNotFound | SandboxConflict | RuntimeError | HostFailure | StoreFailure>
+    options: ExecOptions
+  ) => Effect.Effect<
+    ExecOutcome,
+    SandboxNotFound | SandboxConflict | InvalidPath | RuntimeError | HostFailure | StoreFailure
+  >
   /** Live journal events from now on. */
   readonly events: Stream.Stream<SandboxEvent>
   /** Resolves when no worker of the sandbox is in flight (for callers that follow a create). */

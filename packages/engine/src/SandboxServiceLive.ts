@@ -1,14 +1,14 @@
-import { SandboxConflict, type SandboxId } from "@prbox/domain"
+import type { SandboxId } from "@prbox/domain"
 import { SandboxRepo } from "@prbox/store"
 import { Clock, Effect } from "effect"
 import { makeAdmission } from "./Admission.ts"
-import { CONTAINER_WORKSPACE, containerUser } from "./CodeServerSpec.ts"
 import { ContainerRuntime } from "./ContainerRuntime.ts"
 import { mapStoreErrors } from "./Errors.ts"
+import { makeExecTarget } from "./ExecTarget.ts"
 import { Lifecycle } from "./Lifecycle.ts"
-import { makeOwnership, userSpec } from "./Ownership.ts"
+import { makeOwnership } from "./Ownership.ts"
 import { makeRebuild } from "./Rebuild.ts"
-import { SandboxService } from "./SandboxService.ts"
+import { type ExecOptions, SandboxService } from "./SandboxService.ts"
 import { makeTeardown } from "./Teardown.ts"
 import { makeUpdate } from "./Update.ts"
 import { makeWorkers } from "./Workers.ts"
@@ -36,32 +36,24 @@ export const make = (options: SandboxServiceOptions = {}) =>
     const rebuild = yield* makeRebuild(workers, teardown)
     const { getRow } = lifecycle
 
+    const execTarget = yield* makeExecTarget
+
     /** A command in a running sandbox, as the user its setup ran as, in its workspace folder, with its remote env. */
     const exec = Effect.fn("SandboxService.exec")(function* (
       id: SandboxId,
       argv: ReadonlyArray<string>,
-      options: { readonly timeoutMs: number; readonly maxOutputBytes: number }
+      options: ExecOptions
     ) {
-      const row = yield* getRow(id)
-      if (row.destroyFenced) {
-        return yield* new SandboxConflict({
-          id,
-          reason: "an earlier destroy was not confirmed; run `prbox rm` to retry it"
-        })
-      }
-      if (row.status !== "running" || row.containerId === null || row.workspacePath === null) {
-        return yield* new SandboxConflict({ id, reason: `it is ${row.status}; exec needs a running sandbox` })
-      }
-      const owner = userSpec(yield* ownership.workspaceUser(row.workspacePath))
-      const plan = row.environmentPlan
-      yield* repo.touch(id, yield* Clock.currentTimeMillis)
-      return yield* runtime.exec(row.containerId, argv, {
-        ...options,
-        user: plan === null ? owner : containerUser(plan, owner),
-        cwd: plan?.workspaceFolder ?? CONTAINER_WORKSPACE,
-        env: plan?.remoteEnv ?? {}
+      const target = yield* execTarget(id, "exec")
+      return yield* runtime.exec(target.containerId, argv, {
+        user: target.user,
+        // TODO(i13-exec): `options.cwd` confined to the workspace (resolved inside the container).
+        cwd: target.workspaceFolder,
+        env: { ...target.env, ...options.env },
+        timeoutMs: options.timeoutMs,
+        maxOutputBytes: options.maxOutputBytes
       })
-    }, mapStoreErrors("sandbox.exec"))
+    })
 
     return SandboxService.of({
       exec,

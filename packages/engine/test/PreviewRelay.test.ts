@@ -74,7 +74,7 @@ const sh = (id: string, script: string, user = USER) =>
 /** What listens in the container, read with an exec: the test's view, independent of the relay. */
 const listeningByExec = (id: string) =>
   Effect.flatMap(sh(id, "cat /proc/net/tcp /proc/net/tcp6 2>/dev/null"), (outcome) =>
-    Effect.fromNullishOr(listeningPorts(outcome.output)).pipe(Effect.orDie)
+    Effect.fromNullishOr(listeningPorts(outcome.stdout + outcome.stderr)).pipe(Effect.orDie)
   )
 
 /** `effect` again until its result passes `done` (polled: the container's processes are not ours to latch). */
@@ -109,7 +109,7 @@ const relayPids = (id: string) =>
       id,
       'for p in /proc/[0-9]*; do if tr "\\0" " " < $p/cmdline 2>/dev/null | grep -q "PRBOX""-RELAY/1"; then basename $p; fi; done'
     ),
-    (outcome) => outcome.output.split("\n").filter((line) => line.length > 0)
+    (outcome) => (outcome.stdout + outcome.stderr).split("\n").filter((line) => line.length > 0)
   )
 
 layer(runtimeLayer, { excludeTestServices: true })("the preview relay in a real container", (it) => {

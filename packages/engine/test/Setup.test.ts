@@ -70,7 +70,7 @@ describe("setup", () => {
           timeoutMs: 10_000,
           maxOutputBytes: 1024
         })
-        assert.strictEqual(fix.exitCode, 0, fix.output)
+        assert.strictEqual(fix.exitCode, 0, fix.stdout + fix.stderr)
         assert.deepStrictEqual(linesOf(row, "steps.txt"), ["first", "fixed"])
 
         // Reconcile leaves it running.

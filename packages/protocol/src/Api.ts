@@ -24,6 +24,23 @@ import {
   UpdateRequest,
   VersionInfo
 } from "./Wire.ts"
+import {
+  DiffRequest,
+  DiffResult,
+  FileContent,
+  FileEdited,
+  FileEditRequest,
+  FileListing,
+  FileListQuery,
+  FileReadQuery,
+  FileWriteRequest,
+  FileWritten,
+  JobList,
+  JobOutput,
+  JobReadQuery,
+  JobRequest,
+  JobView
+} from "./Workspace.ts"
 
 const error = ApiErrors
 const byId = { id: SandboxId }
@@ -123,6 +140,69 @@ export class Sandboxes extends HttpApiGroup.make("sandboxes")
   .add(HttpApiEndpoint.get("allEvents", "/events", { success: EventStream, error }))
   .prefix("/v1") {}
 
+const byJob = { id: SandboxId, jobId: Schema.String.check(Schema.isPattern(/^[A-Za-z0-9-]{1,64}$/)) }
+
+/** A running sandbox's workspace: its files and diffs (paths relative to the workspace, confined to it). */
+export class Files extends HttpApiGroup.make("files")
+  .add(
+    HttpApiEndpoint.get("read", "/sandboxes/:id/files/read", {
+      params: byId,
+      query: FileReadQuery,
+      success: FileContent,
+      error
+    })
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/sandboxes/:id/files/list", {
+      params: byId,
+      query: FileListQuery,
+      success: FileListing,
+      error
+    })
+  )
+  .add(
+    HttpApiEndpoint.post("write", "/sandboxes/:id/files/write", {
+      params: byId,
+      payload: FileWriteRequest,
+      success: FileWritten,
+      error
+    })
+  )
+  .add(
+    HttpApiEndpoint.post("edit", "/sandboxes/:id/files/edit", {
+      params: byId,
+      payload: FileEditRequest,
+      success: FileEdited,
+      error
+    })
+  )
+  .add(
+    HttpApiEndpoint.post("diff", "/sandboxes/:id/diff", {
+      params: byId,
+      payload: DiffRequest,
+      success: DiffResult,
+      error
+    })
+  )
+  .prefix("/v1") {}
+
+/** Background commands of a running sandbox, read by offset. */
+export class Jobs extends HttpApiGroup.make("jobs")
+  .add(
+    HttpApiEndpoint.post("start", "/sandboxes/:id/jobs", { params: byId, payload: JobRequest, success: JobView, error })
+  )
+  .add(HttpApiEndpoint.get("list", "/sandboxes/:id/jobs", { params: byId, success: JobList, error }))
+  .add(
+    HttpApiEndpoint.get("read", "/sandboxes/:id/jobs/:jobId", {
+      params: byJob,
+      query: JobReadQuery,
+      success: JobOutput,
+      error
+    })
+  )
+  .add(HttpApiEndpoint.post("kill", "/sandboxes/:id/jobs/:jobId/kill", { params: byJob, success: JobView, error }))
+  .prefix("/v1") {}
+
 export class Maintenance extends HttpApiGroup.make("maintenance")
   .add(HttpApiEndpoint.post("reconcile", "/reconcile", { success: ReconcileReport, error }))
   .add(HttpApiEndpoint.post("gc", "/gc", { payload: GcRequest, success: GcReport, error }))
@@ -130,7 +210,7 @@ export class Maintenance extends HttpApiGroup.make("maintenance")
   .prefix("/v1") {}
 
 /** The daemon's API, defined once: the daemon implements it, the CLI and the VS Code extension call it. */
-export class PrboxApi extends HttpApi.make("prbox").add(Meta, Sandboxes, Maintenance) {}
+export class PrboxApi extends HttpApi.make("prbox").add(Meta, Sandboxes, Files, Jobs, Maintenance) {}
 
 /** Paths of streaming endpoints: they do not count against the request limit, but are capped themselves. */
 export const isStreamPath = (path: string): boolean =>

@@ -1,3 +1,4 @@
+import { ConflictState } from "@prbox/domain"
 import { Schema } from "effect"
 // Registers the `httpApiStatus` annotation used below.
 import type {} from "effect/http-api/HttpApiSchema"
@@ -32,6 +33,8 @@ export const ErrorCodes = {
   Busy: { httpStatus: 503, exitCode: ExitCode.busy },
   BadRequest: { httpStatus: 400, exitCode: ExitCode.usage },
   PayloadTooLarge: { httpStatus: 413, exitCode: ExitCode.usage },
+  InvalidPath: { httpStatus: 400, exitCode: ExitCode.usage },
+  TooLarge: { httpStatus: 413, exitCode: ExitCode.usage },
   NotAvailable: { httpStatus: 501, exitCode: ExitCode.other },
   Internal: { httpStatus: 500, exitCode: ExitCode.other }
 } as const satisfies Record<string, { readonly httpStatus: number; readonly exitCode: number }>
@@ -57,8 +60,15 @@ export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", fields,
 /** A prefix or pull request names more than one sandbox. */
 export class Ambiguous extends Schema.TaggedError<Ambiguous>()("Ambiguous", fields, status("Ambiguous")) {}
 
-/** The request contradicts the sandbox's state: stopping, fenced, retired, not running. */
-export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", fields, status("Conflict")) {}
+/**
+ * The request contradicts the sandbox's state: stopping, fenced, retired, not
+ * running. `state` says which when a client would act on it.
+ */
+export class Conflict extends Schema.TaggedError<Conflict>()(
+  "Conflict",
+  { ...fields, state: Schema.optionalKey(ConflictState) },
+  status("Conflict")
+) {}
 
 /**
  * `prbox update` moved nothing: the workspace has changes (listed, also in
@@ -114,6 +124,12 @@ export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()(
   status("PayloadTooLarge")
 ) {}
 
+/** A path outside the sandbox's workspace (absolute, `..`, a symlink out), missing, or of the wrong kind. */
+export class InvalidPath extends Schema.TaggedError<InvalidPath>()("InvalidPath", fields, status("InvalidPath")) {}
+
+/** A file or input larger than the operation takes; the message names the limit. */
+export class TooLarge extends Schema.TaggedError<TooLarge>()("TooLarge", fields, status("TooLarge")) {}
+
 /** The operation exists in the API but this daemon build cannot perform it. */
 export class NotAvailable extends Schema.TaggedError<NotAvailable>()("NotAvailable", fields, status("NotAvailable")) {}
 
@@ -134,6 +150,8 @@ export const ApiErrors = [
   Busy,
   BadRequest,
   PayloadTooLarge,
+  InvalidPath,
+  TooLarge,
   NotAvailable,
   Internal
 ] as const
@@ -151,6 +169,8 @@ export type ApiError =
   | Busy
   | BadRequest
   | PayloadTooLarge
+  | InvalidPath
+  | TooLarge
   | NotAvailable
   | Internal
 

@@ -84,24 +84,42 @@ export const MAX_EXEC_OUTPUT = 1024 * 1024
 export const MAX_EXEC_TIMEOUT_MS = 60 * 60_000
 export const DEFAULT_EXEC_TIMEOUT_MS = 5 * 60_000
 
+/** A path relative to the sandbox's workspace (the daemon refuses one that leaves it). */
+export const WorkspacePathParam = Schema.String.check(Schema.isMaxLength(4096))
+
+/** Extra environment variables for one command: names as a shell takes them, values bounded. */
+export const CommandEnv = Schema.Record(
+  Schema.String.check(Schema.isPattern(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/)),
+  Schema.String.check(Schema.isMaxLength(32 * 1024))
+).check(Schema.isMaxProperties(64))
+
+const Argv = Schema.Array(Schema.String.check(Schema.isMaxLength(65536))).check(
+  Schema.isMinLength(1),
+  Schema.isMaxLength(1024)
+)
+
 export const ExecRequest = Schema.Struct({
   /** Run as is (no shell): `["sh", "-c", "..."]` for one. Stdin is not connected. */
-  argv: Schema.Array(Schema.String.check(Schema.isMaxLength(65536))).check(
-    Schema.isMinLength(1),
-    Schema.isMaxLength(1024)
-  ),
+  argv: Argv,
   timeoutMs: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: MAX_EXEC_TIMEOUT_MS }))),
-  maxOutputBytes: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: MAX_EXEC_OUTPUT })))
+  /** The bound of each of stdout and stderr; past it their head and tail are kept. */
+  maxOutputBytes: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: MAX_EXEC_OUTPUT }))),
+  /** Relative to the workspace folder (the default) and confined to it. */
+  cwd: Schema.optionalKey(WorkspacePathParam),
+  env: Schema.optionalKey(CommandEnv)
 })
 export type ExecRequest = typeof ExecRequest.Type
 
 export const ExecResult = Schema.Struct({
-  /** Null when the command did not finish within the timeout. */
+  /** Null when the command was killed at its deadline. */
   exitCode: Schema.NullOr(Schema.Int),
-  /** Stdout then stderr, cut at `maxOutputBytes`. */
-  output: Schema.String,
+  /** Each cut at `maxOutputBytes`, keeping head and tail with a marker line between. */
+  stdout: Schema.String,
+  stderr: Schema.String,
   truncated: Schema.Boolean,
-  timedOut: Schema.Boolean
+  /** The deadline passed: its processes were killed inside the container. */
+  timedOut: Schema.Boolean,
+  durationMs: NonNegativeInt
 })
 export type ExecResult = typeof ExecResult.Type
 

@@ -150,29 +150,44 @@ export const layer = Layer.effect(
           Effect.mapError(toRuntimeError)
         ),
       exec: (containerId, argv, options) =>
-        docker
-          .exec(containerId, {
-            argv,
-            user: options.user,
-            cwd: options.cwd,
-            ...(options.env === undefined ? {} : { env: options.env }),
-            timeoutMs: options.timeoutMs,
-            maxOutputBytes: options.maxOutputBytes
-          })
-          .pipe(
-            Effect.map(
-              (result): ExecOutcome => ({
-                exitCode: result.exitCode,
-                output: result.stdout + result.stderr,
-                truncated: result.truncated,
-                timedOut: false
-              })
-            ),
-            Effect.catchTag("ExecTimeout", () =>
-              Effect.succeed<ExecOutcome>({ exitCode: null, output: "", truncated: false, timedOut: true })
-            ),
-            Effect.mapError(toRuntimeError)
-          ),
+        Effect.gen(function* () {
+          // TODO(i13-exec): the supervisor (kill at the deadline), stdin, head+tail bounds.
+          if (options.stdin !== undefined) return yield* Effect.die("exec with stdin: not yet (i13-exec)")
+          const startedAt = Date.now()
+          return yield* docker
+            .exec(containerId, {
+              argv,
+              user: options.user,
+              cwd: options.cwd,
+              ...(options.env === undefined ? {} : { env: options.env }),
+              timeoutMs: options.timeoutMs,
+              maxOutputBytes: options.maxOutputBytes
+            })
+            .pipe(
+              Effect.map(
+                (result): ExecOutcome => ({
+                  exitCode: result.exitCode,
+                  stdout: result.stdout,
+                  stderr: result.stderr,
+                  truncated: result.truncated,
+                  timedOut: false,
+                  durationMs: Date.now() - startedAt
+                })
+              ),
+              Effect.catchTag("ExecTimeout", () =>
+                Effect.succeed<ExecOutcome>({
+                  exitCode: null,
+                  stdout: "",
+                  stderr: "",
+                  truncated: false,
+                  timedOut: true,
+                  durationMs: Date.now() - startedAt
+                })
+              ),
+              Effect.mapError(toRuntimeError)
+            )
+        }),
+      spawn: () => Effect.die("spawn: not yet (i13-exec)"),
       connect: previews.connect,
       listeningPorts: previews.listeningPorts,
       hasPath: (containerId, path) => docker.hasPath(containerId, path).pipe(Effect.mapError(toRuntimeError)),

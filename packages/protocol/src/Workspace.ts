@@ -1,0 +1,154 @@
+import { SandboxId } from "@prbox/domain"
+import { Schema } from "effect"
+import { CommandEnv, MAX_EXEC_TIMEOUT_MS, WorkspacePathParam } from "./Wire.ts"
+
+// The wire shapes of a running sandbox's files, diffs and background jobs:
+// what the CLI (`prbox cat`, `prbox diff`, `prbox exec --background`), the
+// extension and `prbox mcp` share. Paths are relative to the workspace.
+
+const NonNegativeInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+const Line = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
+
+/** The largest answer of one read, listing or diff. */
+export const MAX_READ_BYTES = 1024 * 1024
+export const DEFAULT_READ_BYTES = 64 * 1024
+/** The largest file `write` takes (its JSON body stays under the daemon's body limit). */
+export const MAX_WRITE_BYTES = 256 * 1024
+export const MAX_LIST_DEPTH = 10
+export const DEFAULT_LIST_DEPTH = 2
+/** Entries of one listing. */
+export const MAX_LIST_ENTRIES = 2000
+/** Job output the daemon keeps per job: its last bytes. */
+export const JOB_OUTPUT_KEPT = 8 * 1024 * 1024
+
+const ReadBytes = Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: MAX_READ_BYTES }))
+
+export const FileReadQuery = {
+  path: WorkspacePathParam,
+  startLine: Schema.optionalKey(Line),
+  endLine: Schema.optionalKey(Line),
+  maxBytes: Schema.optionalKey(ReadBytes)
+}
+
+export const FileContent = Schema.Struct({
+  path: Schema.String,
+  content: Schema.String,
+  /** The whole file, in bytes. */
+  size: NonNegativeInt,
+  totalLines: NonNegativeInt,
+  startLine: Line,
+  endLine: NonNegativeInt,
+  /** Cut at `maxBytes` before the end asked for. */
+  truncated: Schema.Boolean,
+  /** The file has NUL bytes: no content is returned. */
+  binary: Schema.Boolean
+})
+export type FileContent = typeof FileContent.Type
+
+export const FileListQuery = {
+  path: Schema.optionalKey(WorkspacePathParam),
+  depth: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: MAX_LIST_DEPTH })))
+}
+
+export const FileEntry = Schema.Struct({
+  path: Schema.String,
+  type: Schema.Literals(["file", "directory", "symlink", "other"]),
+  size: Schema.NullOr(NonNegativeInt)
+})
+export type FileEntry = typeof FileEntry.Type
+
+export const FileListing = Schema.Struct({
+  path: Schema.String,
+  entries: Schema.Array(FileEntry),
+  truncated: Schema.Boolean
+})
+export type FileListing = typeof FileListing.Type
+
+export const FileWriteRequest = Schema.Struct({
+  path: WorkspacePathParam.check(Schema.isMinLength(1)),
+  content: Schema.String.check(Schema.isMaxLength(MAX_WRITE_BYTES))
+})
+export type FileWriteRequest = typeof FileWriteRequest.Type
+
+export const FileWritten = Schema.Struct({ path: Schema.String, bytes: NonNegativeInt, created: Schema.Boolean })
+export type FileWritten = typeof FileWritten.Type
+
+export const FileEditRequest = Schema.Struct({
+  path: WorkspacePathParam.check(Schema.isMinLength(1)),
+  search: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(MAX_WRITE_BYTES)),
+  replace: Schema.String.check(Schema.isMaxLength(MAX_WRITE_BYTES)),
+  /** Which occurrence to replace (1-based); needed when `search` occurs more than once. */
+  occurrence: Schema.optionalKey(Line)
+})
+export type FileEditRequest = typeof FileEditRequest.Type
+
+export const FileEdited = Schema.Struct({
+  path: Schema.String,
+  occurrence: Line,
+  occurrences: Line,
+  bytes: NonNegativeInt
+})
+export type FileEdited = typeof FileEdited.Type
+
+export const DiffRequest = Schema.Struct({
+  /** `head`: the sandbox's changes since the PR's head (untracked files too); `base`: the PR's own changes. */
+  against: Schema.Literals(["head", "base"]),
+  paths: Schema.optionalKey(Schema.Array(WorkspacePathParam).check(Schema.isMaxLength(100))),
+  stat: Schema.optionalKey(Schema.Boolean),
+  maxBytes: Schema.optionalKey(ReadBytes)
+})
+export type DiffRequest = typeof DiffRequest.Type
+
+export const DiffResult = Schema.Struct({
+  against: Schema.Literals(["head", "base"]),
+  from: Schema.String,
+  to: Schema.String,
+  description: Schema.String,
+  diff: Schema.String,
+  truncated: Schema.Boolean
+})
+export type DiffResult = typeof DiffResult.Type
+
+export const JobRequest = Schema.Struct({
+  argv: Schema.Array(Schema.String.check(Schema.isMaxLength(65536))).check(
+    Schema.isMinLength(1),
+    Schema.isMaxLength(1024)
+  ),
+  timeoutMs: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: MAX_EXEC_TIMEOUT_MS }))),
+  cwd: Schema.optionalKey(WorkspacePathParam),
+  env: Schema.optionalKey(CommandEnv)
+})
+export type JobRequest = typeof JobRequest.Type
+
+export const JobStatus = Schema.Literals(["running", "exited", "timed-out", "killed", "lost"])
+
+export const JobView = Schema.Struct({
+  jobId: Schema.String,
+  sandboxId: SandboxId,
+  argv: Schema.Array(Schema.String),
+  /** `lost`: the daemon restarted while it ran; `killed`: by request or because its sandbox stopped. */
+  status: JobStatus,
+  exitCode: Schema.NullOr(Schema.Int),
+  startedAt: NonNegativeInt,
+  endedAt: Schema.NullOr(NonNegativeInt),
+  outputBytes: NonNegativeInt
+})
+export type JobView = typeof JobView.Type
+
+export const JobList = Schema.Array(JobView)
+
+export const JobReadQuery = {
+  offset: Schema.optionalKey(NonNegativeInt),
+  maxBytes: Schema.optionalKey(ReadBytes)
+}
+
+export const JobOutput = Schema.Struct({
+  job: JobView,
+  /** Where `output` starts: the offset asked for, or later when those bytes are no longer kept. */
+  offset: NonNegativeInt,
+  output: Schema.String,
+  nextOffset: NonNegativeInt,
+  /** More output is already there past `nextOffset`. */
+  more: Schema.Boolean
+})
+export type JobOutput = typeof JobOutput.Type
