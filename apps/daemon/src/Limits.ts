@@ -25,7 +25,8 @@ export interface Limits {
 }
 
 export const defaultLimits: Limits = {
-  maxBodyBytes: 256 * 1024,
+  // A file write of MAX_WRITE_BYTES fits even with JSON escapes.
+  maxBodyBytes: 2 * 1024 * 1024,
   requestTimeoutMs: 30_000,
   headersTimeoutMs: 10_000,
   maxRequests: 32,
