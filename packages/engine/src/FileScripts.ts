@@ -36,8 +36,10 @@ const SUM_SH = `prbox_sum() { if command -v md5sum >/dev/null 2>&1; then md5sum 
 
 /**
  * `<workspace> <path> <first line> <last line|$> <bytes>`: prints `<size>
- * <lines> <NULs in the first 8000 bytes>`, then (no NUL) at most `<bytes>`
- * bytes of the lines asked for. Never reads more of the file into memory.
+ * <lines> <NULs in the first 8000 bytes> <1 when the last line has no
+ * newline>`, then (no NUL) at most `<bytes>` bytes of the lines asked for
+ * (busybox's sed ends a last line with a newline; GNU's does not). Never
+ * reads more of the file into memory.
  */
 export const READ_SH = `prbox_resolve "$1" "$2" 1
 [ -d "$R" ] && exit ${EXIT.isDirectory}
@@ -46,7 +48,8 @@ export const READ_SH = `prbox_resolve "$1" "$2" 1
 size=$(wc -c < "$R") || exit ${EXIT.cannotRead}
 lines=$(sed -n '$=' "$R") || exit ${EXIT.cannotRead}
 nul=$(head -c 8000 "$R" | tr -cd '\\000' | wc -c)
-echo $size \${lines:-0} $nul
+unterminated=$(tail -c 1 "$R" | tr -d '\n' | wc -c)
+echo $size \${lines:-0} $nul $unterminated
 [ $nul -eq 0 ] || exit 0
 sed -n "$3,$4p;$4q" "$R" | head -c "$5"
 `
@@ -61,14 +64,14 @@ export const LIST_SH = `prbox_resolve "$1" "$2" 1
 cd -- "$R" 2>/dev/null || exit ${EXIT.cannotRead}
 d=1; level='./*'
 while [ $d -le "$3" ]; do
-  find . -maxdepth $d \\( -path "$level" ! -path "$level/*" -exec sh -c '
+  find . -maxdepth $d -name .git ! -path "$level" -prune -o -path "$level" ! -path "$level/*" -exec sh -c '
     for f; do
       if [ -L "$f" ]; then t=l s=-
       elif [ -d "$f" ]; then t=d s=-
       elif [ -f "$f" ]; then t=f; s=$(stat -c %s -- "$f" 2>/dev/null) || s=-
       else t=o s=-; fi
       printf "%s %s %s\\000" "$t" "$s" "\${f#./}"
-    done' prbox-list {} + \\) -o \\( -name .git -prune \\)
+    done' prbox-list {} +
   d=$((d + 1)); level="$level/*"
 done | head -c "$4"
 `

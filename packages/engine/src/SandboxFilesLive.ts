@@ -91,17 +91,21 @@ export const make = Effect.gen(function* () {
     )
     if (outcome.exitCode !== 0) return yield* refusal(target, relative, "read", outcome.exitCode)
     const { header, body } = yield* splitHeader(outcome.stdout, "file read")
-    const [size, totalLines, nuls] = header.split(" ").map(Number)
-    if (size === undefined || totalLines === undefined || nuls === undefined || [size, totalLines, nuls].some(isNaN)) {
+    const facts = header.split(" ").map(Number)
+    const [size = NaN, totalLines = NaN, nuls = NaN, unterminated = NaN] = facts
+    if (facts.length !== 4 || facts.some(isNaN)) {
       return yield* new RuntimeError({ operation: "file read", detail: "the sandbox's answer is not understood" })
     }
     const binary = nuls > 0 || body.includes("\0")
     // An end before the start asks for nothing.
     const empty = binary || (request.endLine !== undefined && request.endLine < startLine)
     const bounded = empty ? { text: "", truncated: false, lines: 0 } : boundText(body, maxBytes)
+    const reachesEnd = !bounded.truncated && startLine + bounded.lines - 1 === totalLines
+    const text =
+      reachesEnd && unterminated === 1 && bounded.text.endsWith("\n") ? bounded.text.slice(0, -1) : bounded.text
     const content: FileContent = {
       path: relative,
-      content: bounded.text,
+      content: text,
       size,
       totalLines,
       startLine,
