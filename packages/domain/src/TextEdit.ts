@@ -1,3 +1,5 @@
+import { utf8CompleteLength } from "./OutputBound.ts"
+
 /**
  * The decisions of a workspace file's read and edit that need no file
  * system: which occurrence of a search string an edit replaces, and where a
@@ -48,7 +50,7 @@ export const replaceOccurrence = (
   }
 }
 
-export interface BoundedText {
+export interface CutText {
   readonly text: string
   readonly truncated: boolean
   /** Lines `text` holds, a cut last line counted. */
@@ -56,18 +58,6 @@ export interface BoundedText {
 }
 
 const NEWLINE = 0x0a
-
-/** The longest prefix of `bytes` that ends on a UTF-8 character boundary. */
-const wholeCharacters = (bytes: Uint8Array): Uint8Array => {
-  let end = bytes.length
-  // Back over continuation bytes (10xxxxxx) to the lead byte of the last character.
-  let start = end - 1
-  while (start > 0 && start > end - 4 && ((bytes[start] ?? 0) & 0xc0) === 0x80) start -= 1
-  const lead = bytes[start] ?? 0
-  const width = lead < 0x80 ? 1 : lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1
-  if (start >= 0 && start + width > end) end = start
-  return bytes.subarray(0, end)
-}
 
 const lineCount = (text: string): number => {
   if (text.length === 0) return 0
@@ -81,12 +71,12 @@ const lineCount = (text: string): number => {
  * when it has one (so reading on from the next line loses nothing), else at
  * a character boundary. Never splits a character.
  */
-export const boundText = (text: string, maxBytes: number): BoundedText => {
+export const boundText = (text: string, maxBytes: number): CutText => {
   const bytes = new TextEncoder().encode(text)
   if (bytes.length <= maxBytes) return { text, truncated: false, lines: lineCount(text) }
   const head = bytes.subarray(0, maxBytes)
   const lastNewline = head.lastIndexOf(NEWLINE)
-  const kept = lastNewline >= 0 ? head.subarray(0, lastNewline + 1) : wholeCharacters(head)
+  const kept = head.subarray(0, lastNewline >= 0 ? lastNewline + 1 : utf8CompleteLength(head))
   const cut = new TextDecoder().decode(kept)
   return { text: cut, truncated: true, lines: lineCount(cut) }
 }

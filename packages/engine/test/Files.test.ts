@@ -2,7 +2,8 @@ import { assert, describe, it } from "@effect/vitest"
 import type { SandboxId } from "@prbox/domain"
 import { Effect } from "effect"
 import { pushPullRequest } from "../../git/test/helpers.ts"
-import { SandboxFiles, SandboxService } from "../src/index.ts"
+import { EDIT_READ_SH } from "../src/FileScripts.ts"
+import { type ContainerRuntime, SandboxFiles, SandboxService } from "../src/index.ts"
 import { openRunning, withEngine } from "./harness.ts"
 
 // The healthz image is busybox: these run the scripts on busybox's sh and tools.
@@ -128,4 +129,68 @@ describe("a sandbox's files", () => {
       })
     )
   )
+
+  it.live("write and edit: made as the sandbox's user, folders made, one occurrence or a conflict; escapes refused", () => {
+    // Set by the test: a change made between an edit's read and its write.
+    let changeAfterEditRead: (() => Effect.Effect<unknown, unknown>) | undefined
+    const runtime = (real: ContainerRuntime["Service"]): ContainerRuntime["Service"] => ({
+      ...real,
+      exec: (containerId, argv, options) =>
+        Effect.tap(real.exec(containerId, argv, options), () =>
+          argv[2]?.endsWith(EDIT_READ_SH) === true && changeAfterEditRead !== undefined
+            ? Effect.orDie(changeAfterEditRead())
+            : Effect.void
+        )
+    })
+    return withEngine({ runtime }, ({ remote }) =>
+      Effect.gen(function* () {
+        pushPullRequest(remote.path, PR, PR_FILES)
+        const files = yield* SandboxFiles
+        const { id } = yield* openRunning(remote.path, PR)
+        const read = (path: string) => Effect.map(files.read(id, { path, maxBytes: 4096 }), (file) => file.content)
+
+        const created = yield* files.write(id, { path: "new/folder/n.txt", content: "héllo\n" })
+        assert.deepStrictEqual(created, { path: "new/folder/n.txt", bytes: 7, created: true })
+        assert.strictEqual(yield* read("new/folder/n.txt"), "héllo\n")
+        const replaced = yield* files.write(id, { path: "src/a.txt", content: "" })
+        assert.deepStrictEqual(replaced, { path: "src/a.txt", bytes: 0, created: false })
+        assert.strictEqual(yield* read("src/a.txt"), "")
+        // Through a symbolic link that stays inside: its target changes.
+        yield* files.write(id, { path: "link-in", content: "via link\n" })
+        assert.strictEqual(yield* read("src/a.txt"), "via link\n")
+
+        const one = yield* files.edit(id, { path: "src/unterminated.txt", search: "last", replace: "LAST" })
+        assert.deepStrictEqual(one, { path: "src/unterminated.txt", occurrence: 1, occurrences: 1, bytes: 10 })
+        assert.strictEqual(yield* read("src/unterminated.txt"), "first\nLAST")
+        const second = yield* files.edit(id, { path: "multi.txt", search: "x", replace: "y", occurrence: 2 })
+        assert.deepStrictEqual([second.occurrence, second.occurrences], [2, 3])
+        assert.strictEqual(yield* read("multi.txt"), "x-y-x\n")
+
+        const ambiguous = yield* Effect.flip(files.edit(id, { path: "multi.txt", search: "x", replace: "z" }))
+        assert.strictEqual(ambiguous._tag, "SandboxConflict")
+        assert.include(ambiguous.message, "occurs 2 times; pass occurrence 1..2")
+        const absent = yield* Effect.flip(files.edit(id, { path: "multi.txt", search: "nope", replace: "z" }))
+        assert.include(absent.message, "does not occur; read the file again")
+        assert.strictEqual(yield* read("multi.txt"), "x-y-x\n", "a refused edit changes nothing")
+        const binary = yield* Effect.flip(files.edit(id, { path: "bin.dat", search: "a", replace: "b" }))
+        assert.strictEqual(binary._tag, "InvalidPath")
+
+        const tooLarge = yield* Effect.flip(files.write(id, { path: "huge.txt", content: "x".repeat(256 * 1024 + 1) }))
+        assert.strictEqual(tooLarge._tag, "TooLarge")
+        for (const path of ["src", "../../tmp/x", "/tmp/x", "dir-out/x", "link-out-abs"]) {
+          const refused = yield* Effect.flip(files.write(id, { path, content: "x" }))
+          assert.strictEqual(refused._tag, "InvalidPath", `${path}: ${refused.message}`)
+        }
+        assert.strictEqual(yield* read("link-out-rel").pipe(Effect.flip, Effect.map((e) => e._tag)), "InvalidPath")
+
+        // Another writer between the edit's read and its write: the edit is refused, the other write stays.
+        changeAfterEditRead = () => files.write(id, { path: "multi.txt", content: "x-other\n" })
+        const raced = yield* Effect.flip(files.edit(id, { path: "multi.txt", search: "y", replace: "z" }))
+        changeAfterEditRead = undefined
+        assert.strictEqual(raced._tag, "SandboxConflict")
+        assert.include(raced.message, "changed while being edited; try again")
+        assert.strictEqual(yield* read("multi.txt"), "x-other\n")
+      })
+    )
+  })
 })
