@@ -119,10 +119,15 @@ const diff = Command.make(
       Argument.variadic({ min: 0 })
     ),
     base: Flag.Boolean("base").pipe(
-      Flag.withDescription("the PR's own changes against its merge-base with the default branch, instead of the sandbox's"),
+      Flag.withDescription(
+        "the PR's own changes against its merge-base with the default branch, instead of the sandbox's"
+      ),
       Flag.withDefault(false)
     ),
-    stat: Flag.Boolean("stat").pipe(Flag.withDescription("a summary of changed files (git diff --stat)"), Flag.withDefault(false)),
+    stat: Flag.Boolean("stat").pipe(
+      Flag.withDescription("a summary of changed files (git diff --stat)"),
+      Flag.withDefault(false)
+    ),
     json
   },
   needsDaemon((client, config) =>

@@ -1,7 +1,7 @@
 import { DiffResult, FileContent, FileListing, SandboxView } from "@prbox/protocol"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { makeRemote, pushPullRequest } from "../../../packages/git/test/helpers.ts"
 import { healthzGitImage } from "../../../packages/engine/test/git-image.ts"
+import { makeRemote, pushPullRequest } from "../../../packages/git/test/helpers.ts"
 import { decode, hasStackTrace, makeHome, prbox, tearDown } from "./support.ts"
 
 let home: string
@@ -37,7 +37,12 @@ describe("prbox cat, files and diff against a real daemon and engine", () => {
     const part = await prbox(home, ["cat", id, "src/app.txt", "--lines", "2:3"])
     expect(part.stdout).toBe("two\nthree\n")
     const json = await prbox(home, ["cat", id, "src/app.txt", "--lines", "2", "--json"])
-    expect(decode(FileContent, json.stdout)).toMatchObject({ content: "two\n", startLine: 2, endLine: 2, totalLines: 3 })
+    expect(decode(FileContent, json.stdout)).toMatchObject({
+      content: "two\n",
+      startLine: 2,
+      endLine: 2,
+      totalLines: 3
+    })
   })
 
   it("cat refuses escapes and bad ranges with exit 2, one line, no stack trace", async () => {

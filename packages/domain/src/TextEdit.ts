@@ -29,12 +29,7 @@ const occurrencesOf = (text: string, search: string): ReadonlyArray<number> => {
  * Replaces the only occurrence of `search`, or the `occurrence`-th (1-based)
  * when given; several without `occurrence` is ambiguous, never a guess.
  */
-export const replaceOccurrence = (
-  text: string,
-  search: string,
-  replace: string,
-  occurrence?: number
-): EditDecision => {
+export const replaceOccurrence = (text: string, search: string, replace: string, occurrence?: number): EditDecision => {
   if (search.length === 0) return { _tag: "Absent" }
   const found = occurrencesOf(text, search)
   if (found.length === 0) return { _tag: "Absent" }

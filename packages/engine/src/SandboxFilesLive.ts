@@ -14,7 +14,7 @@ import { type ExecTarget, makeExecTarget } from "./ExecTarget.ts"
 import { runScript, unexpectedExit } from "./FileExec.ts"
 import { parseListing } from "./FileListing.ts"
 import { EDIT_READ_SH, EXIT, LIST_SH, READ_SH, WRITE_SH } from "./FileScripts.ts"
-import { type FileContent, type FileEdited, SandboxFiles, type FileWritten } from "./SandboxFiles.ts"
+import { type FileContent, type FileEdited, type FileWritten, SandboxFiles } from "./SandboxFiles.ts"
 import { makeWorkspaceDiff } from "./WorkspaceDiff.ts"
 import { checkWorkspacePath, resolveFailure } from "./WorkspaceResolve.ts"
 
@@ -75,7 +75,12 @@ export const make = Effect.gen(function* () {
 
   const read = Effect.fn("SandboxFiles.read")(function* (
     id: SandboxId,
-    request: { readonly path: string; readonly startLine?: number; readonly endLine?: number; readonly maxBytes: number }
+    request: {
+      readonly path: string
+      readonly startLine?: number
+      readonly endLine?: number
+      readonly maxBytes: number
+    }
   ) {
     const { target, relative, absolute } = yield* locate(id, request.path, "reading a file")
     const startLine = request.startLine ?? 1
@@ -93,7 +98,7 @@ export const make = Effect.gen(function* () {
     const { header, body } = yield* splitHeader(outcome.stdout, "file read")
     const facts = header.split(" ").map(Number)
     const [size = NaN, totalLines = NaN, nuls = NaN, unterminated = NaN] = facts
-    if (facts.length !== 4 || facts.some(isNaN)) {
+    if (facts.length !== 4 || facts.some(Number.isNaN)) {
       return yield* new RuntimeError({ operation: "file read", detail: "the sandbox's answer is not understood" })
     }
     const binary = nuls > 0 || body.includes("\0")

@@ -71,7 +71,10 @@ export const makeWorkspaceDiff = (execTarget: ExecTargetOf) =>
           case EXIT.gitFailed:
             return yield* new GitFailed({ operation: "diff in the sandbox", detail: "git failed in the workspace" })
           case EXIT.noTemporary:
-            return yield* new RuntimeError({ operation: "diff", detail: "no temporary folder could be made in the sandbox" })
+            return yield* new RuntimeError({
+              operation: "diff",
+              detail: "no temporary folder could be made in the sandbox"
+            })
           default:
             return yield* unexpectedExit("diff", outcome.exitCode)
         }
@@ -80,7 +83,9 @@ export const makeWorkspaceDiff = (execTarget: ExecTargetOf) =>
     const againstBase = (id: SandboxId, head: string, paths: ReadonlyArray<string>, request: DiffRequest) =>
       Effect.gen(function* () {
         const row = yield* getRow(id)
-        const cfg = yield* config.load.pipe(Effect.mapError((error) => new SandboxConflict({ id, reason: error.message })))
+        const cfg = yield* config.load.pipe(
+          Effect.mapError((error) => new SandboxConflict({ id, reason: error.message }))
+        )
         if (row.host === null) {
           return yield* new SandboxConflict({ id, reason: "it records no host (a legacy sandbox); open the PR again" })
         }
@@ -95,7 +100,9 @@ export const makeWorkspaceDiff = (execTarget: ExecTargetOf) =>
             stat: request.stat,
             ...(request.baseBranch === undefined ? {} : { base: request.baseBranch })
           })
-          .pipe(Effect.mapError((error) => new GitFailed({ operation: "diff against the base", detail: safeReason(error) })))
+          .pipe(
+            Effect.mapError((error) => new GitFailed({ operation: "diff against the base", detail: safeReason(error) }))
+          )
         return { mergeBase: found.mergeBase, baseBranch: found.baseBranch, diff: found.diff }
       }).pipe(mapStoreErrors("sandbox.diff"))
 

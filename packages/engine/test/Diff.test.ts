@@ -33,8 +33,8 @@ describe("a sandbox's diff", () => {
         assert.isTrue(cut.truncated)
         assert.isAtMost(new TextEncoder().encode(cut.diff).length, 60)
         assert.isTrue(changed.diff.startsWith(cut.diff), "the head of the diff is kept")
-        const escape = yield* Effect.flip(diff({ paths: ["../x"] }))
-        assert.strictEqual(escape._tag, "InvalidPath")
+        const climbing = yield* Effect.flip(diff({ paths: ["../x"] }))
+        assert.strictEqual(climbing._tag, "InvalidPath")
 
         // The diff used an index of its own: nothing is staged in the user's.
         const staged = yield* SandboxService.use((sandboxes) =>
@@ -45,10 +45,13 @@ describe("a sandbox's diff", () => {
         const read = yield* files.read(id, { path: "src/app.txt", startLine: 2, maxBytes: 1024 })
         assert.deepStrictEqual([read.content, read.totalLines, read.endLine], ["TWO\n", 2, 2])
         const listed = yield* files.list(id, { path: ".", depth: 2 })
-        assert.includeDeepMembers([...listed.entries], [
-          { path: ".git", type: "directory", size: null },
-          { path: "untracked/new.txt", type: "file", size: 6 }
-        ])
+        assert.includeDeepMembers(
+          [...listed.entries],
+          [
+            { path: ".git", type: "directory", size: null },
+            { path: "untracked/new.txt", type: "file", size: 6 }
+          ]
+        )
         assert.isFalse(listed.entries.some((entry) => entry.path.startsWith(".git/")))
 
         const base = yield* diff({ against: "base" })

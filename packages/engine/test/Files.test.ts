@@ -68,7 +68,12 @@ describe("a sandbox's files", () => {
         assert.strictEqual(cut.endLine, 10 + cut.content.split("\n").length - 2)
         assert.strictEqual(cut.totalLines, 3000)
         assert.strictEqual(cut.size, lines.length + 1)
-        const next = yield* files.read(id, { path: "big.txt", startLine: cut.endLine + 1, endLine: cut.endLine + 1, maxBytes: 100 })
+        const next = yield* files.read(id, {
+          path: "big.txt",
+          startLine: cut.endLine + 1,
+          endLine: cut.endLine + 1,
+          maxBytes: 100
+        })
         assert.strictEqual(next.content, `line ${cut.endLine + 1}\n`)
 
         const binary = yield* files.read(id, { path: "bin.dat", maxBytes: 1024 })
@@ -76,7 +81,10 @@ describe("a sandbox's files", () => {
 
         // A symbolic link that stays inside is followed.
         assert.strictEqual((yield* files.read(id, { path: "link-in", maxBytes: 1024 })).content, "one\ntwo\nthree\n")
-        assert.strictEqual((yield* files.read(id, { path: "dir-in/a.txt", maxBytes: 1024 })).content, "one\ntwo\nthree\n")
+        assert.strictEqual(
+          (yield* files.read(id, { path: "dir-in/a.txt", maxBytes: 1024 })).content,
+          "one\ntwo\nthree\n"
+        )
 
         yield* refusedPath(id, "src", "is a directory; use list")
         yield* refusedPath(id, "missing.txt", "no such file")
@@ -104,7 +112,10 @@ describe("a sandbox's files", () => {
         assert.deepStrictEqual(byPath.get("src"), { path: "src", type: "directory", size: null })
         assert.deepStrictEqual(byPath.get("multi.txt"), { path: "multi.txt", type: "file", size: 6 })
         assert.deepStrictEqual(byPath.get("link-out-abs"), { path: "link-out-abs", type: "symlink", size: null })
-        assert.isFalse(top.entries.some((entry) => entry.path.includes("/")), "depth 1 only")
+        assert.isFalse(
+          top.entries.some((entry) => entry.path.includes("/")),
+          "depth 1 only"
+        )
         const paths = top.entries.map((entry) => entry.path)
         assert.deepStrictEqual(paths, [...paths].sort())
 
@@ -115,7 +126,10 @@ describe("a sandbox's files", () => {
         )
         const all = yield* files.list(id, { path: ".", depth: 10 })
         assert.isTrue(all.entries.some((entry) => entry.path === "dir/nested/deep/file.txt"))
-        assert.isFalse(all.entries.some((entry) => entry.path.startsWith(".git/")), ".git's insides are left out")
+        assert.isFalse(
+          all.entries.some((entry) => entry.path.startsWith(".git/")),
+          ".git's insides are left out"
+        )
 
         const notDir = yield* Effect.flip(files.list(id, { path: "multi.txt", depth: 1 }))
         assert.strictEqual(notDir._tag, "InvalidPath")
@@ -134,67 +148,78 @@ describe("a sandbox's files", () => {
     )
   )
 
-  it.live("write and edit: made as the sandbox's user, folders made, one occurrence or a conflict; escapes refused", () => {
-    // Set by the test: a change made between an edit's read and its write.
-    let changeAfterEditRead: (() => Effect.Effect<unknown, unknown>) | undefined
-    const runtime = (real: ContainerRuntime["Service"]): ContainerRuntime["Service"] => ({
-      ...real,
-      exec: (containerId, argv, options) =>
-        Effect.tap(real.exec(containerId, argv, options), () =>
-          argv[2]?.endsWith(EDIT_READ_SH) === true && changeAfterEditRead !== undefined
-            ? Effect.orDie(changeAfterEditRead())
-            : Effect.void
-        )
-    })
-    return withEngine({ runtime }, ({ remote }) =>
-      Effect.gen(function* () {
-        pushPullRequest(remote.path, PR, PR_FILES)
-        const files = yield* SandboxFiles
-        const { id } = yield* openRunning(remote.path, PR)
-        const read = (path: string) => Effect.map(files.read(id, { path, maxBytes: 4096 }), (file) => file.content)
-
-        const created = yield* files.write(id, { path: "new/folder/n.txt", content: "héllo\n" })
-        assert.deepStrictEqual(created, { path: "new/folder/n.txt", bytes: 7, created: true })
-        assert.strictEqual(yield* read("new/folder/n.txt"), "héllo\n")
-        const replaced = yield* files.write(id, { path: "src/a.txt", content: "" })
-        assert.deepStrictEqual(replaced, { path: "src/a.txt", bytes: 0, created: false })
-        assert.strictEqual(yield* read("src/a.txt"), "")
-        // Through a symbolic link that stays inside: its target changes.
-        yield* files.write(id, { path: "link-in", content: "via link\n" })
-        assert.strictEqual(yield* read("src/a.txt"), "via link\n")
-
-        const one = yield* files.edit(id, { path: "src/unterminated.txt", search: "last", replace: "LAST" })
-        assert.deepStrictEqual(one, { path: "src/unterminated.txt", occurrence: 1, occurrences: 1, bytes: 10 })
-        assert.strictEqual(yield* read("src/unterminated.txt"), "first\nLAST")
-        const second = yield* files.edit(id, { path: "multi.txt", search: "x", replace: "y", occurrence: 2 })
-        assert.deepStrictEqual([second.occurrence, second.occurrences], [2, 3])
-        assert.strictEqual(yield* read("multi.txt"), "x-y-x\n")
-
-        const ambiguous = yield* Effect.flip(files.edit(id, { path: "multi.txt", search: "x", replace: "z" }))
-        assert.strictEqual(ambiguous._tag, "SandboxConflict")
-        assert.include(ambiguous.message, "occurs 2 times; pass occurrence 1..2")
-        const absent = yield* Effect.flip(files.edit(id, { path: "multi.txt", search: "nope", replace: "z" }))
-        assert.include(absent.message, "does not occur; read the file again")
-        assert.strictEqual(yield* read("multi.txt"), "x-y-x\n", "a refused edit changes nothing")
-        const binary = yield* Effect.flip(files.edit(id, { path: "bin.dat", search: "a", replace: "b" }))
-        assert.strictEqual(binary._tag, "InvalidPath")
-
-        const tooLarge = yield* Effect.flip(files.write(id, { path: "huge.txt", content: "x".repeat(256 * 1024 + 1) }))
-        assert.strictEqual(tooLarge._tag, "TooLarge")
-        for (const path of ["src", "../../tmp/x", "/tmp/x", "dir-out/x", "link-out-abs"]) {
-          const refused = yield* Effect.flip(files.write(id, { path, content: "x" }))
-          assert.strictEqual(refused._tag, "InvalidPath", `${path}: ${refused.message}`)
-        }
-        assert.strictEqual(yield* read("link-out-rel").pipe(Effect.flip, Effect.map((e) => e._tag)), "InvalidPath")
-
-        // Another writer between the edit's read and its write: the edit is refused, the other write stays.
-        changeAfterEditRead = () => files.write(id, { path: "multi.txt", content: "x-other\n" })
-        const raced = yield* Effect.flip(files.edit(id, { path: "multi.txt", search: "y", replace: "z" }))
-        changeAfterEditRead = undefined
-        assert.strictEqual(raced._tag, "SandboxConflict")
-        assert.include(raced.message, "changed while being edited; try again")
-        assert.strictEqual(yield* read("multi.txt"), "x-other\n")
+  it.live(
+    "write and edit: made as the sandbox's user, folders made, one occurrence or a conflict; escapes refused",
+    () => {
+      // Set by the test: a change made between an edit's read and its write.
+      let changeAfterEditRead: (() => Effect.Effect<unknown, unknown>) | undefined
+      const runtime = (real: ContainerRuntime["Service"]): ContainerRuntime["Service"] => ({
+        ...real,
+        exec: (containerId, argv, options) =>
+          Effect.tap(real.exec(containerId, argv, options), () =>
+            argv[2]?.endsWith(EDIT_READ_SH) === true && changeAfterEditRead !== undefined
+              ? Effect.orDie(changeAfterEditRead())
+              : Effect.void
+          )
       })
-    )
-  })
+      return withEngine({ runtime }, ({ remote }) =>
+        Effect.gen(function* () {
+          pushPullRequest(remote.path, PR, PR_FILES)
+          const files = yield* SandboxFiles
+          const { id } = yield* openRunning(remote.path, PR)
+          const read = (path: string) => Effect.map(files.read(id, { path, maxBytes: 4096 }), (file) => file.content)
+
+          const created = yield* files.write(id, { path: "new/folder/n.txt", content: "héllo\n" })
+          assert.deepStrictEqual(created, { path: "new/folder/n.txt", bytes: 7, created: true })
+          assert.strictEqual(yield* read("new/folder/n.txt"), "héllo\n")
+          const replaced = yield* files.write(id, { path: "src/a.txt", content: "" })
+          assert.deepStrictEqual(replaced, { path: "src/a.txt", bytes: 0, created: false })
+          assert.strictEqual(yield* read("src/a.txt"), "")
+          // Through a symbolic link that stays inside: its target changes.
+          yield* files.write(id, { path: "link-in", content: "via link\n" })
+          assert.strictEqual(yield* read("src/a.txt"), "via link\n")
+
+          const one = yield* files.edit(id, { path: "src/unterminated.txt", search: "last", replace: "LAST" })
+          assert.deepStrictEqual(one, { path: "src/unterminated.txt", occurrence: 1, occurrences: 1, bytes: 10 })
+          assert.strictEqual(yield* read("src/unterminated.txt"), "first\nLAST")
+          const second = yield* files.edit(id, { path: "multi.txt", search: "x", replace: "y", occurrence: 2 })
+          assert.deepStrictEqual([second.occurrence, second.occurrences], [2, 3])
+          assert.strictEqual(yield* read("multi.txt"), "x-y-x\n")
+
+          const ambiguous = yield* Effect.flip(files.edit(id, { path: "multi.txt", search: "x", replace: "z" }))
+          assert.strictEqual(ambiguous._tag, "SandboxConflict")
+          assert.include(ambiguous.message, "occurs 2 times; pass occurrence 1..2")
+          const absent = yield* Effect.flip(files.edit(id, { path: "multi.txt", search: "nope", replace: "z" }))
+          assert.include(absent.message, "does not occur; read the file again")
+          assert.strictEqual(yield* read("multi.txt"), "x-y-x\n", "a refused edit changes nothing")
+          const binary = yield* Effect.flip(files.edit(id, { path: "bin.dat", search: "a", replace: "b" }))
+          assert.strictEqual(binary._tag, "InvalidPath")
+
+          const tooLarge = yield* Effect.flip(
+            files.write(id, { path: "huge.txt", content: "x".repeat(256 * 1024 + 1) })
+          )
+          assert.strictEqual(tooLarge._tag, "TooLarge")
+          for (const path of ["src", "../../tmp/x", "/tmp/x", "dir-out/x", "link-out-abs"]) {
+            const refused = yield* Effect.flip(files.write(id, { path, content: "x" }))
+            assert.strictEqual(refused._tag, "InvalidPath", `${path}: ${refused.message}`)
+          }
+          assert.strictEqual(
+            yield* read("link-out-rel").pipe(
+              Effect.flip,
+              Effect.map((e) => e._tag)
+            ),
+            "InvalidPath"
+          )
+
+          // Another writer between the edit's read and its write: the edit is refused, the other write stays.
+          changeAfterEditRead = () => files.write(id, { path: "multi.txt", content: "x-other\n" })
+          const raced = yield* Effect.flip(files.edit(id, { path: "multi.txt", search: "y", replace: "z" }))
+          changeAfterEditRead = undefined
+          assert.strictEqual(raced._tag, "SandboxConflict")
+          assert.include(raced.message, "changed while being edited; try again")
+          assert.strictEqual(yield* read("multi.txt"), "x-other\n")
+        })
+      )
+    }
+  )
 })

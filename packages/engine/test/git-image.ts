@@ -3,8 +3,8 @@ import { createHash } from "node:crypto"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { debianMissing, debianRootfs } from "../../docker/test/fixtures.ts"
 import { imageExists } from "../../../scripts/images/images.ts"
+import { debianMissing, debianRootfs } from "../../docker/test/fixtures.ts"
 import { healthzTag } from "./harness.ts"
 
 /**

@@ -49,7 +49,9 @@ export const makeBaseDiff = Effect.fnUntraced(function* (
       env: { GIT_PAGER: "cat", GIT_EXTERNAL_DIFF: undefined }
     })
   const ok = (operation: string, mirrorPath: string) => (output: GitOutput) =>
-    output.exitCode === 0 ? Effect.succeed(output.stdout) : Effect.fail(classifyMirrorFailure(operation, output, mirrorPath))
+    output.exitCode === 0
+      ? Effect.succeed(output.stdout)
+      : Effect.fail(classifyMirrorFailure(operation, output, mirrorPath))
   const gitOk = (operation: string, mirrorPath: string, args: ReadonlyArray<string>, timeoutMs?: number) =>
     inMirror(mirrorPath, args, timeoutMs).pipe(Effect.flatMap(ok(operation, mirrorPath)))
 
@@ -60,7 +62,12 @@ export const makeBaseDiff = Effect.fnUntraced(function* (
       if (known.exitCode === 0 && known.stdout.trim().startsWith(BASE_PREFIX)) {
         return known.stdout.trim().slice(BASE_PREFIX.length)
       }
-      const remote = yield* gitOk("git ls-remote", mirrorPath, ["ls-remote", "--symref", "origin", "HEAD"], timeouts.fetch)
+      const remote = yield* gitOk(
+        "git ls-remote",
+        mirrorPath,
+        ["ls-remote", "--symref", "origin", "HEAD"],
+        timeouts.fetch
+      )
       const branch = /^ref: refs\/heads\/(\S+)\tHEAD$/m.exec(remote)?.[1]
       if (branch === undefined) {
         return yield* new GitCommandFailed({
@@ -77,7 +84,10 @@ export const makeBaseDiff = Effect.fnUntraced(function* (
     Effect.gen(function* () {
       const ref = `${BASE_PREFIX}${branch}`
       if (!isSafeRefName(ref) || branch === "HEAD" || branch.startsWith("-")) {
-        return yield* new UnsafeArgument({ operation: "base diff", detail: `${JSON.stringify(branch)} is not a branch name` })
+        return yield* new UnsafeArgument({
+          operation: "base diff",
+          detail: `${JSON.stringify(branch)} is not a branch name`
+        })
       }
       const present = yield* inMirror(mirrorPath, ["rev-parse", "--verify", "--quiet", `${ref}^{commit}`])
       if (present.exitCode !== 0) {
@@ -98,7 +108,10 @@ export const makeBaseDiff = Effect.fnUntraced(function* (
     options: BaseDiffOptions
   ) {
     if (!commitPattern.test(head)) {
-      return yield* new UnsafeArgument({ operation: "base diff", detail: "the head must be a full hexadecimal object id" })
+      return yield* new UnsafeArgument({
+        operation: "base diff",
+        detail: "the head must be a full hexadecimal object id"
+      })
     }
     const { branch, tip } = yield* withMirrorLock(mirrorPath)(
       Effect.gen(function* () {

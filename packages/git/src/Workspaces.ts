@@ -1,11 +1,11 @@
 import * as NodePath from "node:path"
 import { statePaths } from "@prbox/domain"
 import { Context, Effect, type FileSystem, Layer } from "effect"
+import { type BaseDiff, type BaseDiffOptions, makeBaseDiff } from "./BaseDiff.ts"
 import { type CreatedWorkspace, type CreateWorkspaceOptions, makeCreateWorkspace } from "./Clone.ts"
 import { type CommitFiles, makeCommitFiles } from "./CommitFiles.ts"
 import type { FetchError, WorkspaceError } from "./Errors.ts"
 import type { Git } from "./Git.ts"
-import { type BaseDiff, type BaseDiffOptions, makeBaseDiff } from "./BaseDiff.ts"
 import { type FetchedPullRequest, type MirrorKey, makeMirrors, type ProgressOptions } from "./Mirrors.ts"
 import type { PullRequestRef } from "./PullRequestRef.ts"
 import { makeWorkspaceUpdate, type WorkspaceState } from "./WorkspaceUpdate.ts"
@@ -83,10 +83,7 @@ const make = Effect.fn("Workspaces.make")(function* (config: WorkspacesConfig) {
     fetchTimeoutMs,
     localTimeoutMs
   })
-  const diffAgainstBase = yield* makeBaseDiff(
-    { local: localTimeoutMs, fetch: fetchTimeoutMs },
-    mirrors.withMirrorLock
-  )
+  const diffAgainstBase = yield* makeBaseDiff({ local: localTimeoutMs, fetch: fetchTimeoutMs }, mirrors.withMirrorLock)
   const createWorkspace = yield* makeCreateWorkspace(localTimeoutMs, mirrors.withMirrorLock)
   const commitFiles = yield* makeCommitFiles(localTimeoutMs)
   const update = yield* makeWorkspaceUpdate(localTimeoutMs, mirrors.withMirrorLock)

@@ -99,5 +99,8 @@ export const layer = (options: Options) => {
   )
   const previews = Layer.effect(Previews, PreviewsLive.make)
   const files = Layer.effect(SandboxFiles, SandboxFilesLive.make)
-  return Layer.mergeAll(Gc.layer, previews, files).pipe(Layer.provideMerge(sandboxes), Layer.provide(NodePlatform.layer))
+  return Layer.mergeAll(Gc.layer, previews, files).pipe(
+    Layer.provideMerge(sandboxes),
+    Layer.provide(NodePlatform.layer)
+  )
 }
