@@ -14,7 +14,13 @@ import { type ExecTarget, makeExecTarget } from "./ExecTarget.ts"
 import { runScript, unexpectedExit } from "./FileExec.ts"
 import { parseListing } from "./FileListing.ts"
 import { EDIT_READ_SH, EXIT, LIST_SH, READ_SH, WRITE_SH } from "./FileScripts.ts"
-import { type FileContent, type FileEdited, type FileWritten, SandboxFiles } from "./SandboxFiles.ts"
+import {
+  type FileContent,
+  type FileEdited,
+  type FileWritten,
+  SandboxFiles,
+  type SandboxFilesShape
+} from "./SandboxFiles.ts"
 import { makeWorkspaceDiff } from "./WorkspaceDiff.ts"
 import { checkWorkspacePath, resolveFailure } from "./WorkspaceResolve.ts"
 
@@ -75,12 +81,7 @@ export const make = Effect.gen(function* () {
 
   const read = Effect.fn("SandboxFiles.read")(function* (
     id: SandboxId,
-    request: {
-      readonly path: string
-      readonly startLine?: number
-      readonly endLine?: number
-      readonly maxBytes: number
-    }
+    request: Parameters<SandboxFilesShape["read"]>[1]
   ) {
     const { target, relative, absolute } = yield* locate(id, request.path, "reading a file")
     const startLine = request.startLine ?? 1
@@ -172,7 +173,7 @@ export const make = Effect.gen(function* () {
 
   const edit = Effect.fn("SandboxFiles.edit")(function* (
     id: SandboxId,
-    request: { readonly path: string; readonly search: string; readonly replace: string; readonly occurrence?: number }
+    request: Parameters<SandboxFilesShape["edit"]>[1]
   ) {
     const { target, relative, absolute } = yield* locate(id, request.path, "editing a file")
     const outcome = yield* runScript(
