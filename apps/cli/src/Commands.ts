@@ -5,6 +5,7 @@ import { execLogsCommands } from "./ExecLogs.ts"
 import { exitCodesHelp, runCommand } from "./Exit.ts"
 import { imageCommand } from "./ImageCommands.ts"
 import { maintenanceCommands } from "./Maintenance.ts"
+import { mcpCommand } from "./McpCommand.ts"
 import { portsCommands } from "./PortsCommands.ts"
 import { passwordCommand, rebuildCommand, sandboxCommands } from "./SandboxCommands.ts"
 import { updateCommand } from "./UpdateCommand.ts"
@@ -51,6 +52,7 @@ export const root = Command.make("prbox").pipe(
     ...maintenanceCommands,
     ...daemonCommands,
     imageCommand,
+    mcpCommand(CLI_VERSION),
     completion
   ])
 )
