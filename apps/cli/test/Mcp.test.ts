@@ -5,7 +5,7 @@ import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.j
 import { ERROR_META_KEY } from "@prbox/mcp"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeRemote, pushPullRequest, type TestRemote } from "../../../packages/git/test/helpers.ts"
-import { CLI_MAIN, containersOfHome, makeHome, tearDown, until } from "./support.ts"
+import { CLI_MAIN, containersOfHome, makeHome, prbox, tearDown, until } from "./support.ts"
 
 // The SDK's own client spawns `prbox mcp` (the real CLI) over stdio, against a
 // real daemon (started by the first server) and Docker, on a PR of a local bare remote.
@@ -142,6 +142,13 @@ describe("prbox mcp through the SDK's client", () => {
     id = a.structured.id
     const listed = await call(first, "sandbox_list", {})
     expect(listed.structured.sandboxes.map((sandbox: { id: string }) => sandbox.id)).toEqual([id])
+    // The code-server password is the user's: no tool result carries it.
+    const password = (await prbox(home, ["password", id])).stdout.trim()
+    expect(password.length).toBeGreaterThan(16)
+    const status = await call(first, "sandbox_status", { id })
+    for (const result of [a, b, listed, status]) {
+      expect(JSON.stringify(result)).not.toContain(password)
+    }
   })
 
   it("refuses bad arguments and unknown sandboxes with stable codes", async () => {
