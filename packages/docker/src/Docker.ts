@@ -109,6 +109,11 @@ export interface DetachedExecOptions {
   readonly cwd?: string
 }
 
+export interface StreamedExecOptions extends DetachedExecOptions {
+  /** Written to the command's stdin, which is then closed; without it the command has no stdin. */
+  readonly stdin?: Uint8Array
+}
+
 export interface ExecResult {
   readonly exitCode: number
   readonly stdout: string
@@ -179,6 +184,17 @@ export interface DockerShape {
     id: string,
     options: ExecOptions
   ) => Effect.Effect<ExecResult, ContainerNotFound | ExecTimeout | Unreachable>
+  /**
+   * Runs `argv`, handing each chunk of its stdout and stderr to `onOutput` as
+   * it comes, and returns its exit code once its output ended. Unbounded in
+   * time: interrupting it closes the stream but the process goes on (Docker
+   * cannot kill an exec; the caller kills it inside the container).
+   */
+  readonly execStreamed: (
+    id: string,
+    options: StreamedExecOptions,
+    onOutput: (stream: "stdout" | "stderr", chunk: Uint8Array) => void
+  ) => Effect.Effect<{ readonly exitCode: number }, ContainerNotFound | Unreachable>
   /** Starts `argv` in the container and returns at once: nothing waits for it or reads its output. */
   readonly execDetached: (
     id: string,

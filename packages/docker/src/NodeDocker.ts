@@ -1,7 +1,7 @@
 import { Readable } from "node:stream"
 import Dockerode from "dockerode"
-import { Effect, Layer, Schedule } from "effect"
-import type { DetachedExecOptions, ExecResult } from "./Docker.ts"
+import { Effect, Layer } from "effect"
+import type { ExecResult } from "./Docker.ts"
 import { Docker } from "./Docker.ts"
 import {
   ContainerAlreadyStarted,
@@ -15,17 +15,10 @@ import {
   NameConflict,
   PortInUse
 } from "./DockerError.ts"
-import {
-  EXPOSED_PORT_LABEL,
-  ExecAnswer,
-  InspectAnswer,
-  ListAnswer,
-  toInfo,
-  toSummary,
-  VersionAnswer
-} from "./EngineAnswers.ts"
+import { EXPOSED_PORT_LABEL, InspectAnswer, ListAnswer, toInfo, toSummary, VersionAnswer } from "./EngineAnswers.ts"
 import { call, decode, envList } from "./EngineCall.ts"
 import { cappedSink, type Demux, runExec } from "./ExecOutput.ts"
+import { createExec, exitCodeOf, makeExecStreamed } from "./ExecStream.ts"
 import { images } from "./NodeImages.ts"
 
 export interface Options {
@@ -60,32 +53,6 @@ export const make = (options: Options = {}): Effect.Effect<Docker["Service"], En
     const api = yield* client("engine.connect", requestTimeoutMs)
     const patient = yield* client("engine.connect", 0)
     const demux: Demux = api.modem.demuxStream.bind(api.modem)
-
-    const inspectExec = (exec: Dockerode.Exec, secrets: ReadonlyArray<string>) =>
-      call("container.exec", () => exec.inspect(), {}, secrets).pipe(
-        Effect.flatMap(decode("container.exec", ExecAnswer))
-      )
-
-    // Env values may be secrets: the engine's messages are redacted of them.
-    const createExec = (id: string, options: DetachedExecOptions, { attach }: { readonly attach: boolean }) =>
-      Effect.flatMap(envList("container.exec", options.env ?? {}), (env) =>
-        call(
-          "container.exec",
-          () =>
-            api.getContainer(id).exec({
-              Cmd: [...options.argv],
-              AttachStdin: false,
-              AttachStdout: attach,
-              AttachStderr: attach,
-              Tty: false,
-              Env: env,
-              User: options.user,
-              WorkingDir: options.cwd
-            }),
-          { 404: ContainerNotFound },
-          Object.values(options.env ?? {})
-        )
-      )
 
     return Docker.of({
       ping: Effect.fn("Docker.ping")(function* () {
@@ -203,7 +170,7 @@ export const make = (options: Options = {}): Effect.Effect<Docker["Service"], En
 
       exec: Effect.fn("Docker.exec")(function* (id, options) {
         const secrets = Object.values(options.env ?? {})
-        const exec = yield* createExec(id, options, { attach: true })
+        const exec = yield* createExec(api, id, options, { attach: true })
         const output = yield* runExec(demux, exec, options.maxOutputBytes, secrets).pipe(
           Effect.timeoutOrElse({
             duration: options.timeoutMs,
@@ -217,20 +184,15 @@ export const make = (options: Options = {}): Effect.Effect<Docker["Service"], En
               )
           })
         )
-        // The output can close a moment before the engine records the exit code.
-        const state = yield* inspectExec(exec, secrets).pipe(
-          Effect.repeat({ schedule: Schedule.spaced(20), until: (answer) => !answer.Running, times: 100 })
-        )
-        if (state.ExitCode === null) {
-          return yield* new DockerEngineError({ operation: "container.exec", detail: "the exec has no exit code" })
-        }
-        const result: ExecResult = { exitCode: state.ExitCode, ...output }
+        const result: ExecResult = { exitCode: yield* exitCodeOf(exec, secrets), ...output }
         return result
       }),
 
+      execStreamed: makeExecStreamed(api, demux),
+
       execDetached: Effect.fn("Docker.execDetached")(function* (id, options) {
         const secrets = Object.values(options.env ?? {})
-        const exec = yield* createExec(id, options, { attach: false })
+        const exec = yield* createExec(api, id, options, { attach: false })
         // The engine answers once the process is started; its (empty) body is drained to free the connection.
         yield* call(
           "container.exec",

@@ -2,7 +2,7 @@ import type { Socket } from "node:net"
 import type { Writable } from "node:stream"
 import type { ImageBuildRequest, ImageInfo } from "@prbox/domain"
 import { Context, type Effect } from "effect"
-import type { ImageBuildFailed, PortClosed, PortTaken, PreviewUnavailable, RuntimeError } from "./Errors.ts"
+import type { CwdRefused, ImageBuildFailed, PortClosed, PortTaken, PreviewUnavailable, RuntimeError } from "./Errors.ts"
 
 /**
  * The narrow interface the lifecycle rules need from wherever sandboxes run.
@@ -71,12 +71,30 @@ export interface ExecOutcome {
 /** Who runs a command in the container, where, and for how long. */
 export interface CommandOptions {
   readonly user: string
+  /** Absolute in the container. */
   readonly cwd: string
+  /**
+   * A folder `cwd` must resolve inside, symbolic links resolved in the
+   * container; when it does not (or is no folder) the command never starts
+   * (CwdRefused). Without it `cwd` is used as named.
+   */
+  readonly within?: string
   /** Over the container's own environment, for this command only; values may be secrets. */
   readonly env?: Readonly<Record<string, string>>
   /** Past it the command's process group is killed inside the container. */
   readonly timeoutMs: number
 }
+
+export interface RuntimeExecOptions extends CommandOptions {
+  /** Cap on each of stdout and stderr, kept as head and tail (domain `makeOutputBound`). */
+  readonly maxOutputBytes: number
+  readonly stdin?: Uint8Array
+}
+
+/** CwdRefused only ever comes with `within`. */
+export type ExecError<O extends CommandOptions> = O extends { readonly within: string }
+  ? RuntimeError | CwdRefused
+  : RuntimeError
 
 /** A command started in the background (`spawn`): its output goes to the callback as it comes. */
 export interface RunningCommand {
@@ -163,11 +181,11 @@ export interface ContainerRuntimeShape {
    * supervisor whose process group is killed inside the container at the
    * deadline or when the caller is interrupted.
    */
-  readonly exec: (
+  readonly exec: <O extends RuntimeExecOptions>(
     containerId: string,
     argv: ReadonlyArray<string>,
-    options: CommandOptions & { readonly maxOutputBytes: number; readonly stdin?: Uint8Array }
-  ) => Effect.Effect<ExecOutcome, RuntimeError>
+    options: O
+  ) => Effect.Effect<ExecOutcome, ExecError<O>>
   /**
    * Starts `argv` without stdin and returns once it runs; stdout and stderr
    * reach `onOutput` in the order they come. The caller awaits `exit` or
@@ -178,7 +196,7 @@ export interface ContainerRuntimeShape {
     argv: ReadonlyArray<string>,
     options: CommandOptions,
     onOutput: (chunk: Uint8Array) => void
-  ) => Effect.Effect<RunningCommand, RuntimeError>
+  ) => Effect.Effect<RunningCommand, RuntimeError | CwdRefused>
   /** Whether `path` exists in the container's filesystem (works on a created, never started container). */
   readonly hasPath: (containerId: string, path: string) => Effect.Effect<boolean, RuntimeError>
   /** One health probe of code-server's `/healthz`; fails when it does not answer. */

@@ -216,6 +216,14 @@ export class PreviewUnavailable extends Schema.TaggedError<PreviewUnavailable>()
   }
 }
 
+/**
+ * A command's working folder did not resolve inside the folder it must stay
+ * in (`CommandOptions.within`), so the command never started; `exitCode` is
+ * `prbox_resolve`'s, or CWD_NOT_FOLDER. Never leaves the engine: the caller
+ * turns it into InvalidPath.
+ */
+export class CwdRefused extends Schema.TaggedError<CwdRefused>()("CwdRefused", { exitCode: Schema.Number }) {}
+
 /** A path an agent or the CLI named is outside the sandbox's workspace, or not what the operation needs. */
 export class InvalidPath extends Schema.TaggedError<InvalidPath>()("InvalidPath", {
   id: Schema.String,

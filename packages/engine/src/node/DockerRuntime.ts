@@ -1,10 +1,11 @@
 import { Docker } from "@prbox/docker"
 import { Effect, Fiber, Layer, Queue } from "effect"
 import { FetchHttpClient, HttpClient } from "effect/http"
-import { ContainerRuntime, type ContainerState, type ExecOutcome, type Health } from "../ContainerRuntime.ts"
+import { ContainerRuntime, type ContainerRuntimeShape, type ContainerState, type Health } from "../ContainerRuntime.ts"
 import { ImageBuildFailed, PortTaken, RuntimeError } from "../Errors.ts"
 import { makeDockerRelay } from "./DockerRelay.ts"
 import { freePort } from "./FreePort.ts"
+import { makeSupervisedExec } from "./SupervisedExec.ts"
 
 const STOP_TIMEOUT_SECONDS = 10
 const HEALTH_TIMEOUT = "2 seconds"
@@ -66,6 +67,7 @@ export const layer = Layer.effect(
       )
 
     const previews = yield* makeDockerRelay(docker)
+    const supervised = makeSupervisedExec(docker)
 
     return ContainerRuntime.of({
       ensureImage: Effect.fn("DockerRuntime.ensureImage")(function* (image, onProgress) {
@@ -149,45 +151,9 @@ export const layer = Layer.effect(
           Effect.catchTag("ContainerNotFound", () => Effect.succeed("absent" as const)),
           Effect.mapError(toRuntimeError)
         ),
-      exec: (containerId, argv, options) =>
-        Effect.gen(function* () {
-          // TODO(i13-exec): the supervisor (kill at the deadline), stdin, head+tail bounds.
-          if (options.stdin !== undefined) return yield* Effect.die("exec with stdin: not yet (i13-exec)")
-          const startedAt = Date.now()
-          return yield* docker
-            .exec(containerId, {
-              argv,
-              user: options.user,
-              cwd: options.cwd,
-              ...(options.env === undefined ? {} : { env: options.env }),
-              timeoutMs: options.timeoutMs,
-              maxOutputBytes: options.maxOutputBytes
-            })
-            .pipe(
-              Effect.map(
-                (result): ExecOutcome => ({
-                  exitCode: result.exitCode,
-                  stdout: result.stdout,
-                  stderr: result.stderr,
-                  truncated: result.truncated,
-                  timedOut: false,
-                  durationMs: Date.now() - startedAt
-                })
-              ),
-              Effect.catchTag("ExecTimeout", () =>
-                Effect.succeed<ExecOutcome>({
-                  exitCode: null,
-                  stdout: "",
-                  stderr: "",
-                  truncated: false,
-                  timedOut: true,
-                  durationMs: Date.now() - startedAt
-                })
-              ),
-              Effect.mapError(toRuntimeError)
-            )
-        }),
-      spawn: () => Effect.die("spawn: not yet (i13-exec)"),
+      // CwdRefused only ever comes with `within`, as the port's overloads say.
+      exec: supervised.exec as ContainerRuntimeShape["exec"],
+      spawn: supervised.spawn,
       connect: previews.connect,
       listeningPorts: previews.listeningPorts,
       hasPath: (containerId, path) => docker.hasPath(containerId, path).pipe(Effect.mapError(toRuntimeError)),

@@ -1,0 +1,121 @@
+import type { Readable } from "node:stream"
+import { Writable } from "node:stream"
+import type Dockerode from "dockerode"
+import { Effect, Schedule } from "effect"
+import type { StreamedExecOptions } from "./Docker.ts"
+import { ContainerNotFound, DockerEngineError, EngineUnavailable } from "./DockerError.ts"
+import { ExecAnswer } from "./EngineAnswers.ts"
+import { call, classify, decode, envList } from "./EngineCall.ts"
+import type { Demux } from "./ExecOutput.ts"
+
+const OPERATION = "container.exec"
+
+/** Creates an exec (not started); env values are redacted from the engine's messages. */
+export const createExec = (
+  api: Dockerode,
+  id: string,
+  options: StreamedExecOptions,
+  { attach }: { readonly attach: boolean }
+) =>
+  Effect.flatMap(envList(OPERATION, options.env ?? {}), (env) =>
+    call(
+      OPERATION,
+      () =>
+        api.getContainer(id).exec({
+          Cmd: [...options.argv],
+          AttachStdin: attach && options.stdin !== undefined,
+          AttachStdout: attach,
+          AttachStderr: attach,
+          Tty: false,
+          Env: env,
+          User: options.user,
+          WorkingDir: options.cwd
+        }),
+      { 404: ContainerNotFound },
+      Object.values(options.env ?? {})
+    )
+  )
+
+export const inspectExec = (exec: Dockerode.Exec, secrets: ReadonlyArray<string>) =>
+  call(OPERATION, () => exec.inspect(), {}, secrets).pipe(Effect.flatMap(decode(OPERATION, ExecAnswer)))
+
+/** The exit code of an exec whose output ended (the engine can record it a moment after). */
+export const exitCodeOf = (exec: Dockerode.Exec, secrets: ReadonlyArray<string>) =>
+  inspectExec(exec, secrets).pipe(
+    Effect.repeat({ schedule: Schedule.spaced(20), until: (answer) => !answer.Running, times: 100 }),
+    Effect.flatMap((answer) =>
+      answer.ExitCode === null
+        ? Effect.fail(new DockerEngineError({ operation: OPERATION, detail: "the exec has no exit code" }))
+        : Effect.succeed(answer.ExitCode)
+    )
+  )
+
+const forward = (onChunk: (chunk: Uint8Array) => void) =>
+  new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      onChunk(chunk)
+      done()
+    }
+  })
+
+/**
+ * Starts a created exec, writes `stdin` and closes it (as `docker exec -i`
+ * does), and hands every output chunk to `onOutput` until the output ends.
+ * Interruption closes the stream; the process itself goes on (Docker cannot
+ * kill an exec: the caller kills it inside the container).
+ */
+const streamExec = (
+  demux: Demux,
+  exec: Dockerode.Exec,
+  stdin: Uint8Array | undefined,
+  onOutput: (stream: "stdout" | "stderr", chunk: Uint8Array) => void,
+  secrets: ReadonlyArray<string>
+) =>
+  Effect.callback<void, ContainerNotFound | EngineUnavailable | DockerEngineError>((resume) => {
+    let stream: (Readable & { end?: () => void; write?: (chunk: Uint8Array) => boolean }) | undefined
+    let interrupted = false
+    let ended = false
+    const failed = (cause: unknown) =>
+      resume(Effect.fail(classify(OPERATION, { 404: ContainerNotFound }, secrets)(cause)))
+    exec.start({ hijack: true, stdin: stdin !== undefined }).then((duplex: typeof stream) => {
+      if (duplex === undefined) return failed(new Error("no output stream"))
+      if (interrupted) return duplex.destroy()
+      stream = duplex
+      demux(
+        duplex,
+        forward((chunk) => onOutput("stdout", chunk)),
+        forward((chunk) => onOutput("stderr", chunk))
+      )
+      duplex.on("end", () => {
+        ended = true
+        resume(Effect.void)
+      })
+      duplex.on("error", failed)
+      duplex.on("close", () => {
+        if (!ended) {
+          resume(
+            Effect.fail(new EngineUnavailable({ operation: OPERATION, detail: "output stream closed before the end" }))
+          )
+        }
+      })
+      if (stdin !== undefined) {
+        duplex.write?.(stdin)
+        duplex.end?.()
+      }
+    }, failed)
+    return Effect.sync(() => {
+      interrupted = true
+      stream?.destroy()
+    })
+  })
+
+/** Runs `argv` with its output streamed to `onOutput`; its exit code once the output ended. */
+export const makeExecStreamed =
+  (api: Dockerode, demux: Demux) =>
+  (id: string, options: StreamedExecOptions, onOutput: (stream: "stdout" | "stderr", chunk: Uint8Array) => void) =>
+    Effect.gen(function* () {
+      const secrets = Object.values(options.env ?? {})
+      const exec = yield* createExec(api, id, options, { attach: true })
+      yield* streamExec(demux, exec, options.stdin, onOutput, secrets)
+      return { exitCode: yield* exitCodeOf(exec, secrets) }
+    }).pipe(Effect.withSpan("Docker.execStreamed"))

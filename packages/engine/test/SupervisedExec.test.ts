@@ -1,0 +1,145 @@
+import { randomBytes } from "node:crypto"
+import { assert, describe, it } from "@effect/vitest"
+import { NodeDocker } from "@prbox/docker"
+import { Effect, Fiber, Layer, Schedule } from "effect"
+import { FetchHttpClient } from "effect/http"
+import { inject } from "vitest"
+import { TEST_RUN_LABEL } from "../../../scripts/testing/global-setup.ts"
+import { ContainerRuntime } from "../src/index.ts"
+import { DockerRuntime } from "../src/node/index.ts"
+import { CWD_NOT_FOLDER } from "../src/node/SupervisedExec.ts"
+import { RESOLVE_MISSING, RESOLVE_OUTSIDE } from "../src/WorkspaceResolve.ts"
+import { bounded, healthzTag } from "./harness.ts"
+
+const runtimeLayer = DockerRuntime.layer.pipe(Layer.provide(NodeDocker.layer()), Layer.provide(FetchHttpClient.layer))
+const USER = "1000:1000"
+const WS = "/tmp/ws"
+
+/** A running busybox container with a workspace: a folder, a file, and a symlink pointing out. */
+const container = Effect.acquireRelease(
+  Effect.gen(function* () {
+    const runtime = yield* ContainerRuntime
+    const containerId = yield* runtime.provision({
+      name: `prbox-test-exec-${randomBytes(4).toString("hex")}`,
+      image: healthzTag,
+      args: [],
+      env: {},
+      labels: { [TEST_RUN_LABEL]: inject("testRunId") },
+      binds: [],
+      user: USER,
+      workingDir: "/tmp",
+      port: 8080
+    })
+    yield* runtime.start(containerId)
+    yield* run(containerId, ["sh", "-c", `mkdir -p ${WS}/sub && touch ${WS}/file && ln -s /etc ${WS}/out`])
+    return containerId
+  }),
+  (containerId) => Effect.flatMap(ContainerRuntime, (runtime) => runtime.destroy(containerId)).pipe(Effect.orDie)
+)
+
+const run = (
+  containerId: string,
+  argv: ReadonlyArray<string>,
+  options: { timeoutMs?: number; stdin?: Uint8Array } = {}
+) =>
+  Effect.flatMap(ContainerRuntime, (runtime) =>
+    runtime.exec(containerId, argv, {
+      user: USER,
+      cwd: "/tmp",
+      timeoutMs: options.timeoutMs ?? 20_000,
+      maxOutputBytes: 1024,
+      ...(options.stdin === undefined ? {} : { stdin: options.stdin })
+    })
+  )
+
+/**
+ * How many processes' command lines hold `sleep <marker>` (an argument no
+ * other process has). The marker reaches the probe in two pieces so that the
+ * probe's own command line never holds it.
+ */
+const processesWith = (containerId: string, marker: string) =>
+  run(containerId, [
+    "sh",
+    "-c",
+    'n=0; for f in /proc/[0-9]*/cmdline; do line=$(tr "\\0" " " < "$f" 2>/dev/null); case "$line" in *"$1$2"*) n=$((n+1));; esac; done; echo $n',
+    "probe",
+    "sleep ",
+    marker
+  ]).pipe(Effect.map((outcome) => Number(outcome.stdout.trim())))
+
+describe("supervised exec (real Docker)", () => {
+  it.live("keeps the head and the tail of 5 MB of output, and strips the supervisor's pid line", () =>
+    Effect.gen(function* () {
+      const containerId = yield* container
+      const outcome = yield* run(containerId, [
+        "sh",
+        "-c",
+        "echo FIRST; head -c 5000000 /dev/zero | tr '\\0' x; echo; echo LAST; echo ERR >&2"
+      ])
+      assert.strictEqual(outcome.exitCode, 0)
+      assert.isTrue(outcome.truncated)
+      assert.isFalse(outcome.timedOut)
+      assert.isTrue(outcome.stdout.startsWith("FIRST\nxxx"), outcome.stdout.slice(0, 40))
+      assert.isTrue(outcome.stdout.endsWith("xxx\nLAST\n"))
+      assert.match(outcome.stdout, /\n\[\.\.\. \d+ bytes left out \.\.\.\]\n/)
+      assert.isBelow(outcome.stdout.length, 1100)
+      assert.strictEqual(outcome.stderr, "ERR\n")
+    }).pipe(Effect.scoped, Effect.provide(runtimeLayer), bounded("the exec did not end", 60))
+  )
+
+  it.live("kills the command and its children at the deadline, inside the container", () =>
+    Effect.gen(function* () {
+      const containerId = yield* container
+      const outcome = yield* run(containerId, ["sh", "-c", "echo started; sleep 1000.5 & sleep 1000.6"], {
+        timeoutMs: 1000
+      })
+      assert.isTrue(outcome.timedOut)
+      assert.isNull(outcome.exitCode)
+      assert.strictEqual(outcome.stdout, "started\n")
+      assert.strictEqual(yield* processesWith(containerId, "1000.5"), 0)
+      assert.strictEqual(yield* processesWith(containerId, "1000.6"), 0)
+    }).pipe(Effect.scoped, Effect.provide(runtimeLayer), bounded("the exec did not end", 60))
+  )
+
+  it.live("kills the command when its caller goes away", () =>
+    Effect.gen(function* () {
+      const containerId = yield* container
+      const fiber = yield* run(containerId, ["sleep", "1000.123"], { timeoutMs: 600_000 }).pipe(Effect.forkChild)
+      // The latch: the command is running in the container.
+      yield* processesWith(containerId, "1000.123").pipe(
+        Effect.repeat({ schedule: Schedule.spaced(50), until: (count) => count === 1 })
+      )
+      yield* Fiber.interrupt(fiber)
+      assert.strictEqual(yield* processesWith(containerId, "1000.123"), 0)
+    }).pipe(Effect.scoped, Effect.provide(runtimeLayer), bounded("the exec was not killed", 60))
+  )
+
+  it.live("writes stdin and closes it", () =>
+    Effect.gen(function* () {
+      const containerId = yield* container
+      const outcome = yield* run(containerId, ["cat"], { stdin: new TextEncoder().encode("through stdin\n") })
+      assert.strictEqual(outcome.exitCode, 0)
+      assert.strictEqual(outcome.stdout, "through stdin\n")
+      const none = yield* run(containerId, ["sh", "-c", "cat; echo done"])
+      assert.strictEqual(none.stdout, "done\n")
+    }).pipe(Effect.scoped, Effect.provide(runtimeLayer), bounded("the exec did not end", 60))
+  )
+
+  it.live("runs in a folder only when it resolves inside `within`", () =>
+    Effect.gen(function* () {
+      const containerId = yield* container
+      const runtime = yield* ContainerRuntime
+      const pwd = (cwd: string) =>
+        runtime.exec(containerId, ["pwd"], { user: USER, cwd, within: WS, timeoutMs: 20_000, maxOutputBytes: 1024 })
+      assert.strictEqual((yield* pwd(`${WS}/sub`)).stdout, `${WS}/sub\n`)
+      assert.strictEqual((yield* pwd(WS)).stdout, `${WS}\n`)
+      const refusals = yield* Effect.forEach([`${WS}/out`, `${WS}/missing`, `${WS}/file`], (cwd) =>
+        Effect.flip(pwd(cwd))
+      )
+      assert.deepStrictEqual(
+        refusals.map((error) => (error._tag === "CwdRefused" ? error.exitCode : error._tag)),
+        [RESOLVE_OUTSIDE, RESOLVE_MISSING, CWD_NOT_FOLDER]
+      )
+    }).pipe(Effect.scoped, Effect.provide(runtimeLayer), bounded("the exec did not end", 60))
+  )
+})
