@@ -5,10 +5,12 @@ import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.j
 import { ERROR_META_KEY } from "@prbox/mcp"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeRemote, pushPullRequest, type TestRemote } from "../../../packages/git/test/helpers.ts"
-import { CLI_MAIN, containersOfHome, makeHome, prbox, tearDown, until } from "./support.ts"
+import { previewHome } from "./preview-support.ts"
+import { CLI_MAIN, containersOfHome, prbox, tearDown, until } from "./support.ts"
 
 // The SDK's own client spawns `prbox mcp` (the real CLI) over stdio, against a
-// real daemon (started by the first server) and Docker, on a PR of a local bare remote.
+// real daemon (started by the first server) and Docker, on a PR of a local bare
+// remote. The sandboxes run the code-server test image: sandbox_diff needs git in it.
 
 const TOOL_NAMES = [
   "sandbox_open",
@@ -84,7 +86,7 @@ const containerProcesses = (): string => {
 }
 
 beforeAll(() => {
-  home = makeHome("mcp")
+  home = previewHome("mcp")
   remote = makeRemote(home)
   pushPullRequest(remote.path, 7, {
     "src/app.txt": "one\ntwo\nthree\n",
