@@ -6,12 +6,11 @@
 import { mkdirSync, writeFileSync } from "node:fs"
 import { Agent } from "node:http"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import Dockerode from "dockerode"
 import { healthzImage } from "../images/healthz.ts"
 import { ensureImage } from "../images/images.ts"
+import { callTool as callMcpTool, connectPrboxMcp } from "../testing/mcp-client.ts"
 import {
   check,
   cleanupRoot,
@@ -36,7 +35,6 @@ export interface McpBenchOptions {
 const TARGET_RATIO = 1.2
 const WARMUP_MS = 1_000
 const PULL_REQUEST = 1
-const CLI_MAIN = fileURLToPath(new URL("../../apps/cli/src/main.ts", import.meta.url))
 
 /** A bare remote with `main` and `refs/pull/1/head`: the smallest PR there is. */
 const makeRemote = async (root: string): Promise<string> => {
@@ -70,18 +68,11 @@ const makeRemote = async (root: string): Promise<string> => {
   return remote
 }
 
-interface Structured {
-  readonly isError: boolean
-  readonly text: string
-  readonly structured: Record<string, unknown>
-}
-
-const callTool = async (client: Client, name: string, args: Record<string, unknown>): Promise<Structured> => {
-  const result = await client.callTool({ name, arguments: args }, undefined, { timeout: 180_000 })
-  const content = result.content as Array<{ text?: string }>
-  const text = content.map((part) => part.text ?? "").join("\n")
-  if (result.isError === true) throw new Error(`${name} failed: ${text}`)
-  return { isError: false, text, structured: (result.structuredContent ?? {}) as Record<string, unknown> }
+/** A tool's structured result; its error fails the bench. */
+const callTool = async (client: Client, name: string, args: Record<string, unknown>) => {
+  const result = await callMcpTool(client, name, args, { timeout: 180_000 })
+  if (result.isError) throw new Error(`${name} failed: ${result.text}`)
+  return result
 }
 
 /** Back-to-back calls for `durationMs` after a warm-up; each call's latency in ms. */
@@ -159,15 +150,7 @@ export const runMcp = async (options: McpBenchOptions): Promise<void> => {
     log("starting prboxd ...")
     daemon = spawnDaemon(home)
     await waitForHealth(socketPath, daemon)
-    client = new Client({ name: "prbox-bench", version: "0.0.0" })
-    await client.connect(
-      new StdioClientTransport({
-        command: process.execPath,
-        args: [CLI_MAIN, "mcp"],
-        env: { ...(process.env as Record<string, string>), PRBOX_HOME: home },
-        stderr: "inherit"
-      })
-    )
+    client = await connectPrboxMcp(home, "inherit")
     log(`opening PR ${PULL_REQUEST} of ${remote} in ${image} through sandbox_open ...`)
     const opened = await callTool(client, "sandbox_open", { input: remote, pr: PULL_REQUEST })
     sandboxId = String(opened.structured.id)

@@ -1,12 +1,11 @@
 import { execFileSync } from "node:child_process"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js"
-import { ERROR_META_KEY } from "@prbox/mcp"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeRemote, pushPullRequest, type TestRemote } from "../../../packages/git/test/helpers.ts"
+import { type Called, callTool as call, connectPrboxMcp } from "../../../scripts/testing/mcp-client.ts"
 import { previewHome } from "./preview-support.ts"
-import { CLI_MAIN, containersOfHome, prbox, tearDown, until } from "./support.ts"
+import { containersOfHome, prbox, tearDown, until } from "./support.ts"
 
 // The SDK's own client spawns `prbox mcp` (the real CLI) over stdio, against a
 // real daemon (started by the first server) and Docker, on a PR of a local bare
@@ -33,41 +32,16 @@ const clients: Array<Client> = []
 let id = ""
 
 const connect = async (): Promise<Client> => {
-  const client = new Client({ name: "prbox-test", version: "0.0.0" })
-  await client.connect(
-    new StdioClientTransport({
-      command: process.execPath,
-      args: [CLI_MAIN, "mcp"],
-      env: { ...(process.env as Record<string, string>), PRBOX_HOME: home },
-      stderr: "pipe"
-    })
-  )
+  const client = await connectPrboxMcp(home)
   clients.push(client)
   return client
 }
 
-interface Called {
-  readonly isError: boolean
-  readonly text: string
-  // biome-ignore lint/suspicious/noExplicitAny: a tool's structured result, checked field by field.
-  readonly structured: any
-  readonly error: { readonly code: string; readonly message: string } | undefined
-}
-
-const call = async (
-  client: Client,
-  name: string,
-  args: Record<string, unknown>,
-  options: RequestOptions = {}
-): Promise<Called> => {
-  const result = await client.callTool({ name, arguments: args }, undefined, { timeout: 120_000, ...options })
-  const content = result.content as Array<{ type: string; text?: string }>
-  return {
-    isError: result.isError === true,
-    text: content.map((part) => part.text ?? "").join("\n"),
-    structured: result.structuredContent,
-    error: result._meta?.[ERROR_META_KEY] as Called["error"]
-  }
+/** The client the first test connected (later tests share it). */
+const firstClient = (): Client => {
+  const [client] = clients
+  if (client === undefined) throw new Error("no MCP client: the first test did not connect")
+  return client
 }
 
 /** A tool error's code, from both its text and its structured form (they must agree). */
@@ -154,8 +128,7 @@ describe("prbox mcp through the SDK's client", () => {
   })
 
   it("refuses bad arguments and unknown sandboxes with stable codes", async () => {
-    const [client] = clients
-    if (client === undefined) throw new Error("no client")
+    const client = firstClient()
     expect(errorCode(await call(client, "sandbox_exec", { id }))).toBe("invalid_input")
     expect(errorCode(await call(client, "sandbox_exec", { id, argv: ["true"], timeoutMs: 600_001 }))).toBe(
       "invalid_input"
@@ -166,8 +139,7 @@ describe("prbox mcp through the SDK's client", () => {
   })
 
   it("exec: a non-zero exit is a result; 5 MB of output keeps its head and tail", async () => {
-    const [client] = clients
-    if (client === undefined) throw new Error("no client")
+    const client = firstClient()
     const failed = await call(client, "sandbox_exec", { id, command: "echo out; echo err >&2; exit 3" })
     expect(failed.isError).toBe(false)
     expect(failed.structured).toMatchObject({ exitCode: 3, stdout: "out\n", stderr: "err\n", timedOut: false })
@@ -184,8 +156,7 @@ describe("prbox mcp through the SDK's client", () => {
   })
 
   it("exec past its timeout is killed: timedOut, and its processes are gone from the container", async () => {
-    const [client] = clients
-    if (client === undefined) throw new Error("no client")
+    const client = firstClient()
     const slept = await call(client, "sandbox_exec", {
       id,
       command: "sleep 1000.5 & sleep 1000.123",
@@ -197,8 +168,7 @@ describe("prbox mcp through the SDK's client", () => {
   })
 
   it("a background job's output is read in three chunks, then its exit status", async () => {
-    const [client] = clients
-    if (client === undefined) throw new Error("no client")
+    const client = firstClient()
     const started = await call(client, "sandbox_exec", {
       id,
       command: "echo line1; echo line2; echo line3",
@@ -224,8 +194,7 @@ describe("prbox mcp through the SDK's client", () => {
   })
 
   it("reads, edits and writes files, and sandbox_diff shows the changes", async () => {
-    const [client] = clients
-    if (client === undefined) throw new Error("no client")
+    const client = firstClient()
     const read = await call(client, "sandbox_read_file", { id, path: "src/app.txt", startLine: 2, endLine: 2 })
     expect(read.structured).toMatchObject({ content: "two\n", totalLines: 3, binary: false })
     const edited = await call(client, "sandbox_edit_file", { id, path: "src/app.txt", search: "two", replace: "TWO" })
@@ -247,8 +216,7 @@ describe("prbox mcp through the SDK's client", () => {
   })
 
   it("refuses paths that leave the workspace, without showing what is there", async () => {
-    const [client] = clients
-    if (client === undefined) throw new Error("no client")
+    const client = firstClient()
     for (const path of ["../../etc/passwd", "/etc/passwd", "escape", "up/out/passwd"]) {
       const refused = await call(client, "sandbox_read_file", { id, path })
       expect(errorCode(refused), path).toBe("invalid_path")
@@ -259,8 +227,7 @@ describe("prbox mcp through the SDK's client", () => {
   })
 
   it("after sandbox_stop, later calls are refused as not_running", async () => {
-    const [client] = clients
-    if (client === undefined) throw new Error("no client")
+    const client = firstClient()
     const stopped = await call(client, "sandbox_stop", { id })
     expect(stopped.structured).toEqual({ id, status: "stopped" })
     const exec = await call(client, "sandbox_exec", { id, argv: ["true"] })
