@@ -3,6 +3,7 @@ import { Argument, Command, Completions } from "effect/cli"
 import { daemonCommands } from "./DaemonCommands.ts"
 import { execLogsCommands } from "./ExecLogs.ts"
 import { exitCodesHelp, runCommand } from "./Exit.ts"
+import { filesCommands } from "./FilesCommands.ts"
 import { imageCommand } from "./ImageCommands.ts"
 import { maintenanceCommands } from "./Maintenance.ts"
 import { mcpCommand } from "./McpCommand.ts"
@@ -47,6 +48,7 @@ export const root = Command.make("prbox").pipe(
     updateCommand,
     rebuildCommand,
     ...execLogsCommands,
+    ...filesCommands,
     passwordCommand,
     ...portsCommands,
     ...maintenanceCommands,

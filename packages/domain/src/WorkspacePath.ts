@@ -9,6 +9,14 @@ export type WorkspacePathCheck =
   | { readonly _tag: "Inside"; readonly path: string }
   | { readonly _tag: "Refused"; readonly reason: string }
 
+/** The largest answer of one read, listing or diff. */
+export const MAX_READ_BYTES = 1024 * 1024
+/** The largest file `write` and `edit` take (a write's JSON body stays under the daemon's body limit). */
+export const MAX_WRITE_BYTES = 256 * 1024
+export const MAX_LIST_DEPTH = 10
+/** Entries of one listing. */
+export const MAX_LIST_ENTRIES = 2000
+
 /** Longest path accepted, in characters. */
 export const MAX_WORKSPACE_PATH = 4096
 

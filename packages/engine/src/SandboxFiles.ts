@@ -1,6 +1,6 @@
 import type { SandboxConflict, SandboxId, SandboxNotFound } from "@prbox/domain"
 import { Context, type Effect } from "effect"
-import type { GitFailed, InvalidPath, RuntimeError, StoreFailure, TooLarge } from "./Errors.ts"
+import type { GitFailed, HostFailure, InvalidPath, RuntimeError, StoreFailure, TooLarge } from "./Errors.ts"
 
 /** A file's text, or the lines asked for; paths are relative to the workspace. */
 export interface FileContent {
@@ -71,6 +71,8 @@ export type FilesError =
   | RuntimeError
   | GitFailed
   | StoreFailure
+  // The exec target check reads the workspace folder's owner on the host.
+  | HostFailure
 
 /**
  * The workspace's files and diffs of a running, unfenced sandbox, for the

@@ -15,6 +15,7 @@ import {
   type Gc,
   type PrboxConfig,
   type Reconciler,
+  type SandboxFiles,
   SandboxService
 } from "../src/index.ts"
 import { type EngineLayerOptions, engineLayer } from "./engine-layer.ts"
@@ -63,7 +64,7 @@ export const withEngine = <A, E>(
   options: EngineOptions,
   body: (
     fixture: EngineFixture
-  ) => Effect.Effect<A, E, SandboxService | SandboxRepo | ContainerRuntime | Reconciler | Gc | Config>
+  ) => Effect.Effect<A, E, SandboxService | SandboxFiles | SandboxRepo | ContainerRuntime | Reconciler | Gc | Config>
 ) =>
   Effect.scoped(
     Effect.gen(function* () {

@@ -23,6 +23,9 @@ export interface FetchedPullRequest {
   readonly mirrorCreated: boolean
 }
 
+/** What names a repository's mirror: where it is and through which credentials profile. */
+export type MirrorKey = Pick<PullRequestRef, "host" | "repository" | "profile">
+
 export const noProgress = (): Effect.Effect<void> => Effect.void
 
 export const commitPattern = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/
@@ -62,7 +65,7 @@ export const makeMirrors = Effect.fnUntraced(function* (options: MirrorsOptions)
 
   // The readable part names the mirror; the hash keeps names that sanitise
   // alike apart. A CodeCommit profile may be another account: its own mirror.
-  const mirrorPathOf = (ref: PullRequestRef): string => {
+  const mirrorPathOf = (ref: MirrorKey): string => {
     const key = [ref.host, ref.repository, ref.profile ?? ""].join("\0")
     const hash = createHash("sha256").update(key).digest("hex").slice(0, 12)
     const name = sanitise(ref.repository.replace(/^\/+/, "")).slice(-80)
@@ -193,5 +196,5 @@ export const makeMirrors = Effect.fnUntraced(function* (options: MirrorsOptions)
     )
   })
 
-  return { fetchPullRequest, withMirrorLock }
+  return { fetchPullRequest, withMirrorLock, mirrorPathOf }
 })

@@ -5,13 +5,15 @@ import { type CreatedWorkspace, type CreateWorkspaceOptions, makeCreateWorkspace
 import { type CommitFiles, makeCommitFiles } from "./CommitFiles.ts"
 import type { FetchError, WorkspaceError } from "./Errors.ts"
 import type { Git } from "./Git.ts"
-import { type FetchedPullRequest, makeMirrors, type ProgressOptions } from "./Mirrors.ts"
+import { type BaseDiff, type BaseDiffOptions, makeBaseDiff } from "./BaseDiff.ts"
+import { type FetchedPullRequest, type MirrorKey, makeMirrors, type ProgressOptions } from "./Mirrors.ts"
 import type { PullRequestRef } from "./PullRequestRef.ts"
 import { makeWorkspaceUpdate, type WorkspaceState } from "./WorkspaceUpdate.ts"
 
+export type { BaseDiff, BaseDiffOptions } from "./BaseDiff.ts"
 export type { CreatedWorkspace, CreateWorkspaceOptions } from "./Clone.ts"
 export type { CommitEntry, CommitFiles } from "./CommitFiles.ts"
-export type { FetchedPullRequest, ProgressOptions } from "./Mirrors.ts"
+export type { FetchedPullRequest, MirrorKey, ProgressOptions } from "./Mirrors.ts"
 export { KEEP_BRANCH_PREFIX, type WorkspaceState } from "./WorkspaceUpdate.ts"
 
 export interface WorkspacesConfig {
@@ -42,6 +44,18 @@ export class Workspaces extends Context.Service<
      * `originUrl`. A failed attempt leaves no destination behind.
      */
     readonly createWorkspace: (options: CreateWorkspaceOptions) => Effect.Effect<CreatedWorkspace, WorkspaceError>
+    /** Where the repository's mirror is (or would be): a sandbox's PR finds its mirror again from its row. */
+    readonly mirrorPath: (key: MirrorKey) => string
+    /**
+     * A PR's own changes in its mirror: `git diff <merge-base> <head>` against
+     * `options.base` or the remote's default branch (fetched into the mirror
+     * when it is missing there). Never runs git in a workspace.
+     */
+    readonly diffAgainstBase: (
+      mirrorPath: string,
+      head: string,
+      options: BaseDiffOptions
+    ) => Effect.Effect<BaseDiff, FetchError>
     /** Reads files of a fetched commit in its mirror, without a checkout (symbolic links are refused). */
     readonly commitFiles: (mirrorPath: string, commit: string) => CommitFiles
     /** The workspace's head and its changed files (tracked and untracked). */
@@ -63,13 +77,25 @@ export class Workspaces extends Context.Service<
 
 const make = Effect.fn("Workspaces.make")(function* (config: WorkspacesConfig) {
   const localTimeoutMs = config.localTimeoutMs ?? 5 * 60_000
+  const fetchTimeoutMs = config.fetchTimeoutMs ?? 10 * 60_000
   const mirrors = yield* makeMirrors({
     mirrorsDir: statePaths(NodePath.resolve(config.stateDir)).mirrors,
-    fetchTimeoutMs: config.fetchTimeoutMs ?? 10 * 60_000,
+    fetchTimeoutMs,
     localTimeoutMs
   })
+  const diffAgainstBase = yield* makeBaseDiff(
+    { local: localTimeoutMs, fetch: fetchTimeoutMs },
+    mirrors.withMirrorLock
+  )
   const createWorkspace = yield* makeCreateWorkspace(localTimeoutMs, mirrors.withMirrorLock)
   const commitFiles = yield* makeCommitFiles(localTimeoutMs)
   const update = yield* makeWorkspaceUpdate(localTimeoutMs, mirrors.withMirrorLock)
-  return Workspaces.of({ fetchPullRequest: mirrors.fetchPullRequest, createWorkspace, commitFiles, ...update })
+  return Workspaces.of({
+    fetchPullRequest: mirrors.fetchPullRequest,
+    mirrorPath: mirrors.mirrorPathOf,
+    diffAgainstBase,
+    createWorkspace,
+    commitFiles,
+    ...update
+  })
 })

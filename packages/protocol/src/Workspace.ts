@@ -1,4 +1,4 @@
-import { SandboxId } from "@prbox/domain"
+import { MAX_LIST_DEPTH, MAX_READ_BYTES, MAX_WRITE_BYTES, SandboxId } from "@prbox/domain"
 import { Schema } from "effect"
 import { CommandEnv, MAX_EXEC_TIMEOUT_MS, WorkspacePathParam } from "./Wire.ts"
 
@@ -9,15 +9,10 @@ import { CommandEnv, MAX_EXEC_TIMEOUT_MS, WorkspacePathParam } from "./Wire.ts"
 const NonNegativeInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 const Line = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
 
-/** The largest answer of one read, listing or diff. */
-export const MAX_READ_BYTES = 1024 * 1024
+// The bounds the engine enforces too (domain WorkspacePath.ts).
+export { MAX_LIST_DEPTH, MAX_LIST_ENTRIES, MAX_READ_BYTES, MAX_WRITE_BYTES } from "@prbox/domain"
 export const DEFAULT_READ_BYTES = 64 * 1024
-/** The largest file `write` takes (its JSON body stays under the daemon's body limit). */
-export const MAX_WRITE_BYTES = 256 * 1024
-export const MAX_LIST_DEPTH = 10
 export const DEFAULT_LIST_DEPTH = 2
-/** Entries of one listing. */
-export const MAX_LIST_ENTRIES = 2000
 /** Job output the daemon keeps per job: its last bytes. */
 export const JOB_OUTPUT_KEPT = 8 * 1024 * 1024
 

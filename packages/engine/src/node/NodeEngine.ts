@@ -15,6 +15,8 @@ import { Lifecycle } from "../Lifecycle.ts"
 import { Previews } from "../Previews.ts"
 import * as PreviewsLive from "../PreviewsLive.ts"
 import { Reconciler } from "../Reconciler.ts"
+import { SandboxFiles } from "../SandboxFiles.ts"
+import * as SandboxFilesLive from "../SandboxFilesLive.ts"
 import { SandboxService } from "../SandboxService.ts"
 import * as SandboxServiceLive from "../SandboxServiceLive.ts"
 import * as DockerRuntime from "./DockerRuntime.ts"
@@ -96,5 +98,6 @@ export const layer = (options: Options) => {
     Layer.provideMerge(parts)
   )
   const previews = Layer.effect(Previews, PreviewsLive.make)
-  return Layer.mergeAll(Gc.layer, previews).pipe(Layer.provideMerge(sandboxes), Layer.provide(NodePlatform.layer))
+  const files = Layer.effect(SandboxFiles, SandboxFilesLive.make)
+  return Layer.mergeAll(Gc.layer, previews, files).pipe(Layer.provideMerge(sandboxes), Layer.provide(NodePlatform.layer))
 }

@@ -1,0 +1,134 @@
+import * as NodePath from "node:path"
+import { Effect } from "effect"
+import { classifyMirrorFailure } from "./Classify.ts"
+import { GitCommandFailed, UnsafeArgument } from "./Errors.ts"
+import { Git, type GitOutput } from "./Git.ts"
+import { commitPattern } from "./Mirrors.ts"
+import { stderrTail } from "./Redact.ts"
+import { isSafeRefName } from "./RefName.ts"
+
+/** Where a mirror keeps the base branches it fetched: `refs/prbox/base/<branch>`. */
+const BASE_PREFIX = "refs/prbox/base/"
+/** The remote's default branch, as last asked: a symbolic ref to its `refs/prbox/base/<branch>`. */
+const DEFAULT_BASE = `${BASE_PREFIX}HEAD`
+
+export interface BaseDiffOptions {
+  /** The PR's base branch when the code host tells it; the remote's default branch otherwise. */
+  readonly base?: string
+  /** Pathspecs relative to the repository's root, taken literally; none: everything. */
+  readonly paths: ReadonlyArray<string>
+  readonly stat: boolean
+}
+
+export interface BaseDiff {
+  /** The merge-base of the head and the base branch. */
+  readonly mergeBase: string
+  readonly baseBranch: string
+  /** `git diff <mergeBase> <head>` (or its `--stat`), whole: the caller bounds it. */
+  readonly diff: string
+}
+
+type WithMirrorLock = (mirrorPath: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+
+/**
+ * A pull request's own changes, in its repository's mirror (prbox's own bare
+ * repository, never a workspace): the diff from the merge-base of its head
+ * and its base branch. The base branch is fetched into the mirror the first
+ * time (the default branch found from the remote's HEAD), then reused.
+ */
+export const makeBaseDiff = Effect.fnUntraced(function* (
+  timeouts: { readonly local: number; readonly fetch: number },
+  withMirrorLock: WithMirrorLock
+) {
+  const git = yield* Git
+  const inMirror = (mirrorPath: string, args: ReadonlyArray<string>, timeoutMs = timeouts.local) =>
+    git.run([`--git-dir=${mirrorPath}`, "--literal-pathspecs", ...args], {
+      cwd: NodePath.dirname(mirrorPath),
+      timeoutMs,
+      // The diff is read, never shown through a pager or a user's diff driver.
+      env: { GIT_PAGER: "cat", GIT_EXTERNAL_DIFF: undefined }
+    })
+  const ok = (operation: string, mirrorPath: string) => (output: GitOutput) =>
+    output.exitCode === 0 ? Effect.succeed(output.stdout) : Effect.fail(classifyMirrorFailure(operation, output, mirrorPath))
+  const gitOk = (operation: string, mirrorPath: string, args: ReadonlyArray<string>, timeoutMs?: number) =>
+    inMirror(mirrorPath, args, timeoutMs).pipe(Effect.flatMap(ok(operation, mirrorPath)))
+
+  /** The remote's default branch: asked once (`ls-remote --symref`), then remembered in the mirror. */
+  const defaultBranch = (mirrorPath: string) =>
+    Effect.gen(function* () {
+      const known = yield* inMirror(mirrorPath, ["symbolic-ref", "--quiet", DEFAULT_BASE])
+      if (known.exitCode === 0 && known.stdout.trim().startsWith(BASE_PREFIX)) {
+        return known.stdout.trim().slice(BASE_PREFIX.length)
+      }
+      const remote = yield* gitOk("git ls-remote", mirrorPath, ["ls-remote", "--symref", "origin", "HEAD"], timeouts.fetch)
+      const branch = /^ref: refs\/heads\/(\S+)\tHEAD$/m.exec(remote)?.[1]
+      if (branch === undefined) {
+        return yield* new GitCommandFailed({
+          operation: "git ls-remote",
+          detail: "the remote does not name a default branch (HEAD); pass the base branch",
+          exitCode: 0
+        })
+      }
+      return branch
+    })
+
+  /** The base branch's tip in the mirror, fetched when the mirror does not have it yet. */
+  const baseTip = (mirrorPath: string, branch: string, remember: boolean) =>
+    Effect.gen(function* () {
+      const ref = `${BASE_PREFIX}${branch}`
+      if (!isSafeRefName(ref) || branch === "HEAD" || branch.startsWith("-")) {
+        return yield* new UnsafeArgument({ operation: "base diff", detail: `${JSON.stringify(branch)} is not a branch name` })
+      }
+      const present = yield* inMirror(mirrorPath, ["rev-parse", "--verify", "--quiet", `${ref}^{commit}`])
+      if (present.exitCode !== 0) {
+        yield* gitOk(
+          "git fetch",
+          mirrorPath,
+          ["fetch", "--no-tags", "--no-write-fetch-head", "--end-of-options", "origin", `+refs/heads/${branch}:${ref}`],
+          timeouts.fetch
+        )
+      }
+      if (remember) yield* gitOk("git symbolic-ref", mirrorPath, ["symbolic-ref", DEFAULT_BASE, ref])
+      return (yield* gitOk("git rev-parse", mirrorPath, ["rev-parse", "--verify", `${ref}^{commit}`])).trim()
+    })
+
+  return Effect.fn("Workspaces.diffAgainstBase")(function* (
+    mirrorPath: string,
+    head: string,
+    options: BaseDiffOptions
+  ) {
+    if (!commitPattern.test(head)) {
+      return yield* new UnsafeArgument({ operation: "base diff", detail: "the head must be a full hexadecimal object id" })
+    }
+    const { branch, tip } = yield* withMirrorLock(mirrorPath)(
+      Effect.gen(function* () {
+        const branch = options.base ?? (yield* defaultBranch(mirrorPath))
+        return { branch, tip: yield* baseTip(mirrorPath, branch, options.base === undefined) }
+      })
+    )
+    const found = yield* inMirror(mirrorPath, ["merge-base", tip, head])
+    const mergeBase = found.stdout.trim()
+    if (found.exitCode !== 0 || !commitPattern.test(mergeBase)) {
+      return yield* new GitCommandFailed({
+        operation: "git merge-base",
+        detail: stderrTail(found.stderr) || `the PR's head has no history in common with ${branch}`,
+        exitCode: found.exitCode
+      })
+    }
+    const diff = yield* gitOk("git diff", mirrorPath, [
+      "-c",
+      "core.quotePath=false",
+      "diff",
+      "--no-ext-diff",
+      "--no-textconv",
+      "--no-color",
+      ...(options.stat ? ["--stat"] : []),
+      mergeBase,
+      head,
+      "--",
+      ...options.paths.filter((path) => path !== ".")
+    ])
+    const result: BaseDiff = { mergeBase, baseBranch: branch, diff }
+    return result
+  })
+})
