@@ -18,8 +18,8 @@ export const MAX_LIST_DEPTH = 10
 export const DEFAULT_LIST_DEPTH = 2
 /** Entries of one listing. */
 export const MAX_LIST_ENTRIES = 2000
-/** Job output the daemon keeps per job: its last bytes. */
-export const JOB_OUTPUT_KEPT = 8 * 1024 * 1024
+/** Job output the daemon keeps per job: its last bytes (the engine's bound). */
+export { JOB_OUTPUT_KEPT } from "@prbox/domain"
 
 const ReadBytes = Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: MAX_READ_BYTES }))
 
