@@ -7,7 +7,7 @@ import { inject } from "vitest"
 import { TEST_RUN_LABEL } from "../../../scripts/testing/global-setup.ts"
 import { ContainerRuntime } from "../src/index.ts"
 import { DockerRuntime } from "../src/node/index.ts"
-import { CWD_NOT_FOLDER } from "../src/node/SupervisedExec.ts"
+import { CWD_NOT_FOLDER } from "../src/CommandPlace.ts"
 import { RESOLVE_MISSING, RESOLVE_OUTSIDE } from "../src/WorkspaceResolve.ts"
 import { bounded, healthzTag } from "./harness.ts"
 
