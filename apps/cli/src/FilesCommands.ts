@@ -77,8 +77,9 @@ const entryLine = (entry: FileEntry) =>
     entry.type === "directory" ? "/" : entry.type === "symlink" ? "@" : ""
   }`
 
-const ls = Command.make(
-  "ls",
+// `prbox ls` lists sandboxes: a workspace's folder is `prbox files`.
+const files = Command.make(
+  "files",
   {
     id: idArgument,
     path: Argument.String("path").pipe(
@@ -144,4 +145,4 @@ const diff = Command.make(
   )
 )
 
-export const filesCommands = [cat, ls, diff] as const
+export const filesCommands = [cat, files, diff] as const

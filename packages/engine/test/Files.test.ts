@@ -122,6 +122,10 @@ describe("a sandbox's files", () => {
         const out = yield* Effect.flip(files.list(id, { path: "dir-out", depth: 1 }))
         assert.strictEqual(out._tag, "InvalidPath")
 
+        const noGit = yield* Effect.flip(files.diff(id, { against: "head", paths: [], stat: false, maxBytes: 1024 }))
+        assert.strictEqual(noGit._tag, "SandboxConflict")
+        assert.include(noGit.message, "git is not installed in the sandbox's image")
+
         yield* sandboxes.stop(id)
         const stopped = yield* Effect.flip(files.read(id, { path: "multi.txt", maxBytes: 1024 }))
         assert.strictEqual(stopped._tag, "SandboxConflict")

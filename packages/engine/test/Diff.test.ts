@@ -1,0 +1,62 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { pushPullRequest } from "../../git/test/helpers.ts"
+import { SandboxFiles, SandboxService } from "../src/index.ts"
+import { healthzGitImage } from "./git-image.ts"
+import { openRunning, withEngine } from "./harness.ts"
+
+const PR = 6
+
+describe("a sandbox's diff", () => {
+  it.live("head: the sandbox's edits and new files since the PR's head; base: the PR's own changes; both bounded", () =>
+    withEngine({ config: { image: healthzGitImage() } }, ({ remote }) =>
+      Effect.gen(function* () {
+        const head = pushPullRequest(remote.path, PR, { "src/app.txt": "one\ntwo\n", "docs/a.md": "a\n" })
+        const files = yield* SandboxFiles
+        const { id } = yield* openRunning(remote.path, PR)
+        const diff = (request: Partial<Parameters<SandboxFiles["Service"]["diff"]>[1]>) =>
+          files.diff(id, { against: "head", paths: [], stat: false, maxBytes: 100_000, ...request })
+
+        const clean = yield* diff({})
+        assert.deepStrictEqual([clean.diff, clean.from, clean.to, clean.truncated], ["", head, "workspace", false])
+
+        yield* files.edit(id, { path: "src/app.txt", search: "two", replace: "TWO" })
+        yield* files.write(id, { path: "untracked/new.txt", content: "fresh\n" })
+        const changed = yield* diff({})
+        assert.include(changed.diff, "-two\n+TWO")
+        assert.include(changed.diff, "+++ b/untracked/new.txt")
+        assert.include(changed.diff, "+fresh")
+        const onlyNew = yield* diff({ paths: ["untracked"], stat: true })
+        assert.match(onlyNew.diff, /untracked\/new\.txt \| 1 \+/)
+        assert.notInclude(onlyNew.diff, "src/app.txt")
+        const cut = yield* diff({ maxBytes: 60 })
+        assert.isTrue(cut.truncated)
+        assert.isAtMost(new TextEncoder().encode(cut.diff).length, 60)
+        assert.isTrue(changed.diff.startsWith(cut.diff), "the head of the diff is kept")
+        const escape = yield* Effect.flip(diff({ paths: ["../x"] }))
+        assert.strictEqual(escape._tag, "InvalidPath")
+
+        // The diff used an index of its own: nothing is staged in the user's.
+        const staged = yield* SandboxService.use((sandboxes) =>
+          sandboxes.exec(id, ["git", "diff", "--cached", "--name-only"], { timeoutMs: 10_000, maxOutputBytes: 4096 })
+        )
+        assert.deepStrictEqual([staged.exitCode, staged.stdout], [0, ""])
+        // The scripts on coreutils and GNU sed/find (the busybox tests cover the other tools).
+        const read = yield* files.read(id, { path: "src/app.txt", startLine: 2, maxBytes: 1024 })
+        assert.deepStrictEqual([read.content, read.totalLines, read.endLine], ["TWO\n", 2, 2])
+        const listed = yield* files.list(id, { path: ".", depth: 2 })
+        assert.includeDeepMembers([...listed.entries], [
+          { path: ".git", type: "directory", size: null },
+          { path: "untracked/new.txt", type: "file", size: 6 }
+        ])
+        assert.isFalse(listed.entries.some((entry) => entry.path.startsWith(".git/")))
+
+        const base = yield* diff({ against: "base" })
+        assert.deepStrictEqual([base.from, base.to], [remote.main, head])
+        assert.include(base.diff, "+++ b/src/app.txt")
+        assert.include(base.diff, "+one\n+two")
+        assert.notInclude(base.diff, "new.txt", "the sandbox's changes are not the PR's")
+      })
+    )
+  )
+})
