@@ -15,6 +15,7 @@ import {
   type Gc,
   type PrboxConfig,
   type Reconciler,
+  type SandboxJobs,
   SandboxService
 } from "../src/index.ts"
 import { type EngineLayerOptions, engineLayer } from "./engine-layer.ts"
@@ -42,7 +43,7 @@ const containersOfHome = (home: string): Array<string> =>
  * A private PRBOX_HOME with a local bare remote in it; on release every
  * container of that home is removed and the directory deleted.
  */
-const fixture = Effect.acquireRelease(
+export const fixture = Effect.acquireRelease(
   Effect.sync((): EngineFixture => {
     const home = realpathSync(mkdtempSync(join(tmpdir(), "prbox-engine-")))
     return { home, remote: makeRemote(home) }
@@ -63,7 +64,7 @@ export const withEngine = <A, E>(
   options: EngineOptions,
   body: (
     fixture: EngineFixture
-  ) => Effect.Effect<A, E, SandboxService | SandboxRepo | ContainerRuntime | Reconciler | Gc | Config>
+  ) => Effect.Effect<A, E, SandboxService | SandboxJobs | SandboxRepo | ContainerRuntime | Reconciler | Gc | Config>
 ) =>
   Effect.scoped(
     Effect.gen(function* () {

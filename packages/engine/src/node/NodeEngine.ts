@@ -15,6 +15,8 @@ import { Lifecycle } from "../Lifecycle.ts"
 import { Previews } from "../Previews.ts"
 import * as PreviewsLive from "../PreviewsLive.ts"
 import { Reconciler } from "../Reconciler.ts"
+import { SandboxJobs } from "../SandboxJobs.ts"
+import * as SandboxJobsLive from "../SandboxJobsLive.ts"
 import { SandboxService } from "../SandboxService.ts"
 import * as SandboxServiceLive from "../SandboxServiceLive.ts"
 import * as DockerRuntime from "./DockerRuntime.ts"
@@ -58,7 +60,7 @@ const wrapped = <I, S, E, R>(
   wrap === undefined ? real : Layer.effect(tag, Effect.map(tag, wrap)).pipe(Layer.provide(real))
 
 /**
- * SandboxService, Lifecycle, Reconciler and Gc over SQLite in `home`, the
+ * SandboxService, SandboxJobs, Lifecycle, Reconciler and Gc over SQLite in `home`, the
  * Docker engine DOCKER_HOST names, git workspaces, the user's hooks and
  * config. Closing the layer interrupts the workers, then closes the database.
  */
@@ -96,5 +98,6 @@ export const layer = (options: Options) => {
     Layer.provideMerge(parts)
   )
   const previews = Layer.effect(Previews, PreviewsLive.make)
-  return Layer.mergeAll(Gc.layer, previews).pipe(Layer.provideMerge(sandboxes), Layer.provide(NodePlatform.layer))
+  const jobs = Layer.effect(SandboxJobs, SandboxJobsLive.make).pipe(Layer.provide(store))
+  return Layer.mergeAll(Gc.layer, previews, jobs).pipe(Layer.provideMerge(sandboxes), Layer.provide(NodePlatform.layer))
 }
