@@ -4,6 +4,7 @@ import { daemonCommands } from "./DaemonCommands.ts"
 import { execLogsCommands } from "./ExecLogs.ts"
 import { exitCodesHelp, runCommand } from "./Exit.ts"
 import { imageCommand } from "./ImageCommands.ts"
+import { jobCommands } from "./JobCommands.ts"
 import { maintenanceCommands } from "./Maintenance.ts"
 import { portsCommands } from "./PortsCommands.ts"
 import { passwordCommand, rebuildCommand, sandboxCommands } from "./SandboxCommands.ts"
@@ -46,6 +47,7 @@ export const root = Command.make("prbox").pipe(
     updateCommand,
     rebuildCommand,
     ...execLogsCommands,
+    ...jobCommands,
     passwordCommand,
     ...portsCommands,
     ...maintenanceCommands,
