@@ -5,6 +5,7 @@ import { execLogsCommands } from "./ExecLogs.ts"
 import { exitCodesHelp, runCommand } from "./Exit.ts"
 import { filesCommands } from "./FilesCommands.ts"
 import { imageCommand } from "./ImageCommands.ts"
+import { jobCommands } from "./JobCommands.ts"
 import { maintenanceCommands } from "./Maintenance.ts"
 import { mcpCommand } from "./McpCommand.ts"
 import { portsCommands } from "./PortsCommands.ts"
@@ -49,6 +50,7 @@ export const root = Command.make("prbox").pipe(
     rebuildCommand,
     ...execLogsCommands,
     ...filesCommands,
+    ...jobCommands,
     passwordCommand,
     ...portsCommands,
     ...maintenanceCommands,

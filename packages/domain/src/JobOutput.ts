@@ -64,7 +64,8 @@ export const makeJobOutput = (kept: number = JOB_OUTPUT_KEPT): JobOutputBuffer =
     const firstKept = total - keptBytes
     let start = Math.min(Math.max(offset, firstKept), total)
     // A start inside a character (only where bytes were dropped) moves to the next one.
-    if (start === firstKept && start > offset) start += utf8ContinuationPrefix(bytesBetween(start, Math.min(total, start + 3)))
+    if (start === firstKept && start > offset)
+      start += utf8ContinuationPrefix(bytesBetween(start, Math.min(total, start + 3)))
     const window = bytesBetween(start, Math.min(total, start + maxBytes))
     let length = utf8CompleteLength(window)
     // A window smaller than one character still returns that character whole.

@@ -16,7 +16,14 @@ describe("makeJobOutput", () => {
     ["across chunks", 100, ["abc", "def"], 2, 3, { offset: 2, text: "cde", nextOffset: 5, more: true }],
     ["at the end", 100, ["abc"], 3, 10, { offset: 3, text: "", nextOffset: 3, more: false }],
     ["past the end", 100, ["abc"], 9, 10, { offset: 3, text: "", nextOffset: 3, more: false }],
-    ["dropped bytes: resumes at the first kept", 4, ["abc", "def"], 0, 10, { offset: 2, text: "cdef", nextOffset: 6, more: false }],
+    [
+      "dropped bytes: resumes at the first kept",
+      4,
+      ["abc", "def"],
+      0,
+      10,
+      { offset: 2, text: "cdef", nextOffset: 6, more: false }
+    ],
     ["a cut before a character", 100, ["a€b"], 0, 3, { offset: 0, text: "a", nextOffset: 1, more: true }],
     ["a window smaller than a character", 100, ["€b"], 0, 1, { offset: 0, text: "€", nextOffset: 3, more: true }],
     ["dropped inside a character", 3, ["a€b"], 0, 10, { offset: 4, text: "b", nextOffset: 5, more: false }]

@@ -35,5 +35,8 @@ export const cwdRefusal =
     new InvalidPath({
       id: target.id,
       path: cwd ?? ".",
-      reason: error.exitCode === CWD_NOT_FOLDER ? "is not a folder" : `cannot be used as the working folder (exit ${error.exitCode})`
+      reason:
+        error.exitCode === CWD_NOT_FOLDER
+          ? "is not a folder"
+          : `cannot be used as the working folder (exit ${error.exitCode})`
     })

@@ -2,8 +2,8 @@ import type { SandboxId } from "@prbox/domain"
 import { SandboxRepo } from "@prbox/store"
 import { Clock, Effect } from "effect"
 import { makeAdmission } from "./Admission.ts"
-import { ContainerRuntime } from "./ContainerRuntime.ts"
 import { commandOptions, cwdRefusal } from "./CommandPlace.ts"
+import { ContainerRuntime } from "./ContainerRuntime.ts"
 import { mapStoreErrors } from "./Errors.ts"
 import { makeExecTarget } from "./ExecTarget.ts"
 import { Lifecycle } from "./Lifecycle.ts"
@@ -48,7 +48,8 @@ export const make = (options: SandboxServiceOptions = {}) =>
       const target = yield* execTarget(id, "exec")
       const place = yield* commandOptions(target, options)
       const { within, ...rest } = place
-      if (within === undefined) return yield* runtime.exec(target.containerId, argv, { ...rest, maxOutputBytes: options.maxOutputBytes })
+      if (within === undefined)
+        return yield* runtime.exec(target.containerId, argv, { ...rest, maxOutputBytes: options.maxOutputBytes })
       return yield* runtime
         .exec(target.containerId, argv, { ...rest, within, maxOutputBytes: options.maxOutputBytes })
         .pipe(Effect.catchTag("CwdRefused", (error) => Effect.fail(cwdRefusal(target, options.cwd)(error))))

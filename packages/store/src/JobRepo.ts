@@ -37,10 +37,7 @@ export interface JobRepoShape {
   readonly end: (jobId: string, end: JobEnd) => Effect.Effect<void, StoreError>
   /** Oldest first. */
   readonly listOf: (sandboxId: SandboxId) => Effect.Effect<ReadonlyArray<JobRow>, StoreError | RowDecodeError>
-  readonly get: (
-    sandboxId: SandboxId,
-    jobId: string
-  ) => Effect.Effect<JobRow | undefined, StoreError | RowDecodeError>
+  readonly get: (sandboxId: SandboxId, jobId: string) => Effect.Effect<JobRow | undefined, StoreError | RowDecodeError>
 }
 
 export class JobRepo extends Context.Service<JobRepo, JobRepoShape>()("prbox/store/JobRepo") {}

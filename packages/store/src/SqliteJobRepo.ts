@@ -50,7 +50,9 @@ export const makeJobRepo = (db: Database.Database, { run, write }: Transactions,
   const end = db.prepare<[string, number | null, number, string]>(
     "UPDATE jobs SET status = ?, exit_code = ?, ended_at = ? WHERE job_id = ? AND status = 'running'"
   )
-  const listOf = db.prepare<[string], RawJob>(`SELECT ${COLUMNS} FROM jobs WHERE sandbox_id = ? ORDER BY started_at, job_id`)
+  const listOf = db.prepare<[string], RawJob>(
+    `SELECT ${COLUMNS} FROM jobs WHERE sandbox_id = ? ORDER BY started_at, job_id`
+  )
   const get = db.prepare<[string, string], RawJob>(`SELECT ${COLUMNS} FROM jobs WHERE sandbox_id = ? AND job_id = ?`)
   const deleteOf = db.prepare<[string]>("DELETE FROM jobs WHERE sandbox_id = ?")
   db.prepare<[number]>("UPDATE jobs SET status = 'lost', ended_at = ? WHERE status = 'running'").run(openedAt)
