@@ -65,7 +65,11 @@ export const withEngine = <A, E>(
   options: EngineOptions,
   body: (
     fixture: EngineFixture
-  ) => Effect.Effect<A, E, SandboxService | SandboxFiles | SandboxJobs | SandboxRepo | ContainerRuntime | Reconciler | Gc | Config>
+  ) => Effect.Effect<
+    A,
+    E,
+    SandboxService | SandboxFiles | SandboxJobs | SandboxRepo | ContainerRuntime | Reconciler | Gc | Config
+  >
 ) =>
   Effect.scoped(
     Effect.gen(function* () {
