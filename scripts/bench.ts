@@ -77,6 +77,17 @@ const benchmarks: Readonly<Record<string, Benchmark>> = {
       })
     }
   },
+  mcp: {
+    summary: 'round trip of sandbox_exec ["true"] through prbox mcp vs the same exec through the Docker Engine API',
+    usage: "mcp [--seconds N (default 10)]",
+    run: async (args) => {
+      const values = parse(args, { seconds: { type: "string" } })
+      const { runMcp } = await import("./bench/mcp.ts")
+      await runMcp({
+        seconds: intOption(typeof values.seconds === "string" ? values.seconds : undefined, 10, "seconds")
+      })
+    }
+  },
   reconcile: {
     summary: "full reconcile of 1,000 rows and 100 labelled containers",
     usage: "reconcile [--runs N (default 7)]",

@@ -84,6 +84,17 @@ export default {
       to: { path: "^packages/", pathNot: ["^packages/client/", "^packages/protocol/", "^packages/domain/"] }
     },
     {
+      name: "mcp-on-client-protocol-and-domain",
+      comment:
+        "The MCP server is a client of prboxd: the shared client code, the API and the domain, never the engine or an adapter.",
+      severity: "error",
+      from: { path: "^packages/mcp/src/" },
+      to: {
+        path: "^packages/",
+        pathNot: ["^packages/mcp/", "^packages/client/", "^packages/protocol/", "^packages/domain/"]
+      }
+    },
+    {
       name: "dockerode-stays-in-docker",
       comment: "Adapters expose our types only: dockerode is reached through packages/docker.",
       severity: "error",

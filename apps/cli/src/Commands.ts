@@ -5,7 +5,9 @@ import { execLogsCommands } from "./ExecLogs.ts"
 import { exitCodesHelp, runCommand } from "./Exit.ts"
 import { filesCommands } from "./FilesCommands.ts"
 import { imageCommand } from "./ImageCommands.ts"
+import { jobCommands } from "./JobCommands.ts"
 import { maintenanceCommands } from "./Maintenance.ts"
+import { mcpCommand } from "./McpCommand.ts"
 import { portsCommands } from "./PortsCommands.ts"
 import { passwordCommand, rebuildCommand, sandboxCommands } from "./SandboxCommands.ts"
 import { updateCommand } from "./UpdateCommand.ts"
@@ -48,11 +50,13 @@ export const root = Command.make("prbox").pipe(
     rebuildCommand,
     ...execLogsCommands,
     ...filesCommands,
+    ...jobCommands,
     passwordCommand,
     ...portsCommands,
     ...maintenanceCommands,
     ...daemonCommands,
     imageCommand,
+    mcpCommand(CLI_VERSION),
     completion
   ])
 )

@@ -48,8 +48,22 @@ const exec = Command.make(
   {
     id: idArgument,
     timeout: Flag.Int("timeout").pipe(
-      Flag.withDescription("seconds before giving up on the command"),
-      Flag.withDefault(300)
+      Flag.withDescription(
+        "seconds before the command is killed inside the sandbox (default 300; 3600 with --background)"
+      ),
+      Flag.optional
+    ),
+    cwd: Flag.String("cwd").pipe(
+      Flag.withDescription("folder to run in, relative to the workspace (must stay inside it)"),
+      Flag.optional
+    ),
+    env: Flag.KeyValuePair("env").pipe(
+      Flag.withDescription("K=V set for this command only (repeatable)"),
+      Flag.optional
+    ),
+    background: Flag.Boolean("background").pipe(
+      Flag.withDescription("start it as a job and print the job id (read it with `prbox job`)"),
+      Flag.withDefault(false)
     ),
     command: Argument.String("command").pipe(
       Argument.withDescription("the command and its arguments, after --"),
@@ -59,19 +73,31 @@ const exec = Command.make(
   },
   needsDaemon((client, config) =>
     Effect.gen(function* () {
-      if (config.timeout < 1 || config.timeout > 3600) {
+      const timeout = Option.getOrUndefined(config.timeout)
+      if (timeout !== undefined && (timeout < 1 || timeout > 3600)) {
         return yield* usageError("--timeout must be between 1 and 3600 seconds")
       }
       const view = yield* resolveId(client, config.id)
-      const result = yield* client.exec(view.id, { argv: config.command, timeoutMs: config.timeout * 1000 })
+      const request = {
+        argv: config.command,
+        ...(timeout === undefined ? {} : { timeoutMs: timeout * 1000 }),
+        ...Option.match(config.cwd, { onNone: () => ({}), onSome: (cwd) => ({ cwd }) }),
+        ...Option.match(config.env, { onNone: () => ({}), onSome: (env) => ({ env }) })
+      }
+      if (config.background) {
+        const job = yield* client.startJob(view.id, request)
+        return config.json ? printJson(job) : yield* out(job.jobId)
+      }
+      const seconds = timeout ?? 300
+      const result = yield* client.exec(view.id, { ...request, timeoutMs: seconds * 1000 })
       if (config.json) printJson(result)
       else {
         process.stdout.write(result.stdout)
         process.stderr.write(result.stderr)
       }
-      if (result.truncated && !config.json) yield* note("output truncated")
+      if (result.truncated && !config.json) yield* note("output truncated: its head and tail are shown")
       if (result.timedOut) {
-        if (!config.json) yield* note(`the command did not finish within ${config.timeout} s`)
+        if (!config.json) yield* note(`the command did not finish within ${seconds} s and was killed`)
         process.exitCode = ExitCode.execTimeout
         return
       }
@@ -80,7 +106,11 @@ const exec = Command.make(
   )
 ).pipe(
   Command.withDescription(
-    "Run a command in a running sandbox as its workspace's owner (no stdin): prbox exec <id> -- <cmd...>. Exits with the command's exit code."
+    [
+      "Run a command in a running sandbox as its workspace's owner (no stdin): prbox exec <id> -- <cmd...>.",
+      "Exits with the command's exit code (124: killed at --timeout). Output over 1 MiB keeps its head and tail.",
+      "--background starts a job instead: `prbox job <id> <jobId> -f` follows it, `prbox jobs <id>` lists them."
+    ].join("\n")
   )
 )
 

@@ -1,6 +1,6 @@
 import type { SandboxConflict, SandboxId, SandboxNotFound } from "@prbox/domain"
 import { Context, type Effect } from "effect"
-import type { InvalidPath, JobNotFound, RuntimeError, StoreFailure } from "./Errors.ts"
+import type { HostFailure, InvalidPath, JobNotFound, RuntimeError, StoreFailure } from "./Errors.ts"
 import type { ExecOptions } from "./SandboxService.ts"
 
 /**
@@ -33,7 +33,7 @@ export interface JobChunk {
   readonly more: boolean
 }
 
-export type JobsError = SandboxNotFound | SandboxConflict | InvalidPath | RuntimeError | StoreFailure
+export type JobsError = SandboxNotFound | SandboxConflict | InvalidPath | RuntimeError | HostFailure | StoreFailure
 
 /**
  * Background commands of running sandboxes: started like `exec` (same

@@ -2,6 +2,7 @@ import type { SandboxId } from "@prbox/domain"
 import { SandboxRepo } from "@prbox/store"
 import { Clock, Effect } from "effect"
 import { makeAdmission } from "./Admission.ts"
+import { commandOptions, cwdRefusal } from "./CommandPlace.ts"
 import { ContainerRuntime } from "./ContainerRuntime.ts"
 import { mapStoreErrors } from "./Errors.ts"
 import { makeExecTarget } from "./ExecTarget.ts"
@@ -45,14 +46,13 @@ export const make = (options: SandboxServiceOptions = {}) =>
       options: ExecOptions
     ) {
       const target = yield* execTarget(id, "exec")
-      return yield* runtime.exec(target.containerId, argv, {
-        user: target.user,
-        // TODO(i13-exec): `options.cwd` confined to the workspace (resolved inside the container).
-        cwd: target.workspaceFolder,
-        env: { ...target.env, ...options.env },
-        timeoutMs: options.timeoutMs,
-        maxOutputBytes: options.maxOutputBytes
-      })
+      const place = yield* commandOptions(target, options)
+      const { within, ...rest } = place
+      if (within === undefined)
+        return yield* runtime.exec(target.containerId, argv, { ...rest, maxOutputBytes: options.maxOutputBytes })
+      return yield* runtime
+        .exec(target.containerId, argv, { ...rest, within, maxOutputBytes: options.maxOutputBytes })
+        .pipe(Effect.catchTag("CwdRefused", (error) => Effect.fail(cwdRefusal(target, options.cwd)(error))))
     })
 
     return SandboxService.of({

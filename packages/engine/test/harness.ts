@@ -16,6 +16,7 @@ import {
   type PrboxConfig,
   type Reconciler,
   type SandboxFiles,
+  type SandboxJobs,
   SandboxService
 } from "../src/index.ts"
 import { type EngineLayerOptions, engineLayer } from "./engine-layer.ts"
@@ -43,7 +44,7 @@ const containersOfHome = (home: string): Array<string> =>
  * A private PRBOX_HOME with a local bare remote in it; on release every
  * container of that home is removed and the directory deleted.
  */
-const fixture = Effect.acquireRelease(
+export const fixture = Effect.acquireRelease(
   Effect.sync((): EngineFixture => {
     const home = realpathSync(mkdtempSync(join(tmpdir(), "prbox-engine-")))
     return { home, remote: makeRemote(home) }
@@ -64,7 +65,11 @@ export const withEngine = <A, E>(
   options: EngineOptions,
   body: (
     fixture: EngineFixture
-  ) => Effect.Effect<A, E, SandboxService | SandboxFiles | SandboxRepo | ContainerRuntime | Reconciler | Gc | Config>
+  ) => Effect.Effect<
+    A,
+    E,
+    SandboxService | SandboxFiles | SandboxJobs | SandboxRepo | ContainerRuntime | Reconciler | Gc | Config
+  >
 ) =>
   Effect.scoped(
     Effect.gen(function* () {

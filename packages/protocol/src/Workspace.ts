@@ -13,8 +13,8 @@ const Line = Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
 export { MAX_LIST_DEPTH, MAX_LIST_ENTRIES, MAX_READ_BYTES, MAX_WRITE_BYTES } from "@prbox/domain"
 export const DEFAULT_READ_BYTES = 64 * 1024
 export const DEFAULT_LIST_DEPTH = 2
-/** Job output the daemon keeps per job: its last bytes. */
-export const JOB_OUTPUT_KEPT = 8 * 1024 * 1024
+/** Job output the daemon keeps per job: its last bytes (the engine's bound). */
+export { JOB_OUTPUT_KEPT } from "@prbox/domain"
 
 const ReadBytes = Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: MAX_READ_BYTES }))
 

@@ -156,6 +156,23 @@ CREATE TABLE settings (
 );
 `
 
+/**
+ * v7: agents' background jobs: what each ran and how it ended (its output
+ * stays in the daemon's memory), so a restarted daemon reports them `lost`.
+ */
+export const V7_SCHEMA = `
+CREATE TABLE jobs (
+  job_id TEXT PRIMARY KEY NOT NULL,
+  sandbox_id TEXT NOT NULL,
+  argv TEXT NOT NULL,
+  status TEXT NOT NULL,
+  exit_code INTEGER,
+  started_at INTEGER NOT NULL,
+  ended_at INTEGER
+);
+CREATE INDEX jobs_by_sandbox ON jobs (sandbox_id, started_at);
+`
+
 export interface Migration {
   readonly version: number
   readonly sql: string
@@ -168,7 +185,8 @@ export const migrations: ReadonlyArray<Migration> = [
   { version: 3, sql: V3_SCHEMA },
   { version: 4, sql: V4_SCHEMA },
   { version: 5, sql: V5_SCHEMA },
-  { version: 6, sql: V6_SCHEMA }
+  { version: 6, sql: V6_SCHEMA },
+  { version: 7, sql: V7_SCHEMA }
 ]
 
 export const latestVersion = migrations.reduce((latest, migration) => Math.max(latest, migration.version), 0)

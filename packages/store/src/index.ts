@@ -1,3 +1,4 @@
+export * from "./JobRepo.ts"
 export * as Migrations from "./Migrations.ts"
 export * from "./SandboxRepo.ts"
 export * from "./Settings.ts"

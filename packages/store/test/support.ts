@@ -5,6 +5,7 @@ import { assert } from "@effect/vitest"
 import { PullRequestNumber, SandboxId, type SandboxStatus, statePaths } from "@prbox/domain"
 import Database from "better-sqlite3"
 import { Context, Effect, Layer, Redacted } from "effect"
+import { JobRepo } from "../src/JobRepo.ts"
 import { type NewLogEntry, type NewSandbox, SandboxRepo } from "../src/SandboxRepo.ts"
 import { Settings } from "../src/Settings.ts"
 import { layer, type Options } from "../src/SqliteSandboxRepo.ts"
@@ -24,7 +25,8 @@ export const databaseIn = (stateDir: string) => statePaths(stateDir).database
 export const openStore = (stateDir: string, options: Omit<Options, "stateDir"> = {}) =>
   Effect.map(Layer.build(layer({ stateDir, ...options })), (context) => ({
     repo: Context.get(context, SandboxRepo),
-    settings: Context.get(context, Settings)
+    settings: Context.get(context, Settings),
+    jobs: Context.get(context, JobRepo)
   }))
 
 /** The real repository on `stateDir`, open until the test's scope closes. */

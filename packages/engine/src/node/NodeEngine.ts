@@ -17,6 +17,8 @@ import * as PreviewsLive from "../PreviewsLive.ts"
 import { Reconciler } from "../Reconciler.ts"
 import { SandboxFiles } from "../SandboxFiles.ts"
 import * as SandboxFilesLive from "../SandboxFilesLive.ts"
+import { SandboxJobs } from "../SandboxJobs.ts"
+import * as SandboxJobsLive from "../SandboxJobsLive.ts"
 import { SandboxService } from "../SandboxService.ts"
 import * as SandboxServiceLive from "../SandboxServiceLive.ts"
 import * as DockerRuntime from "./DockerRuntime.ts"
@@ -60,7 +62,7 @@ const wrapped = <I, S, E, R>(
   wrap === undefined ? real : Layer.effect(tag, Effect.map(tag, wrap)).pipe(Layer.provide(real))
 
 /**
- * SandboxService, Lifecycle, Reconciler and Gc over SQLite in `home`, the
+ * SandboxService, SandboxJobs, Lifecycle, Reconciler and Gc over SQLite in `home`, the
  * Docker engine DOCKER_HOST names, git workspaces, the user's hooks and
  * config. Closing the layer interrupts the workers, then closes the database.
  */
@@ -99,7 +101,8 @@ export const layer = (options: Options) => {
   )
   const previews = Layer.effect(Previews, PreviewsLive.make)
   const files = Layer.effect(SandboxFiles, SandboxFilesLive.make)
-  return Layer.mergeAll(Gc.layer, previews, files).pipe(
+  const jobs = Layer.effect(SandboxJobs, SandboxJobsLive.make).pipe(Layer.provide(store))
+  return Layer.mergeAll(Gc.layer, previews, files, jobs).pipe(
     Layer.provideMerge(sandboxes),
     Layer.provide(NodePlatform.layer)
   )

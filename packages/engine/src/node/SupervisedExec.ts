@@ -1,6 +1,7 @@
 import type { DockerShape } from "@prbox/docker"
 import { makeOutputBound } from "@prbox/domain"
 import { Deferred, Effect, Fiber, Option, Schedule } from "effect"
+import { CWD_NOT_FOLDER } from "../CommandPlace.ts"
 import type { CommandOptions, ExecOutcome, RunningCommand, RuntimeExecOptions } from "../ContainerRuntime.ts"
 import { CwdRefused, RuntimeError } from "../Errors.ts"
 import { RESOLVE_SH } from "../WorkspaceResolve.ts"
@@ -13,9 +14,6 @@ import { RESOLVE_SH } from "../WorkspaceResolve.ts"
  * interruption a second exec (as root) kills the whole group, children
  * included, and confirms it is gone.
  */
-
-/** `prbox_resolve`'s exit when the working folder resolves to something that is not a folder. */
-export const CWD_NOT_FOLDER = 124
 
 const START = 'echo "$$" || exit 125\nexec "$@"\n'
 
