@@ -1,23 +1,14 @@
 import type { SandboxConflict, SandboxId, SandboxNotFound } from "@prbox/domain"
+import type { JobRow } from "@prbox/store"
 import { Context, type Effect } from "effect"
 import type { HostFailure, InvalidPath, JobNotFound, RuntimeError, StoreFailure } from "./Errors.ts"
 import type { ExecOptions } from "./SandboxService.ts"
 
-/**
- * `lost`: the daemon restarted while it ran (its output was in the old
- * daemon's memory); `killed`: by `kill` or because its sandbox stopped.
- */
-export type JobStatus = "running" | "exited" | "timed-out" | "killed" | "lost"
+export type { JobStatus } from "@prbox/store"
 
-export interface JobInfo {
-  readonly jobId: string
-  readonly sandboxId: SandboxId
-  readonly argv: ReadonlyArray<string>
-  readonly status: JobStatus
-  readonly exitCode: number | null
-  readonly startedAt: number
-  readonly endedAt: number | null
-  /** Bytes of output so far (stdout and stderr, interleaved as they came). */
+/** A job as its row says, with how much output it wrote so far. */
+export interface JobInfo extends JobRow {
+  /** Bytes of output so far (stdout and stderr, interleaved as they came); 0 once forgotten. */
   readonly outputBytes: number
 }
 
