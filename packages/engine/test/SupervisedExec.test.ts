@@ -9,33 +9,36 @@ import { CWD_NOT_FOLDER } from "../src/CommandPlace.ts"
 import { ContainerRuntime } from "../src/index.ts"
 import { DockerRuntime } from "../src/node/index.ts"
 import { RESOLVE_MISSING, RESOLVE_OUTSIDE } from "../src/WorkspaceResolve.ts"
+import { healthzGitImage } from "./git-image.ts"
 import { bounded, healthzTag } from "./harness.ts"
 
 const runtimeLayer = DockerRuntime.layer.pipe(Layer.provide(NodeDocker.layer()), Layer.provide(FetchHttpClient.layer))
 const USER = "1000:1000"
 const WS = "/tmp/ws"
 
-/** A running busybox container with a workspace: a folder, a file, and a symlink pointing out. */
-const container = Effect.acquireRelease(
-  Effect.gen(function* () {
-    const runtime = yield* ContainerRuntime
-    const containerId = yield* runtime.provision({
-      name: `prbox-test-exec-${randomBytes(4).toString("hex")}`,
-      image: healthzTag,
-      args: [],
-      env: {},
-      labels: { [TEST_RUN_LABEL]: inject("testRunId") },
-      binds: [],
-      user: USER,
-      workingDir: "/tmp",
-      port: 8080
-    })
-    yield* runtime.start(containerId)
-    yield* run(containerId, ["sh", "-c", `mkdir -p ${WS}/sub && touch ${WS}/file && ln -s /etc ${WS}/out`])
-    return containerId
-  }),
-  (containerId) => Effect.flatMap(ContainerRuntime, (runtime) => runtime.destroy(containerId)).pipe(Effect.orDie)
-)
+/** A running container (busybox by default) with a workspace: a folder, a file, and a symlink pointing out. */
+const containerOf = (image: string) =>
+  Effect.acquireRelease(
+    Effect.gen(function* () {
+      const runtime = yield* ContainerRuntime
+      const containerId = yield* runtime.provision({
+        name: `prbox-test-exec-${randomBytes(4).toString("hex")}`,
+        image,
+        args: [],
+        env: {},
+        labels: { [TEST_RUN_LABEL]: inject("testRunId") },
+        binds: [],
+        user: USER,
+        workingDir: "/tmp",
+        port: 8080
+      })
+      yield* runtime.start(containerId)
+      yield* run(containerId, ["sh", "-c", `mkdir -p ${WS}/sub && touch ${WS}/file && ln -s /etc ${WS}/out`])
+      return containerId
+    }),
+    (containerId) => Effect.flatMap(ContainerRuntime, (runtime) => runtime.destroy(containerId)).pipe(Effect.orDie)
+  )
+const container = containerOf(healthzTag)
 
 const run = (
   containerId: string,
@@ -87,9 +90,13 @@ describe("supervised exec (real Docker)", () => {
     }).pipe(Effect.scoped, Effect.provide(runtimeLayer), bounded("the exec did not end", 60))
   )
 
-  it.live("kills the command and its children at the deadline, inside the container", () =>
+  // busybox's sh and Debian's dash: their `kill` builtins differ (dash refuses `kill -- -<pid>`).
+  it.live.each([
+    { shell: "busybox sh", image: () => healthzTag },
+    { shell: "dash", image: healthzGitImage }
+  ])("kills the command and its children at the deadline, inside the container ($shell)", ({ image }) =>
     Effect.gen(function* () {
-      const containerId = yield* container
+      const containerId = yield* containerOf(image())
       const outcome = yield* run(containerId, ["sh", "-c", "echo started; sleep 1000.5 & sleep 1000.6"], {
         timeoutMs: 1000
       })

@@ -60,5 +60,6 @@ export const serveStdio = (client: PrboxClientShape, version: string): Effect.Ef
       )
       resume(Effect.void)
     })
-    return Effect.promise(() => server.close())
+    // Closing only ends the transport; a failure to close leaves nothing to undo.
+    return Effect.tryPromise(() => server.close()).pipe(Effect.ignore)
   })

@@ -23,7 +23,21 @@ const START_WITHIN = `${RESOLVE_SH}prbox_resolve "$2" "$1" 1
 shift 2
 ${START}`
 
-const KILL_GROUP = 'kill -KILL -- "-$1" 2>/dev/null; kill -0 -- "-$1" 2>/dev/null && exit 1; exit 0'
+/**
+ * Kills process group `$1`, then looks in /proc for a live member (`pid
+ * (comm) state ppid pgrp ...`; zombies are dead). `kill`'s own status is
+ * not trusted to mean "gone": dash refuses `kill -- -<pid>` as an illegal
+ * number, which would read as success.
+ */
+const KILL_GROUP = `pg=$1
+kill -KILL "-$pg" 2>/dev/null
+for stat in /proc/[0-9]*/stat; do
+  read -r line < "$stat" 2>/dev/null || continue
+  set -- \${line##*) }
+  [ "$3" = "$pg" ] && [ "$1" != Z ] && exit 1
+done
+exit 0
+`
 
 /** How long a killed command's output may take to end before its stream is closed anyway. */
 const DRAIN_AFTER_KILL = "5 seconds"
