@@ -158,7 +158,7 @@ describe("previews through prboxd", () => {
       body: JSON.stringify({ argv: ["sh", "-c", "echo $PRBOX_PREVIEW_URL_TEMPLATE $VSCODE_PROXY_URI"] })
     })
     const template = `http://{{port}}.${one}.localhost:${previewPort}/`
-    expect((answer.json() as { output: string }).output.trim()).toBe(`${template} ${template}`)
+    expect((answer.json() as { stdout: string }).stdout.trim()).toBe(`${template} ${template}`)
   })
 
   it("a WebSocket echoes through the preview", async () => {

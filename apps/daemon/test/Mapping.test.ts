@@ -16,7 +16,8 @@ const endInsideTheEngine: Record<string, string> = {
   PortTaken: "the start step moves the sandbox to a new port; a second refusal is recorded on the row by its worker",
   HookFailed: "a hook's failure is logged, never fatal",
   ImageBuildFailed: "a failed image build is recorded on the row by its worker",
-  InvalidTransition: "the store's refusal reaches callers as StoreFailure"
+  InvalidTransition: "the store's refusal reaches callers as StoreFailure",
+  CwdRefused: "the runtime's refusal of a working folder reaches callers as InvalidPath (CommandPlace.ts)"
 }
 
 /** The tag of a schema error class, read from its `_tag` field. */

@@ -30,6 +30,8 @@ describe("the API errors' table", () => {
       Busy: 8,
       BadRequest: 2,
       PayloadTooLarge: 2,
+      InvalidPath: 2,
+      TooLarge: 2,
       NotAvailable: 1,
       Internal: 1
     })
