@@ -134,7 +134,9 @@ describe("prbox against a real daemon and engine", () => {
     expect(containersOfHome(home, true)).toHaveLength(0)
     const refused = await prbox(home, ["exec", id, "--", "true"])
     expect(refused.code).toBe(4)
-    expect(refused.stderr.trim()).toBe(`prbox: sandbox ${id}: it is stopped; exec needs a running sandbox (\`prbox restart ${id}\`)`)
+    expect(refused.stderr.trim()).toBe(
+      `prbox: sandbox ${id}: it is stopped; exec needs a running sandbox (\`prbox restart ${id}\`)`
+    )
   })
 
   it("restart follows the sandbox until it runs again", async () => {
