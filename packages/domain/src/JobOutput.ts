@@ -25,7 +25,10 @@ export interface JobOutputBuffer {
  * all it ever wrote, so a reader that fell behind learns where it resumes.
  */
 export const makeJobOutput = (kept: number = JOB_OUTPUT_KEPT): JobOutputBuffer => {
+  // Kept chunks are `chunks[first..]`: dropping one moves `first` (no copy per
+  // chunk, which a chatty job's thousands of small chunks would make quadratic).
   let chunks: Array<Uint8Array> = []
+  let first = 0
   let keptBytes = 0
   let total = 0
 
@@ -35,15 +38,19 @@ export const makeJobOutput = (kept: number = JOB_OUTPUT_KEPT): JobOutputBuffer =
     keptBytes += chunk.length
     total += chunk.length
     while (keptBytes > kept) {
-      const first = chunks[0] ?? new Uint8Array()
+      const oldest = chunks[first] ?? new Uint8Array()
       const over = keptBytes - kept
-      if (first.length <= over) {
-        chunks = chunks.slice(1)
-        keptBytes -= first.length
+      if (oldest.length <= over) {
+        first += 1
+        keptBytes -= oldest.length
       } else {
-        chunks[0] = first.subarray(over)
+        chunks[first] = oldest.subarray(over)
         keptBytes -= over
       }
+    }
+    if (first > 1024 && first * 2 > chunks.length) {
+      chunks = chunks.slice(first)
+      first = 0
     }
   }
 
@@ -51,7 +58,8 @@ export const makeJobOutput = (kept: number = JOB_OUTPUT_KEPT): JobOutputBuffer =
   const bytesBetween = (from: number, to: number): Uint8Array => {
     const out = new Uint8Array(to - from)
     let at = total - keptBytes
-    for (const chunk of chunks) {
+    for (let index = first; index < chunks.length; index++) {
+      const chunk = chunks[index] ?? new Uint8Array()
       const start = Math.max(from, at)
       const end = Math.min(to, at + chunk.length)
       if (start < end) out.set(chunk.subarray(start - at, end - at), start - from)

@@ -31,6 +31,15 @@ describe("makeJobOutput", () => {
     expect(buffer(kept, chunks).read(offset, maxBytes)).toEqual(slice)
   })
 
+  it("keeps the last bytes of thousands of one-byte chunks, by their absolute offsets", () => {
+    const letters = Array.from({ length: 5000 }, (_, index) => String.fromCharCode(97 + (index % 26)))
+    const output = buffer(100, letters)
+    const all = letters.join("")
+    expect(output.total()).toBe(5000)
+    expect(output.read(0, 1000)).toEqual({ offset: 4900, text: all.slice(4900), nextOffset: 5000, more: false })
+    expect(output.read(4950, 10)).toEqual({ offset: 4950, text: all.slice(4950, 4960), nextOffset: 4960, more: true })
+  })
+
   it("reads the whole output back in chunks, byte for byte", () => {
     const output = buffer(1000, ["één", "€€", "😀x"])
     let offset = 0
