@@ -20,10 +20,10 @@ export interface ToolAnswer<O> {
   readonly text: string
 }
 
-/** One tool: its schemas, what an agent reads about it, and what it does through the daemon's client. */
 /** The arguments or the result a zod shape describes. */
 type Of<S extends z.ZodRawShape> = z.output<z.ZodObject<S>>
 
+/** One tool: its schemas, what an agent reads about it, and what it does through the daemon's client. */
 export interface ToolDefinition<I extends z.ZodRawShape, O extends z.ZodRawShape> {
   readonly name: string
   readonly title: string
