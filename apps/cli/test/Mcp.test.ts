@@ -113,7 +113,10 @@ describe("prbox mcp through the SDK's client", () => {
     expect(a.structured).toMatchObject({ status: "running", pullRequest: 7, error: null })
     expect(a.structured.headSha).toMatch(/^[0-9a-f]{40}$/)
     expect(a.structured.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/)
-    expect(progress).toContain("status: running")
+    // The first notification comes seconds before the result. The last ones may not be seen: the SDK's
+    // client handles a notification a microtask late, and drops it when the result came in the same read.
+    expect(progress[0]).toMatch(/^sandbox [a-z0-9]{12} is [a-z]+$/)
+    expect(progress.length).toBeGreaterThan(1)
     expect(containersOfHome(home)).toHaveLength(1)
     id = a.structured.id
     const listed = await call(first, "sandbox_list", {})
