@@ -6,7 +6,7 @@ import type { StreamedExecOptions } from "./Docker.ts"
 import { ContainerNotFound, DockerEngineError, EngineUnavailable } from "./DockerError.ts"
 import { ExecAnswer } from "./EngineAnswers.ts"
 import { call, classify, decode, envList } from "./EngineCall.ts"
-import type { Demux } from "./ExecOutput.ts"
+import { cappedSink, type Demux } from "./ExecOutput.ts"
 
 const OPERATION = "container.exec"
 
@@ -107,6 +107,20 @@ const streamExec = (
       interrupted = true
       stream?.destroy()
     })
+  })
+
+/** Runs a created exec to its end, keeping at most `maxOutputBytes` of each of stdout and stderr. */
+export const runExec = (demux: Demux, exec: Dockerode.Exec, maxOutputBytes: number, secrets: ReadonlyArray<string>) =>
+  Effect.suspend(() => {
+    const stdout = cappedSink(maxOutputBytes)
+    const stderr = cappedSink(maxOutputBytes)
+    const onOutput = (stream: "stdout" | "stderr", chunk: Uint8Array) =>
+      (stream === "stdout" ? stdout : stderr).add(chunk)
+    return Effect.map(streamExec(demux, exec, undefined, onOutput, secrets), () => ({
+      stdout: stdout.text(),
+      stderr: stderr.text(),
+      truncated: stdout.truncated() || stderr.truncated()
+    }))
   })
 
 /** Runs `argv` with its output streamed to `onOutput`; its exit code once the output ended. */

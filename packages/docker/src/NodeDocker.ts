@@ -17,8 +17,8 @@ import {
 } from "./DockerError.ts"
 import { EXPOSED_PORT_LABEL, InspectAnswer, ListAnswer, toInfo, toSummary, VersionAnswer } from "./EngineAnswers.ts"
 import { call, decode, envList } from "./EngineCall.ts"
-import { cappedSink, type Demux, runExec } from "./ExecOutput.ts"
-import { createExec, exitCodeOf, makeExecStreamed } from "./ExecStream.ts"
+import { cappedSink, type Demux } from "./ExecOutput.ts"
+import { createExec, exitCodeOf, makeExecStreamed, runExec } from "./ExecStream.ts"
 import { images } from "./NodeImages.ts"
 
 export interface Options {
