@@ -1,6 +1,6 @@
 import { MAX_LIST_DEPTH, MAX_READ_BYTES, MAX_WRITE_BYTES, SandboxId } from "@prbox/domain"
 import { Schema } from "effect"
-import { CommandEnv, MAX_EXEC_TIMEOUT_MS, WorkspacePathParam } from "./Wire.ts"
+import { ExecRequest, WorkspacePathParam } from "./Wire.ts"
 
 // The wire shapes of a running sandbox's files, diffs and background jobs:
 // what the CLI (`prbox cat`, `prbox diff`, `prbox exec --background`), the
@@ -104,15 +104,8 @@ export const DiffResult = Schema.Struct({
 })
 export type DiffResult = typeof DiffResult.Type
 
-export const JobRequest = Schema.Struct({
-  argv: Schema.Array(Schema.String.check(Schema.isMaxLength(65536))).check(
-    Schema.isMinLength(1),
-    Schema.isMaxLength(1024)
-  ),
-  timeoutMs: Schema.optionalKey(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: MAX_EXEC_TIMEOUT_MS }))),
-  cwd: Schema.optionalKey(WorkspacePathParam),
-  env: Schema.optionalKey(CommandEnv)
-})
+/** A background job: what exec takes but the output bound (a job keeps its last JOB_OUTPUT_KEPT bytes). */
+export const JobRequest = ExecRequest.mapFields(({ maxOutputBytes: _bound, ...fields }) => fields)
 export type JobRequest = typeof JobRequest.Type
 
 export const JobStatus = Schema.Literals(["running", "exited", "timed-out", "killed", "lost"])
