@@ -1,6 +1,7 @@
 import { JobList, JobView } from "@prbox/protocol"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeRemote, type TestRemote } from "../../../packages/git/test/helpers.ts"
+import { countSleepsArgv } from "../../../scripts/testing/processes.ts"
 import { decode, makeHome, prbox, tearDown } from "./support.ts"
 
 let home: string
@@ -55,19 +56,7 @@ describe("prbox exec options and background jobs against a real daemon", () => {
     expect(run.code).toBe(124)
     expect(run.stdout).toBe("begun\n")
     expect(run.stderr).toContain("was killed")
-    const left = await prbox(home, [
-      "exec",
-      id,
-      "--",
-      "sh",
-      "-c",
-      // Counts /proc's command lines holding `sleep 1000.42`; the marker comes in two pieces so that no
-      // probe's own command line holds it (a `grep` for it would count itself).
-      'n=0; for f in /proc/[0-9]*/cmdline; do line=$(tr "\\0" " " < "$f" 2>/dev/null); case "$line" in *"$1$2"*) n=$((n+1));; esac; done; echo $n',
-      "p",
-      "sleep ",
-      "1000.42"
-    ])
+    const left = await prbox(home, ["exec", id, "--", ...countSleepsArgv("1000.42")])
     expect(left.stdout.trim()).toBe("0")
   })
 

@@ -5,6 +5,7 @@ import { Effect, Fiber, Layer, Schedule } from "effect"
 import { FetchHttpClient } from "effect/http"
 import { inject } from "vitest"
 import { TEST_RUN_LABEL } from "../../../scripts/testing/global-setup.ts"
+import { countSleepsArgv } from "../../../scripts/testing/processes.ts"
 import { CWD_NOT_FOLDER } from "../src/CommandPlace.ts"
 import { ContainerRuntime } from "../src/index.ts"
 import { DockerRuntime } from "../src/node/index.ts"
@@ -55,20 +56,9 @@ const run = (
     })
   )
 
-/**
- * How many processes' command lines hold `sleep <marker>` (an argument no
- * other process has). The marker reaches the probe in two pieces so that the
- * probe's own command line never holds it.
- */
+/** How many processes' command lines hold `sleep <marker>` (an argument no other process has). */
 const processesWith = (containerId: string, marker: string) =>
-  run(containerId, [
-    "sh",
-    "-c",
-    'n=0; for f in /proc/[0-9]*/cmdline; do line=$(tr "\\0" " " < "$f" 2>/dev/null); case "$line" in *"$1$2"*) n=$((n+1));; esac; done; echo $n',
-    "probe",
-    "sleep ",
-    marker
-  ]).pipe(Effect.map((outcome) => Number(outcome.stdout.trim())))
+  run(containerId, countSleepsArgv(marker)).pipe(Effect.map((outcome) => Number(outcome.stdout.trim())))
 
 describe("supervised exec (real Docker)", () => {
   it.live("keeps the head and the tail of 5 MB of output, and strips the supervisor's pid line", () =>
