@@ -20,7 +20,7 @@ export const home = currentHome()
  * never a path into another app's files), run by this Node with the daemon's
  * flags.
  */
-const launcher = Launch.node(fileURLToPath(import.meta.resolve("@prbox/daemon/main")))
+export const launcher = Launch.node(fileURLToPath(import.meta.resolve("@prbox/daemon/main")))
 
 export const notice = (line: string) => process.stderr.write(`prbox: ${line}\n`)
 

@@ -4,6 +4,7 @@ import { type ClientHome, legacyWarning, PrboxClient } from "@prbox/client"
 import { statePaths } from "@prbox/domain"
 import { Effect } from "effect"
 import { ChildProcess, ChildProcessSpawner } from "effect/process"
+import { type ServiceState, UserService } from "./UserService.ts"
 
 export type Level = "ok" | "warn" | "fail"
 
@@ -112,10 +113,41 @@ const legacyCheck = Effect.gen(function* () {
   )
 )
 
+const MANAGER_NAMES = { systemd: "systemd user unit", launchd: "launchd agent", none: "user service" } as const
+
+/** Whether prboxd runs as a user service; without one it starts on demand, which is fine. */
+export const serviceCheck = (state: ServiceState): Check => {
+  const what = MANAGER_NAMES[state.manager]
+  if (state.manager === "none") return { name: "service", level: "ok", detail: state.detail }
+  if (!state.installed) {
+    const why = state.available ? "`prbox daemon install` runs prboxd at login" : state.detail
+    return { name: "service", level: "ok", detail: `no ${what} (${state.file}); prboxd starts on demand (${why})` }
+  }
+  if (!state.available) {
+    return { name: "service", level: "warn", detail: `${what} ${state.file} is installed, but ${state.detail}` }
+  }
+  return state.running
+    ? {
+        name: "service",
+        level: "ok",
+        detail: `${what} ${state.file} is installed and running${state.pid === null ? "" : ` (pid ${state.pid})`}: ${state.detail}`
+      }
+    : { name: "service", level: "warn", detail: `${what} ${state.file} is installed but not running: ${state.detail}` }
+}
+
+/** What `prbox doctor --json` prints: stable field names for scripts. */
+export interface DoctorReport {
+  /** No check failed. */
+  readonly ok: boolean
+  readonly checks: ReadonlyArray<Check>
+  readonly service: ServiceState
+}
+
 /** Every check; none of them changes anything. */
 export const doctor = (home: ClientHome) =>
   Effect.gen(function* () {
     const client = yield* PrboxClient
+    const service = yield* (yield* UserService).state
     const node: Check = versionBelow(process.versions.node, MIN_NODE)
       ? { name: "node", level: "fail", detail: `Node ${process.versions.node} is older than ${MIN_NODE}` }
       : { name: "node", level: "ok", detail: `Node ${process.versions.node}` }
@@ -142,7 +174,7 @@ export const doctor = (home: ClientHome) =>
     )
     const legacy = daemon.level === "ok" ? yield* legacyCheck : notChecked
     const paths = statePaths(home.home)
-    return [
+    const checks: ReadonlyArray<Check> = [
       node,
       docker,
       git,
@@ -153,6 +185,8 @@ export const doctor = (home: ClientHome) =>
       modeCheck("database", paths.database, 0o600, true),
       modeCheck("socket", home.socketPath, 0o600, true),
       daemon,
+      serviceCheck(service),
       legacy
-    ] satisfies ReadonlyArray<Check>
+    ]
+    return { ok: checks.every((check) => check.level !== "fail"), checks, service } satisfies DoctorReport
   })

@@ -1,4 +1,5 @@
 export * from "./Account.ts"
+export * from "./DaemonService.ts"
 export * from "./DefaultImage.ts"
 export * from "./Drift.ts"
 export * from "./Environment.ts"
