@@ -1,6 +1,7 @@
 import { homedir } from "node:os"
 import { dirname } from "node:path"
 import {
+  type DaemonServiceSpec,
   invalidServiceSpec,
   LAUNCHD_LABEL,
   launchdAgentPath,
@@ -72,8 +73,8 @@ const writeFileAtomically = (path: string, text: string) =>
 const exists = (path: string) =>
   FileSystem.FileSystem.use((fs) => fs.exists(path)).pipe(Effect.orElseSucceed(() => false))
 
-const checkedSpec = (spec: Parameters<UserServiceShape["install"]>[0]) => {
-  const problem = invalidServiceSpec(spec)
+const checkedSpec = (spec: DaemonServiceSpec, manager: "systemd" | "launchd") => {
+  const problem = invalidServiceSpec(spec, manager)
   return problem === undefined
     ? Effect.succeed(spec)
     : Effect.fail(new ServiceManagerFailed({ operation: "render the service", message: problem }))
@@ -156,7 +157,7 @@ const systemd = Effect.gen(function* () {
   const install: UserServiceShape["install"] = (spec) =>
     Effect.gen(function* () {
       const file = yield* availableFile("prboxd still starts on demand; nothing was written")
-      const checked = yield* checkedSpec(spec)
+      const checked = yield* checkedSpec(spec, "systemd")
       const changed = yield* writeFileAtomically(file, renderSystemdUnit(checked))
       yield* step("systemctl --user daemon-reload", "systemctl", ["--user", "daemon-reload"])
       yield* step(`systemctl --user enable ${SYSTEMD_UNIT}`, "systemctl", ["--user", "enable", SYSTEMD_UNIT])
@@ -229,7 +230,7 @@ const launchd = Effect.gen(function* () {
       if (domainAnswer.code !== 0) {
         return yield* unavailable(domainAnswer.why, "prboxd still starts on demand; nothing was written")
       }
-      const checked = yield* checkedSpec(spec)
+      const checked = yield* checkedSpec(spec, "launchd")
       const changed = yield* writeFileAtomically(file, renderLaunchdPlist(checked))
       return { file, changed }
     }).pipe(provide)

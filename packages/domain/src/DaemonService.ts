@@ -47,9 +47,13 @@ export const keptEnvironment = (env: { readonly [name: string]: string | undefin
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
   )
 
-/** Why this spec cannot be rendered faithfully, or undefined when it can. */
-export const invalidServiceSpec = (spec: DaemonServiceSpec): string | undefined => {
+/** Why this spec cannot be rendered faithfully for `manager`, or undefined when it can. */
+export const invalidServiceSpec = (spec: DaemonServiceSpec, manager: "systemd" | "launchd"): string | undefined => {
   if (!spec.program.startsWith("/")) return `the daemon's program must be an absolute path, not ${spec.program}`
+  // systemd refuses these in ExecStart's program path, however they are escaped ("Executable name contains special characters").
+  if (manager === "systemd" && /["'\\\t\n\r]/.test(spec.program)) {
+    return `systemd cannot run a program whose path has a quote, a backslash, a tab or a newline: ${JSON.stringify(spec.program)}`
+  }
   if (!spec.logPath.startsWith("/")) return `the daemon's log must be an absolute path, not ${spec.logPath}`
   const name = spec.environment.find(([name]) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
   if (name !== undefined) return `not a valid environment variable name: ${JSON.stringify(name[0])}`

@@ -1,0 +1,158 @@
+import { execFileSync, spawnSync } from "node:child_process"
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { clientHome } from "@prbox/client"
+import { invalidServiceSpec, renderSystemdUnit } from "@prbox/domain"
+import { afterEach, describe, expect, it } from "vitest"
+import { launcher } from "../src/Connect.ts"
+import { daemonServiceSpec } from "../src/UserService.ts"
+import { hasStackTrace, prbox } from "./support.ts"
+
+const made: Array<string> = []
+const tempDir = (prefix: string) => {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), `prbox-${prefix}-`)))
+  made.push(dir)
+  return dir
+}
+afterEach(() => {
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true })
+})
+
+/** This machine's state: does a systemd user manager answer? (Here PID 1 is not systemd: it does not.) */
+const managerAnswers = spawnSync("systemctl", ["--user", "show-environment"], { stdio: "ignore" }).status === 0
+
+/** The CLI as a user whose home is `userHome` (a fresh directory) and whose PRBOX_HOME is not created yet. */
+const asUser = (userHome: string, args: ReadonlyArray<string>) =>
+  prbox(join(userHome, "prbox-home"), args, { HOME: userHome, XDG_CONFIG_HOME: "" })
+
+describe.skipIf(managerAnswers)("without a user service manager (systemctl --user fails here)", () => {
+  it("daemon install fails with one clear line and exit 1, and writes nothing", async () => {
+    const userHome = tempDir("nomanager")
+    const run = await asUser(userHome, ["daemon", "install"])
+    expect(run.code).toBe(1)
+    expect(run.stdout).toBe("")
+    expect(run.stderr).toMatch(
+      /^prbox: no systemd user manager answers \(`systemctl --user show-environment`: .+\); prboxd still starts on demand; nothing was written\n$/
+    )
+    expect(hasStackTrace(run.stderr)).toBe(false)
+    // Not the unit, not ~/.config, not even PRBOX_HOME.
+    expect(readdirSync(userHome)).toEqual([])
+    const json = await asUser(userHome, ["daemon", "install", "--json"])
+    expect(json.code).toBe(1)
+    expect(JSON.parse(json.stdout).error.tag).toBe("ServiceManagerUnavailable")
+    expect(readdirSync(userHome)).toEqual([])
+  })
+
+  it("doctor --json reports the service as one object: not installed, manager unavailable, and where its file would be", async () => {
+    const userHome = tempDir("doctor")
+    const run = await asUser(userHome, ["doctor", "--json"])
+    const report = JSON.parse(run.stdout)
+    expect(Object.keys(report)).toEqual(["ok", "checks", "service"])
+    expect(report.service).toEqual({
+      manager: "systemd",
+      available: false,
+      file: join(userHome, ".config/systemd/user/prboxd.service"),
+      installed: false,
+      running: false,
+      pid: null,
+      detail: expect.stringMatching(/^no systemd user manager answers/)
+    })
+    expect(report.checks.find((check: { name: string }) => check.name === "service")).toMatchObject({ level: "ok" })
+    const text = await asUser(userHome, ["doctor"])
+    expect(text.stdout).toMatch(/^ok\s+service\s+no systemd user unit \(.*prboxd\.service\); prboxd starts on demand/m)
+  })
+
+  it("doctor says a unit file it finds is installed, and warns that no manager runs it", async () => {
+    const userHome = tempDir("stale")
+    const unit = join(userHome, ".config/systemd/user/prboxd.service")
+    mkdirSync(join(userHome, ".config/systemd/user"), { recursive: true })
+    writeFileSync(unit, "[Service]\n")
+    const report = JSON.parse((await asUser(userHome, ["doctor", "--json"])).stdout)
+    expect(report.service).toMatchObject({ installed: true, running: false, file: unit })
+    expect(report.checks.find((check: { name: string }) => check.name === "service")).toMatchObject({ level: "warn" })
+  })
+
+  it("daemon uninstall: nothing installed is exit 0; a unit it cannot stop is left in place, exit 1", async () => {
+    const userHome = tempDir("uninstall")
+    const none = await asUser(userHome, ["daemon", "uninstall"])
+    expect(none.code).toBe(0)
+    expect(none.stdout).toMatch(/^prboxd is not installed as a user service/)
+    const unit = join(userHome, ".config/systemd/user/prboxd.service")
+    mkdirSync(join(userHome, ".config/systemd/user"), { recursive: true })
+    writeFileSync(unit, "[Service]\n")
+    const left = await asUser(userHome, ["daemon", "uninstall"])
+    expect(left.code).toBe(1)
+    expect(left.stderr).toMatch(/cannot stop and disable prboxd\.service; .*prboxd\.service was left in place\n$/)
+    expect(readdirSync(join(userHome, ".config/systemd/user"))).toEqual(["prboxd.service"])
+  })
+})
+
+/**
+ * `systemd-analyze verify` in user mode on the unit alone: the unit's own
+ * directory first on the search path, a private runtime and config
+ * directory (no running manager is needed, no real user unit is read), and
+ * no man page lookups. It checks the syntax, the specifiers and that
+ * ExecStart's program exists and is executable; a warning it prints while
+ * exiting 0 ("ignoring ...") counts as a failure too.
+ */
+const verify = (unitText: string) => {
+  const dir = tempDir("verify")
+  mkdirSync(join(dir, "units"))
+  mkdirSync(join(dir, "run"), { mode: 0o700 })
+  const file = join(dir, "units", "prboxd.service")
+  writeFileSync(file, unitText)
+  const result = spawnSync("systemd-analyze", ["verify", "--man=no", "--user", file], {
+    env: { PATH: process.env.PATH, XDG_RUNTIME_DIR: join(dir, "run"), XDG_CONFIG_HOME: join(dir, "config"), HOME: dir },
+    encoding: "utf8"
+  })
+  return { code: result.status, output: `${result.stdout}${result.stderr}` }
+}
+
+describe("the systemd unit, checked by systemd-analyze verify", () => {
+  it("the unit for the CLI's own launcher passes", () => {
+    const home = clientHome(tempDir("home"))
+    const result = verify(renderSystemdUnit(daemonServiceSpec(launcher, home, process.env)))
+    expect(result).toEqual({ code: 0, output: "" })
+  })
+
+  it("program, arguments and PRBOX_HOME under paths with spaces, quotes, %, $ and a backslash pass", () => {
+    const root = tempDir("weird")
+    // systemd refuses quotes and backslashes in the program's path (invalidServiceSpec says so), not in the rest.
+    const programDir = join(root, "a dir 100% $HOME")
+    const stateDir = join(root, `s "q" 'o' 100% $HOME \\x`)
+    mkdirSync(programDir)
+    symlinkSync(process.execPath, join(programDir, "node"))
+    const home = clientHome(join(stateDir, "state"))
+    const spec = daemonServiceSpec({ command: join(programDir, "node"), args: [join(stateDir, "prboxd.mjs")] }, home, {})
+    expect(invalidServiceSpec(spec, "systemd")).toBeUndefined()
+    expect(verify(renderSystemdUnit(spec))).toEqual({ code: 0, output: "" })
+  })
+
+  it("systemd itself refuses a quote in the program's path, as invalidServiceSpec does", () => {
+    const programDir = join(tempDir("quoted"), `it's`)
+    mkdirSync(programDir)
+    symlinkSync(process.execPath, join(programDir, "node"))
+    const spec = daemonServiceSpec({ command: join(programDir, "node"), args: [] }, clientHome(programDir), {})
+    expect(invalidServiceSpec(spec, "systemd")).toMatch(/^systemd cannot run a program whose path has a quote/)
+    expect(verify(renderSystemdUnit(spec)).output).toMatch(/Executable name contains special characters/)
+  })
+
+  it("a broken unit fails it (the check can fail): an unescaped %, an unknown Restart= value, a program that is not there", () => {
+    const home = clientHome(tempDir("home"))
+    const unit = renderSystemdUnit(daemonServiceSpec(launcher, home, {}))
+    const binDir = tempDir("bin")
+    const program = join(binDir, "node")
+    writeFileSync(program, "#!/bin/sh\n")
+    chmodSync(program, 0o755)
+    expect(verify(unit.replace(/^ExecStart=.*$/m, `ExecStart="${program}" "%z"`)).code).not.toBe(0)
+    expect(verify(unit.replace("Restart=on-failure", "Restart=sometimes")).output).toMatch(/restart specifier/)
+    expect(verify(unit.replace(/^ExecStart="[^"]+"/m, `ExecStart="${binDir}/missing"`)).output).toMatch(
+      /is not executable/
+    )
+  })
+})
+
+it("systemd-analyze is here (the verify tests above need it)", () => {
+  expect(execFileSync("systemd-analyze", ["--version"], { encoding: "utf8" })).toMatch(/^systemd \d+/)
+})
