@@ -146,7 +146,9 @@ const daemonInstall = Command.make("install", { json }, (config) =>
         if (onDemand || !before.running || changed) yield* service.start(before.running && changed)
         const info = yield* serviceDaemonAnswers(before.manager)
         if (config.json) return printJson({ installed: true, file, changed, manager: before.manager, pid: info.pid })
-        yield* out(`installed ${file}: prboxd ${info.version} runs as a ${before.manager} user service (pid ${info.pid}) and starts at login`)
+        yield* out(
+          `installed ${file}: prboxd ${info.version} runs as a ${before.manager} user service (pid ${info.pid}) and starts at login`
+        )
       })
     ).pipe(Effect.provide(NodeUserService.layer))
   )
@@ -185,7 +187,9 @@ const daemonUninstall = Command.make("uninstall", { json }, (config) =>
 )
 
 const daemon = Command.make("daemon").pipe(
-  Command.withDescription("Manage prboxd, the per-user daemon: on demand (start, stop) or as a user service (install)."),
+  Command.withDescription(
+    "Manage prboxd, the per-user daemon: on demand (start, stop) or as a user service (install)."
+  ),
   Command.withSubcommands([daemonStart, daemonStop, daemonStatus, daemonLogs, daemonInstall, daemonUninstall])
 )
 

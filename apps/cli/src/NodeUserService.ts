@@ -37,7 +37,11 @@ const run = Effect.fn("UserService.run")(function* (file: string, args: Readonly
     Effect.gen(function* () {
       const handle = yield* spawner.spawn(command)
       const [stdout, stderr, code] = yield* Effect.all(
-        [Stream.mkString(Stream.decodeText(handle.stdout)), Stream.mkString(Stream.decodeText(handle.stderr)), handle.exitCode],
+        [
+          Stream.mkString(Stream.decodeText(handle.stdout)),
+          Stream.mkString(Stream.decodeText(handle.stderr)),
+          handle.exitCode
+        ],
         { concurrency: "unbounded" }
       )
       return { code: code as number, stdout, why: stderr.trim().split("\n")[0] || `exit ${code}` } satisfies Ran
@@ -48,11 +52,14 @@ const run = Effect.fn("UserService.run")(function* (file: string, args: Readonly
   )
 })
 
-const failed = (operation: string, ran: Ran) => new ServiceManagerFailed({ operation, message: `${operation}: ${ran.why}` })
+const failed = (operation: string, ran: Ran) =>
+  new ServiceManagerFailed({ operation, message: `${operation}: ${ran.why}` })
 
 /** Runs a step of the manager; a non-zero exit fails with its own words. */
 const step = (operation: string, file: string, args: ReadonlyArray<string>) =>
-  run(file, args).pipe(Effect.flatMap((ran) => (ran.code === 0 ? Effect.succeed(ran) : Effect.fail(failed(operation, ran)))))
+  run(file, args).pipe(
+    Effect.flatMap((ran) => (ran.code === 0 ? Effect.succeed(ran) : Effect.fail(failed(operation, ran))))
+  )
 
 const fileError = (operation: string) => (error: { readonly message: string }) =>
   new ServiceManagerFailed({ operation, message: `${operation}: ${error.message}` })
@@ -179,7 +186,12 @@ const systemd = Effect.gen(function* () {
     if (!found.available) {
       return yield* unavailable(found.why, `cannot stop and disable ${SYSTEMD_UNIT}; ${found.file} was left in place`)
     }
-    yield* step(`systemctl --user disable --now ${SYSTEMD_UNIT}`, "systemctl", ["--user", "disable", "--now", SYSTEMD_UNIT])
+    yield* step(`systemctl --user disable --now ${SYSTEMD_UNIT}`, "systemctl", [
+      "--user",
+      "disable",
+      "--now",
+      SYSTEMD_UNIT
+    ])
     yield* fs.remove(found.file).pipe(Effect.mapError(fileError(`remove ${found.file}`)))
     yield* step("systemctl --user daemon-reload", "systemctl", ["--user", "daemon-reload"])
     // A unit that had failed stays listed as failed until reset; it is gone now.

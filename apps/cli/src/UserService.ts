@@ -1,4 +1,4 @@
-import { type ClientHome, Launch, type DaemonLauncher } from "@prbox/client"
+import { type ClientHome, type DaemonLauncher, Launch } from "@prbox/client"
 import { type DaemonServiceSpec, keptEnvironment } from "@prbox/domain"
 import { Context, type Effect, Schema } from "effect"
 

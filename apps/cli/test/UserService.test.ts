@@ -1,5 +1,16 @@
 import { execFileSync, spawnSync } from "node:child_process"
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync
+} from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { clientHome } from "@prbox/client"
@@ -7,7 +18,7 @@ import { invalidServiceSpec, renderSystemdUnit } from "@prbox/domain"
 import { afterEach, describe, expect, it } from "vitest"
 import { launcher } from "../src/Connect.ts"
 import { daemonServiceSpec } from "../src/UserService.ts"
-import { hasStackTrace, prbox } from "./support.ts"
+import { CLI_MAIN, hasStackTrace, makeHome, prbox, tearDown } from "./support.ts"
 
 const made: Array<string> = []
 const tempDir = (prefix: string) => {
@@ -119,12 +130,16 @@ describe("the systemd unit, checked by systemd-analyze verify", () => {
   it("program, arguments and PRBOX_HOME under paths with spaces, quotes, %, $ and a backslash pass", () => {
     const root = tempDir("weird")
     // systemd refuses quotes and backslashes in the program's path (invalidServiceSpec says so), not in the rest.
-    const programDir = join(root, "a dir 100% $HOME")
-    const stateDir = join(root, `s "q" 'o' 100% $HOME \\x`)
+    const programDir = join(root, "a dir 100%h $HOME")
+    const stateDir = join(root, `s "q" 'o' 100%h $HOME \\x`)
     mkdirSync(programDir)
     symlinkSync(process.execPath, join(programDir, "node"))
     const home = clientHome(join(stateDir, "state"))
-    const spec = daemonServiceSpec({ command: join(programDir, "node"), args: [join(stateDir, "prboxd.mjs")] }, home, {})
+    const spec = daemonServiceSpec(
+      { command: join(programDir, "node"), args: [join(stateDir, "prboxd.mjs")] },
+      home,
+      {}
+    )
     expect(invalidServiceSpec(spec, "systemd")).toBeUndefined()
     expect(verify(renderSystemdUnit(spec))).toEqual({ code: 0, output: "" })
   })
@@ -155,4 +170,93 @@ describe("the systemd unit, checked by systemd-analyze verify", () => {
 
 it("systemd-analyze is here (the verify tests above need it)", () => {
   expect(execFileSync("systemd-analyze", ["--version"], { encoding: "utf8" })).toMatch(/^systemd \d+/)
+})
+
+/**
+ * A fake `systemctl` (no user manager can run here): it logs each call,
+ * answers `show-environment` and `show` like systemd, and for `start` runs
+ * the daemon the way the CLI starts it on demand; `disable --now` stops it.
+ */
+const FAKE_SYSTEMCTL = `#!/bin/bash
+echo "$*" >> "$FAKE_DIR/calls"
+shift
+pid() { cat "$PRBOX_HOME/run/prboxd.lock" 2>/dev/null; }
+case "$1" in
+  show-environment) echo "HOME=$FAKE_DIR/home"; echo "LANG=C" ;;
+  show)
+    if [ -f "$FAKE_DIR/active" ]; then echo "ActiveState=active"; echo "SubState=running"; echo "MainPID=$(pid)"
+    else echo "ActiveState=inactive"; echo "SubState=dead"; echo "MainPID=0"; fi
+    echo "UnitFileState=enabled" ;;
+  start|restart) "$FAKE_NODE" "$FAKE_CLI" daemon start >/dev/null && touch "$FAKE_DIR/active" ;;
+  disable) p=$(pid); rm -f "$FAKE_DIR/active"; [ -n "$p" ] && kill "$p" && while kill -0 "$p" 2>/dev/null; do sleep 0.1; done ;;
+esac
+exit 0
+`
+
+describe("with a fake systemctl (no user service manager can run here)", () => {
+  it("install hands an on-demand daemon over to the manager, doctor sees it running, uninstall undoes it", async () => {
+    const fake = tempDir("fakesystemd")
+    const home = makeHome("service")
+    mkdirSync(join(fake, "bin"))
+    mkdirSync(join(fake, "home"))
+    writeFileSync(join(fake, "bin", "systemctl"), FAKE_SYSTEMCTL, { mode: 0o755 })
+    const env = {
+      PATH: `${join(fake, "bin")}:${process.env.PATH}`,
+      HOME: join(fake, "home"),
+      FAKE_DIR: fake,
+      FAKE_NODE: process.execPath,
+      FAKE_CLI: CLI_MAIN
+    }
+    const calls = () => readFileSync(join(fake, "calls"), "utf8").trim().split("\n")
+    try {
+      const onDemand = await prbox(home, ["daemon", "start", "--json"], env)
+      const onDemandPid = JSON.parse(onDemand.stdout).pid as number
+      const installed = await prbox(home, ["daemon", "install", "--json"], env)
+      expect(installed.code, installed.stderr).toBe(0)
+      expect(installed.stderr).toContain(`stopping prboxd (pid ${onDemandPid}), started on demand`)
+      const unit = join(fake, "home/.config/systemd/user/prboxd.service")
+      const result = JSON.parse(installed.stdout)
+      expect(result).toMatchObject({ installed: true, file: unit, changed: true, manager: "systemd" })
+      expect(result.pid).not.toBe(onDemandPid)
+      expect(calls()).toEqual([
+        "--user show-environment",
+        "--user show prboxd.service --property=LoadState,ActiveState,SubState,MainPID,UnitFileState",
+        "--user show-environment",
+        "--user daemon-reload",
+        "--user enable prboxd.service",
+        "--user start prboxd.service"
+      ])
+      const expected = renderSystemdUnit(daemonServiceSpec(launcher, clientHome(home), { ...process.env, ...env }))
+      expect(readFileSync(unit, "utf8")).toBe(expected)
+
+      const doctor = JSON.parse((await prbox(home, ["doctor", "--json"], env)).stdout)
+      expect(doctor.service).toMatchObject({ installed: true, running: true, pid: result.pid, file: unit })
+      expect(doctor.checks.find((check: { name: string }) => check.name === "service").detail).toBe(
+        `systemd user unit ${unit} is installed and running (pid ${result.pid}): active (running), enabled`
+      )
+
+      // Installed again, unchanged and running: nothing is restarted.
+      writeFileSync(join(fake, "calls"), "")
+      const again = await prbox(home, ["daemon", "install", "--json"], env)
+      expect(JSON.parse(again.stdout)).toMatchObject({ changed: false, pid: result.pid })
+      expect(calls().filter((call) => /start|stop/.test(call))).toEqual([])
+
+      writeFileSync(join(fake, "calls"), "")
+      const removed = await prbox(home, ["daemon", "uninstall"], env)
+      expect(removed.code, removed.stderr).toBe(0)
+      expect(removed.stdout).toBe(`stopped prboxd and removed ${unit}; commands start prboxd on demand again\n`)
+      expect(existsSync(unit)).toBe(false)
+      expect(calls()).toEqual([
+        "--user show-environment",
+        "--user disable --now prboxd.service",
+        "--user daemon-reload",
+        "--user reset-failed prboxd.service"
+      ])
+      // And the CLI starts its daemon on demand again.
+      const status = await prbox(home, ["daemon", "start", "--json"], env)
+      expect(JSON.parse(status.stdout)).toMatchObject({ started: true })
+    } finally {
+      await tearDown(home)
+    }
+  })
 })

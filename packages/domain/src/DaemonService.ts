@@ -38,7 +38,8 @@ export const launchdAgentPath = (userHome: string) =>
  * endpoint, prbox's own settings and prboxd's limits). Nothing else: a token
  * in the user's shell must not end up in a unit file.
  */
-const KEPT = /^(PATH|DOCKER_HOST|DOCKER_TLS_VERIFY|DOCKER_CERT_PATH|XDG_CACHE_HOME|PRBOX_CACHE|PRBOX_DEBIAN_MIRROR|PRBOXD_[A-Z_]+)$/
+const KEPT =
+  /^(PATH|DOCKER_HOST|DOCKER_TLS_VERIFY|DOCKER_CERT_PATH|XDG_CACHE_HOME|PRBOX_CACHE|PRBOX_DEBIAN_MIRROR|PRBOXD_[A-Z_]+)$/
 
 export const keptEnvironment = (env: { readonly [name: string]: string | undefined }): Record<string, string> =>
   Object.fromEntries(
@@ -46,6 +47,9 @@ export const keptEnvironment = (env: { readonly [name: string]: string | undefin
       .filter((entry): entry is [string, string] => KEPT.test(entry[0]) && entry[1] !== undefined && entry[1] !== "")
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
   )
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters (but tab, newline, return) are what is refused
+const XML_UNSAFE = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/
 
 /** Why this spec cannot be rendered faithfully for `manager`, or undefined when it can. */
 export const invalidServiceSpec = (spec: DaemonServiceSpec, manager: "systemd" | "launchd"): string | undefined => {
@@ -59,7 +63,7 @@ export const invalidServiceSpec = (spec: DaemonServiceSpec, manager: "systemd" |
   if (name !== undefined) return `not a valid environment variable name: ${JSON.stringify(name[0])}`
   const strings = [spec.program, ...spec.args, spec.logPath, ...spec.environment.flat()]
   // XML 1.0 (the plist) cannot carry these at all, not even escaped; systemd could, but one rule for both.
-  const control = strings.find((text) => /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(text))
+  const control = strings.find((text) => XML_UNSAFE.test(text))
   if (control !== undefined) return `a control character in ${JSON.stringify(control)}`
   return undefined
 }

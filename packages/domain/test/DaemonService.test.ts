@@ -137,7 +137,12 @@ describe("invalidServiceSpec", () => {
       ["a valid spec", {}, "systemd", undefined],
       ["a relative program", { program: "node" }, "launchd", "the daemon's program must be an absolute path, not node"],
       ["a relative log", { logPath: "p.log" }, "launchd", "the daemon's log must be an absolute path, not p.log"],
-      ["a bad variable name", { environment: [["A-B", "x"]] }, "systemd", 'not a valid environment variable name: "A-B"'],
+      [
+        "a bad variable name",
+        { environment: [["A-B", "x"]] },
+        "systemd",
+        'not a valid environment variable name: "A-B"'
+      ],
       ["a control character XML cannot carry", { args: ["a\u0001b"] }, "launchd", 'a control character in "a\\u0001b"'],
       ["newline and tab in arguments can be escaped", { args: ["a\nb\tc"] }, "systemd", undefined],
       [
@@ -153,7 +158,12 @@ describe("invalidServiceSpec", () => {
         'systemd cannot run a program whose path has a quote, a backslash, a tab or a newline: "/a\\\\b/node"'
       ],
       ["launchd: quotes and backslashes are fine", { program: `/a'"\\b/node` }, "launchd", undefined],
-      ["systemd: spaces, % and $ in the program's path are fine", { program: "/a b/100%/$x/node" }, "systemd", undefined]
+      [
+        "systemd: spaces, % and $ in the program's path are fine",
+        { program: "/a b/100%/$x/node" },
+        "systemd",
+        undefined
+      ]
     ]
   for (const [name, change, manager, expected] of cases) {
     it(name, () => assert.strictEqual(invalidServiceSpec({ ...spec, ...change }, manager), expected))
@@ -163,7 +173,11 @@ describe("invalidServiceSpec", () => {
 describe("where the files go", () => {
   const cases: ReadonlyArray<readonly [string, Record<string, string>, string]> = [
     ["the manager's XDG_CONFIG_HOME", { XDG_CONFIG_HOME: "/cfg/", HOME: "/h" }, "/cfg/systemd/user/prboxd.service"],
-    ["a relative XDG_CONFIG_HOME is ignored", { XDG_CONFIG_HOME: "cfg", HOME: "/h" }, "/h/.config/systemd/user/prboxd.service"],
+    [
+      "a relative XDG_CONFIG_HOME is ignored",
+      { XDG_CONFIG_HOME: "cfg", HOME: "/h" },
+      "/h/.config/systemd/user/prboxd.service"
+    ],
     ["the manager's HOME", { HOME: "/h" }, "/h/.config/systemd/user/prboxd.service"],
     ["else the user's home", {}, "/home/ann/.config/systemd/user/prboxd.service"]
   ]
