@@ -258,5 +258,6 @@ describe("with a fake systemctl (no user service manager can run here)", () => {
     } finally {
       await tearDown(home)
     }
-  })
+    // Six whole CLI runs and two daemon starts: minutes under CI's load.
+  }, 240_000)
 })
