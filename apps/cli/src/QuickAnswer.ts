@@ -1,4 +1,3 @@
-import { request } from "node:http"
 // Modules, not the packages' indexes: nothing here loads effect (a `prbox ls` then starts in a few milliseconds).
 import { currentHome } from "@prbox/client/Home"
 import { normalizeOpenInput } from "@prbox/client/OpenInput"
@@ -7,37 +6,55 @@ import { describe, listText } from "./Format.ts"
 import type { QuickCommand } from "./QuickCommand.ts"
 import { sandboxList, sandboxView, versionInfo } from "./QuickView.ts"
 
+/**
+ * node:net through getBuiltinModule rather than `import`: an ES import of a
+ * built-in evaluates all its exports (node:http's load undici). And HTTP/1.0
+ * by hand rather than node:http, whose modules and parser cost more to load
+ * than the whole answer takes: the answer is one status line, headers and a
+ * body that ends when the daemon closes the connection (its length checked).
+ */
+const { connect } = process.getBuiltinModule("node:net")
+
 /** Longer than a loaded daemon takes to list 200 rows; a slower one is left to the full CLI and its own deadline. */
 const QUIET_MS = 5_000
 
+/** The body of a `200` answer of type JSON, whole (as long as its content-length says), or undefined. */
+export const bodyOf = (answer: Buffer): string | undefined => {
+  const end = answer.indexOf("\r\n\r\n")
+  if (end < 0) return undefined
+  const [status = "", ...headers] = answer.toString("latin1", 0, end).split("\r\n")
+  if (!/^HTTP\/1\.[01] 200 /.test(status)) return undefined
+  const header = (name: string) =>
+    headers.find((line) => line.toLowerCase().startsWith(`${name}:`))?.slice(name.length + 1).trim()
+  const body = answer.subarray(end + 4)
+  if (!(header("content-type") ?? "").startsWith("application/json")) return undefined
+  if (header("transfer-encoding") !== undefined || header("content-length") !== String(body.length)) return undefined
+  return body.toString("utf8")
+}
+
 /**
- * GET `path` on the daemon's socket: the parsed JSON of a 200 answer, or
- * undefined for anything else (no socket, refused, another status, not JSON,
- * a dropped connection, silence for QUIET_MS).
+ * GET `path` on the daemon's socket: the parsed JSON of a whole 200 answer,
+ * or undefined for anything else (no socket, refused, another status, not
+ * JSON, a cut answer, silence for QUIET_MS).
  */
 const getJson = (socketPath: string, path: string): Promise<unknown> =>
   new Promise((resolve) => {
-    const req = request({ socketPath, path, agent: false, timeout: QUIET_MS }, (res) => {
-      const type = res.headers["content-type"] ?? ""
-      if (res.statusCode !== 200 || !type.startsWith("application/json")) {
-        res.resume()
-        return resolve(undefined)
+    const socket = connect({ path: socketPath })
+    const chunks: Array<Buffer> = []
+    socket.setTimeout(QUIET_MS, () => socket.destroy())
+    socket.on("connect", () => socket.write(`GET ${path} HTTP/1.0\r\nHost: localhost\r\nConnection: close\r\n\r\n`))
+    socket.on("data", (chunk: Buffer) => chunks.push(chunk))
+    socket.on("end", () => {
+      const body = bodyOf(Buffer.concat(chunks))
+      try {
+        resolve(body === undefined ? undefined : JSON.parse(body))
+      } catch {
+        resolve(undefined)
       }
-      const chunks: Array<Buffer> = []
-      res.on("data", (chunk: Buffer) => chunks.push(chunk))
-      res.on("end", () => {
-        try {
-          resolve(JSON.parse(Buffer.concat(chunks).toString("utf8")))
-        } catch {
-          resolve(undefined)
-        }
-      })
-      // Closed before its end: the first resolve wins, so after `end` this changes nothing.
-      res.on("close", () => resolve(undefined))
     })
-    req.on("timeout", () => req.destroy())
-    req.on("error", () => resolve(undefined))
-    req.end()
+    // Refused, reset, timed out: the first resolve wins, so after `end` this changes nothing.
+    socket.on("close", () => resolve(undefined))
+    socket.on("error", () => resolve(undefined))
   })
 
 /** The request the full CLI makes for `command` (the list is asked whole for the table: legacy rows always show). */

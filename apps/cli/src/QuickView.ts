@@ -36,32 +36,47 @@ type Fields = Readonly<Record<string, Check>>
 const isObject = (value: unknown): value is Readonly<Record<string, unknown>> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
 
-/** `value`'s fields in `fields`' order, or undefined when one is missing or fails its check (`optional` may be absent). */
-const struct = (value: unknown, fields: Fields, optional: ReadonlyArray<string> = []) => {
-  if (!isObject(value)) return undefined
-  const out: Record<string, unknown> = {}
-  for (const [key, check] of Object.entries(fields)) {
-    if (!Object.hasOwn(value, key)) {
-      if (optional.includes(key)) continue
-      return undefined
+/**
+ * A check of an object with `fields` (`optional` may be absent): the object
+ * with those fields in that order (and no others), or undefined when one is
+ * missing or fails its check. Made once per shape: a CLI run is too short for
+ * the JIT, so the per-row work is kept to comparing keys.
+ */
+const struct = (fields: Fields, optional: ReadonlyArray<string> = []) => {
+  const entries = Object.entries(fields)
+  return (value: unknown): Record<string, unknown> | undefined => {
+    if (!isObject(value)) return undefined
+    const keys = Object.keys(value)
+    let exact = keys.length <= entries.length
+    let at = 0
+    for (const [key, check] of entries) {
+      if (!Object.hasOwn(value, key)) {
+        if (optional.includes(key)) continue
+        return undefined
+      }
+      if (!check(value[key])) return undefined
+      if (keys[at++] !== key) exact = false
     }
-    if (!check(value[key])) return undefined
-    out[key] = value[key]
+    // The daemon's answer is already in the schema's order: the object itself; otherwise a copy in that order.
+    if (exact && at === keys.length) return value as Record<string, unknown>
+    return Object.fromEntries(entries.flatMap(([key]) => (Object.hasOwn(value, key) ? [[key, value[key]]] : [])))
   }
-  return out
 }
 
-const ENVIRONMENT: Fields = {
-  kind: oneOf(ENVIRONMENT_KINDS),
-  path: string,
-  image: string,
-  imageDigest: nullOr(string)
-}
+const environment = struct(
+  {
+    kind: oneOf(ENVIRONMENT_KINDS),
+    path: string,
+    image: string,
+    imageDigest: nullOr(string)
+  },
+  ["path"]
+)
 
 const timestamp = int(0)
 
-/** SandboxView's fields in its schema's order; `environment` is checked by `environmentOf`. */
-const SANDBOX_VIEW: Fields = {
+/** SandboxView's fields in its schema's order. */
+const sandbox = struct({
   id: (value) => typeof value === "string" && /^[a-z0-9]{12}$/.test(value),
   provider: oneOf(PROVIDERS),
   host: nullOr(string),
@@ -78,7 +93,7 @@ const SANDBOX_VIEW: Fields = {
   detail: nullOr(string),
   error: nullOr(string),
   setupError: nullOr(string),
-  environment: (value) => value === null || struct(value, ENVIRONMENT, ["path"]) !== undefined,
+  environment: (value) => value === null || environment(value) !== undefined,
   createdAt: timestamp,
   lastActivityAt: timestamp,
   stoppedAt: nullOr(timestamp),
@@ -86,13 +101,13 @@ const SANDBOX_VIEW: Fields = {
   destroyFenced: boolean,
   url: nullOr(string),
   hasPassword: boolean
-}
+})
 
 export const sandboxView = (value: unknown): SandboxView | undefined => {
-  const view = struct(value, SANDBOX_VIEW)
-  if (view === undefined) return undefined
-  if (view.environment !== null) view.environment = struct(view.environment, ENVIRONMENT, ["path"])
-  return view as SandboxView
+  const view = sandbox(value)
+  if (view === undefined || view.environment === null) return view as SandboxView | undefined
+  const checked = environment(view.environment)
+  return (checked === view.environment ? view : { ...view, environment: checked }) as SandboxView
 }
 
 export const sandboxList = (value: unknown): ReadonlyArray<SandboxView> | undefined => {
@@ -106,14 +121,13 @@ export const sandboxList = (value: unknown): ReadonlyArray<SandboxView> | undefi
   return views
 }
 
-const VERSION_INFO: Fields = {
+const version = struct({
   name: string,
   version: string,
   api: arrayOf(int(1)),
   pid: int(1),
   home: string,
   startedAt: timestamp
-}
+})
 
-export const versionInfo = (value: unknown): VersionInfo | undefined =>
-  struct(value, VERSION_INFO) as VersionInfo | undefined
+export const versionInfo = (value: unknown): VersionInfo | undefined => version(value) as VersionInfo | undefined
