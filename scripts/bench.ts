@@ -89,7 +89,8 @@ const benchmarks: Readonly<Record<string, Benchmark>> = {
     }
   },
   cli: {
-    summary: "prbox ls / ls -a / status (installed from the tarball, 200 rows) vs docker ps: medians of alternating runs",
+    summary:
+      "prbox ls / ls -a / status (installed from the tarball, 200 rows) vs docker ps: medians of alternating runs",
     usage: "cli [--runs N (default 20)] [--prbox PATH (measure this prbox instead of installing the tarball)]",
     run: async (args) => {
       const values = parse(args, { runs: { type: "string" }, prbox: { type: "string" } })

@@ -25,7 +25,10 @@ export const bodyOf = (answer: Buffer): string | undefined => {
   const [status = "", ...headers] = answer.toString("latin1", 0, end).split("\r\n")
   if (!/^HTTP\/1\.[01] 200 /.test(status)) return undefined
   const header = (name: string) =>
-    headers.find((line) => line.toLowerCase().startsWith(`${name}:`))?.slice(name.length + 1).trim()
+    headers
+      .find((line) => line.toLowerCase().startsWith(`${name}:`))
+      ?.slice(name.length + 1)
+      .trim()
   const body = answer.subarray(end + 4)
   if (!(header("content-type") ?? "").startsWith("application/json")) return undefined
   if (header("transfer-encoding") !== undefined || header("content-length") !== String(body.length)) return undefined

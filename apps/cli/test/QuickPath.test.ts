@@ -3,7 +3,7 @@ import { createServer, type Server } from "node:http"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { writeV1Database } from "../../../packages/engine/test/legacy-fixtures.ts"
-import { quickAnswer } from "../src/QuickAnswer.ts"
+import { bodyOf, quickAnswer } from "../src/QuickAnswer.ts"
 import { quickCommand } from "../src/QuickCommand.ts"
 import { FULL_CLI, makeHome, prbox, removeHome, runEntry, seedEndedRows, socketOf, tearDown } from "./support.ts"
 
@@ -140,5 +140,31 @@ describe("without a daemon that answers, the fast path hands over", () => {
       answer = { status, type, body }
       expect(await quick(["ls"], socketPath)).toBe(expected)
     })
+  })
+})
+
+describe("reading the daemon's HTTP/1.0 answer (bodyOf)", () => {
+  const answer = (head: string, body: string) => Buffer.from(`${head}\r\n\r\n${body}`)
+  const json = "HTTP/1.1 200 OK\r\ncontent-type: application/json"
+  it.each([
+    ["a whole 200 JSON answer", answer(`${json}\r\ncontent-length: 2`, "[]"), "[]"],
+    [
+      "headers in another case",
+      answer("HTTP/1.0 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2", "[]"),
+      "[]"
+    ],
+    ["UTF-8 counted in bytes", answer(`${json}\r\ncontent-length: 4`, '"é"'), '"é"'],
+    ["cut short of its length", answer(`${json}\r\ncontent-length: 3`, "[]"), undefined],
+    ["without a length", answer(json, "[]"), undefined],
+    ["chunked", answer(`${json}\r\ntransfer-encoding: chunked\r\ncontent-length: 7`, "2\r\n[]\r\n"), undefined],
+    [
+      "another status",
+      answer("HTTP/1.1 404 Not Found\r\ncontent-type: application/json\r\ncontent-length: 2", "{}"),
+      undefined
+    ],
+    ["another type", answer("HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 2", "[]"), undefined],
+    ["no end of headers", Buffer.from(`${json}\r\ncontent-length: 2\r\n[]`), undefined]
+  ])("%s", (_, bytes, expected) => {
+    expect(bodyOf(bytes)).toBe(expected)
   })
 })
