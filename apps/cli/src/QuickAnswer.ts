@@ -1,9 +1,10 @@
 // Modules, not the packages' indexes: nothing here loads effect (a `prbox ls` then starts in a few milliseconds).
 import { currentHome } from "@prbox/client/Home"
 import { normalizeOpenInput } from "@prbox/client/OpenInput"
+import { PRBOX_VERSION } from "@prbox/domain/Version"
 import { API_VERSION } from "@prbox/protocol/ApiVersion"
 import { describe, listText } from "./Format.ts"
-import type { QuickCommand } from "./QuickCommand.ts"
+import type { DaemonQuery, QuickCommand } from "./QuickCommand.ts"
 import { sandboxList, sandboxView, versionInfo } from "./QuickView.ts"
 
 /**
@@ -61,7 +62,7 @@ const getJson = (socketPath: string, path: string): Promise<unknown> =>
   })
 
 /** The request the full CLI makes for `command` (the list is asked whole for the table: legacy rows always show). */
-const pathOf = (command: QuickCommand, cwd: string): string => {
+const pathOf = (command: DaemonQuery, cwd: string): string => {
   if (command._tag === "status") {
     return `/v1/resolve?${new URLSearchParams({ q: normalizeOpenInput(command.id, cwd) })}`
   }
@@ -69,7 +70,7 @@ const pathOf = (command: QuickCommand, cwd: string): string => {
 }
 
 /** The text for `command` from the daemon's answer, or undefined when the answer is not what the API declares. */
-const textOf = (command: QuickCommand, answer: unknown, now: number): string | undefined => {
+const textOf = (command: DaemonQuery, answer: unknown, now: number): string | undefined => {
   if (command._tag === "status") {
     const view = sandboxView(answer)
     if (view === undefined) return undefined
@@ -92,7 +93,7 @@ export interface QuickContext {
  * a running daemon that serves this client's API; or undefined, and the full
  * CLI runs the same argv (it starts the daemon, reports the failure, ...).
  */
-export const quickAnswer = async (command: QuickCommand, context: QuickContext): Promise<string | undefined> => {
+export const quickAnswer = async (command: DaemonQuery, context: QuickContext): Promise<string | undefined> => {
   const [version, answer] = await Promise.all([
     getJson(context.socketPath, "/version"),
     getJson(context.socketPath, pathOf(command, context.cwd))
@@ -104,6 +105,12 @@ export const quickAnswer = async (command: QuickCommand, context: QuickContext):
 
 /** Prints the answer to `command` for this process's home and returns true, or prints nothing and returns false. */
 export const answerQuickly = async (command: QuickCommand): Promise<boolean> => {
+  if (command._tag === "version") {
+    // effect/cli colours the line on a terminal: there the full CLI prints it.
+    if (process.stdout.isTTY === true) return false
+    process.stdout.write(`prbox v${PRBOX_VERSION}\n`)
+    return true
+  }
   const text = await quickAnswer(command, { socketPath: currentHome().socketPath, cwd: process.cwd(), now: Date.now() })
   if (text === undefined) return false
   process.stdout.write(text)

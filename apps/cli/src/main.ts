@@ -12,8 +12,8 @@ process.stdout.on("error", (error: NodeJS.ErrnoException) => {
   throw error
 })
 
-// `ls` and `status` from a running daemon need neither effect nor the command
-// table: the fast path answers them with a few small modules (QuickAnswer.ts),
+// `ls` and `status` from a running daemon, and `--version`, need neither
+// effect nor the command table: the fast path answers them with a few small modules (QuickAnswer.ts),
 // and hands anything it cannot answer completely to the full CLI.
 const quick = quickCommand(process.argv.slice(2))
 const answered = quick !== undefined && (await (await import("./QuickAnswer.ts")).answerQuickly(quick))

@@ -13,7 +13,9 @@ describe("which argv the fast path answers (QuickCommand)", () => {
     [["status", "--json", "abc"], { _tag: "status", id: "abc", json: true }],
     // Everything else is the full CLI's: other commands, flags, help, usage errors.
     [[], undefined],
-    [["--version"], undefined],
+    [["--version"], { _tag: "version" }],
+    [["--version", "ls"], undefined],
+    [["-v"], undefined],
     [["ls", "--help"], undefined],
     [["ls", "-h"], undefined],
     [["ls", "-aj"], undefined],

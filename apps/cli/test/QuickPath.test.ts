@@ -23,7 +23,7 @@ let home: string
 
 const quick = (args: ReadonlyArray<string>, socketPath = socketOf(home)) => {
   const command = quickCommand(args)
-  if (command === undefined) throw new Error(`not a fast path command: ${args.join(" ")}`)
+  if (command === undefined || command._tag === "version") throw new Error(`not a fast path command: ${args.join(" ")}`)
   return quickAnswer(command, { socketPath, cwd: process.cwd(), now: Date.now() })
 }
 
@@ -70,6 +70,12 @@ describe("prbox ls and status on the fast path", () => {
     expect(whole).toEqual({ code: 0, stdout: full.stdout, stderr: "" })
   })
 
+  it("--version: the full CLI's line, without loading it", async () => {
+    const full = await runEntry(FULL_CLI, home, ["--version"])
+    expect(full).toMatchObject({ code: 0, stdout: expect.stringMatching(/^prbox v\d+\.\d+\.\d+\n$/) })
+    expect(await prbox(home, ["--version"], { NODE_OPTIONS: FULL_CLI_PROBE })).toEqual({ ...full, stderr: "" })
+  })
+
   it("lists every row: the table has the legacy row and its warning, the JSON every row", async () => {
     const table = await quick(["ls", "-a"])
     expect(table?.split("\n").filter((line) => line.startsWith("quick")).length).toBe(rows.length)
@@ -107,7 +113,7 @@ describe("without a daemon that answers, the fast path hands over", () => {
 
   describe("a server on the socket whose answers are not the API's", () => {
     let server: Server
-    let answer: { status: number; type: string; body: string }
+    let answer: { status: number; type: string; body: string; api: ReadonlyArray<number> }
     let socketPath: string
     let dir: string
 
@@ -116,10 +122,12 @@ describe("without a daemon that answers, the fast path hands over", () => {
       mkdirSync(join(dir, "run"), { recursive: true })
       socketPath = socketOf(dir)
       server = createServer((req, res) => {
-        const version = { name: "prboxd", version: "0.1.0", api: [1], pid: 1, home: dir, startedAt: 1 }
-        if (req.url === "/version")
-          return res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(version))
-        res.writeHead(answer.status, { "content-type": answer.type }).end(answer.body)
+        const version = { name: "prboxd", version: "0.1.0", api: answer.api, pid: 1, home: dir, startedAt: 1 }
+        const [status, type, body] =
+          req.url === "/version"
+            ? [200, "application/json", JSON.stringify(version)]
+            : [answer.status, answer.type, answer.body]
+        res.writeHead(status, { "content-type": type, "content-length": Buffer.byteLength(body) }).end(body)
       })
       await new Promise<void>((resolve) => server.listen(socketPath, resolve))
     })
@@ -129,15 +137,17 @@ describe("without a daemon that answers, the fast path hands over", () => {
       removeHome(dir)
     })
 
+    const list = { status: 200, type: "application/json", body: "[]", api: [1] }
     it.each([
-      ["a well-formed list", 200, "application/json", "[]", "no active sandboxes (prbox ls -a shows all)\n"],
-      ["a row without its status", 200, "application/json", JSON.stringify([{ id: "abcdefghij12" }]), undefined],
-      ["an object for a list", 200, "application/json", "{}", undefined],
-      ["text that is not JSON", 200, "application/json", "[", undefined],
-      ["another content type", 200, "text/plain", "[]", undefined],
-      ["a server error", 500, "application/json", "[]", undefined]
-    ])("%s: %s", async (_, status, type, body, expected) => {
-      answer = { status, type, body }
+      ["a well-formed list", list, "no active sandboxes (prbox ls -a shows all)\n"],
+      ["a daemon of another API generation", { ...list, api: [2] }, undefined],
+      ["a row without its status", { ...list, body: JSON.stringify([{ id: "abcdefghij12" }]) }, undefined],
+      ["an object for a list", { ...list, body: "{}" }, undefined],
+      ["text that is not JSON", { ...list, body: "[" }, undefined],
+      ["another content type", { ...list, type: "text/plain" }, undefined],
+      ["a server error", { ...list, status: 500 }, undefined]
+    ])("%s", async (_, given, expected) => {
+      answer = given
       expect(await quick(["ls"], socketPath)).toBe(expected)
     })
   })
