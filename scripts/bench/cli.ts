@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process"
+import { execFile } from "node:child_process"
 import { mkdirSync, writeFileSync } from "node:fs"
 import { delimiter, dirname, join } from "node:path"
 import { seedRows } from "./api.ts"
@@ -39,19 +39,12 @@ interface Timed {
 
 /** One whole process, from spawn to exit: what a user waits for at the prompt. */
 const timed = (file: string, args: ReadonlyArray<string>, env: NodeJS.ProcessEnv): Promise<Timed> =>
-  new Promise((resolve, reject) => {
+  new Promise((resolve) => {
     const started = performance.now()
-    const child = spawn(file, args, { env, stdio: ["ignore", "pipe", "pipe"] })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (chunk: Buffer) => {
-      stdout += chunk.toString("utf8")
+    execFile(file, [...args], { env, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+      const code = error === null ? 0 : typeof error.code === "number" ? error.code : null
+      resolve({ ms: performance.now() - started, code, stdout, stderr })
     })
-    child.stderr.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString("utf8")
-    })
-    child.on("error", reject)
-    child.on("close", (code) => resolve({ ms: performance.now() - started, code, stdout, stderr }))
   })
 
 interface Contender {
