@@ -88,6 +88,19 @@ const benchmarks: Readonly<Record<string, Benchmark>> = {
       })
     }
   },
+  cli: {
+    summary:
+      "prbox ls / ls -a / status (installed from the tarball, 200 rows) vs docker ps: medians of alternating runs",
+    usage: "cli [--runs N (default 20)] [--prbox PATH (measure this prbox instead of installing the tarball)]",
+    run: async (args) => {
+      const values = parse(args, { runs: { type: "string" }, prbox: { type: "string" } })
+      const { runCli } = await import("./bench/cli.ts")
+      await runCli({
+        runs: intOption(typeof values.runs === "string" ? values.runs : undefined, 20, "runs"),
+        prbox: typeof values.prbox === "string" ? values.prbox : undefined
+      })
+    }
+  },
   reconcile: {
     summary: "full reconcile of 1,000 rows and 100 labelled containers",
     usage: "reconcile [--runs N (default 7)]",

@@ -1,4 +1,6 @@
-import { age, environmentOf, legacyWarning, repoOf, setupFailureOf } from "@prbox/client"
+// Modules, not the packages' indexes: the fast path (QuickAnswer.ts) formats with these without loading effect.
+import { age, environmentOf, legacyWarning, repoOf, setupFailureOf } from "@prbox/client/Format"
+import { isLive } from "@prbox/domain/Vocabulary"
 import type { SandboxView } from "@prbox/protocol"
 
 export const urlOf = (view: SandboxView): string => (view.status === "running" && view.url !== null ? view.url : "-")
@@ -50,6 +52,17 @@ export const sandboxTable = (views: ReadonlyArray<SandboxView>, now: number): st
       urlOf(view)
     ])
   )
+
+/**
+ * `prbox ls [-a]`'s text from the full list: live rows (or all with `-a`),
+ * and always the legacy rows without a password (they have ended, but block
+ * their PR until deleted), with what to do about them.
+ */
+export const listText = (all: ReadonlyArray<SandboxView>, showAll: boolean, now: number): string => {
+  const views = showAll ? all : all.filter((view) => isLive(view) || !view.hasPassword)
+  if (views.length === 0) return showAll ? "no sandboxes" : "no active sandboxes (prbox ls -a shows all)"
+  return [sandboxTable(views, now), ...legacyNotes(views)].join("\n")
+}
 
 /** `prbox status`: one sandbox, one field per line. */
 export const describe = (view: SandboxView, now: number): string => {

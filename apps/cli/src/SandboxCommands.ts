@@ -1,12 +1,12 @@
 import { spawn } from "node:child_process"
 import { type ClientError, openRequest, PrboxClient, type PrboxClientShape } from "@prbox/client"
-import { isLive, type SandboxId } from "@prbox/domain"
+import type { SandboxId } from "@prbox/domain"
 import type { SandboxView } from "@prbox/protocol"
 import { Effect, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { ensureRunning, withClient } from "./Connect.ts"
 import { printJson, runCommand } from "./Exit.ts"
-import { describe, legacyNotes, sandboxTable, setupLine } from "./Format.ts"
+import { describe, listText, setupLine } from "./Format.ts"
 import { idArgument, isTty, json, needsDaemon, optionalNumber, out, prFlag, resolveId, waitFlag } from "./Params.ts"
 import { followUntilReady } from "./Progress.ts"
 
@@ -99,14 +99,8 @@ const ls = Command.make(
   needsDaemon((client, config) =>
     Effect.gen(function* () {
       if (config.json) return printJson(yield* client.list({ all: config.all }))
-      // A legacy row without a password has ended, but it blocks its PR until it is deleted: always shown.
       // One request: the full list holds the active rows (newest first, like `all: false`) and the legacy ones.
-      const all = yield* client.list({ all: true })
-      const views = config.all ? all : all.filter((view) => isLive(view) || !view.hasPassword)
-      if (views.length === 0) {
-        return yield* out(config.all ? "no sandboxes" : "no active sandboxes (prbox ls -a shows all)")
-      }
-      yield* out([sandboxTable(views, Date.now()), ...legacyNotes(views)].join("\n"))
+      yield* out(listText(yield* client.list({ all: true }), config.all, Date.now()))
     })
   )
 ).pipe(

@@ -1,4 +1,5 @@
 import { enableCompileCache } from "node:module"
+import { quickCommand } from "./QuickCommand.ts"
 
 // Node keeps compiled modules between runs (NODE_COMPILE_CACHE or the OS temp
 // directory): each `prbox` command starts about twice as fast.
@@ -11,4 +12,9 @@ process.stdout.on("error", (error: NodeJS.ErrnoException) => {
   throw error
 })
 
-await import("./Run.ts")
+// `ls` and `status` from a running daemon, and `--version`, need neither
+// effect nor the command table: the fast path answers them with a few small modules (QuickAnswer.ts),
+// and hands anything it cannot answer completely to the full CLI.
+const quick = quickCommand(process.argv.slice(2))
+const answered = quick !== undefined && (await (await import("./QuickAnswer.ts")).answerQuickly(quick))
+if (!answered) await import("./Run.ts")

@@ -22,6 +22,8 @@ export const decode = <S extends Schema.Top>(schema: S, text: string): S["Type"]
   Schema.decodeUnknownSync(schema as unknown as Schema.Codec<S["Type"], unknown>)(JSON.parse(text))
 
 export const CLI_MAIN = fileURLToPath(new URL("../src/main.ts", import.meta.url))
+/** The full CLI alone (effect/cli's command table), without main.ts's fast path. */
+export const FULL_CLI = fileURLToPath(new URL("../src/Run.ts", import.meta.url))
 
 export interface Run {
   readonly code: number | null
@@ -42,9 +44,18 @@ export const prbox = (
   args: ReadonlyArray<string>,
   env: Record<string, string> = {},
   as?: RunAs
+): Promise<Run> => runEntry(CLI_MAIN, home, args, env, as)
+
+/** Runs `entry` (CLI_MAIN, FULL_CLI) as `prbox` runs it. */
+export const runEntry = (
+  entry: string,
+  home: string,
+  args: ReadonlyArray<string>,
+  env: Record<string, string> = {},
+  as?: RunAs
 ): Promise<Run> =>
   new Promise((resolve, reject) => {
-    const child = spawn(as?.node ?? process.execPath, [CLI_MAIN, ...args], {
+    const child = spawn(as?.node ?? process.execPath, [entry, ...args], {
       env: { ...process.env, PRBOX_HOME: home, ...env },
       stdio: ["ignore", "pipe", "pipe"],
       ...(as === undefined ? {} : { uid: as.uid, gid: as.gid })

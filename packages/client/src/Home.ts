@@ -1,5 +1,6 @@
 import { homedir } from "node:os"
-import { resolveHome, statePaths } from "@prbox/domain"
+// The module, not the index: the CLI's fast path reads the home without loading effect.
+import { resolveHome, statePaths } from "@prbox/domain/StatePaths"
 
 /** What a client needs to know about one `$PRBOX_HOME`: where its daemon listens and logs. */
 export interface ClientHome {

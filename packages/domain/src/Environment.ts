@@ -1,7 +1,8 @@
 import { Schema } from "effect"
+import { ENVIRONMENT_KINDS } from "./Vocabulary.ts"
 
 /** Which source a sandbox's environment came from. */
-export const EnvironmentKind = Schema.Literals(["devcontainer", "config", "default"])
+export const EnvironmentKind = Schema.Literals(ENVIRONMENT_KINDS)
 export type EnvironmentKind = typeof EnvironmentKind.Type
 
 /**

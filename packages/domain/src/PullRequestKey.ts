@@ -1,7 +1,8 @@
 import { Schema } from "effect"
 import { PullRequestNumber } from "./Ids.ts"
+import { PROVIDERS } from "./Vocabulary.ts"
 
-export const Provider = Schema.Literals(["github", "gitlab", "bitbucket", "codecommit", "git"])
+export const Provider = Schema.Literals(PROVIDERS)
 export type Provider = typeof Provider.Type
 
 /**

@@ -2,7 +2,8 @@ import { Schema } from "effect"
 import { EnvironmentPlan, SandboxEnvironment } from "./Environment.ts"
 import { HostPort, PullRequestNumber, SandboxId, Timestamp } from "./Ids.ts"
 import { Provider } from "./PullRequestKey.ts"
-import { isTerminal, SandboxStatus } from "./SandboxStatus.ts"
+import { SandboxStatus } from "./SandboxStatus.ts"
+import { isTerminal } from "./Vocabulary.ts"
 
 /**
  * One sandbox row. `host` and `accessPassword` are null only in rows written
@@ -41,9 +42,6 @@ export const Sandbox = Schema.Struct({
   destroyFenced: Schema.Boolean
 })
 export type Sandbox = typeof Sandbox.Type
-
-/** Not finished: a live row blocks a second sandbox for its PR. */
-export const isLive = (row: Pick<Sandbox, "status">): boolean => !isTerminal(row.status)
 
 /**
  * Where a row stands with respect to legacy retirement:

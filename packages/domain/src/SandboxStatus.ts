@@ -1,14 +1,7 @@
 import { Schema } from "effect"
+import { SANDBOX_STATUSES } from "./Vocabulary.ts"
 
-export const SandboxStatus = Schema.Literals([
-  "creating",
-  "cloning",
-  "starting",
-  "running",
-  "stopping",
-  "stopped",
-  "error"
-])
+export const SandboxStatus = Schema.Literals(SANDBOX_STATUSES)
 export type SandboxStatus = typeof SandboxStatus.Type
 
 /**
@@ -31,9 +24,6 @@ const transitions: { readonly [From in SandboxStatus]: ReadonlyArray<SandboxStat
 }
 
 export const canTransition = (from: SandboxStatus, to: SandboxStatus): boolean => transitions[from].includes(to)
-
-/** Nothing is running and nothing will run without a new request. */
-export const isTerminal = (status: SandboxStatus): boolean => status === "stopped" || status === "error"
 
 /** Statuses a create worker owns before any container exists. */
 export const isCreateStep = (status: SandboxStatus): boolean =>

@@ -1,8 +1,7 @@
 import { PreviewPort, Sandbox, SandboxEvent, SandboxId, Timestamp } from "@prbox/domain"
 import { Schema } from "effect"
 
-/** The API generation this package speaks; `/v1` in every path. */
-export const API_VERSION = 1
+export { API_VERSION } from "./ApiVersion.ts"
 
 const PositiveInt = Schema.Int.check(Schema.isGreaterThan(0))
 const NonNegativeInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))

@@ -1,0 +1,133 @@
+import { ENVIRONMENT_KINDS, PROVIDERS, SANDBOX_STATUSES } from "@prbox/domain/Vocabulary"
+import type { SandboxView, VersionInfo } from "@prbox/protocol"
+
+/**
+ * The daemon's answers checked without effect, for the fast path: the same
+ * verdict and the same value as decoding with the protocol's schemas
+ * (`SandboxView`, `VersionInfo`; QuickView.test.ts holds them to it): every
+ * field checked, the keys in the schema's order, unknown keys dropped.
+ * Undefined means "not what the API declares": the full CLI then asks again
+ * and reports it.
+ */
+
+type Check = (value: unknown) => boolean
+
+const string: Check = (value) => typeof value === "string"
+const boolean: Check = (value) => typeof value === "boolean"
+const int =
+  (min: number, max = Number.MAX_SAFE_INTEGER): Check =>
+  (value) =>
+    Number.isSafeInteger(value) && (value as number) >= min && (value as number) <= max
+const oneOf =
+  (words: ReadonlyArray<string>): Check =>
+  (value) =>
+    typeof value === "string" && words.includes(value)
+const nullOr =
+  (check: Check): Check =>
+  (value) =>
+    value === null || check(value)
+const arrayOf =
+  (check: Check): Check =>
+  (value) =>
+    Array.isArray(value) && value.every(check)
+
+type Fields = Readonly<Record<string, Check>>
+
+const isObject = (value: unknown): value is Readonly<Record<string, unknown>> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+/**
+ * A check of an object with `fields` (`optional` may be absent): the object
+ * with those fields in that order (and no others), or undefined when one is
+ * missing or fails its check. Made once per shape: a CLI run is too short for
+ * the JIT, so the per-row work is kept to comparing keys.
+ */
+const struct = (fields: Fields, optional: ReadonlyArray<string> = []) => {
+  const entries = Object.entries(fields)
+  return (value: unknown): Record<string, unknown> | undefined => {
+    if (!isObject(value)) return undefined
+    const keys = Object.keys(value)
+    let exact = keys.length <= entries.length
+    let at = 0
+    for (const [key, check] of entries) {
+      if (!Object.hasOwn(value, key)) {
+        if (optional.includes(key)) continue
+        return undefined
+      }
+      if (!check(value[key])) return undefined
+      if (keys[at++] !== key) exact = false
+    }
+    // The daemon's answer is already in the schema's order: the object itself; otherwise a copy in that order.
+    if (exact && at === keys.length) return value as Record<string, unknown>
+    return Object.fromEntries(entries.flatMap(([key]) => (Object.hasOwn(value, key) ? [[key, value[key]]] : [])))
+  }
+}
+
+const environment = struct(
+  {
+    kind: oneOf(ENVIRONMENT_KINDS),
+    path: string,
+    image: string,
+    imageDigest: nullOr(string)
+  },
+  ["path"]
+)
+
+const timestamp = int(0)
+
+/** SandboxView's fields in its schema's order. */
+const sandbox = struct({
+  id: (value) => typeof value === "string" && /^[a-z0-9]{12}$/.test(value),
+  provider: oneOf(PROVIDERS),
+  host: nullOr(string),
+  account: string,
+  repository: string,
+  pullRequest: int(1),
+  title: nullOr(string),
+  sourceBranch: nullOr(string),
+  sourceCommit: nullOr(string),
+  workspacePath: nullOr(string),
+  containerId: nullOr(string),
+  hostPort: nullOr(int(1, 65535)),
+  status: oneOf(SANDBOX_STATUSES),
+  detail: nullOr(string),
+  error: nullOr(string),
+  setupError: nullOr(string),
+  environment: (value) => value === null || environment(value) !== undefined,
+  createdAt: timestamp,
+  lastActivityAt: timestamp,
+  stoppedAt: nullOr(timestamp),
+  legacyRetiredAt: nullOr(timestamp),
+  destroyFenced: boolean,
+  url: nullOr(string),
+  hasPassword: boolean
+})
+
+export const sandboxView = (value: unknown): SandboxView | undefined => {
+  const view = sandbox(value)
+  if (view === undefined || view.environment === null) return view as SandboxView | undefined
+  const checked = environment(view.environment)
+  return (checked === view.environment ? view : { ...view, environment: checked }) as SandboxView
+}
+
+export const sandboxList = (value: unknown): ReadonlyArray<SandboxView> | undefined => {
+  if (!Array.isArray(value)) return undefined
+  const views: Array<SandboxView> = []
+  for (const item of value) {
+    const view = sandboxView(item)
+    if (view === undefined) return undefined
+    views.push(view)
+  }
+  return views
+}
+
+const version = struct({
+  name: string,
+  version: string,
+  api: arrayOf(int(1)),
+  pid: int(1),
+  home: string,
+  startedAt: timestamp
+})
+
+export const versionInfo = (value: unknown): VersionInfo | undefined => version(value) as VersionInfo | undefined

@@ -1,0 +1,180 @@
+import { chmodSync, mkdirSync } from "node:fs"
+import { createServer, type Server } from "node:http"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { writeV1Database } from "../../../packages/engine/test/legacy-fixtures.ts"
+import { bodyOf, quickAnswer } from "../src/QuickAnswer.ts"
+import { quickCommand } from "../src/QuickCommand.ts"
+import { FULL_CLI, makeHome, prbox, removeHome, runEntry, seedEndedRows, socketOf, tearDown } from "./support.ts"
+
+/**
+ * The fast path (QuickAnswer.ts) against a real daemon over its socket: it
+ * prints what the full CLI prints, and hands over whenever it cannot answer.
+ */
+
+/** Reports on stderr when Run.ts (the full CLI) is loaded: an answer without it came from the fast path. */
+const FULL_CLI_PROBE = `--import=data:text/javascript,${encodeURIComponent(
+  'import { registerHooks } from "node:module"; registerHooks({ load: (url, context, next) => { if (url.endsWith("/src/Run.ts")) process.stderr.write("full CLI loaded\\n"); return next(url, context) } })'
+)}`
+
+const rows = Array.from({ length: 40 }, (_, index) => [`quick${String(index).padStart(7, "0")}`, index + 1] as const)
+const legacyId = "legacy000001"
+let home: string
+
+const quick = (args: ReadonlyArray<string>, socketPath = socketOf(home)) => {
+  const command = quickCommand(args)
+  if (command === undefined || command._tag === "version") throw new Error(`not a fast path command: ${args.join(" ")}`)
+  return quickAnswer(command, { socketPath, cwd: process.cwd(), now: Date.now() })
+}
+
+beforeAll(async () => {
+  home = makeHome("cli-quick")
+  // A legacy row (always listed, with a warning) beside ended rows of github.com/o/r.
+  writeV1Database(home, [
+    {
+      id: legacyId,
+      repository: "/nowhere/remote.git",
+      pullRequest: 99,
+      password: null,
+      status: "stopped",
+      containerId: null
+    }
+  ])
+  chmodSync(join(home, "prbox.db"), 0o600)
+  await seedEndedRows(home, rows)
+  const started = await prbox(home, ["daemon", "start"])
+  expect(started.code, started.stderr).toBe(0)
+})
+
+afterAll(async () => {
+  await tearDown(home)
+})
+
+describe("prbox ls and status on the fast path", () => {
+  it.each([
+    [["ls"]],
+    [["ls", "-a"]],
+    [["ls", "--all"]],
+    [["ls", "--json"]],
+    [["ls", "-a", "--json"]],
+    [["status", "quick0000003"]],
+    [["status", "quick0000012", "--json"]],
+    [["status", "legacy"]],
+    [["status", "o/r#7"]],
+    [["status", legacyId]]
+  ])("%j: the same stdout and exit code as the full CLI, without loading it", async (args) => {
+    const full = await runEntry(FULL_CLI, home, args)
+    expect(full.code, full.stderr).toBe(0)
+    expect(await quick(args)).toBe(full.stdout)
+    const whole = await prbox(home, args, { NODE_OPTIONS: FULL_CLI_PROBE })
+    expect(whole).toEqual({ code: 0, stdout: full.stdout, stderr: "" })
+  })
+
+  it("--version: the full CLI's line, without loading it", async () => {
+    const full = await runEntry(FULL_CLI, home, ["--version"])
+    expect(full).toMatchObject({ code: 0, stdout: expect.stringMatching(/^prbox v\d+\.\d+\.\d+\n$/) })
+    expect(await prbox(home, ["--version"], { NODE_OPTIONS: FULL_CLI_PROBE })).toEqual({ ...full, stderr: "" })
+  })
+
+  it("lists every row: the table has the legacy row and its warning, the JSON every row", async () => {
+    const table = await quick(["ls", "-a"])
+    expect(table?.split("\n").filter((line) => line.startsWith("quick")).length).toBe(rows.length)
+    expect(await quick(["ls"])).toContain(
+      `warning: legacy sandbox without a password: delete it with \`prbox rm ${legacyId}\``
+    )
+    expect(JSON.parse((await quick(["ls", "-a", "--json"])) ?? "[]")).toHaveLength(rows.length + 1)
+  })
+
+  it.each([[["status", "nosuchsandbox"]], [["status", "nosuchsandbox", "--json"]], [["status", "quick"]]])(
+    "%j (not found, ambiguous): handed to the full CLI, which says why with its exit code",
+    async (args) => {
+      expect(await quick(args)).toBeUndefined()
+      const full = await runEntry(FULL_CLI, home, args)
+      expect(full.code).not.toBe(0)
+      const whole = await prbox(home, args, { NODE_OPTIONS: FULL_CLI_PROBE })
+      expect(whole).toEqual({ ...full, stderr: `full CLI loaded\n${full.stderr}` })
+    }
+  )
+})
+
+describe("without a daemon that answers, the fast path hands over", () => {
+  it("no socket: nothing printed, and the full CLI starts the daemon and lists", async () => {
+    const empty = makeHome("cli-quick-none")
+    try {
+      expect(await quick(["ls"], socketOf(empty))).toBeUndefined()
+      const run = await prbox(empty, ["ls"], { NODE_OPTIONS: FULL_CLI_PROBE })
+      expect(run.code, run.stderr).toBe(0)
+      expect(run.stderr).toMatch(/^full CLI loaded\nprbox: prboxd was not running; started it \(pid \d+/)
+      expect(run.stdout).toBe("no active sandboxes (prbox ls -a shows all)\n")
+    } finally {
+      await tearDown(empty)
+    }
+  })
+
+  describe("a server on the socket whose answers are not the API's", () => {
+    let server: Server
+    let answer: { status: number; type: string; body: string; api: ReadonlyArray<number> }
+    let socketPath: string
+    let dir: string
+
+    beforeAll(async () => {
+      dir = makeHome("cli-quick-fake")
+      mkdirSync(join(dir, "run"), { recursive: true })
+      socketPath = socketOf(dir)
+      server = createServer((req, res) => {
+        const version = { name: "prboxd", version: "0.1.0", api: answer.api, pid: 1, home: dir, startedAt: 1 }
+        const [status, type, body] =
+          req.url === "/version"
+            ? [200, "application/json", JSON.stringify(version)]
+            : [answer.status, answer.type, answer.body]
+        res.writeHead(status, { "content-type": type, "content-length": Buffer.byteLength(body) }).end(body)
+      })
+      await new Promise<void>((resolve) => server.listen(socketPath, resolve))
+    })
+
+    afterAll(async () => {
+      await new Promise((resolve) => server.close(resolve))
+      removeHome(dir)
+    })
+
+    const list = { status: 200, type: "application/json", body: "[]", api: [1] }
+    it.each([
+      ["a well-formed list", list, "no active sandboxes (prbox ls -a shows all)\n"],
+      ["a daemon of another API generation", { ...list, api: [2] }, undefined],
+      ["a row without its status", { ...list, body: JSON.stringify([{ id: "abcdefghij12" }]) }, undefined],
+      ["an object for a list", { ...list, body: "{}" }, undefined],
+      ["text that is not JSON", { ...list, body: "[" }, undefined],
+      ["another content type", { ...list, type: "text/plain" }, undefined],
+      ["a server error", { ...list, status: 500 }, undefined]
+    ])("%s", async (_, given, expected) => {
+      answer = given
+      expect(await quick(["ls"], socketPath)).toBe(expected)
+    })
+  })
+})
+
+describe("reading the daemon's HTTP/1.0 answer (bodyOf)", () => {
+  const answer = (head: string, body: string) => Buffer.from(`${head}\r\n\r\n${body}`)
+  const json = "HTTP/1.1 200 OK\r\ncontent-type: application/json"
+  it.each([
+    ["a whole 200 JSON answer", answer(`${json}\r\ncontent-length: 2`, "[]"), "[]"],
+    [
+      "headers in another case",
+      answer("HTTP/1.0 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2", "[]"),
+      "[]"
+    ],
+    ["UTF-8 counted in bytes", answer(`${json}\r\ncontent-length: 4`, '"é"'), '"é"'],
+    ["cut short of its length", answer(`${json}\r\ncontent-length: 3`, "[]"), undefined],
+    ["without a length", answer(json, "[]"), undefined],
+    ["chunked", answer(`${json}\r\ntransfer-encoding: chunked\r\ncontent-length: 7`, "2\r\n[]\r\n"), undefined],
+    [
+      "another status",
+      answer("HTTP/1.1 404 Not Found\r\ncontent-type: application/json\r\ncontent-length: 2", "{}"),
+      undefined
+    ],
+    ["another type", answer("HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 2", "[]"), undefined],
+    ["no end of headers", Buffer.from(`${json}\r\ncontent-length: 2\r\n[]`), undefined]
+  ])("%s", (_, bytes, expected) => {
+    expect(bodyOf(bytes)).toBe(expected)
+  })
+})

@@ -1,0 +1,105 @@
+import { SandboxList, SandboxView, VersionInfo } from "@prbox/protocol"
+import { Exit, Schema } from "effect"
+import { describe, expect, it } from "vitest"
+import { sandboxList, sandboxView, versionInfo } from "../src/QuickView.ts"
+
+/** What decoding with the protocol's schema gives, as the full CLI prints it (`--json`): the JSON text, or undefined when it fails. */
+const bySchema = (schema: Schema.Top, input: unknown): string | undefined => {
+  const exit = Schema.decodeUnknownExit(schema as unknown as Schema.Codec<unknown, unknown>)(input)
+  return Exit.isSuccess(exit) ? JSON.stringify(exit.value) : undefined
+}
+
+const view = {
+  id: "abcdefghij12",
+  provider: "github",
+  host: "github.com",
+  account: "me",
+  repository: "o/r",
+  pullRequest: 7,
+  title: "a title",
+  sourceBranch: "feature",
+  sourceCommit: "0123abcd",
+  workspacePath: "/w/abcdefghij12",
+  containerId: "c0ffee",
+  hostPort: 8080,
+  status: "running",
+  detail: "code-server is up",
+  error: null,
+  setupError: null,
+  environment: { kind: "devcontainer", path: ".devcontainer/devcontainer.json", image: "img:1", imageDigest: null },
+  createdAt: 1,
+  lastActivityAt: 2,
+  stoppedAt: null,
+  legacyRetiredAt: null,
+  destroyFenced: false,
+  url: "http://127.0.0.1:8080/",
+  hasPassword: true
+} as const
+
+const version = { name: "prboxd", version: "0.1.0", api: [1], pid: 42, home: "/h", startedAt: 3 } as const
+
+/** Values of every JSON kind, and the edges of the schemas' checks (ids, ranges, word lists). */
+const probes: ReadonlyArray<unknown> = [
+  null,
+  "",
+  "text",
+  "ABCDEFGHIJ12",
+  "abcdefghij1",
+  "paused",
+  "svn",
+  0,
+  -1,
+  1,
+  1.5,
+  65535,
+  65536,
+  2 ** 53,
+  true,
+  {},
+  [],
+  [0],
+  [1, 2]
+]
+
+type Json = Readonly<Record<string, unknown>>
+
+/** `base`, then for each of its fields: without it, with each probe, and with the field moved last; plus an unknown key. */
+const variants = (base: Json): ReadonlyArray<unknown> => [
+  base,
+  { ...base, unknown: 1 },
+  Object.fromEntries(Object.entries(base).reverse()),
+  ...Object.keys(base).flatMap((key) => {
+    const { [key]: _removed, ...without } = base
+    return [without, ...probes.map((probe) => ({ ...base, [key]: probe }))]
+  })
+]
+
+describe("the fast path's check of the daemon's answers agrees with the protocol's schemas (QuickView)", () => {
+  const environments = variants(view.environment).map((environment) => ({ ...view, environment }))
+  const views = [...variants(view), { ...view, environment: null }, ...environments]
+
+  it.each(views.map((input) => [JSON.stringify(input), input]))("SandboxView %s", (_, input) => {
+    expect(JSON.stringify(sandboxView(input))).toBe(bySchema(SandboxView, input))
+  })
+
+  it("accepts what the schema accepts and refuses what it refuses (both happen above)", () => {
+    const verdicts = views.map((input) => sandboxView(input) !== undefined)
+    expect(verdicts.filter(Boolean).length).toBeGreaterThan(10)
+    expect(verdicts.filter((ok) => !ok).length).toBeGreaterThan(100)
+  })
+
+  it.each([
+    [[]],
+    [[view, { ...view, id: "zyxwvutsrq98" }]],
+    [[view, { ...view, status: "paused" }]],
+    [view],
+    [null],
+    ["[]"]
+  ])("SandboxList %j", (input) => {
+    expect(JSON.stringify(sandboxList(input))).toBe(bySchema(SandboxList, input))
+  })
+
+  it.each(variants(version).map((input) => [JSON.stringify(input), input]))("VersionInfo %s", (_, input) => {
+    expect(JSON.stringify(versionInfo(input))).toBe(bySchema(VersionInfo, input))
+  })
+})
