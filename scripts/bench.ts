@@ -29,12 +29,12 @@ const parse = (args: ReadonlyArray<string>, options: ParseArgsConfig["options"])
 const benchmarks: Readonly<Record<string, Benchmark>> = {
   open: {
     summary: "raw vs prbox: cold open, warm open, re-open, restart (median of runs)",
-    usage: "open [--image healthz|code-server|<tag>] [--runs N (default 7)]",
+    usage: "open [--image code-server (default)|healthz|<tag>] [--runs N (default 7)]",
     run: async (args) => {
       const values = parse(args, { image: { type: "string" }, runs: { type: "string" } })
       const { runOpen } = await import("./bench/open.ts")
       await runOpen({
-        image: typeof values.image === "string" ? values.image : "healthz",
+        image: typeof values.image === "string" ? values.image : "code-server",
         runs: intOption(typeof values.runs === "string" ? values.runs : undefined, 7, "runs")
       })
     }

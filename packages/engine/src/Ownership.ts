@@ -13,6 +13,9 @@ export interface SandboxUser {
   readonly gid: number
 }
 
+/** find's test for what a workspace shares with the mirror: files with more than one link. */
+const NOT_SHARED = ["!", "(", "-type", "f", "-links", "+1", ")"]
+
 /** `uid:gid`, as a container's user. */
 export const userSpec = (user: SandboxUser): string => `${user.uid}:${user.gid}`
 
@@ -34,17 +37,20 @@ export const makeOwnership = Effect.gen(function* () {
    * left alone: they are the object files hardlinked from the shared mirror,
    * and handing them over would let one sandbox rewrite every other's history.
    * (Git never modifies an object file; new objects go into the user's dirs.)
+   * The workspace's own folder goes last: its owner says the hand-over
+   * finished, so one cut short (a stop, a crash) is done again.
    */
   const chownTree = (path: string, user: SandboxUser) => {
     const refused = new SetupFailed({ reason: "could not hand the workspace to the sandbox user" })
     const find = ChildProcess.make(
       "find",
-      ["-P", path, "!", "(", "-type", "f", "-links", "+1", ")", "-exec", "chown", "-h", userSpec(user), "{}", "+"],
+      ["-P", path, "-mindepth", "1", ...NOT_SHARED, "-exec", "chown", "-h", userSpec(user), "{}", "+"],
       { stdin: "ignore" }
     )
     return spawner.exitCode(find).pipe(
       Effect.mapError(() => refused),
-      Effect.flatMap((code) => (code === 0 ? Effect.void : Effect.fail(refused)))
+      Effect.flatMap((code) => (code === 0 ? Effect.void : Effect.fail(refused))),
+      Effect.andThen(fs.chown(path, user.uid, user.gid).pipe(Effect.mapError(() => refused)))
     )
   }
 
@@ -55,23 +61,28 @@ export const makeOwnership = Effect.gen(function* () {
     }))
 
   /** The user a sandbox runs as: the workspace's owner, never root. */
+  const userFor = (owner: SandboxUser): SandboxUser =>
+    owner.uid === 0 ? { uid: FALLBACK_UID, gid: FALLBACK_UID } : owner
+
   const workspaceUser = Effect.fn("Ownership.workspaceUser")(function* (workspacePath: string) {
-    const owner = yield* ownerOf(workspacePath)
-    return owner.uid === 0 ? { uid: FALLBACK_UID, gid: FALLBACK_UID } : owner
+    return userFor(yield* ownerOf(workspacePath))
   })
 
   /**
-   * A root-owned workspace (a daemon running as root) is handed to a fixed
-   * non-root user; the sandbox's home directory belongs to the same user.
+   * Makes the sandbox's home directory, owned by the sandbox user, and
+   * returns what hands its workspace to that user: nothing, unless the
+   * workspace belongs to root (a daemon running as root), which is handed to
+   * a fixed non-root user. That walks the whole tree: the caller runs it
+   * while the container starts.
    */
   const prepare = Effect.fn("Ownership.prepare")(function* (id: SandboxId, workspacePath: string) {
     const owner = yield* ownerOf(workspacePath)
-    const user = yield* workspaceUser(workspacePath)
-    if (owner.uid !== user.uid) yield* chownTree(workspacePath, user)
+    const user = userFor(owner)
     const home = paths.sandboxHome(id)
     yield* fs
       .makeDirectory(home, { recursive: true, mode: 0o700 })
       .pipe(Effect.andThen(fs.chown(home, user.uid, user.gid)), Effect.mapError(failed("create the sandbox home")))
+    return owner.uid === user.uid ? Effect.void : chownTree(workspacePath, user)
   })
 
   /**

@@ -1,4 +1,4 @@
-import { type EnvironmentPlan, previewUrlTemplate, type Sandbox, type SandboxId } from "@prbox/domain"
+import { type EnvironmentPlan, healthProbePause, previewUrlTemplate, type Sandbox, type SandboxId } from "@prbox/domain"
 import { SandboxRepo } from "@prbox/store"
 import { Clock, Effect } from "effect"
 import { codeServerSpec, portMovedLine } from "./CodeServerSpec.ts"
@@ -143,19 +143,18 @@ export const makeStartContainer = (ownership: Ownership, extraLabels: Readonly<R
       config: PrboxConfig
     ) {
       yield* progress(row, "waiting for code-server to answer")
-      const deadline = (yield* Clock.currentTimeMillis) + config.healthTimeoutSeconds * 1000
-      // Probe often at first (code-server answers within a second), then back off.
-      let pause = 20
+      const started = yield* Clock.currentTimeMillis
+      const deadline = started + config.healthTimeoutSeconds * 1000
       while (true) {
         const probe = yield* Effect.result(runtime.health(hostPort))
         if (probe._tag === "Success") return
-        if ((yield* Clock.currentTimeMillis) >= deadline) {
+        const now = yield* Clock.currentTimeMillis
+        if (now >= deadline) {
           return yield* new SetupFailed({
             reason: `code-server did not answer within ${config.healthTimeoutSeconds} s`
           })
         }
-        yield* Effect.sleep(pause)
-        pause = Math.min(pause * 1.5, 500)
+        yield* Effect.sleep(healthProbePause(now - started))
       }
     })
 

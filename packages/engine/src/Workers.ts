@@ -7,7 +7,7 @@ import {
   statePaths
 } from "@prbox/domain"
 import { type FetchedPullRequest, type PullRequestRef, Workspaces } from "@prbox/git"
-import { Cause, Effect, Option } from "effect"
+import { Cause, Effect, Fiber, Option } from "effect"
 import type { EnvironmentChoice } from "./ChooseEnvironment.ts"
 import { codeServerCommand, containerUser, homeEnv, readyDetail } from "./CodeServerSpec.ts"
 import { Config, type PrboxConfig } from "./Config.ts"
@@ -82,7 +82,8 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
       })
 
     /**
-     * code-server never answered: the worker stops the container it started
+     * code-server never answered (or its workspace could not be handed to
+     * the sandbox user): the worker stops the container it started
      * (which keeps its output for `docker logs`) before the row goes to
      * `error`. A stop Docker does not confirm is left to reconcile, which
      * stops an ended row's running container.
@@ -158,10 +159,17 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
      */
     const becomeReady = Effect.fn("SandboxService.becomeReady")(function* (id: SandboxId, config: PrboxConfig) {
       const current = yield* getRow(id)
-      if (current.workspacePath !== null) yield* ownership.prepare(id, current.workspacePath)
+      const handOver =
+        current.workspacePath === null ? Effect.void : yield* ownership.prepare(id, current.workspacePath)
+      // A root daemon's workspace is handed to the sandbox user while Docker
+      // starts the container; code-server is waited on once it is the user's.
+      const handing = yield* Effect.forkChild(handOver)
       const environment = yield* containerEnvironment(current, config)
       const { row, containerId, hostPort, movedFrom, created } = yield* container.start(id, config, environment)
-      yield* container.waitHealthy(row, hostPort, config).pipe(Effect.tapError(() => stopUnanswered(row, containerId)))
+      yield* Fiber.join(handing).pipe(
+        Effect.andThen(container.waitHealthy(row, hostPort, config)),
+        Effect.tapError(() => stopUnanswered(row, containerId))
+      )
       yield* runHook(row, "onSandboxReady", config)
       const createError = created ? yield* runCreateSteps(row, containerId, environment) : null
       // A failed create-time step ended the setup: postStartCommand runs only after a complete one.

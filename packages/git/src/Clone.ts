@@ -1,9 +1,10 @@
 import * as NodePath from "node:path"
 import { Effect, FileSystem } from "effect"
 import { classifyMirrorFailure } from "./Classify.ts"
+import { withOriginUrl } from "./ConfigFile.ts"
 import { GitCommandFailed, UnsafeArgument } from "./Errors.ts"
 import { Git } from "./Git.ts"
-import { commitPattern, fsStep, noProgress, type ProgressOptions } from "./Mirrors.ts"
+import { commitPattern, editOriginUrl, fsStep, noProgress, type ProgressOptions } from "./Mirrors.ts"
 import { hasUrlCredentials, redactCredentials, stderrTail } from "./Redact.ts"
 import { isSafeBranchName } from "./RefName.ts"
 
@@ -78,7 +79,7 @@ export const makeCreateWorkspace = Effect.fnUntraced(function* (
       yield* progress(`checking out ${commit} as ${branchName}`)
       yield* inWorkspace(["checkout", "--quiet", "-b", branchName, commit, "--"])
       // The clone's origin is the mirror; the workspace's is the real remote.
-      yield* inWorkspace(["remote", "set-url", "--end-of-options", "origin", originUrl])
+      yield* editOriginUrl(fs, NodePath.join(destination, ".git"), originUrl, withOriginUrl, inWorkspace)
       const created: CreatedWorkspace = { path: destination, branch: branchName, commit }
       return created
     })

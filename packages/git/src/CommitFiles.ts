@@ -1,3 +1,4 @@
+import * as NodePath from "node:path"
 import { Effect } from "effect"
 import { GitCommandFailed, type GitTimeout, UnsafeArgument } from "./Errors.ts"
 import { Git } from "./Git.ts"
@@ -74,10 +75,24 @@ export const makeCommitFiles = Effect.fnUntraced(function* (timeoutMs: number) {
         : !isSafePath(path)
           ? Effect.fail(new UnsafeArgument({ operation, detail: `${JSON.stringify(path)} is not a repository path` }))
           : Effect.void
+    // One `ls-tree` a folder, kept for this reader: looking for a file in the
+    // folders devcontainer.json may be in costs a git process each, not one a path.
+    const listings = new Map<string, ReadonlyArray<TreeLine>>()
+    const listing = (operation: string, folder: string) =>
+      Effect.suspend(() => {
+        const known = listings.get(folder)
+        if (known !== undefined) return Effect.succeed(known)
+        // `<folder>/` names what is inside the folder (nothing when it is not one); git keeps no empty folders.
+        const args = ["ls-tree", "-z", "--long", commit, ...(folder === "" ? [] : ["--", `${folder}/`])]
+        return gitOk(operation, args).pipe(
+          Effect.map(parseTree),
+          Effect.tap((lines) => Effect.sync(() => listings.set(folder, lines)))
+        )
+      })
     const entry = (operation: string, path: string) =>
       checked(operation, path).pipe(
-        Effect.andThen(gitOk(operation, ["ls-tree", "-z", "--long", commit, "--", path])),
-        Effect.map((stdout) => parseTree(stdout).find((line) => line.name === path))
+        Effect.andThen(listing(operation, NodePath.posix.dirname(path).replace(/^\.$/, ""))),
+        Effect.map((lines) => lines.find((line) => line.name === path))
       )
     return {
       read: (path) =>
@@ -97,12 +112,13 @@ export const makeCommitFiles = Effect.fnUntraced(function* (timeoutMs: number) {
       list: (dir) =>
         Effect.gen(function* () {
           const operation = "commit.list"
-          const found = yield* entry(operation, dir)
-          if (found === undefined || found.type !== "tree") return undefined
-          const stdout = yield* gitOk(operation, ["ls-tree", "-z", "--long", found.object])
-          return parseTree(stdout).flatMap((line): ReadonlyArray<CommitEntry> => {
-            if (line.type === "tree") return [{ name: line.name, type: "dir" }]
-            return line.type === "blob" && line.mode !== "120000" ? [{ name: line.name, type: "file" }] : []
+          yield* checked(operation, dir)
+          const lines = yield* listing(operation, dir)
+          if (lines.length === 0) return undefined
+          return lines.flatMap((line): ReadonlyArray<CommitEntry> => {
+            const name = line.name.slice(dir.length + 1)
+            if (line.type === "tree") return [{ name, type: "dir" }]
+            return line.type === "blob" && line.mode !== "120000" ? [{ name, type: "file" }] : []
           })
         })
     }

@@ -3,6 +3,7 @@ import * as NodePath from "node:path"
 import { Effect, FileSystem, Ref, Semaphore } from "effect"
 import type { PlatformError } from "effect/PlatformError"
 import { classifyFetchFailure, classifyMirrorFailure } from "./Classify.ts"
+import { hasOriginUrl, withOriginSection } from "./ConfigFile.ts"
 import { FileSystemFailed, GitCommandFailed, MirrorCorrupt, UnsafeArgument } from "./Errors.ts"
 import { Git, type GitOutput } from "./Git.ts"
 import type { PullRequestRef } from "./PullRequestRef.ts"
@@ -33,6 +34,25 @@ export const commitPattern = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/
 /** A file-system step of a fetch or clone, failing with what it was doing. */
 export const fsStep = <A>(operation: string, effect: Effect.Effect<A, PlatformError>) =>
   Effect.mapError(effect, (error) => new FileSystemFailed({ operation, detail: redactCredentials(error.message) }))
+
+/**
+ * Sets `remote.origin.url` of the repository whose git directory is `gitDir`
+ * by editing its config file (`edit`), or through `git` (given the `config`
+ * arguments) when the file is not the plain one git writes.
+ */
+export const editOriginUrl = <E, R>(
+  fs: FileSystem.FileSystem,
+  gitDir: string,
+  url: string,
+  edit: (config: string, url: string) => string | undefined,
+  git: (args: ReadonlyArray<string>) => Effect.Effect<unknown, E, R>
+) =>
+  Effect.gen(function* () {
+    const file = NodePath.join(gitDir, "config")
+    const edited = edit(yield* fsStep("read the repository's config", fs.readFileString(file)), url)
+    if (edited !== undefined) return yield* fsStep("write the repository's config", fs.writeFileString(file, edited))
+    yield* git(["config", "--end-of-options", "remote.origin.url", url])
+  })
 
 const sanitise = (text: string): string => text.replace(/[^A-Za-z0-9._-]+/g, "_").replace(/^\./, "_")
 
@@ -102,8 +122,8 @@ export const makeMirrors = Effect.fnUntraced(function* (options: MirrorsOptions)
           exitCode: init.exitCode
         })
       }
-      yield* inMirror(temporary, ["config", "--end-of-options", "remote.origin.url", remoteUrl]).pipe(
-        Effect.flatMap(expectSuccess("git config", temporary))
+      yield* editOriginUrl(fs, temporary, remoteUrl, withOriginSection, (args) =>
+        inMirror(temporary, args).pipe(Effect.flatMap(expectSuccess("git config", temporary)))
       )
       yield* fsStep("move the new mirror into place", fs.rename(temporary, mirrorPath))
     })
@@ -121,18 +141,19 @@ export const makeMirrors = Effect.fnUntraced(function* (options: MirrorsOptions)
       yield* createMirror(mirrorPath, remoteUrl)
       return true
     }
-    const check = yield* inMirror(mirrorPath, ["rev-parse", "--is-bare-repository"])
-    if (check.exitCode !== 0 || check.stdout.trim() !== "true") {
-      return yield* new MirrorCorrupt({
-        operation: "git rev-parse",
-        detail: stderrTail(check.stderr) || "not a bare repository",
-        mirrorPath
-      })
-    }
+    // A mirror git cannot read fails its fetch as corrupt; its config is read here only for the URL.
+    const config = yield* fs.readFileString(NodePath.join(mirrorPath, "config")).pipe(Effect.orElseSucceed(() => ""))
     // The same repository may be reached by another URL this time (https after ssh).
-    yield* inMirror(mirrorPath, ["config", "--end-of-options", "remote.origin.url", remoteUrl]).pipe(
-      Effect.flatMap(expectSuccess("git config", mirrorPath))
-    )
+    if (!hasOriginUrl(config, remoteUrl)) {
+      const set = yield* inMirror(mirrorPath, ["config", "--end-of-options", "remote.origin.url", remoteUrl])
+      if (set.exitCode !== 0) {
+        return yield* new MirrorCorrupt({
+          operation: "git config",
+          detail: stderrTail(set.stderr) || "its config cannot be written",
+          mirrorPath
+        })
+      }
+    }
     yield* progress(`reusing mirror ${mirrorPath}`)
     return false
   })
