@@ -1,3 +1,4 @@
+import { PRBOX_VERSION } from "@prbox/domain"
 import { Effect } from "effect"
 import { Argument, Command, Completions } from "effect/cli"
 import { daemonCommands } from "./DaemonCommands.ts"
@@ -12,7 +13,7 @@ import { portsCommands } from "./PortsCommands.ts"
 import { passwordCommand, rebuildCommand, sandboxCommands } from "./SandboxCommands.ts"
 import { updateCommand } from "./UpdateCommand.ts"
 
-export const CLI_VERSION = "0.1.0"
+export const CLI_VERSION = PRBOX_VERSION
 
 /** Set once `root` exists: the completion script describes the whole command tree. */
 let rootCommand: Command.Command.Any | undefined

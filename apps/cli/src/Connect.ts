@@ -15,12 +15,25 @@ import { Effect } from "effect"
 export const home = currentHome()
 
 /**
- * prboxd as the CLI starts it: the daemon's entry module, found through the
- * `@prbox/daemon` package's `./main` export (a dependency of this package,
- * never a path into another app's files), run by this Node with the daemon's
- * flags.
+ * The daemon's bundled entry, next to this module's chunk: defined by the
+ * package's bundler (scripts/package/bundle.ts); undeclared when run from sources.
  */
-const launcher = Launch.node(fileURLToPath(import.meta.resolve("@prbox/daemon/main")))
+declare const PRBOX_BUNDLED_DAEMON: string | undefined
+
+/**
+ * prboxd as the CLI starts it: the daemon's entry module run by this Node
+ * with the daemon's flags. From sources it is found through the
+ * `@prbox/daemon` package's `./main` export (a dependency of this package,
+ * never a path into another app's files); in the installed package it is the
+ * bundled daemon.
+ */
+const launcher = Launch.node(
+  fileURLToPath(
+    typeof PRBOX_BUNDLED_DAEMON === "string"
+      ? new URL(PRBOX_BUNDLED_DAEMON, import.meta.url)
+      : import.meta.resolve("@prbox/daemon/main")
+  )
+)
 
 export const notice = (line: string) => process.stderr.write(`prbox: ${line}\n`)
 

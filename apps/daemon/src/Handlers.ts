@@ -1,4 +1,4 @@
-import { isLive, type PreviewPort, previewPathUrl, previewUrl, type SandboxId } from "@prbox/domain"
+import { isLive, PRBOX_VERSION, type PreviewPort, previewPathUrl, previewUrl, type SandboxId } from "@prbox/domain"
 import { Config, Previews, SandboxService } from "@prbox/engine"
 import { API_VERSION, Conflict, MAX_LOG_PAGE, type PortList, PrboxApi, toView } from "@prbox/protocol"
 import { Clock, Context, Effect, Layer, Redacted } from "effect"
@@ -12,7 +12,7 @@ import { Maintenance } from "./Maintenance.ts"
 import { api } from "./Mapping.ts"
 import { resolve } from "./Resolve.ts"
 
-export const DAEMON_VERSION = "0.1.0"
+export const DAEMON_VERSION = PRBOX_VERSION
 const DEFAULT_LOG_PAGE = 200
 
 /** Facts about this daemon process, and the front layer's live counters. */

@@ -1,7 +1,9 @@
 import { spawnSync } from "node:child_process"
-import { mkdirSync } from "node:fs"
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
-import { join } from "node:path"
+import { tmpdir } from "node:os"
+import { dirname, join } from "node:path"
+import { PRBOX_VERSION } from "@prbox/domain/Version"
 import { build } from "esbuild"
 
 /**
@@ -28,30 +30,42 @@ export const bundle = async (): Promise<void> => {
   })
 }
 
-export const packageVsix = (): string => {
+/** What the .vsix holds (.vscodeignore says the same): staged so the manifest can carry prbox's version. */
+const PACKAGED = ["dist/extension.cjs", "media", "README.md", "docs/view.png", ".vscodeignore"]
+
+/** Packages the bundle with vsce as `out`, its manifest stamped with prbox's one version (PRBOX_VERSION). */
+export const packageVsix = (out: string = VSIX, version: string = PRBOX_VERSION): string => {
   const vsce = join(createRequire(import.meta.url).resolve("@vscode/vsce/package.json"), "..", "vsce")
-  mkdirSync(join(root, "dist"), { recursive: true })
-  const result = spawnSync(
-    process.execPath,
-    // Everything is in the bundle: no node_modules in the package, and no repository to link the README to.
-    [
-      vsce,
-      "package",
-      "--no-dependencies",
-      "--allow-missing-repository",
-      "--skip-license",
-      "--no-rewrite-relative-links",
-      "--out",
-      VSIX
-    ],
-    { cwd: root, encoding: "utf8" }
-  )
-  if (result.status !== 0) {
-    throw new Error(
-      `vsce package failed (${result.signal ?? `exit ${result.status}`}):\n${result.stdout}${result.stderr}`
+  const stage = mkdtempSync(join(tmpdir(), "prbox-vsix-"))
+  try {
+    for (const path of PACKAGED) cpSync(join(root, path), join(stage, path), { recursive: true })
+    const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as Record<string, unknown>
+    writeFileSync(join(stage, "package.json"), `${JSON.stringify({ ...manifest, version }, null, 2)}\n`)
+    mkdirSync(dirname(out), { recursive: true })
+    const result = spawnSync(
+      process.execPath,
+      // Everything is in the bundle: no node_modules in the package, and no repository to link the README to.
+      [
+        vsce,
+        "package",
+        "--no-dependencies",
+        "--allow-missing-repository",
+        "--skip-license",
+        "--no-rewrite-relative-links",
+        "--out",
+        out
+      ],
+      { cwd: stage, encoding: "utf8" }
     )
+    if (result.status !== 0) {
+      throw new Error(
+        `vsce package failed (${result.signal ?? `exit ${result.status}`}):\n${result.stdout}${result.stderr}`
+      )
+    }
+    return out
+  } finally {
+    rmSync(stage, { recursive: true, force: true })
   }
-  return VSIX
 }
 
 if (import.meta.main) {

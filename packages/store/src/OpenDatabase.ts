@@ -1,6 +1,7 @@
 import Database from "better-sqlite3"
 import { Effect, Result } from "effect"
 import { latestVersion, migrations, VERSION_TABLE } from "./Migrations.ts"
+import { nativeBinding } from "./NativeAddon.ts"
 import { DatabaseUnreadable, StoreError } from "./SandboxRepo.ts"
 
 /** SQLite's messages name columns and constraints, never bound values, so they are safe to keep. */
@@ -44,7 +45,7 @@ const isHotJournal = (cause: unknown) =>
 const probe = (path: string) =>
   Effect.try({
     try: (): Result.Result<boolean, string> => {
-      const db = new Database(path, { readonly: true, fileMustExist: true })
+      const db = new Database(path, { readonly: true, fileMustExist: true, nativeBinding: nativeBinding() })
       try {
         return Result.map(inspect(db), () => false)
       } catch (cause) {
@@ -64,7 +65,7 @@ const connect = (path: string, busyTimeoutMillis: number, recover: boolean) =>
   Effect.try({
     try: () => {
       // `timeout` is SQLite's busy_timeout for this connection.
-      const db = new Database(path, { fileMustExist: true, timeout: busyTimeoutMillis })
+      const db = new Database(path, { fileMustExist: true, timeout: busyTimeoutMillis, nativeBinding: nativeBinding() })
       try {
         // The first read rolls the hot journal back; then the file gets the checks the probe could not run.
         if (recover) {

@@ -1,0 +1,33 @@
+/**
+ * The installed package's layout: the bundler, the builder, the installer
+ * and the test agree on these names (files/*.cjs spell the same paths).
+ */
+export const PACKAGE_NAME = "prbox"
+/** The bundle: entries, shared chunks and the assets modules read next to them. */
+export const LIB_DIR = "lib"
+/** The bins' shims and the install step. */
+export const BIN_DIR = "bin"
+/** The SQLite addons (packages/store/src/NativeAddon.ts looks here). */
+export const NATIVE_DIR = "native"
+/** The VS Code extension of the same version. */
+export const VSCODE_DIR = "vscode"
+
+/** Bundle entry name → the module it bundles (repository-relative). */
+export const ENTRIES = {
+  prbox: "apps/cli/src/main.ts",
+  prboxd: "apps/daemon/src/main.ts"
+} as const
+
+/** Each bin's shim (files/ in the repository, bin/ in the package). */
+export const BINS = { prbox: "prbox.cjs", prboxd: "prboxd.cjs" } as const
+
+export const tarballName = (version: string): string => `${PACKAGE_NAME}-${version}.tgz`
+export const vsixName = (version: string): string => `prbox-vscode-${version}.vsix`
+
+/** Platforms whose prebuilt better-sqlite3 addon ships (Node-API: any Node version); others build one at install. */
+export const SHIPPED_ADDON_PLATFORMS: ReadonlyArray<readonly [platform: string, arch: string]> = [
+  ["linux", "x64"],
+  ["linux", "arm64"],
+  ["darwin", "x64"],
+  ["darwin", "arm64"]
+]
