@@ -1,6 +1,5 @@
 // `pnpm bench <name> [options]`: runs one benchmark, prints its tables and
 // writes bench-results/<name>.json. `pnpm bench` lists them.
-import { resolve } from "node:path"
 import { type ParseArgsConfig, parseArgs } from "node:util"
 import { BenchStopped, cleanupAllRoots } from "./bench/common.ts"
 
@@ -18,6 +17,11 @@ const intOption = (value: string | undefined, fallback: number, name: string): n
 }
 
 class UsageError extends Error {}
+
+const daemonOption = (value: unknown): "package" | "sources" => {
+  if (value === undefined || value === "package" || value === "sources") return value ?? "package"
+  throw new UsageError("--daemon must be package or sources")
+}
 
 const parse = (args: ReadonlyArray<string>, options: ParseArgsConfig["options"]) => {
   try {
@@ -44,7 +48,7 @@ const benchmarks: Readonly<Record<string, Benchmark>> = {
     summary:
       "prboxd listing 200 sandboxes for clients in a separate process: closed loop (50 clients) and open loop " +
       "(200 and 1000 req/s), p50/p99, the daemon's own time per request, daemon RSS",
-    usage: "api [--clients N (default 50)] [--seconds N (default 10)] [--daemon <entry .js/.ts> (default: sources)]",
+    usage: "api [--clients N (default 50)] [--seconds N (default 10)] [--daemon package|sources (default package)]",
     run: async (args) => {
       const values = parse(args, {
         clients: { type: "string" },
@@ -56,7 +60,7 @@ const benchmarks: Readonly<Record<string, Benchmark>> = {
         clients: intOption(typeof values.clients === "string" ? values.clients : undefined, 50, "clients"),
         seconds: intOption(typeof values.seconds === "string" ? values.seconds : undefined, 10, "seconds"),
         rates: [200, 1_000],
-        ...(typeof values.daemon === "string" ? { entry: resolve(values.daemon) } : {})
+        daemon: daemonOption(values.daemon)
       })
     }
   },

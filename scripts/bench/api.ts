@@ -1,11 +1,13 @@
 import { randomBytes } from "node:crypto"
-import { existsSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs"
-import { join } from "node:path"
+import { existsSync, mkdirSync, readFileSync, realpathSync, unlinkSync, writeFileSync } from "node:fs"
+import { dirname, join } from "node:path"
 import { lifecyclePathTo, PullRequestNumber, SandboxId } from "@prbox/domain"
 import { SandboxRepo, type StatusUpdate, layer as sqliteRepo } from "@prbox/store"
 import { Effect, ManagedRuntime, Redacted } from "effect"
 import { defaultLimits } from "../../apps/daemon/src/Limits.ts"
 import { REQUEST_TIMINGS_ENV, type TimingsDump } from "../../apps/daemon/src/RequestTimings.ts"
+import { installPackage } from "../package/install.ts"
+import { LIB_DIR } from "../package/Layout.ts"
 import {
   check,
   cleanupRoot,
@@ -39,8 +41,15 @@ export interface ApiOptions {
   readonly seconds: number
   /** Open-loop rates, requests per second. */
   readonly rates: ReadonlyArray<number>
-  /** The daemon's entry module: the sources' main.ts unless a bundle's is given. */
-  readonly entry?: string
+  /** Which prboxd: the bundle of the package as `npm install -g` installs it (the default), or the sources. */
+  readonly daemon: "package" | "sources"
+}
+
+/** The daemon's bundled entry in a package installed into `prefix` (what the installed CLI starts). */
+const installedDaemonEntry = async (prefix: string): Promise<string> => {
+  const installed = await installPackage(prefix)
+  // bin/prboxd links to the package's bin/prboxd.cjs; the bundle is beside it in lib/.
+  return join(dirname(realpathSync(installed.prboxd)), "..", LIB_DIR, "prboxd.js")
 }
 
 const TARGETS = {
@@ -122,11 +131,13 @@ export const seedRows = async (home: string): Promise<number> => {
   }
 }
 
-/** The daemon's own time per list request over one run (RequestTimings.ts), in ms. */
+/** The daemon's own time per list request over one run (RequestTimings.ts), in ms: wall, and its CPU time. */
 interface DaemonTime {
-  readonly samples: number
+  readonly wallMs: Float64Array
   readonly p50Ms: number
   readonly p99Ms: number
+  readonly cpuP50Ms: number
+  readonly cpuP99Ms: number
 }
 
 /**
@@ -145,8 +156,15 @@ const takeTimings = async (daemon: Daemon, file: string): Promise<DaemonTime> =>
   }
   const dump = JSON.parse(readFileSync(file, "utf8")) as TimingsDump
   unlinkSync(file)
-  const sorted = Float64Array.from(dump[LIST_TIMING_KEY] ?? []).sort()
-  return { samples: sorted.length, p50Ms: percentile(sorted, 50), p99Ms: percentile(sorted, 99) }
+  const wallMs = Float64Array.from(dump[LIST_TIMING_KEY]?.wallMs ?? []).sort()
+  const cpuMs = Float64Array.from(dump[LIST_TIMING_KEY]?.cpuMs ?? []).sort()
+  return {
+    wallMs,
+    p50Ms: percentile(wallMs, 50),
+    p99Ms: percentile(wallMs, 99),
+    cpuP50Ms: percentile(cpuMs, 50),
+    cpuP99Ms: percentile(cpuMs, 99)
+  }
 }
 
 interface Measured<R> {
@@ -174,7 +192,6 @@ export const runApi = async (options: ApiOptions): Promise<void> => {
   if (options.seconds < 1) throw new Error("--seconds must be at least 1")
   const facts = machineFacts()
   const cap = defaultLimits.maxRequests
-  const entry = options.entry ?? DAEMON_MAIN
   const root = makeRoot("api")
   const home = join(root, "home")
   mkdirSync(home, { mode: 0o700 })
@@ -192,6 +209,8 @@ export const runApi = async (options: ApiOptions): Promise<void> => {
   let seedMs = 0
   let startMs = 0
   let rssIdle = Number.NaN
+  let rssIdleCold = Number.NaN
+  let entry = DAEMON_MAIN
   let listed = { rows: 0, bytes: 0, running: 0 }
   let stopped: { code: number | null; signal: NodeJS.Signals | null } | undefined
   try {
@@ -200,7 +219,22 @@ export const runApi = async (options: ApiOptions): Promise<void> => {
     seeded = await seedRows(home)
     seedMs = performance.now() - t
 
-    log(`starting prboxd (${entry}) ...`)
+    if (options.daemon === "package") {
+      log("installing the package (built when missing or stale) ...")
+      entry = await installedDaemonEntry(join(root, "prefix"))
+    }
+    // The first start fills Node's compile cache (in the home), as a user's first start does; every
+    // later start reads it and idles smaller. Both are measured; the target is for the usual, later one.
+    log(`starting prboxd (${entry}) with an empty compile cache ...`)
+    const first = spawnDaemon(home, {}, entry)
+    try {
+      await waitForHealth(socketPath, first)
+      await sleep(SETTLE_MS)
+      rssIdleCold = rssMb(first.pid)
+    } finally {
+      await first.stop()
+    }
+    log("starting it again, compile cache filled ...")
     t = performance.now()
     daemon = spawnDaemon(home, { [REQUEST_TIMINGS_ENV]: timingsFile }, entry)
     await waitForHealth(socketPath, daemon)
@@ -208,11 +242,11 @@ export const runApi = async (options: ApiOptions): Promise<void> => {
     await sleep(SETTLE_MS)
     rssIdle = rssMb(daemon.pid)
 
-    const first = await httpRequest({ socketPath, path: LIST_PATH }, true)
-    if (first.status !== 200) throw new Error(`GET ${LIST_PATH} answered ${first.status}: ${first.body}`)
-    const rows = JSON.parse(first.body) as ReadonlyArray<{ readonly status: string }>
+    const answer = await httpRequest({ socketPath, path: LIST_PATH }, true)
+    if (answer.status !== 200) throw new Error(`GET ${LIST_PATH} answered ${answer.status}: ${answer.body}`)
+    const rows = JSON.parse(answer.body) as ReadonlyArray<{ readonly status: string }>
     if (rows.length !== seeded) throw new Error(`the list has ${rows.length} rows, ${seeded} were seeded`)
-    listed = { rows: rows.length, bytes: first.bytes, running: rows.filter((r) => r.status === "running").length }
+    listed = { rows: rows.length, bytes: answer.bytes, running: rows.filter((r) => r.status === "running").length }
     const target: LoadTarget = { socketPath, path: LIST_PATH, expectedBytes: listed.bytes }
 
     for (const connections of concurrencies) {
@@ -238,7 +272,8 @@ export const runApi = async (options: ApiOptions): Promise<void> => {
   if (main === undefined) throw new Error("no load run")
   const all = [...closed, ...open]
   const rssPeak = Math.max(...all.map((m) => m.use.rssPeakMb))
-  const daemonP99 = Math.max(...all.map((m) => m.daemon.p99Ms))
+  // Every list request of every run, pooled.
+  const daemonP99 = percentile(Float64Array.from(all.flatMap((m) => [...m.daemon.wallMs])).sort(), 99)
   const atTarget = open.find((m) => m.run.ratePerSecond === TARGETS.openLoopRate)
   const met = {
     openLoopP99: atTarget !== undefined && atTarget.run.failed === 0 && atTarget.run.p99Ms <= TARGETS.openLoopP99Ms,
@@ -259,67 +294,51 @@ export const runApi = async (options: ApiOptions): Promise<void> => {
       `answer ${round(listed.bytes / 1024)} KiB; daemon in-flight cap ${cap}`,
     `GET ${LIST_PATH} over the socket from a separate load process (node:http, keep-alive); ` +
       `${WARMUP_MS / 1000} s warm-up per row, not counted; exact nearest-rank percentiles over every 200; ` +
-      "a 503 is counted, not timed. daemon p50/p99: its own time per list, arrival to answer handed to Node, " +
-      "measured inside it",
+      "a 503 is counted, not timed. daemon p50/p99: its own wall time per list, arrival to answer handed to Node, " +
+      "measured inside it; its CPU p99: the process's CPU time over the same spans",
     ""
   )
-  const daemonCells = (m: Measured<unknown>) => [
-    ms(m.daemon.p50Ms),
-    m.daemon.p99Ms < 1 ? `${m.daemon.p99Ms.toFixed(2)} ms` : ms(m.daemon.p99Ms),
+  const fine = (value: number) => (value < 1 ? `${value.toFixed(2)} ms` : ms(value))
+  /** One row of a load table: the run, then what the daemon said and used over it. */
+  const loadRow = (label: string, run: LoadRun | OpenLoopRun, middle: string, m: Measured<unknown>) => [
+    label,
+    ms(run.p50Ms),
+    ms(run.p99Ms),
+    ms(run.maxMs),
+    middle,
+    String(run.rejected),
+    String(run.failed),
+    fine(m.daemon.p50Ms),
+    fine(m.daemon.p99Ms),
+    fine(m.daemon.cpuP99Ms),
     `${Math.round(m.use.cores * 100)}%`,
     `${round(m.use.rssPeakMb)} MiB`
   ]
+  const loadHeader = (label: string, middle: string) => [
+    label,
+    "p50",
+    "p99",
+    "max",
+    middle,
+    "503s",
+    "errors",
+    "daemon p50",
+    "daemon p99",
+    "its CPU p99",
+    "daemon CPU",
+    "RSS peak"
+  ]
   out.push(
     table(
-      [
-        "closed loop",
-        "p50",
-        "p99",
-        "max",
-        "req/s",
-        "503s",
-        "errors",
-        "daemon p50",
-        "daemon p99",
-        "daemon CPU",
-        "RSS peak"
-      ],
-      closed.map((m) => [
-        `${m.run.connections} client(s)`,
-        ms(m.run.p50Ms),
-        ms(m.run.p99Ms),
-        ms(m.run.maxMs),
-        String(Math.round(m.run.requestsPerSecond)),
-        String(m.run.rejected),
-        String(m.run.failed),
-        ...daemonCells(m)
-      ])
+      loadHeader("closed loop", "req/s"),
+      closed.map((m) =>
+        loadRow(`${m.run.connections} client(s)`, m.run, String(Math.round(m.run.requestsPerSecond)), m)
+      )
     ),
     "",
     table(
-      [
-        "open loop",
-        "p50",
-        "p99",
-        "max",
-        "send lag p99",
-        "503s",
-        "errors",
-        "daemon p50",
-        "daemon p99",
-        "daemon CPU",
-        "RSS peak"
-      ],
-      open.map((m) => [
-        `${m.run.ratePerSecond} req/s`,
-        ms(m.run.p50Ms),
-        ms(m.run.p99Ms),
-        ms(m.run.maxMs),
-        ms(m.run.sendLagP99Ms),
-        String(m.run.rejected),
-        String(m.run.failed),
-        ...daemonCells(m)
-      ])
+      loadHeader("open loop", "send lag p99"),
+      open.map((m) => loadRow(`${m.run.ratePerSecond} req/s`, m.run, ms(m.run.sendLagP99Ms), m))
     ),
     "",
     table(
@@ -332,17 +351,18 @@ export const runApi = async (options: ApiOptions): Promise<void> => {
           check(met.openLoopP99)
         ],
         [
-          `daemon's own p99 per list of ${listed.rows} (worst run)`,
-          `${daemonP99.toFixed(2)} ms`,
+          `daemon's own p99 per list of ${listed.rows} (every run)`,
+          fine(daemonP99),
           `≤ ${TARGETS.daemonP99Ms} ms`,
           check(met.daemonP99)
         ],
         [
-          `RSS idle (${SETTLE_MS / 1000} s after start)`,
+          `RSS idle (${SETTLE_MS / 1000} s after start, compile cache filled)`,
           `${round(rssIdle)} MiB`,
           `≤ ${TARGETS.rssIdleMb} MiB`,
           check(met.rssIdle)
         ],
+        ["RSS idle, first start (empty compile cache)", `${round(rssIdleCold)} MiB`, "", ""],
         [
           `RSS peak under load (every ${DAEMON_SAMPLE_MS} ms)`,
           `${round(rssPeak)} MiB`,
@@ -358,17 +378,21 @@ export const runApi = async (options: ApiOptions): Promise<void> => {
   const daemonFigures = (m: Measured<unknown>) => ({
     daemonP50Ms: round(m.daemon.p50Ms, 3),
     daemonP99Ms: round(m.daemon.p99Ms, 3),
-    daemonSamples: m.daemon.samples,
+    daemonCpuP50Ms: round(m.daemon.cpuP50Ms, 3),
+    daemonCpuP99Ms: round(m.daemon.cpuP99Ms, 3),
+    daemonSamples: m.daemon.wallMs.length,
     daemonCpuCores: round(m.use.cores, 2),
     rssPeakMb: round(m.use.rssPeakMb)
   })
   const file = writeResult("api", {
+    daemon: options.daemon,
     daemonEntry: entry,
     clients: main.run.connections,
     p50Ms: round(main.run.p50Ms, 2),
     p99Ms: round(main.run.p99Ms, 2),
     requestsPerSecond: Math.round(main.run.requestsPerSecond),
     rssIdleMb: round(rssIdle),
+    rssIdleFirstStartMb: round(rssIdleCold),
     rssLoadMb: round(rssPeak),
     daemonP99Ms: round(daemonP99, 3),
     rejected: main.run.rejected,

@@ -1,6 +1,7 @@
-import { spawn } from "node:child_process"
+import { execFile } from "node:child_process"
 import { Agent, type RequestOptions, request } from "node:http"
 import { fileURLToPath } from "node:url"
+import { promisify } from "node:util"
 
 export interface Answer {
   readonly status: number
@@ -52,6 +53,22 @@ export interface LoadRun {
   readonly generatorCores: number
 }
 
+/** The figures of a pass both loops report: its "ok" latencies, elapsed time and this process's CPU use. */
+const summarize = (latencies: ReadonlyArray<number>, started: number, cpuBefore: NodeJS.CpuUsage) => {
+  const elapsedMs = performance.now() - started
+  const cpu = process.cpuUsage(cpuBefore)
+  const sorted = Float64Array.from(latencies).sort()
+  return {
+    seconds: elapsedMs / 1000,
+    ok: sorted.length,
+    p50Ms: percentile(sorted, 50),
+    p99Ms: percentile(sorted, 99),
+    maxMs: sorted.length > 0 ? (sorted[sorted.length - 1] ?? Number.NaN) : Number.NaN,
+    requestsPerSecond: sorted.length / (elapsedMs / 1000),
+    generatorCores: (cpu.user + cpu.system) / 1000 / elapsedMs
+  }
+}
+
 /**
  * A closed-loop load generator: `connections` loops, each on its own
  * keep-alive agent (one connection), sending one request after another until
@@ -88,22 +105,7 @@ export const closedLoop = async (
     }
   }
   await Promise.all(Array.from({ length: connections }, loop))
-  const elapsedMs = performance.now() - started
-  const cpu = process.cpuUsage(cpuBefore)
-  const sorted = Float64Array.from(latencies).sort()
-  return {
-    connections,
-    seconds: elapsedMs / 1000,
-    ok: sorted.length,
-    rejected,
-    failed,
-    firstFailure,
-    p50Ms: percentile(sorted, 50),
-    p99Ms: percentile(sorted, 99),
-    maxMs: sorted.length > 0 ? (sorted[sorted.length - 1] ?? Number.NaN) : Number.NaN,
-    requestsPerSecond: sorted.length / (elapsedMs / 1000),
-    generatorCores: (cpu.user + cpu.system) / 1000 / elapsedMs
-  }
+  return { connections, rejected, failed, firstFailure, ...summarize(latencies, started, cpuBefore) }
 }
 
 export interface OpenLoopRun {
@@ -180,23 +182,14 @@ export const openLoop = async (
   } finally {
     agent.destroy()
   }
-  const elapsedMs = performance.now() - started
-  const cpu = process.cpuUsage(cpuBefore)
-  const sorted = Float64Array.from(latencies).sort()
   return {
     ratePerSecond,
-    seconds: elapsedMs / 1000,
     scheduled: total,
-    ok: sorted.length,
     rejected,
     failed,
     firstFailure,
-    p50Ms: percentile(sorted, 50),
-    p99Ms: percentile(sorted, 99),
-    maxMs: sorted.length > 0 ? (sorted[sorted.length - 1] ?? Number.NaN) : Number.NaN,
     sendLagP99Ms: percentile(Float64Array.from(lags).sort(), 99),
-    requestsPerSecond: sorted.length / (elapsedMs / 1000),
-    generatorCores: (cpu.user + cpu.system) / 1000 / elapsedMs
+    ...summarize(latencies, started, cpuBefore)
   }
 }
 
@@ -243,28 +236,11 @@ const LOADGEN = fileURLToPath(new URL("./loadgen.ts", import.meta.url))
  * node:http), so the clients' CPU is not the bench's and the bench's
  * sampling does not delay them; resolves with the figures it printed.
  */
-export const inOwnProcess = <S extends LoadSpec>(spec: S): Promise<LoadOutcome<S>> =>
-  new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [LOADGEN, JSON.stringify(spec)], { stdio: ["ignore", "pipe", "pipe"] })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (chunk: Buffer) => {
-      stdout += chunk.toString("utf8")
-    })
-    child.stderr.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString("utf8")
-    })
-    child.on("error", reject)
-    child.on("close", (code) => {
-      if (code !== 0) {
-        reject(new Error(`the load generator exited with ${code}: ${stderr.trim()}`))
-        return
-      }
-      try {
-        // JSON has no NaN (a figure of a pass where nothing answered): loadgen.ts's nulls are NaN again.
-        resolve(JSON.parse(stdout, (key, value) => (value === null && key !== "firstFailure" ? Number.NaN : value)))
-      } catch {
-        reject(new Error(`the load generator printed no result: ${stdout.slice(0, 200)} ${stderr.trim()}`))
-      }
-    })
+export const inOwnProcess = async <S extends LoadSpec>(spec: S): Promise<LoadOutcome<S>> => {
+  const { stdout } = await promisify(execFile)(process.execPath, [LOADGEN, JSON.stringify(spec)], {
+    encoding: "utf8",
+    maxBuffer: 16 * 1024 * 1024
   })
+  // JSON has no NaN (a figure of a pass where nothing answered): loadgen.ts's nulls are NaN again.
+  return JSON.parse(stdout, (key, value) => (value === null && key !== "firstFailure" ? Number.NaN : value))
+}

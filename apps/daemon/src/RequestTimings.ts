@@ -8,8 +8,15 @@ import type { IncomingMessage, ServerResponse } from "node:http"
  */
 export const REQUEST_TIMINGS_ENV = "PRBOXD_REQUEST_TIMINGS"
 
-/** What the file holds: per path (no query), the daemon's own milliseconds per request, in arrival order. */
-export type TimingsDump = Readonly<Record<string, ReadonlyArray<number>>>
+/**
+ * What the file holds: per path (no query), the daemon's own milliseconds per
+ * request, in arrival order: wall time, and the process's CPU time over the
+ * same span (on a busy machine the wall time also holds the time the daemon
+ * waited for a core; the CPU time does not).
+ */
+export type TimingsDump = Readonly<
+  Record<string, { readonly wallMs: ReadonlyArray<number>; readonly cpuMs: ReadonlyArray<number> }>
+>
 
 export interface RequestTimings {
   /** Times `req` from its arrival (headers read) to the handler's `res.end()` (the answer handed to Node). */
@@ -24,10 +31,9 @@ export interface RequestTimings {
  * cleared; the bench sends one before a run (to start clean) and one after.
  */
 export const requestTimings = (file: string): RequestTimings => {
-  let samples = new Map<string, Array<number>>()
+  let samples = new Map<string, { wallMs: Array<number>; cpuMs: Array<number> }>()
   const dump = () => {
-    const out: Record<string, ReadonlyArray<number>> = {}
-    for (const [path, values] of samples) out[path] = values
+    const out: TimingsDump = Object.fromEntries(samples)
     samples = new Map()
     const temporary = `${file}.${process.pid}.tmp`
     writeFileSync(temporary, JSON.stringify(out), { mode: 0o600 })
@@ -37,13 +43,16 @@ export const requestTimings = (file: string): RequestTimings => {
   return {
     observe: (req, res) => {
       const started = performance.now()
+      const cpuBefore = process.cpuUsage()
       const path = (req.url ?? "/").split("?")[0] ?? "/"
       const end = res.end
       res.end = function (this: ServerResponse, ...args: Array<unknown>) {
-        const elapsed = performance.now() - started
-        const values = samples.get(path)
-        if (values === undefined) samples.set(path, [elapsed])
-        else values.push(elapsed)
+        const wall = performance.now() - started
+        const cpu = process.cpuUsage(cpuBefore)
+        const values = samples.get(path) ?? { wallMs: [], cpuMs: [] }
+        samples.set(path, values)
+        values.wallMs.push(wall)
+        values.cpuMs.push((cpu.user + cpu.system) / 1000)
         return (end as (...a: Array<unknown>) => ServerResponse).apply(this, args)
       } as ServerResponse["end"]
     },
