@@ -36,8 +36,8 @@ export const httpRequest = (options: RequestOptions, keepBody = false, body?: st
 export const percentile = (sorted: Float64Array, p: number): number =>
   sorted.length === 0 ? Number.NaN : (sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN)
 
-export interface LoadRun {
-  readonly connections: number
+/** What a pass of either loop reports; latencies are of "ok" answers only. */
+export interface PassFigures {
   readonly seconds: number
   readonly ok: number
   /** Answers `send` called "rejected" (a 503 over a cap): counted, not timed. */
@@ -51,6 +51,10 @@ export interface LoadRun {
   readonly requestsPerSecond: number
   /** This process's CPU use over the run, in cores: near 1, the generator itself was the limit. */
   readonly generatorCores: number
+}
+
+export interface LoadRun extends PassFigures {
+  readonly connections: number
 }
 
 /** The figures of a pass both loops report: its "ok" latencies, elapsed time and this process's CPU use. */
@@ -108,23 +112,13 @@ export const closedLoop = async (
   return { connections, rejected, failed, firstFailure, ...summarize(latencies, started, cpuBefore) }
 }
 
-export interface OpenLoopRun {
+/** Its latencies run from each request's scheduled send time to its answer's last byte: queueing (anywhere) counts. */
+export interface OpenLoopRun extends PassFigures {
   readonly ratePerSecond: number
-  readonly seconds: number
   /** Requests scheduled (rate × duration); each is sent at its time, whether or not earlier ones have answered. */
   readonly scheduled: number
-  readonly ok: number
-  readonly rejected: number
-  readonly failed: number
-  readonly firstFailure: string | null
-  /** From each request's scheduled send time to its answer's last byte: queueing (anywhere) counts. */
-  readonly p50Ms: number
-  readonly p99Ms: number
-  readonly maxMs: number
   /** How late this process sent, p99 (its own timer lag): large, the generator and not the daemon was slow. */
   readonly sendLagP99Ms: number
-  readonly requestsPerSecond: number
-  readonly generatorCores: number
 }
 
 /**
