@@ -18,6 +18,11 @@ const intOption = (value: string | undefined, fallback: number, name: string): n
 
 class UsageError extends Error {}
 
+const daemonOption = (value: unknown): "package" | "sources" => {
+  if (value === undefined || value === "package" || value === "sources") return value ?? "package"
+  throw new UsageError("--daemon must be package or sources")
+}
+
 const parse = (args: ReadonlyArray<string>, options: ParseArgsConfig["options"]) => {
   try {
     return parseArgs({ args: [...args], options: options ?? {}, strict: true, allowPositionals: false }).values
@@ -40,14 +45,22 @@ const benchmarks: Readonly<Record<string, Benchmark>> = {
     }
   },
   api: {
-    summary: "50 clients listing 200 sandboxes for 10 s against prboxd: p50/p99, req/s, daemon RSS",
-    usage: "api [--clients N (default 50)] [--seconds N (default 10)]",
+    summary:
+      "prboxd listing 200 sandboxes for clients in a separate process: closed loop (50 clients) and open loop " +
+      "(200 and 1000 req/s), p50/p99, the daemon's own time per request, daemon RSS",
+    usage: "api [--clients N (default 50)] [--seconds N (default 10)] [--daemon package|sources (default package)]",
     run: async (args) => {
-      const values = parse(args, { clients: { type: "string" }, seconds: { type: "string" } })
+      const values = parse(args, {
+        clients: { type: "string" },
+        seconds: { type: "string" },
+        daemon: { type: "string" }
+      })
       const { runApi } = await import("./bench/api.ts")
       await runApi({
         clients: intOption(typeof values.clients === "string" ? values.clients : undefined, 50, "clients"),
-        seconds: intOption(typeof values.seconds === "string" ? values.seconds : undefined, 10, "seconds")
+        seconds: intOption(typeof values.seconds === "string" ? values.seconds : undefined, 10, "seconds"),
+        rates: [200, 1_000],
+        daemon: daemonOption(values.daemon)
       })
     }
   },

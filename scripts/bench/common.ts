@@ -1,6 +1,5 @@
 import { execFile, execFileSync } from "node:child_process"
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs"
-import { Agent, type RequestOptions, request } from "node:http"
 import { cpus, loadavg, release, tmpdir, totalmem } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
@@ -170,108 +169,6 @@ export const log = (line: string): void => {
   process.stderr.write(`[bench] ${line}\n`)
 }
 
-// --- HTTP load ------------------------------------------------------------------
+// --- HTTP load (load.ts: no effect, so a load process stays small) ------------
 
-export interface Answer {
-  readonly status: number
-  readonly bytes: number
-  readonly body: string
-}
-
-/**
- * One request (over TCP, or a Unix socket with `socketPath`), GET unless
- * `options.method` says otherwise; `options.agent` keeps its connection
- * between calls; `keepBody` keeps the answer's text (else only its size).
- */
-export const httpRequest = (options: RequestOptions, keepBody = false, body?: string): Promise<Answer> =>
-  new Promise((resolve, reject) => {
-    const req = request({ agent: false, ...options }, (res) => {
-      const chunks: Array<Buffer> = []
-      let bytes = 0
-      res.on("data", (chunk: Buffer) => {
-        bytes += chunk.length
-        if (keepBody) chunks.push(chunk)
-      })
-      res.on("end", () =>
-        resolve({ status: res.statusCode ?? 0, bytes, body: keepBody ? Buffer.concat(chunks).toString("utf8") : "" })
-      )
-      res.on("error", reject)
-    })
-    req.on("error", reject)
-    req.end(body)
-  })
-
-/** Exact nearest-rank percentile of sorted samples. */
-export const percentile = (sorted: Float64Array, p: number): number =>
-  sorted.length === 0 ? Number.NaN : (sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN)
-
-export interface LoadRun {
-  readonly connections: number
-  readonly seconds: number
-  readonly ok: number
-  /** Answers `send` called "rejected" (a 503 over a cap): counted, not timed. */
-  readonly rejected: number
-  /** Requests `send` threw for (an error, or an answer it did not expect); `firstFailure` says the first. */
-  readonly failed: number
-  readonly firstFailure: string | null
-  readonly p50Ms: number
-  readonly p99Ms: number
-  readonly maxMs: number
-  readonly requestsPerSecond: number
-  /** This process's CPU use over the run, in cores: near 1, the generator itself was the limit. */
-  readonly generatorCores: number
-}
-
-/**
- * A closed-loop load generator: `connections` loops, each on its own
- * keep-alive agent (one connection), sending one request after another until
- * `durationMs` has passed. Latency is from the request's start to its answer's
- * last byte, for "ok" answers only; a failure is counted and the loop goes on.
- */
-export const closedLoop = async (
-  connections: number,
-  durationMs: number,
-  send: (agent: Agent) => Promise<"ok" | "rejected">
-): Promise<LoadRun> => {
-  const latencies: Array<number> = []
-  let rejected = 0
-  let failed = 0
-  let firstFailure: string | null = null
-  const cpuBefore = process.cpuUsage()
-  const started = performance.now()
-  const deadline = started + durationMs
-  const loop = async () => {
-    const agent = new Agent({ keepAlive: true, maxSockets: 1 })
-    try {
-      while (performance.now() < deadline) {
-        const t0 = performance.now()
-        try {
-          if ((await send(agent)) === "ok") latencies.push(performance.now() - t0)
-          else rejected++
-        } catch (error) {
-          failed++
-          firstFailure ??= error instanceof Error ? error.message : String(error)
-        }
-      }
-    } finally {
-      agent.destroy()
-    }
-  }
-  await Promise.all(Array.from({ length: connections }, loop))
-  const elapsedMs = performance.now() - started
-  const cpu = process.cpuUsage(cpuBefore)
-  const sorted = Float64Array.from(latencies).sort()
-  return {
-    connections,
-    seconds: elapsedMs / 1000,
-    ok: sorted.length,
-    rejected,
-    failed,
-    firstFailure,
-    p50Ms: percentile(sorted, 50),
-    p99Ms: percentile(sorted, 99),
-    maxMs: sorted.length > 0 ? (sorted[sorted.length - 1] ?? Number.NaN) : Number.NaN,
-    requestsPerSecond: sorted.length / (elapsedMs / 1000),
-    generatorCores: (cpu.user + cpu.system) / 1000 / elapsedMs
-  }
-}
+export { type Answer, closedLoop, httpRequest, type LoadRun, percentile } from "./load.ts"

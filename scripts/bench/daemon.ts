@@ -17,14 +17,16 @@ export interface Daemon {
   readonly stop: () => Promise<{ code: number | null; signal: NodeJS.Signals | null }>
 }
 
-/**
- * `node <flags> apps/daemon/src/main.ts --foreground` on `home`, launched as
- * `prbox` and `prboxd` launch it (@prbox/client's Launch.ts); `env` adds to the bench's environment.
- */
-const DAEMON_MAIN = fileURLToPath(new URL("../../apps/daemon/src/main.ts", import.meta.url))
+/** The daemon's entry in this checkout (its TypeScript sources). */
+export const DAEMON_MAIN = fileURLToPath(new URL("../../apps/daemon/src/main.ts", import.meta.url))
 
-export const spawnDaemon = (home: string, env: Readonly<Record<string, string>> = {}): Daemon => {
-  const child = spawn(process.execPath, Launch.daemonArgs(DAEMON_MAIN, ["--foreground"]), {
+/**
+ * `node <flags> <entry> --foreground` on `home`, launched as `prbox` and
+ * `prboxd` launch it (@prbox/client's Launch.ts); `env` adds to the bench's
+ * environment; `entry` is the sources' main.ts unless a bundle's is given.
+ */
+export const spawnDaemon = (home: string, env: Readonly<Record<string, string>> = {}, entry = DAEMON_MAIN): Daemon => {
+  const child = spawn(process.execPath, Launch.daemonArgs(entry, ["--foreground"]), {
     env: Launch.daemonEnv({ ...process.env, ...env, PRBOX_HOME: home }),
     stdio: ["ignore", "pipe", "pipe"]
   })

@@ -12,11 +12,14 @@ import { acquireLock } from "./Lock.ts"
 import * as MaintenanceLayer from "./Maintenance.ts"
 import { Maintenance } from "./Maintenance.ts"
 import { servePreviews } from "./PreviewServer.ts"
+import { requestTimings } from "./RequestTimings.ts"
 import { clearStaleSocket } from "./SocketFile.ts"
 
 export interface DaemonOptions {
   readonly home: string
   readonly limits: Limits
+  /** Where the api bench reads the daemon's own time per request; unset, nothing is measured. */
+  readonly timingsFile?: string
 }
 
 /**
@@ -78,7 +81,15 @@ export const run = (options: DaemonOptions) =>
           )
         )
       )
-      yield* Front.serve(app, { socketPath, limits, counters })
+      const { timingsFile } = options
+      const timings =
+        timingsFile === undefined
+          ? undefined
+          : yield* Effect.acquireRelease(
+              Effect.sync(() => requestTimings(timingsFile)),
+              (timings) => Effect.sync(timings.close)
+            )
+      yield* Front.serve(app, { socketPath, limits, counters, ...(timings === undefined ? {} : { timings }) })
       yield* servePreviews(limits).pipe(Effect.provideContext(services))
       yield* Effect.logInfo(`prboxd ${DAEMON_VERSION} (pid ${process.pid}) listening on ${socketPath}`)
       yield* Effect.logInfo(

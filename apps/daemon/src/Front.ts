@@ -8,6 +8,7 @@ import { HttpServerError, HttpServerResponse } from "effect/http"
 import { HttpApiError } from "effect/http-api"
 import { startupFailure } from "./Files.ts"
 import type { Limits } from "./Limits.ts"
+import type { RequestTimings } from "./RequestTimings.ts"
 import { listenPrivately } from "./SocketFile.ts"
 
 /**
@@ -85,6 +86,8 @@ export const serve = <E>(
     readonly socketPath: string
     readonly limits: Limits
     readonly counters: { requests: number; streams: number }
+    /** Set only for the api bench (see RequestTimings.ts). */
+    readonly timings?: RequestTimings
   }
 ) =>
   Effect.gen(function* () {
@@ -111,6 +114,7 @@ export const serve = <E>(
     }
 
     const front = (req: IncomingMessage, res: ServerResponse, expectsContinue: boolean) => {
+      options.timings?.observe(req, res)
       const path = (req.url ?? "/").split("?")[0] ?? "/"
       const length = req.headers["content-length"]
       if (req.headers["transfer-encoding"] !== undefined) {

@@ -9,6 +9,7 @@ import { privateDirectory } from "./Files.ts"
 import { DAEMON_VERSION } from "./Handlers.ts"
 import { describeLimitsError, limitsConfig } from "./Limits.ts"
 import * as Log from "./Log.ts"
+import { REQUEST_TIMINGS_ENV } from "./RequestTimings.ts"
 
 /** Exit codes: 0 stopped by SIGTERM/SIGINT, 1 could not start, 2 usage. */
 const EXIT_CANNOT_START = 1
@@ -37,7 +38,8 @@ const serve = (foreground: boolean) =>
       catch: messageOf
     })
     const limits = yield* limitsConfig.pipe(Effect.mapError((error) => describeLimitsError(error)))
-    yield* run({ home, limits }).pipe(
+    const timingsFile = process.env[REQUEST_TIMINGS_ENV]
+    yield* run({ home, limits, ...(timingsFile === undefined || timingsFile === "" ? {} : { timingsFile }) }).pipe(
       Effect.catch((error) =>
         Effect.gen(function* () {
           yield* Effect.logError(`cannot start: ${error.message}`)
