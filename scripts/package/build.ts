@@ -133,8 +133,10 @@ export const buildTarball = async (outDir: string): Promise<string> => {
       )
     }
     if (existsSync(join(pkg, NATIVE_DIR, BUILT_ADDON))) throw new Error("the built addon's name is a shipped one's")
-    await bundleExtension()
-    packageVsix(join(pkg, VSCODE_DIR, vsixName(PRBOX_VERSION)), PRBOX_VERSION)
+    // The extension bundled here, not in apps/vscode/dist, where its own tests bundle it.
+    const extension = join(work, "extension.cjs")
+    await bundleExtension(extension)
+    packageVsix(join(pkg, VSCODE_DIR, vsixName(PRBOX_VERSION)), PRBOX_VERSION, extension)
     copyFileSync(join(files, "README.md"), join(pkg, "README.md"))
     writeFileSync(join(pkg, "package.json"), `${JSON.stringify(manifest(sqlite.version), null, 2)}\n`)
     execFileSync("npm", ["pack", "--pack-destination", work, "--loglevel=error", "--ignore-scripts"], {
