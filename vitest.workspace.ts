@@ -11,16 +11,18 @@ const roots = ["packages", "apps"]
       .map((entry) => `${group}/${entry.name}`)
   )
 
-export const projects = roots
-  .filter((root) => readdirSync(root).includes("test"))
-  .map((root) => ({
-    extends: true as const,
-    test: {
-      name: root.split("/")[1] ?? root,
-      root,
-      include: ["test/**/*.test.ts"]
-    }
-  }))
+export const projects = [
+  ...roots.filter((root) => readdirSync(root).includes("test")),
+  // The installable package's test (it builds and installs the tarball).
+  "scripts/package"
+].map((root) => ({
+  extends: true as const,
+  test: {
+    name: root.split("/")[1] ?? root,
+    root,
+    include: ["test/**/*.test.ts"]
+  }
+}))
 
 export default defineConfig({
   test: {

@@ -11,6 +11,7 @@ import {
   renameSync,
   rmSync,
   statSync,
+  utimesSync,
   writeFileSync
 } from "node:fs"
 import { createRequire } from "node:module"
@@ -132,8 +133,10 @@ export const buildTarball = async (outDir: string): Promise<string> => {
       )
     }
     if (existsSync(join(pkg, NATIVE_DIR, BUILT_ADDON))) throw new Error("the built addon's name is a shipped one's")
-    await bundleExtension()
-    packageVsix(join(pkg, VSCODE_DIR, vsixName(PRBOX_VERSION)), PRBOX_VERSION)
+    // The extension bundled here, not in apps/vscode/dist, where its own tests bundle it.
+    const extension = join(work, "extension.cjs")
+    await bundleExtension(extension)
+    packageVsix(join(pkg, VSCODE_DIR, vsixName(PRBOX_VERSION)), PRBOX_VERSION, extension)
     copyFileSync(join(files, "README.md"), join(pkg, "README.md"))
     writeFileSync(join(pkg, "package.json"), `${JSON.stringify(manifest(sqlite.version), null, 2)}\n`)
     execFileSync("npm", ["pack", "--pack-destination", work, "--loglevel=error", "--ignore-scripts"], {
@@ -148,13 +151,29 @@ export const buildTarball = async (outDir: string): Promise<string> => {
   }
 }
 
+/** Kept tarballs: the newest few (worktrees and branches build different trees), the rest removed. */
+const KEEP_CACHED = 6
+
+const pruneCache = (): void => {
+  const entries = readdirSync(cacheRoot()).map((name) => join(cacheRoot(), name))
+  const newestFirst = entries.sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)
+  for (const stale of newestFirst.slice(KEEP_CACHED)) rmSync(stale, { recursive: true, force: true })
+}
+
 /**
  * dist/prbox-<version>.tgz for the tree as it is: the cached tarball of this
  * content key, built first when there is none.
  */
 export const ensureTarball = async (): Promise<string> => {
   const cached = join(cacheRoot(), contentKey(), tarballName(PRBOX_VERSION))
-  if (!existsSync(cached)) await buildTarball(join(cached, ".."))
+  if (existsSync(cached)) {
+    // Used now: the newest for pruning.
+    const now = new Date()
+    utimesSync(join(cached, ".."), now, now)
+  } else {
+    await buildTarball(join(cached, ".."))
+    pruneCache()
+  }
   const tarball = join(DIST, tarballName(PRBOX_VERSION))
   publish(cached, tarball)
   return tarball
@@ -165,6 +184,7 @@ if (import.meta.main) {
   const key = contentKey()
   const tarball = join(DIST, tarballName(PRBOX_VERSION))
   publish(await buildTarball(join(cacheRoot(), key)), tarball)
+  pruneCache()
   const seconds = ((performance.now() - started) / 1000).toFixed(1)
   const mib = (statSync(tarball).size / 1024 / 1024).toFixed(1)
   process.stdout.write(`${tarball} (${mib} MiB, ${seconds} s)\n`)

@@ -13,11 +13,13 @@ import { build } from "esbuild"
  */
 const root = join(import.meta.dirname, "..")
 export const VSIX = join(root, "dist", "prbox-vscode.vsix")
+const BUNDLE = join(root, "dist", "extension.cjs")
 
-export const bundle = async (): Promise<void> => {
+/** Bundles into `outfile` (another place lets a build run beside this package's tests). */
+export const bundle = async (outfile: string = BUNDLE): Promise<void> => {
   await build({
     entryPoints: [join(root, "src", "extension.ts")],
-    outfile: join(root, "dist", "extension.cjs"),
+    outfile,
     bundle: true,
     platform: "node",
     format: "cjs",
@@ -31,14 +33,15 @@ export const bundle = async (): Promise<void> => {
 }
 
 /** What the .vsix holds (.vscodeignore says the same): staged so the manifest can carry prbox's version. */
-const PACKAGED = ["dist/extension.cjs", "media", "README.md", "docs/view.png", ".vscodeignore"]
+const PACKAGED = ["media", "README.md", "docs/view.png", ".vscodeignore"]
 
-/** Packages the bundle with vsce as `out`, its manifest stamped with prbox's one version (PRBOX_VERSION). */
-export const packageVsix = (out: string = VSIX, version: string = PRBOX_VERSION): string => {
+/** Packages `bundled` with vsce as `out`, its manifest stamped with prbox's one version (PRBOX_VERSION). */
+export const packageVsix = (out: string = VSIX, version: string = PRBOX_VERSION, bundled: string = BUNDLE): string => {
   const vsce = join(createRequire(import.meta.url).resolve("@vscode/vsce/package.json"), "..", "vsce")
   const stage = mkdtempSync(join(tmpdir(), "prbox-vsix-"))
   try {
     for (const path of PACKAGED) cpSync(join(root, path), join(stage, path), { recursive: true })
+    cpSync(bundled, join(stage, "dist", "extension.cjs"))
     const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as Record<string, unknown>
     writeFileSync(join(stage, "package.json"), `${JSON.stringify({ ...manifest, version }, null, 2)}\n`)
     mkdirSync(dirname(out), { recursive: true })

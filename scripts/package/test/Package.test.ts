@@ -1,0 +1,183 @@
+import { execFile, execFileSync } from "node:child_process"
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { delimiter, dirname, join } from "node:path"
+import { PRBOX_VERSION } from "@prbox/domain/Version"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { hasStackTrace, tearDown } from "../../../apps/cli/test/support.ts"
+import { makeHome } from "../../../apps/daemon/test/support.ts"
+import { makeRemote, type TestRemote } from "../../../packages/git/test/helpers.ts"
+import { assetReferences } from "../bundle.ts"
+import { type InstalledPackage, installPackage } from "../install.ts"
+import { LIB_DIR, NATIVE_DIR, PACKAGE_NAME, VSCODE_DIR, vsixName } from "../Layout.ts"
+
+/*
+ * The packed tarball installed as a user would (npm install -g into an empty
+ * prefix, offline), then run: its version, doctor, a real open → stop → rm
+ * against the local engine with the test image, and the refusal of an old Node.
+ */
+
+const repo = join(import.meta.dirname, "..", "..", "..")
+/** The system Node here is 20, below the minimum. */
+const OLD_NODE = "/usr/bin/node"
+
+let prefix: string
+let installed: InstalledPackage
+let home: string
+let remote: TestRemote
+
+interface Run {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** Runs a program with this Node (24) first on PATH and the test's PRBOX_HOME. */
+const run = (program: string, args: ReadonlyArray<string>, env: NodeJS.ProcessEnv = {}): Promise<Run> =>
+  new Promise((resolve) => {
+    const path = `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ""}`
+    execFile(
+      program,
+      args,
+      { env: { ...process.env, PATH: path, PRBOX_HOME: home, ...env }, timeout: 120_000 },
+      (error, stdout, stderr) =>
+        resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : null, stdout, stderr })
+    )
+  })
+
+const prbox = (...args: Array<string>) => run(installed.prbox, args)
+const packageDir = () => join(prefix, "lib", "node_modules", PACKAGE_NAME)
+
+const filesUnder = (root: string): Array<string> =>
+  readdirSync(root, { recursive: true, encoding: "utf8" }).filter((path) => statSync(join(root, path)).isFile())
+
+/** `new URL("./…", import.meta.url)` references in the workspace's sources (not tests). */
+const sourceAssetReferences = (): Set<string> => {
+  const roots = ["packages", "apps"].flatMap((group) =>
+    readdirSync(join(repo, group)).map((name) => join(repo, group, name, "src"))
+  )
+  return new Set(
+    roots
+      .filter((root) => existsSync(root))
+      .flatMap((root) =>
+        filesUnder(root)
+          .filter((path) => path.endsWith(".ts"))
+          .map((path) => join(root, path))
+      )
+      .flatMap((file) => assetReferences(readFileSync(file, "utf8")))
+      .map((reference) => reference.replace(/^\.\//, ""))
+  )
+}
+
+beforeAll(async () => {
+  prefix = realpathSync(mkdtempSync(join(tmpdir(), "prbox-prefix-")))
+  installed = await installPackage(prefix)
+  home = makeHome("package")
+  remote = makeRemote(home)
+}, 600_000)
+
+afterAll(async () => {
+  await tearDown(home)
+  rmSync(prefix, { recursive: true, force: true })
+})
+
+describe("the installed package", () => {
+  it("holds bundled JavaScript only, with no dependencies to fetch and no TypeScript", () => {
+    const manifest = JSON.parse(readFileSync(join(packageDir(), "package.json"), "utf8")) as Record<string, unknown>
+    expect(manifest.version).toBe(PRBOX_VERSION)
+    expect(manifest.dependencies).toBeUndefined()
+    const files = filesUnder(packageDir())
+    expect(files.filter((path) => path.endsWith(".ts") || path.includes("node_modules"))).toEqual([])
+    expect(files).toContain(join(LIB_DIR, "prbox.js"))
+    expect(files).toContain(join(LIB_DIR, "prboxd.js"))
+  })
+
+  it("ships every file a bundled module reads next to itself (new URL(…, import.meta.url))", () => {
+    const lib = join(packageDir(), LIB_DIR)
+    const bundled = new Set(
+      filesUnder(lib)
+        .filter((path) => path.endsWith(".js"))
+        .flatMap((path) => assetReferences(readFileSync(join(lib, path), "utf8")))
+        .map((reference) => reference.replace(/^\.\//, ""))
+    )
+    // The sources' references all survive bundling; with the bundler's own (the daemon's entry, the addons)
+    // each names a file the package holds.
+    const sources = sourceAssetReferences()
+    expect(sources.size).toBeGreaterThan(0)
+    expect([...bundled]).toEqual(expect.arrayContaining([...sources]))
+    for (const asset of bundled) expect(existsSync(join(lib, asset)), asset).toBe(true)
+  })
+
+  it("ships this platform's SQLite addon and the VS Code extension of the same version", () => {
+    expect(existsSync(join(packageDir(), NATIVE_DIR, `better_sqlite3-${process.platform}-${process.arch}.node`))).toBe(
+      true
+    )
+    const vsix = join(packageDir(), VSCODE_DIR, vsixName(PRBOX_VERSION))
+    // A .vsix is a zip; python3 is part of the machine's set-up (scripts/setup).
+    const read =
+      "import sys, zipfile; sys.stdout.write(zipfile.ZipFile(sys.argv[1]).read('extension/package.json').decode())"
+    const manifest = JSON.parse(execFileSync("python3", ["-c", read, vsix], { encoding: "utf8" }))
+    expect(manifest.version).toBe(PRBOX_VERSION)
+  })
+
+  it("prbox --version prints the one version", async () => {
+    const version = await prbox("--version")
+    expect(version.code, version.stderr).toBe(0)
+    expect(version.stdout.trim()).toBe(`prbox v${PRBOX_VERSION}`)
+  })
+
+  it("prbox doctor runs its checks", async () => {
+    const help = await prbox("doctor", "--help")
+    if (help.stdout.includes("--json")) {
+      const doctor = await prbox("doctor", "--json")
+      expect(doctor.code, doctor.stderr).toBe(0)
+      expect(JSON.stringify(JSON.parse(doctor.stdout))).toContain(process.versions.node)
+    } else {
+      const doctor = await prbox("doctor")
+      expect(doctor.code, doctor.stderr).toBe(0)
+      expect(doctor.stdout).toMatch(new RegExp(`^ok\\s+node\\s+Node ${process.versions.node}$`, "m"))
+    }
+  })
+
+  it("opens, stops and removes a sandbox with the bundled daemon it starts", async () => {
+    const open = await prbox("open", remote.path, "--pr", "1")
+    expect(open.code, open.stderr).toBe(0)
+    expect(open.stderr).toContain("prboxd was not running; started it")
+    expect(hasStackTrace(open.stderr)).toBe(false)
+    const id = /sandbox ([a-z0-9]{12}) is running/.exec(open.stdout)?.[1] ?? ""
+    expect(id, open.stdout).not.toBe("")
+    // The daemon the CLI started is the package's bundle, not a source file.
+    const pid = readFileSync(join(home, "run", "prboxd.lock"), "utf8").trim()
+    const command = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")
+    expect(command).toContain(join(packageDir(), LIB_DIR, "prboxd.js"))
+
+    const stop = await prbox("stop", id)
+    expect(stop.code, stop.stderr).toBe(0)
+    const stopped = JSON.parse((await prbox("status", id, "--json")).stdout) as { status: string }
+    expect(stopped.status).toBe("stopped")
+
+    const rm = await prbox("rm", id)
+    expect(rm.code, rm.stderr).toBe(0)
+    const left = JSON.parse((await prbox("ls", "-a", "--json")).stdout) as ReadonlyArray<unknown>
+    expect(left).toEqual([])
+    expect(
+      execFileSync("docker", ["ps", "-aq", "--filter", `label=dev.prbox.home=${home}`], { encoding: "utf8" })
+    ).toBe("")
+  })
+
+  it.skipIf(!existsSync(OLD_NODE))("refuses the system Node 20 in one clear line", async () => {
+    const oldVersion = execFileSync(OLD_NODE, ["--version"], { encoding: "utf8" }).trim().slice(1)
+    // The bins as a user runs them with that Node first on PATH, and that Node run on them by hand.
+    const oldPath = { PATH: `${dirname(OLD_NODE)}${delimiter}${process.env.PATH ?? ""}` }
+    for (const [name, attempt] of [
+      ["prbox", run(installed.prbox, ["--version"], oldPath)],
+      ["prboxd", run(installed.prboxd, [], oldPath)],
+      ["prbox", run(OLD_NODE, [installed.prbox, "ls"])]
+    ] as const) {
+      const refused = await attempt
+      expect(refused.code).toBe(1)
+      expect(refused.stdout).toBe("")
+      expect(refused.stderr).toBe(`${name}: needs Node >= 22.19, this is Node ${oldVersion} (${OLD_NODE})\n`)
+    }
+  })
+})
