@@ -12,11 +12,18 @@ export const NATIVE_DIR = "native"
 /** The VS Code extension of the same version. */
 export const VSCODE_DIR = "vscode"
 
-/** Bundle entry name → the module it bundles (repository-relative). */
+/** Bundle entry name → the module it bundles (repository-relative): the full CLI and the daemon. */
 export const ENTRIES = {
-  prbox: "apps/cli/src/main.ts",
+  prbox: "apps/cli/src/Run.ts",
   prboxd: "apps/daemon/src/main.ts"
 } as const
+
+/**
+ * How the `prbox` bin starts (apps/cli/src/Start.ts): one CommonJS file, no
+ * effect, so `prbox ls` costs little more than Node's own start; it imports
+ * the full CLI (`prbox.js`) only when the fast path cannot answer.
+ */
+export const START = { source: "apps/cli/src/Start.ts", file: "prbox-start.cjs" } as const
 
 /** Each bin's shim (files/ in the repository, bin/ in the package). */
 export const BINS = { prbox: "prbox.cjs", prboxd: "prboxd.cjs" } as const

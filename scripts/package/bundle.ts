@@ -1,7 +1,7 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync } from "node:fs"
 import { dirname, isAbsolute, join, relative, resolve } from "node:path"
 import { build } from "esbuild"
-import { ENTRIES, NATIVE_DIR } from "./Layout.ts"
+import { ENTRIES, NATIVE_DIR, START } from "./Layout.ts"
 
 /**
  * The CLI and the daemon as one ESM bundle: shared chunks, and every dynamic
@@ -27,8 +27,32 @@ export interface Bundle {
   readonly assets: ReadonlyArray<string>
 }
 
+/**
+ * The bin's start (Layout.ts START) as one CommonJS file: no ES module loader
+ * and no chunks to resolve before the fast path answers. It must not pull in
+ * effect, which would cost the fast path what it exists to save.
+ */
+const bundleStart = async (repo: string, outdir: string): Promise<string> => {
+  const result = await build({
+    absWorkingDir: repo,
+    entryPoints: [START.source],
+    outfile: join(outdir, START.file),
+    bundle: true,
+    format: "cjs",
+    platform: "node",
+    target: "node22",
+    minify: true,
+    metafile: true,
+    logLevel: "warning"
+  })
+  const heavy = Object.keys(result.metafile.inputs).filter((input) => /node_modules\/(\.pnpm\/)?effect[@/]/.test(input))
+  if (heavy.length > 0) throw new Error(`${START.source} pulls in effect (${heavy[0]}): the fast path must not`)
+  return START.file
+}
+
 /** Bundles into `outdir` (a directory next to the package's native/). `repo` is the repository root. */
 export const bundle = async (repo: string, outdir: string): Promise<Bundle> => {
+  const start = await bundleStart(repo, outdir)
   const result = await build({
     absWorkingDir: repo,
     entryPoints: ENTRIES,
@@ -87,7 +111,7 @@ export const bundle = async (repo: string, outdir: string): Promise<Bundle> => {
     copyFileSync(source, join(outdir, target))
   }
   return {
-    outputs: Object.keys(result.metafile.outputs).map((output) => relative(outdir, resolve(repo, output))),
+    outputs: [start, ...Object.keys(result.metafile.outputs).map((output) => relative(outdir, resolve(repo, output)))],
     assets: [...assets.keys()]
   }
 }

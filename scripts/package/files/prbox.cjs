@@ -1,8 +1,7 @@
 #!/usr/bin/env node
 "use strict"
-// prbox: refuses an old Node, turns Node's compile cache on before the first
-// bundled module loads (each command starts about twice as fast), runs the CLI.
+// prbox: refuses an old Node, then starts as apps/cli/src/main.ts does: the
+// fast path (lib/prbox-start.cjs) or the full CLI (lib/prbox.js).
 if (require("./node-check.cjs")("prbox")) {
-  require("node:module").enableCompileCache()
-  import("../lib/prbox.js")
+  require("../lib/prbox-start.cjs").startCli(() => import("../lib/prbox.js"))
 }
