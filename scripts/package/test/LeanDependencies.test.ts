@@ -42,6 +42,19 @@ describe("LeanDependencies", () => {
     expect(JSON.parse(output)).toEqual({ http2: false, createServer: "function", ok: "OK", agent: "object" })
   })
 
+  it("node:tls imported as ESM loads at its first use, and then works", async () => {
+    const output = await bundleAndRun(
+      "tls",
+      `import * as tls from "node:tls"
+       import { connect } from "node:tls"
+       const before = ${loads("tls")}
+       const socket = new tls.TLSSocket(null)
+       console.log(JSON.stringify({ before, after: ${loads("tls")}, socket: socket instanceof tls.TLSSocket, connect: typeof connect }))
+       socket.destroy()`
+    )
+    expect(JSON.parse(output)).toEqual({ before: false, after: true, socket: true, connect: "function" })
+  })
+
   it("a builtin's getters are left out of its named exports (importing one fails the build)", async () => {
     const shim = builtinShim("http", createRequire(import.meta.url)("node:http"))
     expect(shim).toContain("export const createServer = builtin.createServer;")
