@@ -2,6 +2,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync } from "node:fs"
 import { dirname, isAbsolute, join, relative, resolve } from "node:path"
 import { build } from "esbuild"
 import { ENTRIES, NATIVE_DIR, START } from "./Layout.ts"
+import { leanDependencies } from "./LeanDependencies.ts"
 
 /**
  * The CLI and the daemon as one ESM bundle: shared chunks, and every dynamic
@@ -80,6 +81,7 @@ export const bundle = async (repo: string, outdir: string): Promise<Bundle> => {
       PRBOX_BUNDLED_ADDONS: JSON.stringify(`../${NATIVE_DIR}/`)
     },
     plugins: [
+      leanDependencies,
       {
         // ssh2 and cpu-features try their optional addons and fall back when they are missing.
         name: "optional-addons",
