@@ -2,6 +2,7 @@ import { execFile } from "node:child_process"
 import { Agent, type RequestOptions, request } from "node:http"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
+import { socketPool } from "./socket-pool.ts"
 
 export interface Answer {
   readonly status: number
@@ -122,19 +123,17 @@ export interface OpenLoopRun extends PassFigures {
 }
 
 /**
- * An open-loop load generator: request i is due at `start + i / rate`, sent
- * when due over a pool of up to `connections` keep-alive connections (a
- * request finding them all busy waits in the pool, and that wait counts);
- * latency is measured from the due time, so a slow answer delays none of the
- * later sends and every queue shows in the figures (no coordinated omission).
+ * An open-loop load generator: request i is due at `start + i / rate` and
+ * handed to `send` when due (socket-pool.ts queues it while every connection
+ * is busy); latency is measured from the due time, so a slow answer delays
+ * none of the later sends and every queue shows in the figures (no
+ * coordinated omission).
  */
 export const openLoop = async (
   ratePerSecond: number,
   durationMs: number,
-  connections: number,
-  send: (agent: Agent) => Promise<"ok" | "rejected">
+  send: () => Promise<"ok" | "rejected">
 ): Promise<OpenLoopRun> => {
-  const agent = new Agent({ keepAlive: true, maxSockets: connections })
   const total = Math.floor((ratePerSecond * durationMs) / 1000)
   const intervalMs = 1000 / ratePerSecond
   const latencies: Array<number> = []
@@ -146,7 +145,7 @@ export const openLoop = async (
   const cpuBefore = process.cpuUsage()
   const started = performance.now()
   const fire = (due: number) =>
-    send(agent).then(
+    send().then(
       (answer) => {
         if (answer === "ok") latencies.push(performance.now() - due)
         else rejected++
@@ -156,26 +155,22 @@ export const openLoop = async (
         firstFailure ??= error instanceof Error ? error.message : String(error)
       }
     )
-  try {
-    await new Promise<void>((resolve) => {
-      let next = 0
-      const tick = () => {
-        const now = performance.now()
-        while (next < total && started + next * intervalMs <= now) {
-          const due = started + next * intervalMs
-          lags.push(now - due)
-          pending.push(fire(due))
-          next++
-        }
-        if (next >= total) resolve()
-        else setTimeout(tick, Math.max(0, started + next * intervalMs - performance.now()))
+  await new Promise<void>((resolve) => {
+    let next = 0
+    const tick = () => {
+      const now = performance.now()
+      while (next < total && started + next * intervalMs <= now) {
+        const due = started + next * intervalMs
+        lags.push(now - due)
+        pending.push(fire(due))
+        next++
       }
-      tick()
-    })
-    await Promise.all(pending)
-  } finally {
-    agent.destroy()
-  }
+      if (next >= total) resolve()
+      else setTimeout(tick, Math.max(0, started + next * intervalMs - performance.now()))
+    }
+    tick()
+  })
+  await Promise.all(pending)
   return {
     ratePerSecond,
     scheduled: total,
@@ -207,21 +202,30 @@ export type LoadSpec =
 
 export type LoadOutcome<S extends LoadSpec> = S extends { readonly mode: "open" } ? OpenLoopRun : LoadRun
 
-/** One request of a spec: a 503 (over the daemon's in-flight cap) is "rejected", anything unexpected throws. */
-const sender =
-  (target: LoadTarget) =>
-  async (agent: Agent): Promise<"ok" | "rejected"> => {
-    const answer = await httpRequest({ socketPath: target.socketPath, path: target.path, agent })
-    if (answer.status === 200 && answer.bytes === target.expectedBytes) return "ok"
-    if (answer.status === 503) return "rejected"
-    throw new Error(`GET ${target.path} answered ${answer.status} with ${answer.bytes} bytes`)
-  }
+/** An answer of a spec: a 503 (over the daemon's in-flight cap) is "rejected", anything unexpected throws. */
+const verdict = (
+  target: LoadTarget,
+  answer: { readonly status: number; readonly bytes: number }
+): "ok" | "rejected" => {
+  if (answer.status === 200 && answer.bytes === target.expectedBytes) return "ok"
+  if (answer.status === 503) return "rejected"
+  throw new Error(`GET ${target.path} answered ${answer.status} with ${answer.bytes} bytes`)
+}
 
 /** Runs `spec` in this process (what loadgen.ts does in its own). */
-export const runSpec = (spec: LoadSpec): Promise<LoadRun | OpenLoopRun> =>
-  spec.mode === "closed"
-    ? closedLoop(spec.connections, spec.durationMs, sender(spec))
-    : openLoop(spec.ratePerSecond, spec.durationMs, spec.connections, sender(spec))
+export const runSpec = async (spec: LoadSpec): Promise<LoadRun | OpenLoopRun> => {
+  if (spec.mode === "closed") {
+    return closedLoop(spec.connections, spec.durationMs, async (agent) =>
+      verdict(spec, await httpRequest({ socketPath: spec.socketPath, path: spec.path, agent }))
+    )
+  }
+  const pool = await socketPool(spec.socketPath, spec.path, spec.connections)
+  try {
+    return await openLoop(spec.ratePerSecond, spec.durationMs, async () => verdict(spec, await pool.get()))
+  } finally {
+    pool.close()
+  }
+}
 
 const LOADGEN = fileURLToPath(new URL("./loadgen.ts", import.meta.url))
 

@@ -1,7 +1,7 @@
 /**
  * The api bench's load generator, a process of its own: `node loadgen.ts
  * '<LoadSpec as JSON>'` runs the load and prints its figures as one JSON
- * object on stdout. It imports only load.ts (node:http), so it starts fast
+ * object on stdout. It imports only load.ts (node:http, node:net), so it starts fast
  * and small and shares nothing with the bench or the daemon.
  */
 import { type LoadSpec, runSpec } from "./load.ts"
