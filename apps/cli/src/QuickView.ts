@@ -1,4 +1,4 @@
-import { ENVIRONMENT_KINDS, PROVIDERS, SANDBOX_STATUSES } from "@prbox/domain/Vocabulary"
+import { ENVIRONMENT_KINDS, PROVIDERS, PULL_REQUEST_STATES, SANDBOX_STATUSES } from "@prbox/domain/Vocabulary"
 import type { SandboxView, VersionInfo } from "@prbox/protocol"
 
 /**
@@ -84,6 +84,10 @@ const sandbox = struct({
   repository: string,
   pullRequest: int(1),
   title: nullOr(string),
+  author: nullOr(string),
+  pullRequestState: nullOr(oneOf(PULL_REQUEST_STATES)),
+  baseRef: nullOr(string),
+  closedSeenAt: nullOr(timestamp),
   sourceBranch: nullOr(string),
   sourceCommit: nullOr(string),
   workspacePath: nullOr(string),
@@ -99,6 +103,7 @@ const sandbox = struct({
   stoppedAt: nullOr(timestamp),
   legacyRetiredAt: nullOr(timestamp),
   destroyFenced: boolean,
+  engine: nullOr(string),
   url: nullOr(string),
   hasPassword: boolean
 })

@@ -32,6 +32,11 @@ const view = {
   stoppedAt: null,
   legacyRetiredAt: null,
   destroyFenced: false,
+  author: null,
+  pullRequestState: null,
+  baseRef: null,
+  closedSeenAt: null,
+  engine: null,
   url: "http://127.0.0.1:8080/",
   hasPassword: true
 } as const

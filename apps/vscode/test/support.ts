@@ -128,6 +128,11 @@ export const viewOf = (fields: Partial<SandboxView> = {}): SandboxView => ({
   stoppedAt: null,
   legacyRetiredAt: null,
   destroyFenced: false,
+  author: null,
+  pullRequestState: null,
+  baseRef: null,
+  closedSeenAt: null,
+  engine: null,
   hasPassword: true,
   ...fields
 })

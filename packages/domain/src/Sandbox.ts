@@ -1,6 +1,7 @@
 import { Schema } from "effect"
 import { EnvironmentPlan, SandboxEnvironment } from "./Environment.ts"
 import { HostPort, PullRequestNumber, SandboxId, Timestamp } from "./Ids.ts"
+import { PullRequestState } from "./PullRequestInfo.ts"
 import { Provider } from "./PullRequestKey.ts"
 import { SandboxStatus } from "./SandboxStatus.ts"
 import { isTerminal } from "./Vocabulary.ts"
@@ -16,7 +17,13 @@ export const Sandbox = Schema.Struct({
   account: Schema.String,
   repository: Schema.String,
   pullRequest: PullRequestNumber,
+  /** The last title, author, state and base branch the hosting service gave; null while unknown. */
   title: Schema.NullOr(Schema.String),
+  author: Schema.NullOr(Schema.String),
+  pullRequestState: Schema.NullOr(PullRequestState),
+  baseRef: Schema.NullOr(Schema.String),
+  /** When the PR was first seen merged or closed (the grace of `deleteWhenClosed` runs from it); null while open or unknown. */
+  closedSeenAt: Schema.NullOr(Timestamp),
   sourceBranch: Schema.NullOr(Schema.String),
   sourceCommit: Schema.NullOr(Schema.String),
   accessPassword: Schema.NullOr(Schema.RedactedFromValue(Schema.String)),
@@ -39,7 +46,9 @@ export const Sandbox = Schema.Struct({
   lastActivityAt: Timestamp,
   stoppedAt: Schema.NullOr(Timestamp),
   legacyRetiredAt: Schema.NullOr(Timestamp),
-  destroyFenced: Schema.Boolean
+  destroyFenced: Schema.Boolean,
+  /** The Docker engine the sandbox lives on (its configured address); null: the local engine (rows before v8). */
+  engine: Schema.NullOr(Schema.String)
 })
 export type Sandbox = typeof Sandbox.Type
 

@@ -10,6 +10,9 @@ export const SANDBOX_STATUSES = ["creating", "cloning", "starting", "running", "
 /** Where a pull request lives. */
 export const PROVIDERS = ["github", "gitlab", "bitbucket", "codecommit", "git"] as const
 
+/** Where a pull request stands on its hosting service. */
+export const PULL_REQUEST_STATES = ["open", "merged", "closed"] as const
+
 /** Which source a sandbox's environment came from. */
 export const ENVIRONMENT_KINDS = ["devcontainer", "config", "default"] as const
 

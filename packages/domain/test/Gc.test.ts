@@ -42,7 +42,12 @@ const row = (id: string, status: SandboxStatus, lastActivityAt: number, stoppedA
   lastActivityAt,
   stoppedAt,
   legacyRetiredAt: null,
-  destroyFenced: false
+  destroyFenced: false,
+  author: null,
+  pullRequestState: null,
+  baseRef: null,
+  closedSeenAt: null,
+  engine: null
 })
 
 const answered = (lastHeartbeat: number): HeartbeatProbe => ({ _tag: "Answered", lastHeartbeat })

@@ -35,7 +35,12 @@ const base: Sandbox = {
   lastActivityAt: 2,
   stoppedAt: 3,
   legacyRetiredAt: null,
-  destroyFenced: false
+  destroyFenced: false,
+  author: null,
+  pullRequestState: null,
+  baseRef: null,
+  closedSeenAt: null,
+  engine: null
 }
 const row = (patch: Partial<Sandbox>): Sandbox => ({ ...base, ...patch })
 

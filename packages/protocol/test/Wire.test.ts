@@ -47,7 +47,12 @@ const row: Sandbox = Schema.decodeUnknownSync(SandboxSchema)({
   lastActivityAt: 2,
   stoppedAt: null,
   legacyRetiredAt: null,
-  destroyFenced: false
+  destroyFenced: false,
+  author: null,
+  pullRequestState: null,
+  baseRef: null,
+  closedSeenAt: null,
+  engine: null
 })
 
 describe("wire sandbox", () => {

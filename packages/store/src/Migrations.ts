@@ -173,6 +173,19 @@ CREATE TABLE jobs (
 CREATE INDEX jobs_by_sandbox ON jobs (sandbox_id, started_at);
 `
 
+/**
+ * v8: what the hosting service last said of the PR (author, state, base
+ * branch; the title had a column from v1) and when it was first seen closed;
+ * and the Docker engine each sandbox lives on (null: the local engine).
+ */
+export const V8_SCHEMA = `
+ALTER TABLE sandboxes ADD COLUMN author TEXT;
+ALTER TABLE sandboxes ADD COLUMN pull_request_state TEXT;
+ALTER TABLE sandboxes ADD COLUMN base_ref TEXT;
+ALTER TABLE sandboxes ADD COLUMN closed_seen_at INTEGER;
+ALTER TABLE sandboxes ADD COLUMN engine TEXT;
+`
+
 export interface Migration {
   readonly version: number
   readonly sql: string
@@ -186,7 +199,8 @@ export const migrations: ReadonlyArray<Migration> = [
   { version: 4, sql: V4_SCHEMA },
   { version: 5, sql: V5_SCHEMA },
   { version: 6, sql: V6_SCHEMA },
-  { version: 7, sql: V7_SCHEMA }
+  { version: 7, sql: V7_SCHEMA },
+  { version: 8, sql: V8_SCHEMA }
 ]
 
 export const latestVersion = migrations.reduce((latest, migration) => Math.max(latest, migration.version), 0)

@@ -27,7 +27,12 @@ export const SANDBOX_COLUMNS = [
   "last_activity_at",
   "stopped_at",
   "legacy_retired_at",
-  "destroy_fenced"
+  "destroy_fenced",
+  "author",
+  "pull_request_state",
+  "base_ref",
+  "closed_seen_at",
+  "engine"
 ] as const
 
 type SandboxColumn = (typeof SANDBOX_COLUMNS)[number]
@@ -61,7 +66,12 @@ const toColumns = (row: typeof Sandbox.Encoded): ColumnValues => ({
   stopped_at: row.stoppedAt,
   legacy_retired_at: row.legacyRetiredAt,
   // SQLite has no boolean.
-  destroy_fenced: row.destroyFenced ? 1 : 0
+  destroy_fenced: row.destroyFenced ? 1 : 0,
+  author: row.author,
+  pull_request_state: row.pullRequestState,
+  base_ref: row.baseRef,
+  closed_seen_at: row.closedSeenAt,
+  engine: row.engine
 })
 
 const json = (value: unknown): string | null => (value === null ? null : JSON.stringify(value))
@@ -103,7 +113,12 @@ const fromColumns = (raw: RawRow): unknown => ({
   lastActivityAt: raw.last_activity_at,
   stoppedAt: raw.stopped_at,
   legacyRetiredAt: raw.legacy_retired_at,
-  destroyFenced: fenceFlag(raw.destroy_fenced)
+  destroyFenced: fenceFlag(raw.destroy_fenced),
+  author: raw.author,
+  pullRequestState: raw.pull_request_state,
+  baseRef: raw.base_ref,
+  closedSeenAt: raw.closed_seen_at,
+  engine: raw.engine
 })
 
 // Schema messages can quote the offending value (with `reportInput`, even

@@ -89,6 +89,8 @@ export interface NewSandbox {
   readonly sourceCommit?: string | null
   readonly workspacePath?: string | null
   readonly detail?: string | null
+  /** Null or absent: the local engine. */
+  readonly engine?: string | null
 }
 
 /**

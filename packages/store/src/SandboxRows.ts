@@ -98,6 +98,10 @@ export const makeSandboxRows = (
       repository: input.repository,
       pullRequest: input.pullRequest,
       title: input.title ?? null,
+      author: null,
+      pullRequestState: null,
+      baseRef: null,
+      closedSeenAt: null,
       sourceBranch: input.sourceBranch ?? null,
       sourceCommit: input.sourceCommit ?? null,
       accessPassword: input.accessPassword,
@@ -114,7 +118,8 @@ export const makeSandboxRows = (
       lastActivityAt: input.lastActivityAt,
       stoppedAt: null,
       legacyRetiredAt: null,
-      destroyFenced: false
+      destroyFenced: false,
+      engine: input.engine ?? null
     }
     return yield* write("insert", () =>
       Result.gen(function* () {

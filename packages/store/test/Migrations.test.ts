@@ -206,7 +206,12 @@ const expectedFromLegacy = (row: (typeof legacyRows)[number]): ReturnType<typeof
   lastActivityAt: row.last_activity_at,
   stoppedAt: row.stopped_at,
   legacyRetiredAt: null,
-  destroyFenced: false
+  destroyFenced: false,
+  author: null,
+  pullRequestState: null,
+  baseRef: null,
+  closedSeenAt: null,
+  engine: null
 })
 
 const schemaOf = (raw: Database.Database) =>
@@ -356,9 +361,9 @@ describe("migrations", () => {
       const migrated = yield* rawDatabase(databaseIn(migratedDir), { readonly: true })
       const fresh = yield* rawDatabase(databaseIn(freshDir), { readonly: true })
       assert.deepStrictEqual(schemaOf(migrated), schemaOf(fresh))
-      assert.deepStrictEqual(versionsOf(migrated), [1, 2, 3, 4, 5, 6, 7])
-      assert.deepStrictEqual(versionsOf(fresh), [1, 2, 3, 4, 5, 6, 7])
-      assert.strictEqual(latestVersion, 7)
+      assert.deepStrictEqual(versionsOf(migrated), [1, 2, 3, 4, 5, 6, 7, 8])
+      assert.deepStrictEqual(versionsOf(fresh), [1, 2, 3, 4, 5, 6, 7, 8])
+      assert.strictEqual(latestVersion, 8)
       assert.strictEqual(migrated.prepare("SELECT count(*) FROM sandboxes").pluck().get(), legacyRows.length)
     })
   )

@@ -60,7 +60,12 @@ describe("insert and find", () => {
         lastActivityAt: 1001,
         stoppedAt: null,
         legacyRetiredAt: null,
-        destroyFenced: false
+        destroyFenced: false,
+        author: null,
+        pullRequestState: null,
+        baseRef: null,
+        closedSeenAt: null,
+        engine: null
       }
       assert.deepStrictEqual(plain(inserted), expected)
       const found = yield* repo.findById(sandboxId(1))
