@@ -14,6 +14,7 @@ import { Maintenance } from "./Maintenance.ts"
 import { servePreviews } from "./PreviewServer.ts"
 import { requestTimings } from "./RequestTimings.ts"
 import { clearStaleSocket } from "./SocketFile.ts"
+import { restoreOptimization } from "./Tiering.ts"
 
 export interface DaemonOptions {
   readonly home: string
@@ -92,6 +93,8 @@ export const run = (options: DaemonOptions) =>
       yield* Front.serve(app, { socketPath, limits, counters, ...(timings === undefined ? {} : { timings }) })
       yield* servePreviews(limits).pipe(Effect.provideContext(services))
       yield* Effect.logInfo(`prboxd ${DAEMON_VERSION} (pid ${process.pid}) listening on ${socketPath}`)
+      // Start-up is over: requests are optimized as usual from here on.
+      yield* Effect.sync(restoreOptimization)
       yield* Effect.logInfo(
         `previews on http://<port>.<sandbox id>.localhost:${Context.get(services, Previews).previewPort}/`
       )

@@ -1,14 +1,16 @@
 import { homedir } from "node:os"
-import { resolveHome, statePaths } from "@prbox/domain"
+import { resolveHome, STARTUP_TIERING_FLAGS, statePaths } from "@prbox/domain"
 
 /**
- * Node flags prboxd runs with (apps/daemon/bin/prboxd spells the same list).
+ * Node flags prboxd runs with (apps/daemon/bin/prboxd and the package's
+ * bin/prboxd.cjs spell the same list; apps/daemon/test/Tiering.test.ts checks).
  * V8 sizes the young generation for throughput by default and never gives
  * it back: a 64 MiB semi-space pair is half of an idle daemon's memory. The
  * daemon's allocations are small and short-lived, so 1 MiB semi-spaces cost
- * it nothing measurable in latency.
+ * it nothing measurable in latency. Start-up code stays unoptimized (domain
+ * DaemonTiering.ts) until the daemon serves.
  */
-export const DAEMON_NODE_FLAGS: ReadonlyArray<string> = ["--max-semi-space-size=1"]
+export const DAEMON_NODE_FLAGS: ReadonlyArray<string> = ["--max-semi-space-size=1", ...STARTUP_TIERING_FLAGS]
 
 /** Set by the launcher when it chose NODE_COMPILE_CACHE itself; the daemon's main.ts then drops both. */
 export const LAUNCHER_COMPILE_CACHE = "PRBOXD_LAUNCHER_COMPILE_CACHE"
