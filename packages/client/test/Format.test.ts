@@ -1,7 +1,18 @@
 import type { PortList } from "@prbox/protocol"
 import { describe, expect, it } from "vitest"
 import { portList, portView } from "../../protocol/test/ports.ts"
-import { accessOf, age, PORTS_HEADER, portChanges, portName, portRows, repoOf } from "../src/index.ts"
+import {
+  accessOf,
+  age,
+  displayText,
+  endedMark,
+  PORTS_HEADER,
+  portChanges,
+  portName,
+  portRows,
+  pullRequestTitle,
+  repoOf
+} from "../src/index.ts"
 
 describe("age", () => {
   const now = 1_000_000_000
@@ -98,4 +109,36 @@ describe("ports: the table's cells and the watch's lines", () => {
   for (const [name, before, after, lines] of cases) {
     it(`watch: ${name}`, () => expect(portChanges(before, after)).toEqual(lines))
   }
+})
+
+describe("what a hosting service wrote, made safe to show", () => {
+  const cases: ReadonlyArray<readonly [name: string, text: string, expected: string]> = [
+    ["plain text as it is", "Fix the parser (#12)", "Fix the parser (#12)"],
+    ["an escape sequence loses its ESC and BEL", "a\u001b[2Jb\u001b]0;x\u0007c", "a [2Jb ]0;x c"],
+    ["newlines, tabs and line separators become one space", "one\r\n\ttwo\u2028three", "one two three"],
+    ["C1 controls and DEL become spaces", "a\u009bb\u007fc", "a b c"],
+    ["bidirectional overrides are dropped", "abc\u202edcba\u202c.ts\u2066x\u2069", "abcdcba.tsx"],
+    ["blanks around are trimmed", "  title\n", "title"],
+    ["wide text and emoji are kept", "修正 🐛", "修正 🐛"]
+  ]
+  for (const [name, text, expected] of cases) {
+    it(name, () => expect(displayText(text)).toBe(expected))
+  }
+
+  it("a title is null when unknown or blank", () => {
+    expect(pullRequestTitle({ title: null })).toBeNull()
+    expect(pullRequestTitle({ title: " \n\u0007 " })).toBeNull()
+    expect(pullRequestTitle({ title: "Fix\nit" })).toBe("Fix it")
+  })
+})
+
+describe("endedMark: a PR the hosting service said was merged or closed", () => {
+  it.each([
+    ["merged", "merged"],
+    ["closed", "closed"],
+    ["open", undefined],
+    [null, undefined]
+  ] as const)("%s → %s", (pullRequestState, expected) => {
+    expect(endedMark({ pullRequestState })).toBe(expected)
+  })
 })
