@@ -2,9 +2,10 @@
 import {
   age,
   displayText,
-  endedMark,
   environmentOf,
   legacyWarning,
+  markEnded,
+  pullRequestStateText,
   pullRequestTitle,
   repoOf,
   setupFailureOf
@@ -60,9 +61,7 @@ const statusCell = (view: SandboxView): string => {
     setupFailureOf(view) === null ? undefined : "setup failed",
     view.hasPassword ? undefined : "legacy"
   ].filter((mark) => mark !== undefined)
-  const status = marks.length === 0 ? view.status : `${view.status} (${marks.join(", ")})`
-  const ended = endedMark(view)
-  return ended === undefined ? status : `${status} · ${ended}`
+  return markEnded(marks.length === 0 ? view.status : `${view.status} (${marks.join(", ")})`, view)
 }
 
 /** `prbox status`'s setup line: the reason and where its output is. */
@@ -107,14 +106,6 @@ export const listText = (all: ReadonlyArray<SandboxView>, showAll: boolean, now:
   return [sandboxTable(views, now, columns), ...legacyNotes(views)].join("\n")
 }
 
-/** `merged (first seen 3h ago)`: the PR's state as the hosting service last said it; null when unknown. */
-const pullRequestStateLine = (view: SandboxView, now: number): string | null => {
-  if (view.pullRequestState === null) return null
-  return view.closedSeenAt === null
-    ? view.pullRequestState
-    : `${view.pullRequestState} (first seen ${age(view.closedSeenAt, now)} ago)`
-}
-
 /** `prbox status`: one sandbox, one field per line. */
 export const describe = (view: SandboxView, now: number): string => {
   const fields: Array<[string, string | null]> = [
@@ -122,7 +113,7 @@ export const describe = (view: SandboxView, now: number): string => {
     ["pull request", `${repoOf(view)}#${view.pullRequest}`],
     ["title", pullRequestTitle(view)],
     ["author", view.author === null ? null : displayText(view.author)],
-    ["PR state", pullRequestStateLine(view, now)],
+    ["PR state", pullRequestStateText(view, now)],
     ["base branch", view.baseRef === null ? null : displayText(view.baseRef)],
     ["status", view.destroyFenced ? `${view.status} (fenced: run \`prbox rm ${view.id}\`)` : view.status],
     ["warning", legacyWarning(view) ?? null],

@@ -69,9 +69,25 @@ export const pullRequestTitle = (view: Pick<SandboxView, "title">): string | nul
   return title === "" ? null : title
 }
 
-/** "merged" or "closed" when the hosting service last said so: a sandbox whose review is over; else undefined. */
-export const endedMark = (view: Pick<SandboxView, "pullRequestState">): "merged" | "closed" | undefined =>
-  view.pullRequestState === "merged" || view.pullRequestState === "closed" ? view.pullRequestState : undefined
+/**
+ * A sandbox's status text with ` · merged` or ` · closed` when the hosting
+ * service last said so (a sandbox whose review is over); as it is otherwise.
+ */
+export const markEnded = (status: string, view: Pick<SandboxView, "pullRequestState">): string =>
+  view.pullRequestState === "merged" || view.pullRequestState === "closed"
+    ? `${status} · ${view.pullRequestState}`
+    : status
+
+/** `merged (first seen 3h ago)`, `open`: the PR's state as the hosting service last said it; null when unknown. */
+export const pullRequestStateText = (
+  view: Pick<SandboxView, "pullRequestState" | "closedSeenAt">,
+  now: number
+): string | null => {
+  if (view.pullRequestState === null) return null
+  return view.closedSeenAt === null
+    ? view.pullRequestState
+    : `${view.pullRequestState} (first seen ${age(view.closedSeenAt, now)} ago)`
+}
 
 /** Who may open a port's preview: anyone (`public`), or who has the password or the token (`private`). */
 export const accessOf = (port: Pick<PortView, "public">): string => (port.public ? "public" : "private")

@@ -5,11 +5,12 @@ import {
   accessOf,
   age,
   displayText,
-  endedMark,
+  markEnded,
   PORTS_HEADER,
   portChanges,
   portName,
   portRows,
+  pullRequestStateText,
   pullRequestTitle,
   repoOf
 } from "../src/index.ts"
@@ -132,13 +133,25 @@ describe("what a hosting service wrote, made safe to show", () => {
   })
 })
 
-describe("endedMark: a PR the hosting service said was merged or closed", () => {
+describe("markEnded: a PR the hosting service said was merged or closed", () => {
   it.each([
-    ["merged", "merged"],
-    ["closed", "closed"],
-    ["open", undefined],
-    [null, undefined]
+    ["merged", "running · merged"],
+    ["closed", "running · closed"],
+    ["open", "running"],
+    [null, "running"]
   ] as const)("%s → %s", (pullRequestState, expected) => {
-    expect(endedMark({ pullRequestState })).toBe(expected)
+    expect(markEnded("running", { pullRequestState })).toBe(expected)
+  })
+})
+
+describe("pullRequestStateText: the PR's state, and since when it is over", () => {
+  const now = 10 * 3_600_000
+  it.each([
+    ["open", null, "open"],
+    ["merged", now - 3 * 3_600_000, "merged (first seen 3h ago)"],
+    ["closed", now - 90_000, "closed (first seen 1m ago)"],
+    [null, null, null]
+  ] as const)("%s, first seen closed at %s → %s", (pullRequestState, closedSeenAt, expected) => {
+    expect(pullRequestStateText({ pullRequestState, closedSeenAt }, now)).toBe(expected)
   })
 })
