@@ -106,7 +106,7 @@ const ls = Command.make(
   )
 ).pipe(
   Command.withDescription(
-    "List sandboxes: id, PR, repository, status (with merged or closed PRs marked), age, URL, the PR's title (cut to the terminal's width). Legacy sandboxes without a password are always listed, with what to do."
+    "List sandboxes: id, PR, repository, status (merged or closed PRs marked), environment, age, URL, and the PR's title (cut to the terminal's width). Legacy sandboxes without a password are always listed, with what to do."
   )
 )
 

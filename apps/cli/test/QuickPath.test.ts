@@ -65,7 +65,6 @@ beforeAll(async () => {
   await seedEndedRows(home, rows)
   for (const [id, fields] of pullRequests) {
     writePullRequestFields(home, id, {
-      title: null,
       author: null,
       pullRequestState: null,
       baseRef: null,

@@ -260,7 +260,7 @@ export const nameOf = (views: ReadonlyArray<SandboxView>, id: SandboxId): string
 /** What a sandbox picker shows for a row. */
 export const pickItem = (view: SandboxView, now: number) => ({
   label: titleOf(view),
-  description: `${view.status} · ${repoOf(view)} · ${age(view.createdAt, now)}`,
+  description: `${markEnded(view.status, view)} · ${repoOf(view)} · ${age(view.createdAt, now)}`,
   view
 })
 

@@ -45,6 +45,7 @@ describe("tree items from protocol rows", () => {
     const open = sandboxNode(viewOf({ pullRequestState: "open" }), now)
     expect(open.description).toBe("#12 · owner/repo · running")
     expect(open.tooltip).toContain("\npull request: open\n")
+    expect(pickItem(viewOf({ pullRequestState: "merged" }), now).description).toBe("running · merged · owner/repo · 5m")
   })
 
   it("shows a title's control characters as spaces, in the label and the pickers", () => {
