@@ -1,29 +1,67 @@
 // Modules, not the packages' indexes: the fast path (QuickAnswer.ts) formats with these without loading effect.
-import { age, environmentOf, legacyWarning, repoOf, setupFailureOf } from "@prbox/client/Format"
+import {
+  age,
+  displayText,
+  environmentOf,
+  legacyWarning,
+  markEnded,
+  pullRequestStateText,
+  pullRequestTitle,
+  repoOf,
+  setupFailureOf
+} from "@prbox/client/Format"
 import { isLive } from "@prbox/domain/Vocabulary"
 import type { SandboxView } from "@prbox/protocol"
+import { fitWidth } from "./TextWidth.ts"
 
 export const urlOf = (view: SandboxView): string => (view.status === "running" && view.url !== null ? view.url : "-")
 
-/** Left-aligned columns separated by two spaces. */
-export const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string => {
+/** The columns stdout has when it is a terminal; undefined when it is not (a pipe or a file gets whole lines). */
+export const terminalColumns = (stdout: { readonly isTTY?: boolean; readonly columns?: number }): number | undefined =>
+  stdout.isTTY === true && stdout.columns !== undefined && stdout.columns > 0 ? stdout.columns : undefined
+
+/** The least a cut last column keeps, however narrow the terminal: past that the lines wrap. */
+const LAST_COLUMN_MIN = 12
+
+/**
+ * Left-aligned columns separated by two spaces. With `columns`, the last
+ * column's cells are cut with "…" so that each line fits in that many
+ * (keeping LAST_COLUMN_MIN at least).
+ */
+export const table = (
+  header: ReadonlyArray<string>,
+  rows: ReadonlyArray<ReadonlyArray<string>>,
+  columns?: number
+): string => {
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? "").length)))
+  const lastStart = widths.slice(0, -1).reduce((sum, width) => sum + width + 2, 0)
+  const lastWidth = columns === undefined ? undefined : Math.max(LAST_COLUMN_MIN, columns - lastStart)
   const line = (cells: ReadonlyArray<string>) =>
     cells
-      .map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column] ?? 0)))
+      .map((cell, column) =>
+        column < cells.length - 1
+          ? cell.padEnd(widths[column] ?? 0)
+          : lastWidth === undefined
+            ? cell
+            : fitWidth(cell, lastWidth)
+      )
       .join("  ")
       .trimEnd()
   return [line(header), ...rows.map(line)].join("\n")
 }
 
-/** The status with what needs the user: a destroy to retry, a setup to fix, a legacy row to delete. */
+/**
+ * The status with what needs the user (a destroy to retry, a setup to fix, a
+ * legacy row to delete), then whether the PR was merged or closed:
+ * `running (setup failed) · merged`.
+ */
 const statusCell = (view: SandboxView): string => {
   const marks = [
     view.destroyFenced ? "fenced" : undefined,
     setupFailureOf(view) === null ? undefined : "setup failed",
     view.hasPassword ? undefined : "legacy"
   ].filter((mark) => mark !== undefined)
-  return marks.length === 0 ? view.status : `${view.status} (${marks.join(", ")})`
+  return markEnded(marks.length === 0 ? view.status : `${view.status} (${marks.join(", ")})`, view)
 }
 
 /** `prbox status`'s setup line: the reason and where its output is. */
@@ -39,9 +77,10 @@ export const legacyNotes = (views: ReadonlyArray<SandboxView>): ReadonlyArray<st
     return warning === undefined ? [] : [`warning: ${warning}`]
   })
 
-export const sandboxTable = (views: ReadonlyArray<SandboxView>, now: number): string =>
+/** The table of `prbox ls`; TITLE last, cut to fit `columns` when given (a terminal's width). */
+export const sandboxTable = (views: ReadonlyArray<SandboxView>, now: number, columns?: number): string =>
   table(
-    ["ID", "PR", "REPO", "STATUS", "ENV", "AGE", "URL"],
+    ["ID", "PR", "REPO", "STATUS", "ENV", "AGE", "URL", "TITLE"],
     views.map((view) => [
       view.id,
       `#${view.pullRequest}`,
@@ -49,19 +88,22 @@ export const sandboxTable = (views: ReadonlyArray<SandboxView>, now: number): st
       statusCell(view),
       view.environment?.kind ?? "-",
       age(view.createdAt, now),
-      urlOf(view)
-    ])
+      urlOf(view),
+      pullRequestTitle(view) ?? "—"
+    ]),
+    columns
   )
 
 /**
  * `prbox ls [-a]`'s text from the full list: live rows (or all with `-a`),
  * and always the legacy rows without a password (they have ended, but block
- * their PR until deleted), with what to do about them.
+ * their PR until deleted), with what to do about them. `columns`: the
+ * terminal's width, which the titles are cut to fit.
  */
-export const listText = (all: ReadonlyArray<SandboxView>, showAll: boolean, now: number): string => {
+export const listText = (all: ReadonlyArray<SandboxView>, showAll: boolean, now: number, columns?: number): string => {
   const views = showAll ? all : all.filter((view) => isLive(view) || !view.hasPassword)
   if (views.length === 0) return showAll ? "no sandboxes" : "no active sandboxes (prbox ls -a shows all)"
-  return [sandboxTable(views, now), ...legacyNotes(views)].join("\n")
+  return [sandboxTable(views, now, columns), ...legacyNotes(views)].join("\n")
 }
 
 /** `prbox status`: one sandbox, one field per line. */
@@ -69,6 +111,10 @@ export const describe = (view: SandboxView, now: number): string => {
   const fields: Array<[string, string | null]> = [
     ["id", view.id],
     ["pull request", `${repoOf(view)}#${view.pullRequest}`],
+    ["title", pullRequestTitle(view)],
+    ["author", view.author === null ? null : displayText(view.author)],
+    ["PR state", pullRequestStateText(view, now)],
+    ["base branch", view.baseRef === null ? null : displayText(view.baseRef)],
     ["status", view.destroyFenced ? `${view.status} (fenced: run \`prbox rm ${view.id}\`)` : view.status],
     ["warning", legacyWarning(view) ?? null],
     ["url", urlOf(view)],

@@ -3,7 +3,7 @@ import { currentHome } from "@prbox/client/Home"
 import { normalizeOpenInput } from "@prbox/client/OpenInput"
 import { PRBOX_VERSION } from "@prbox/domain/Version"
 import { API_VERSION } from "@prbox/protocol/ApiVersion"
-import { describe, listText } from "./Format.ts"
+import { describe, listText, terminalColumns } from "./Format.ts"
 import type { DaemonQuery, QuickCommand } from "./QuickCommand.ts"
 import { sandboxList, sandboxView, versionInfo } from "./QuickView.ts"
 
@@ -70,22 +70,24 @@ const pathOf = (command: DaemonQuery, cwd: string): string => {
 }
 
 /** The text for `command` from the daemon's answer, or undefined when the answer is not what the API declares. */
-const textOf = (command: DaemonQuery, answer: unknown, now: number): string | undefined => {
+const textOf = (command: DaemonQuery, answer: unknown, context: QuickContext): string | undefined => {
   if (command._tag === "status") {
     const view = sandboxView(answer)
     if (view === undefined) return undefined
-    return command.json ? JSON.stringify(view) : describe(view, now)
+    return command.json ? JSON.stringify(view) : describe(view, context.now)
   }
   const views = sandboxList(answer)
   if (views === undefined) return undefined
-  return command.json ? JSON.stringify(views) : listText(views, command.all, now)
+  return command.json ? JSON.stringify(views) : listText(views, command.all, context.now, context.columns)
 }
 
-/** Where the fast path asks, and the moment and directory the full CLI would read the answer in. */
+/** Where the fast path asks, and the moment, directory and terminal the full CLI would read the answer in. */
 export interface QuickContext {
   readonly socketPath: string
   readonly cwd: string
   readonly now: number
+  /** The terminal's width the table fits, or undefined (not a terminal). */
+  readonly columns: number | undefined
 }
 
 /**
@@ -99,7 +101,7 @@ export const quickAnswer = async (command: DaemonQuery, context: QuickContext): 
     getJson(context.socketPath, pathOf(command, context.cwd))
   ])
   if (versionInfo(version)?.api.includes(API_VERSION) !== true) return undefined
-  const text = textOf(command, answer, context.now)
+  const text = textOf(command, answer, context)
   return text === undefined ? undefined : `${text}\n`
 }
 
@@ -111,7 +113,12 @@ export const answerQuickly = async (command: QuickCommand): Promise<boolean> => 
     process.stdout.write(`prbox v${PRBOX_VERSION}\n`)
     return true
   }
-  const text = await quickAnswer(command, { socketPath: currentHome().socketPath, cwd: process.cwd(), now: Date.now() })
+  const text = await quickAnswer(command, {
+    socketPath: currentHome().socketPath,
+    cwd: process.cwd(),
+    now: Date.now(),
+    columns: terminalColumns(process.stdout)
+  })
   if (text === undefined) return false
   process.stdout.write(text)
   return true

@@ -6,7 +6,7 @@ import { Effect, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { ensureRunning, withClient } from "./Connect.ts"
 import { printJson, runCommand } from "./Exit.ts"
-import { describe, listText, setupLine } from "./Format.ts"
+import { describe, listText, setupLine, terminalColumns } from "./Format.ts"
 import { idArgument, isTty, json, needsDaemon, optionalNumber, out, prFlag, resolveId, waitFlag } from "./Params.ts"
 import { followUntilReady } from "./Progress.ts"
 
@@ -100,12 +100,13 @@ const ls = Command.make(
     Effect.gen(function* () {
       if (config.json) return printJson(yield* client.list({ all: config.all }))
       // One request: the full list holds the active rows (newest first, like `all: false`) and the legacy ones.
-      yield* out(listText(yield* client.list({ all: true }), config.all, Date.now()))
+      const views = yield* client.list({ all: true })
+      yield* out(listText(views, config.all, Date.now(), terminalColumns(process.stdout)))
     })
   )
 ).pipe(
   Command.withDescription(
-    "List sandboxes: id, PR, repository, status, age, URL. Legacy sandboxes without a password are always listed, with what to do."
+    "List sandboxes: id, PR, repository, status (merged or closed PRs marked), environment, age, URL, and the PR's title (cut to the terminal's width). Legacy sandboxes without a password are always listed, with what to do."
   )
 )
 

@@ -3,9 +3,22 @@ import { createServer, type Server } from "node:http"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { writeV1Database } from "../../../packages/engine/test/legacy-fixtures.ts"
+import { writePullRequestFields } from "../../../packages/store/test/pull-request-rows.ts"
 import { bodyOf, quickAnswer } from "../src/QuickAnswer.ts"
 import { quickCommand } from "../src/QuickCommand.ts"
-import { FULL_CLI, makeHome, prbox, removeHome, runEntry, seedEndedRows, socketOf, tearDown } from "./support.ts"
+import { displayWidth } from "../src/TextWidth.ts"
+import {
+  CLI_MAIN,
+  FULL_CLI,
+  makeHome,
+  prbox,
+  removeHome,
+  runEntry,
+  runOnTerminal,
+  seedEndedRows,
+  socketOf,
+  tearDown
+} from "./support.ts"
 
 /**
  * The fast path (QuickAnswer.ts) against a real daemon over its socket: it
@@ -19,12 +32,20 @@ const FULL_CLI_PROBE = `--import=data:text/javascript,${encodeURIComponent(
 
 const rows = Array.from({ length: 40 }, (_, index) => [`quick${String(index).padStart(7, "0")}`, index + 1] as const)
 const legacyId = "legacy000001"
+const longTitle = "Accept trailing commas in every list the grammar has, and say where a list ends too early"
+/** What the hosting service said of a few rows' PRs: a long title, a merged PR, a hostile title, a wide one. */
+const pullRequests = [
+  ["quick0000001", { title: longTitle, author: "octocat", pullRequestState: "open", baseRef: "main" }],
+  ["quick0000002", { title: "Drop the v1 API", author: "hubot", pullRequestState: "merged", closedSeenAt: 5_000 }],
+  ["quick0000003", { title: "Fix\u001b]0;owned\u0007 the\nparser\u202e", pullRequestState: "closed" }],
+  ["quick0000004", { title: "修正: 構文解析器の末尾カンマを受け付ける 🐛 (wide characters take two columns each)" }]
+] as const
 let home: string
 
 const quick = (args: ReadonlyArray<string>, socketPath = socketOf(home)) => {
   const command = quickCommand(args)
   if (command === undefined || command._tag === "version") throw new Error(`not a fast path command: ${args.join(" ")}`)
-  return quickAnswer(command, { socketPath, cwd: process.cwd(), now: Date.now() })
+  return quickAnswer(command, { socketPath, cwd: process.cwd(), now: Date.now(), columns: undefined })
 }
 
 beforeAll(async () => {
@@ -42,6 +63,15 @@ beforeAll(async () => {
   ])
   chmodSync(join(home, "prbox.db"), 0o600)
   await seedEndedRows(home, rows)
+  for (const [id, fields] of pullRequests) {
+    writePullRequestFields(home, id, {
+      author: null,
+      pullRequestState: null,
+      baseRef: null,
+      closedSeenAt: null,
+      ...fields
+    })
+  }
   const started = await prbox(home, ["daemon", "start"])
   expect(started.code, started.stderr).toBe(0)
 })
@@ -57,6 +87,8 @@ describe("prbox ls and status on the fast path", () => {
     [["ls", "--all"]],
     [["ls", "--json"]],
     [["ls", "-a", "--json"]],
+    [["status", "quick0000001"]],
+    [["status", "quick0000002"]],
     [["status", "quick0000003"]],
     [["status", "quick0000012", "--json"]],
     [["status", "legacy"]],
@@ -68,6 +100,41 @@ describe("prbox ls and status on the fast path", () => {
     expect(await quick(args)).toBe(full.stdout)
     const whole = await prbox(home, args, { NODE_OPTIONS: FULL_CLI_PROBE })
     expect(whole).toEqual({ code: 0, stdout: full.stdout, stderr: "" })
+  })
+
+  it("shows the titles and states the rows keep, whole when stdout is not a terminal", async () => {
+    const table = (await quick(["ls", "-a"])) ?? ""
+    expect(table.split("\n")[0]).toMatch(/ URL +TITLE$/)
+    expect(table).toMatch(/\nquick0000001 .* error {2}.* {2}Accept trailing commas .* ends too early\n/)
+    expect(table).toMatch(/\nquick0000002 .* error · merged .* {2}Drop the v1 API\n/)
+    expect(table).toMatch(/\nquick0000003 .* error · closed .* {2}Fix \]0;owned the parser\n/)
+    expect(table).toMatch(/\nquick0000005 .* {2}—\n/)
+    const status = (await quick(["status", "quick0000002"])) ?? ""
+    expect(status).toMatch(/\ntitle: +Drop the v1 API\nauthor: +hubot\nPR state: +merged \(first seen \d+d ago\)\n/)
+    const json = JSON.parse((await quick(["status", "quick0000001", "--json"])) ?? "{}")
+    expect(json).toMatchObject({
+      title: longTitle,
+      author: "octocat",
+      pullRequestState: "open",
+      baseRef: "main",
+      closedSeenAt: null
+    })
+  })
+
+  it("on a terminal: the same table from both paths, the titles cut to its width", async () => {
+    const full = await runOnTerminal(FULL_CLI, home, ["ls", "-a"], 100)
+    expect(full.code, full.stdout).toBe(0)
+    // The probe would print on the terminal too: the same text means the fast path answered alone.
+    const fast = await runOnTerminal(CLI_MAIN, home, ["ls", "-a"], 100, { NODE_OPTIONS: FULL_CLI_PROBE })
+    expect(fast).toEqual(full)
+    const lines = full.stdout.split("\n").filter((line) => /^(ID|quick|legacy)/.test(line))
+    expect(lines).toHaveLength(rows.length + 2)
+    for (const line of lines) expect(displayWidth(line), line).toBeLessThanOrEqual(100)
+    for (const id of ["quick0000001", "quick0000004"]) {
+      const line = lines.find((candidate) => candidate.startsWith(id)) ?? ""
+      expect(line).toMatch(/ {2}(Accept trailing commas|修正: 構文解析器).*…$/)
+      expect([99, 100], line).toContain(displayWidth(line))
+    }
   })
 
   it("--version: the full CLI's line, without loading it", async () => {

@@ -1,6 +1,7 @@
-import { spawn } from "node:child_process"
+import { type ChildProcessByStdio, spawn } from "node:child_process"
 import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
+import type { Readable } from "node:stream"
 import { fileURLToPath } from "node:url"
 import { PullRequestNumber, SandboxId } from "@prbox/domain"
 import { SandboxRepo, layer as sqliteRepo } from "@prbox/store"
@@ -46,20 +47,9 @@ export const prbox = (
   as?: RunAs
 ): Promise<Run> => runEntry(CLI_MAIN, home, args, env, as)
 
-/** Runs `entry` (CLI_MAIN, FULL_CLI) as `prbox` runs it. */
-export const runEntry = (
-  entry: string,
-  home: string,
-  args: ReadonlyArray<string>,
-  env: Record<string, string> = {},
-  as?: RunAs
-): Promise<Run> =>
+/** What `child` wrote until it closed (killed after 2 minutes). */
+const outputOf = (child: ChildProcessByStdio<null, Readable, Readable>): Promise<Run> =>
   new Promise((resolve, reject) => {
-    const child = spawn(as?.node ?? process.execPath, [entry, ...args], {
-      env: { ...process.env, PRBOX_HOME: home, ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-      ...(as === undefined ? {} : { uid: as.uid, gid: as.gid })
-    })
     let stdout = ""
     let stderr = ""
     child.stdout.on("data", (chunk: Buffer) => {
@@ -75,6 +65,45 @@ export const runEntry = (
       resolve({ code, stdout, stderr })
     })
   })
+
+/** Runs `entry` (CLI_MAIN, FULL_CLI) as `prbox` runs it. */
+export const runEntry = (
+  entry: string,
+  home: string,
+  args: ReadonlyArray<string>,
+  env: Record<string, string> = {},
+  as?: RunAs
+): Promise<Run> =>
+  outputOf(
+    spawn(as?.node ?? process.execPath, [entry, ...args], {
+      env: { ...process.env, PRBOX_HOME: home, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+      ...(as === undefined ? {} : { uid: as.uid, gid: as.gid })
+    })
+  )
+
+/**
+ * Runs `entry` as `runEntry` does, but on a terminal `columns` wide (a
+ * pseudo-terminal from util-linux's `script`): what it wrote to the terminal
+ * (stdout and stderr both) as stdout, its CRLF line ends read as LF.
+ */
+export const runOnTerminal = async (
+  entry: string,
+  home: string,
+  args: ReadonlyArray<string>,
+  columns: number,
+  env: Record<string, string> = {}
+): Promise<Run> => {
+  const quote = (word: string) => `'${word.replaceAll("'", "'\\''")}'`
+  const command = `stty cols ${columns} rows 50; exec ${[process.execPath, entry, ...args].map(quote).join(" ")}`
+  const run = await outputOf(
+    spawn("script", ["--quiet", "--return", "--command", command, "/dev/null"], {
+      env: { ...process.env, PRBOX_HOME: home, ...env },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+  )
+  return { ...run, stdout: run.stdout.replaceAll("\r\n", "\n") }
+}
 
 const alive = (pid: number) => {
   try {

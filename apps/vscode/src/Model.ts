@@ -1,4 +1,16 @@
-import { accessOf, age, environmentOf, legacyWarning, portName, repoOf, setupFailureOf } from "@prbox/client"
+import {
+  accessOf,
+  age,
+  displayText,
+  environmentOf,
+  legacyWarning,
+  markEnded,
+  portName,
+  pullRequestStateText,
+  pullRequestTitle,
+  repoOf,
+  setupFailureOf
+} from "@prbox/client"
 import type { PortList, PortView, SandboxEvent, SandboxId, SandboxStatus, SandboxView } from "./Protocol.ts"
 
 export { age, repoOf }
@@ -111,8 +123,14 @@ export const statusIcon = (view: Pick<SandboxView, "status" | "destroyFenced">):
   }
 }
 
-export const titleOf = (view: SandboxView): string =>
-  view.title === null ? `#${view.pullRequest}` : `#${view.pullRequest} ${view.title}`
+/** `#12 Fix the parser`, or `#12` while the title is not known: a sandbox in pickers and messages. */
+export const titleOf = (view: SandboxView): string => {
+  const title = pullRequestTitle(view)
+  return title === null ? `#${view.pullRequest}` : `#${view.pullRequest} ${title}`
+}
+
+/** The tree's label: the PR's title, or `#12` while it is not known. */
+const labelOf = (view: SandboxView): string => pullRequestTitle(view) ?? `#${view.pullRequest}`
 
 /** Running first, then what is on its way, then what needs attention, then what ended; newest first within. */
 const rank = (status: SandboxStatus): number =>
@@ -124,6 +142,9 @@ export const sortSandboxes = (views: ReadonlyArray<SandboxView>): Array<SandboxV
 const tooltipOf = (view: SandboxView, now: number): string =>
   [
     `${titleOf(view)} — ${view.host === null ? "" : `${view.host}: `}${view.repository}`,
+    view.author === null ? undefined : `author: ${displayText(view.author)}`,
+    view.pullRequestState === null ? undefined : `pull request: ${pullRequestStateText(view, now)}`,
+    view.baseRef === null ? undefined : `base branch: ${displayText(view.baseRef)}`,
     `status: ${view.status}${view.destroyFenced ? " (fenced: delete it to retry the destroy)" : ""}`,
     legacyWarning(view),
     view.error === null ? undefined : `error: ${view.error}`,
@@ -139,22 +160,26 @@ const tooltipOf = (view: SandboxView, now: number): string =>
     .filter((line) => line !== undefined)
     .join("\n")
 
-/** The status with what needs the user: a setup to fix, a legacy row to delete. */
+/** The status with what needs the user (a setup to fix, a legacy row to delete), then a merged or closed PR. */
 const statusText = (view: SandboxView): string => {
   const marks = [
     setupFailureOf(view) === null ? undefined : "setup failed",
     view.hasPassword ? undefined : "legacy: delete it"
   ].filter((mark) => mark !== undefined)
-  return marks.length === 0 ? view.status : `${view.status} (${marks.join(", ")})`
+  return markEnded(marks.length === 0 ? view.status : `${view.status} (${marks.join(", ")})`, view)
 }
 
+/**
+ * A sandbox in the tree: labelled by its PR's title, described as
+ * `#12 · owner/repo · running` (the number left out while it is the label).
+ */
 export const sandboxNode = (view: SandboxView, now: number): SandboxNode => ({
   kind: "sandbox",
   id: view.id,
   view,
-  label: titleOf(view),
-  description: [statusText(view), repoOf(view), view.sourceBranch, age(view.createdAt, now)]
-    .filter((part) => part !== null)
+  label: labelOf(view),
+  description: [pullRequestTitle(view) === null ? undefined : `#${view.pullRequest}`, repoOf(view), statusText(view)]
+    .filter((part) => part !== undefined)
     .join(" · "),
   tooltip: tooltipOf(view, now),
   icon: statusIcon(view),
@@ -235,7 +260,7 @@ export const nameOf = (views: ReadonlyArray<SandboxView>, id: SandboxId): string
 /** What a sandbox picker shows for a row. */
 export const pickItem = (view: SandboxView, now: number) => ({
   label: titleOf(view),
-  description: `${view.status} · ${repoOf(view)} · ${age(view.createdAt, now)}`,
+  description: `${markEnded(view.status, view)} · ${repoOf(view)} · ${age(view.createdAt, now)}`,
   view
 })
 

@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url"
 import { type BrowserContext, chromium, type Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { makeRemote } from "../../../packages/git/test/helpers.ts"
+import { writePullRequestFields } from "../../../packages/store/test/pull-request-rows.ts"
 import { codeServerImage } from "../../../scripts/images/code-server.ts"
 import { imageExists, imageTag } from "../../../scripts/images/images.ts"
 import { TEST_RUN_LABEL } from "../../../scripts/testing/global-setup.ts"
@@ -142,6 +143,14 @@ beforeAll(async () => {
   expect(opened.code, opened.stderr).toBe(0)
   sandboxId = /sandbox ([a-z0-9]{12}) is running/.exec(opened.stdout)?.[1] ?? ""
   expect(sandboxId).not.toBe("")
+  // What a hosting service would have said of the PR (a local remote has none): the tree shows the title.
+  writePullRequestFields(home, sandboxId, {
+    title: "Add the widget",
+    author: "octocat",
+    pullRequestState: "open",
+    baseRef: "main",
+    closedSeenAt: null
+  })
 
   await startCodeServer(vsix)
   browser = await chromium.launchPersistentContext(tempDir("prbox-vscode-chromium-"), {
@@ -176,7 +185,7 @@ describe("the extension in code-server", () => {
     await page.locator("input[type=password]").press("Enter")
     await page.locator(".monaco-workbench").waitFor({ timeout: 60_000 })
     await page.locator('.activitybar [aria-label="PR Sandboxes"]').first().click()
-    const row = page.getByRole("treeitem", { name: /^#1, running · remote · pr-1 · / })
+    const row = page.getByRole("treeitem", { name: "Add the widget, #1 · remote · running", exact: true })
     await row.waitFor({ timeout: 60_000 })
     await expect
       .poll(() => page.locator('[id="prbox.prbox-vscode.prbox.status"]').getAttribute("aria-label"))
@@ -194,7 +203,9 @@ describe("the extension in code-server", () => {
       timeoutMs: 60_000,
       intervalMs: 200
     })
-    await page.getByRole("treeitem", { name: /^#1, stopped · remote · / }).waitFor({ timeout: 30_000 })
+    await page
+      .getByRole("treeitem", { name: "Add the widget, #1 · remote · stopped", exact: true })
+      .waitFor({ timeout: 30_000 })
     await screenshot("view-stopped.png")
   }, 120_000)
 })

@@ -6,6 +6,7 @@ import {
   age,
   CommandId,
   nameOf,
+  pickItem,
   progressMessage,
   repoOf,
   sandboxNode,
@@ -21,17 +22,36 @@ import { viewOf } from "./support.ts"
 const now = 1_000_000 + 5 * 60_000
 
 describe("tree items from protocol rows", () => {
-  it("shows the PR number and title, then status, repository, branch and age", () => {
+  it("is labelled by the PR's title, described by its number, repository and status", () => {
     const node = sandboxNode(viewOf(), now)
     expect(node).toMatchObject({
       kind: "sandbox",
       id: "aaaaaaaaaaa1",
-      label: "#12 Fix the parser",
-      description: "running · owner/repo · fix-parser · 5m",
+      label: "Fix the parser",
+      description: "#12 · owner/repo · running",
       contextValue: "sandbox.running"
     })
     expect(node.tooltip).toContain("url: http://127.0.0.1:40001/")
     expect(node.tooltip).toContain("commit: 0123456789ab")
+  })
+
+  it("marks a merged or closed PR, with its author, state and base branch in the tooltip", () => {
+    const fields = { author: "octocat", baseRef: "main", closedSeenAt: now - 3 * 3_600_000 }
+    const merged = sandboxNode(viewOf({ ...fields, pullRequestState: "merged", status: "stopped" }), now)
+    expect(merged.description).toBe("#12 · owner/repo · stopped · merged")
+    expect(merged.tooltip).toContain("\nauthor: octocat\npull request: merged (first seen 3h ago)\nbase branch: main\n")
+    const closed = sandboxNode(viewOf({ pullRequestState: "closed", setupError: "setup [1/1] failed" }), now)
+    expect(closed.description).toBe("#12 · owner/repo · running (setup failed) · closed")
+    const open = sandboxNode(viewOf({ pullRequestState: "open" }), now)
+    expect(open.description).toBe("#12 · owner/repo · running")
+    expect(open.tooltip).toContain("\npull request: open\n")
+    expect(pickItem(viewOf({ pullRequestState: "merged" }), now).description).toBe("running · merged · owner/repo · 5m")
+  })
+
+  it("shows a title's control characters as spaces, in the label and the pickers", () => {
+    const view = viewOf({ title: "Fix\nthe\u001b[2J parser\u202e" })
+    expect(sandboxNode(view, now).label).toBe("Fix the [2J parser")
+    expect(pickItem(view, now).label).toBe("#12 Fix the [2J parser")
   })
 
   it("says which environment the sandbox got", () => {
@@ -50,8 +70,10 @@ describe("tree items from protocol rows", () => {
 
   it("leaves out what the daemon does not know", () => {
     const node = sandboxNode(viewOf({ title: null, sourceBranch: null, status: "creating", url: null }), now)
+    // The number is the label until the title is known, and is not said twice.
     expect(node.label).toBe("#12")
-    expect(node.description).toBe("creating · owner/repo · 5m")
+    expect(node.description).toBe("owner/repo · creating")
+    expect(node.tooltip).not.toMatch(/^(author|pull request|base branch):/m)
     expect(node.tooltip).not.toContain("url:")
   })
 
@@ -70,17 +92,17 @@ describe("tree items from protocol rows", () => {
   it("marks a sandbox that runs with a failed setup, with the reason in the tooltip; not while it starts", () => {
     const setupError = "setup [2/3] failed with exit code 3"
     const node = sandboxNode(viewOf({ setupError }), now)
-    expect(node.description).toBe("running (setup failed) · owner/repo · fix-parser · 5m")
+    expect(node.description).toBe("#12 · owner/repo · running (setup failed)")
     expect(node.tooltip).toContain(`setup failed: ${setupError} (Show Logs has its output)`)
     // While a setup runs, the row holds its "did not finish" mark: that is not a failure yet.
     const starting = sandboxNode(viewOf({ status: "starting", setupError: "setup did not finish (interrupted)" }), now)
-    expect(starting.description).toBe("starting · owner/repo · fix-parser · 5m")
+    expect(starting.description).toBe("#12 · owner/repo · starting")
     expect(starting.tooltip).not.toContain("setup failed")
   })
 
   it("flags a legacy sandbox without a password, with what to do, in its description and tooltip", () => {
     const legacy = sandboxNode(viewOf({ host: null, hasPassword: false, status: "error", url: null }), now)
-    expect(legacy.description).toBe("error (legacy: delete it) · owner/repo · fix-parser · 5m")
+    expect(legacy.description).toBe("#12 · owner/repo · error (legacy: delete it)")
     expect(legacy.tooltip).toContain(
       "legacy sandbox without a password: delete it with `prbox rm aaaaaaaaaaa1` and open the PR again"
     )

@@ -1,7 +1,8 @@
-import { PullRequestNumber, SandboxId } from "@prbox/domain"
+import type { SandboxId } from "@prbox/domain"
 import type { PickItem, PortPickItem, TerminalSpec, Ui } from "../src/Handlers.ts"
 import type { LogSink } from "../src/Logs.ts"
-import type { SandboxView } from "../src/Protocol.ts"
+
+export { viewOf } from "../../../packages/protocol/test/sandboxes.ts"
 
 /**
  * The editor, recorded: what the handlers showed and asked, with scripted
@@ -102,37 +103,3 @@ export class RecordingSink implements LogSink {
     this.disposed = true
   }
 }
-
-/** A row as the daemon would send it, for the pure view-model tests. */
-export const viewOf = (fields: Partial<SandboxView> = {}): SandboxView => ({
-  id: SandboxId.make("aaaaaaaaaaa1"),
-  provider: "github",
-  host: "github.com",
-  account: "42",
-  repository: "owner/repo",
-  pullRequest: PullRequestNumber.make(12),
-  title: "Fix the parser",
-  sourceBranch: "fix-parser",
-  sourceCommit: "0123456789abcdef0123456789abcdef01234567",
-  workspacePath: "/home/u/.prbox/workspaces/aaaaaaaaaaa1",
-  containerId: "c0ffee",
-  hostPort: 40001,
-  url: "http://127.0.0.1:40001/",
-  status: "running",
-  detail: "ready",
-  error: null,
-  setupError: null,
-  environment: null,
-  createdAt: 1_000_000,
-  lastActivityAt: 1_000_000,
-  stoppedAt: null,
-  legacyRetiredAt: null,
-  destroyFenced: false,
-  author: null,
-  pullRequestState: null,
-  baseRef: null,
-  closedSeenAt: null,
-  engine: null,
-  hasPassword: true,
-  ...fields
-})

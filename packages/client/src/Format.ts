@@ -50,6 +50,45 @@ export const environmentOf = (view: Pick<SandboxView, "environment">): string =>
   return environment.kind === "config" ? `config (${environment.image})` : "default"
 }
 
+/**
+ * Text a hosting service wrote (a PR's title, its author), safe to show: a
+ * title is the PR author's to choose, so control characters (an escape
+ * sequence would drive the user's terminal, a newline would break a table)
+ * become spaces, bidirectional overrides (which reorder what is shown) are
+ * dropped, and runs of blanks become one space.
+ */
+export const displayText = (text: string): string =>
+  text
+    .replace(/[\u202A-\u202E\u2066-\u2069\u200E\u200F\u061C]/gu, "")
+    .replace(/[\p{Cc}\u2028\u2029\s]+/gu, " ")
+    .trim()
+
+/** The PR's title as the hosting service last gave it, safe to show; null when unknown (or blank). */
+export const pullRequestTitle = (view: Pick<SandboxView, "title">): string | null => {
+  const title = view.title === null ? "" : displayText(view.title)
+  return title === "" ? null : title
+}
+
+/**
+ * A sandbox's status text with ` · merged` or ` · closed` when the hosting
+ * service last said so (a sandbox whose review is over); as it is otherwise.
+ */
+export const markEnded = (status: string, view: Pick<SandboxView, "pullRequestState">): string =>
+  view.pullRequestState === "merged" || view.pullRequestState === "closed"
+    ? `${status} · ${view.pullRequestState}`
+    : status
+
+/** `merged (first seen 3h ago)`, `open`: the PR's state as the hosting service last said it; null when unknown. */
+export const pullRequestStateText = (
+  view: Pick<SandboxView, "pullRequestState" | "closedSeenAt">,
+  now: number
+): string | null => {
+  if (view.pullRequestState === null) return null
+  return view.closedSeenAt === null
+    ? view.pullRequestState
+    : `${view.pullRequestState} (first seen ${age(view.closedSeenAt, now)} ago)`
+}
+
 /** Who may open a port's preview: anyone (`public`), or who has the password or the token (`private`). */
 export const accessOf = (port: Pick<PortView, "public">): string => (port.public ? "public" : "private")
 

@@ -1,7 +1,19 @@
 import type { PortList } from "@prbox/protocol"
 import { describe, expect, it } from "vitest"
 import { portList, portView } from "../../protocol/test/ports.ts"
-import { accessOf, age, PORTS_HEADER, portChanges, portName, portRows, repoOf } from "../src/index.ts"
+import {
+  accessOf,
+  age,
+  displayText,
+  markEnded,
+  PORTS_HEADER,
+  portChanges,
+  portName,
+  portRows,
+  pullRequestStateText,
+  pullRequestTitle,
+  repoOf
+} from "../src/index.ts"
 
 describe("age", () => {
   const now = 1_000_000_000
@@ -98,4 +110,48 @@ describe("ports: the table's cells and the watch's lines", () => {
   for (const [name, before, after, lines] of cases) {
     it(`watch: ${name}`, () => expect(portChanges(before, after)).toEqual(lines))
   }
+})
+
+describe("what a hosting service wrote, made safe to show", () => {
+  const cases: ReadonlyArray<readonly [name: string, text: string, expected: string]> = [
+    ["plain text as it is", "Fix the parser (#12)", "Fix the parser (#12)"],
+    ["an escape sequence loses its ESC and BEL", "a\u001b[2Jb\u001b]0;x\u0007c", "a [2Jb ]0;x c"],
+    ["newlines, tabs and line separators become one space", "one\r\n\ttwo\u2028three", "one two three"],
+    ["C1 controls and DEL become spaces", "a\u009bb\u007fc", "a b c"],
+    ["bidirectional overrides are dropped", "abc\u202edcba\u202c.ts\u2066x\u2069", "abcdcba.tsx"],
+    ["blanks around are trimmed", "  title\n", "title"],
+    ["wide text and emoji are kept", "修正 🐛", "修正 🐛"]
+  ]
+  for (const [name, text, expected] of cases) {
+    it(name, () => expect(displayText(text)).toBe(expected))
+  }
+
+  it("a title is null when unknown or blank", () => {
+    expect(pullRequestTitle({ title: null })).toBeNull()
+    expect(pullRequestTitle({ title: " \n\u0007 " })).toBeNull()
+    expect(pullRequestTitle({ title: "Fix\nit" })).toBe("Fix it")
+  })
+})
+
+describe("markEnded: a PR the hosting service said was merged or closed", () => {
+  it.each([
+    ["merged", "running · merged"],
+    ["closed", "running · closed"],
+    ["open", "running"],
+    [null, "running"]
+  ] as const)("%s → %s", (pullRequestState, expected) => {
+    expect(markEnded("running", { pullRequestState })).toBe(expected)
+  })
+})
+
+describe("pullRequestStateText: the PR's state, and since when it is over", () => {
+  const now = 10 * 3_600_000
+  it.each([
+    ["open", null, "open"],
+    ["merged", now - 3 * 3_600_000, "merged (first seen 3h ago)"],
+    ["closed", now - 90_000, "closed (first seen 1m ago)"],
+    [null, null, null]
+  ] as const)("%s, first seen closed at %s → %s", (pullRequestState, closedSeenAt, expected) => {
+    expect(pullRequestStateText({ pullRequestState, closedSeenAt }, now)).toBe(expected)
+  })
 })

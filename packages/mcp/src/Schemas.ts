@@ -1,4 +1,5 @@
-import type { SandboxId } from "@prbox/domain"
+import { displayText, markEnded, pullRequestTitle } from "@prbox/client"
+import { PULL_REQUEST_STATES, type SandboxId } from "@prbox/domain"
 import type { SandboxView } from "@prbox/protocol"
 import * as z from "zod"
 
@@ -35,6 +36,13 @@ export const sandboxSummary = {
   id: z.string(),
   repository: z.string().describe("owner/name on its hosting service, or the repository's path"),
   pullRequest: z.number().int(),
+  title: z.string().nullable().describe("the PR's title as its hosting service last gave it; null when not known"),
+  author: z.string().nullable().describe("who opened the PR, as its hosting service names them; null when not known"),
+  pullRequestState: z
+    .enum(PULL_REQUEST_STATES)
+    .nullable()
+    .describe("the PR's state as its hosting service last said it; null when not known (never read as closed)"),
+  baseRef: z.string().nullable().describe("the branch the PR merges into; null when not known"),
   status: z.string().describe("creating, cloning, starting, running, stopping, stopped or error"),
   headSha: z.string().nullable().describe("the PR head commit checked out in the workspace"),
   url: z.string().nullable().describe("code-server in a browser (the user's password is not given to tools)"),
@@ -46,6 +54,10 @@ export const summaryOf = (view: SandboxView) => ({
   id: view.id,
   repository: view.repository,
   pullRequest: view.pullRequest,
+  title: pullRequestTitle(view),
+  author: view.author === null ? null : displayText(view.author),
+  pullRequestState: view.pullRequestState,
+  baseRef: view.baseRef === null ? null : displayText(view.baseRef),
   status: view.status,
   headSha: view.sourceCommit,
   url: view.url,
@@ -61,10 +73,12 @@ export const summaryOf = (view: SandboxView) => ({
         }
 })
 
-/** One line of a sandbox for the model to read. */
+/** One line of a sandbox for the model to read: `id owner/repo#12 "title" running · merged at <commit> <url>`. */
 export const describeSandbox = (view: SandboxView): string =>
   [
-    `${view.id} ${view.repository}#${view.pullRequest} ${view.status}`,
+    `${view.id} ${view.repository}#${view.pullRequest}`,
+    pullRequestTitle(view) === null ? "" : ` ${JSON.stringify(pullRequestTitle(view))}`,
+    ` ${markEnded(view.status, view)}`,
     view.sourceCommit === null ? "" : ` at ${view.sourceCommit.slice(0, 12)}`,
     view.url === null ? "" : ` ${view.url}`,
     view.error === null ? "" : ` (error: ${view.error})`

@@ -76,7 +76,7 @@ const list = defineTool({
   name: "sandbox_list",
   title: "List sandboxes",
   description:
-    "List the sandboxes prbox has (live ones; `all: true` adds those that ended): id, PR, status, head commit, URL.",
+    "List the sandboxes prbox has (live ones; `all: true` adds those that ended): id, PR with its title, author and state (open, merged, closed) as the hosting service last said, status, head commit, URL.",
   input: { all: z.boolean().optional().describe("also list stopped and failed sandboxes") },
   output: { sandboxes: z.array(z.object(sandboxSummary)) },
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
@@ -91,7 +91,7 @@ const status = defineTool({
   name: "sandbox_status",
   title: "Sandbox status",
   description:
-    "One sandbox's status, head commit, URL, environment, and why it failed or why its setup stopped early (setupError).",
+    "One sandbox's PR (title, author, state, base branch), status, head commit, URL, environment, and why it failed or why its setup stopped early (setupError).",
   input: { id: sandboxId },
   output: {
     ...sandboxSummary,
