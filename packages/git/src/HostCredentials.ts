@@ -1,5 +1,5 @@
 import type { Provider } from "@prbox/domain"
-import { Effect, Stream } from "effect"
+import { Effect, Fiber, Stream } from "effect"
 import { ChildProcess, ChildProcessSpawner } from "effect/process"
 
 /**
@@ -70,24 +70,32 @@ export const parseCredential = (output: string): { username: string; password: s
  */
 const fromGit = (host: string, timeoutMs: number) =>
   Effect.gen(function* () {
-    const spawner = yield* ChildProcessSpawner.ChildProcessSpawner
-    const handle = yield* spawner.spawn(
-      ChildProcess.make("git", ["credential", "fill"], {
-        env: { GIT_TERMINAL_PROMPT: "0", GIT_ASKPASS: "", SSH_ASKPASS: "" },
-        extendEnv: true,
-        stdin: { stream: Stream.make(new TextEncoder().encode(credentialQuery(host))) }
-      })
+    const fill = Effect.gen(function* () {
+      const spawner = yield* ChildProcessSpawner.ChildProcessSpawner
+      const handle = yield* spawner.spawn(
+        ChildProcess.make("git", ["credential", "fill"], {
+          env: { GIT_TERMINAL_PROMPT: "0", GIT_ASKPASS: "", SSH_ASKPASS: "" },
+          extendEnv: true,
+          stdin: { stream: Stream.make(new TextEncoder().encode(credentialQuery(host))) }
+        })
+      )
+      const [stdout, exitCode] = yield* Effect.all(
+        [handle.stdout.pipe(Stream.decodeText(), Stream.mkString), handle.exitCode, Stream.runDrain(handle.stderr)],
+        { concurrency: "unbounded" }
+      )
+      return exitCode === 0 ? parseCredential(stdout) : undefined
+    }).pipe(
+      Effect.scoped,
+      Effect.orElseSucceed(() => undefined)
     )
-    const [stdout, exitCode] = yield* Effect.all(
-      [handle.stdout.pipe(Stream.decodeText(), Stream.mkString), handle.exitCode, Stream.runDrain(handle.stderr)],
-      { concurrency: "unbounded" }
+    // A helper that hangs is stopped in the background: reaping its process
+    // group can outlast the bound (zombies where nothing reaps them).
+    const fiber = yield* Effect.forkDetach(fill)
+    return yield* Fiber.join(fiber).pipe(
+      Effect.timeoutOrElse({ duration: timeoutMs, orElse: () => Effect.succeed(undefined) }),
+      Effect.ensuring(Effect.forkDetach(Fiber.interrupt(fiber)))
     )
-    return exitCode === 0 ? parseCredential(stdout) : undefined
-  }).pipe(
-    Effect.scoped,
-    Effect.timeoutOrElse({ duration: timeoutMs, orElse: () => Effect.succeed(undefined) }),
-    Effect.orElseSucceed(() => undefined)
-  )
+  })
 
 /**
  * The user's credential for a code host's API: the host's environment
