@@ -57,14 +57,33 @@ describe("NodeAccountIdentity against local fake APIs (hosted APIs unreachable h
       Effect.gen(function* () {
         withCredentialHelper("tok-github-123")
         const api = yield* fakeApi((seen, res) => {
-          const ok = seen.headers.authorization === "Bearer tok-github-123" && seen.url === "/api/v3/user"
+          // Octokit's header for a token (GitHub takes "token" and "Bearer" alike).
+          const ok = seen.headers.authorization === "token tok-github-123" && seen.url === "/api/v3/user"
           res.writeHead(ok ? 200 : 401, { "content-type": "application/json" })
           res.end(JSON.stringify(ok ? { id: 583231, login: "octo" } : { message: "Bad credentials" }))
         })
         const layer = NodeAccountIdentity.layer({ apiBase: () => api.base })
         const account = yield* discover(layer, { provider: "github", host: "git.example.com", profile: undefined })
         assert.deepStrictEqual(account, Option.some("583231"))
-        assert.strictEqual(api.seen[0]?.headers.accept, "application/vnd.github+json")
+        assert.strictEqual(api.seen[0]?.headers.accept, "application/vnd.github.v3+json")
+      })
+    )
+  )
+
+  it.live("GitLab: the token from git's credential helper names the user id, through Gitbeaker", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        withCredentialHelper("glpat-tok-456")
+        const api = yield* fakeApi((seen, res) => {
+          const ok = seen.headers.authorization === "Bearer glpat-tok-456" && seen.url === "/api/v4/user"
+          res.writeHead(ok ? 200 : 401, { "content-type": "application/json" })
+          res.end(
+            JSON.stringify(ok ? { id: 1, username: "john_smith", state: "active" } : { message: "401 Unauthorized" })
+          )
+        })
+        const layer = NodeAccountIdentity.layer({ apiBase: () => api.base })
+        const account = yield* discover(layer, { provider: "gitlab", host: "gitlab.example.com", profile: undefined })
+        assert.deepStrictEqual(account, Option.some("1"))
       })
     )
   )
