@@ -2,7 +2,16 @@ import { assert, describe, it } from "@effect/vitest"
 import { PullRequestNumber } from "@prbox/domain"
 import { Effect } from "effect"
 import type { PullRequestLocation } from "../src/index.ts"
-import { hostEnvironment, localApi, lookup, type Reply, resolverLayer, type Seen } from "./hostingApi.ts"
+import {
+  hostEnvironment,
+  localApi,
+  lookup,
+  lookupAll,
+  type Reply,
+  resolverLayer,
+  type Seen,
+  statesOf
+} from "./hostingApi.ts"
 
 const apiToken = "ATATTprboxTestApiToken000000001"
 const basic = `Basic ${Buffer.from(`emma@example.com:${apiToken}`).toString("base64")}`
@@ -100,9 +109,7 @@ describe("NodePullRequests: Bitbucket Cloud over its REST API", () => {
       Effect.gen(function* () {
         yield* hostEnvironment({ BITBUCKET_EMAIL: "emma@example.com", BITBUCKET_API_TOKEN: apiToken })
         const api = yield* localApi(bitbucket(basic))
-        const answers = yield* Effect.all([lookup(at(1)), lookup(at(2)), lookup(at(3)), lookup(at(4))]).pipe(
-          Effect.provide(resolverLayer({ bitbucketApiBase: api.base }))
-        )
+        const answers = yield* lookupAll({ bitbucketApiBase: api.base }, [at(1), at(2), at(3), at(4)])
         assert.deepStrictEqual(answers[0], {
           _tag: "Known",
           info: {
@@ -115,10 +122,7 @@ describe("NodePullRequests: Bitbucket Cloud over its REST API", () => {
             headSha: "7a4f3c2b1d0e"
           }
         })
-        assert.deepStrictEqual(
-          answers.map((answer) => (answer._tag === "Known" ? answer.info.state : answer._tag)),
-          ["open", "merged", "closed", "closed"]
-        )
+        assert.deepStrictEqual(statesOf(answers), ["open", "merged", "closed", "closed"])
       })
     )
   )
@@ -128,9 +132,7 @@ describe("NodePullRequests: Bitbucket Cloud over its REST API", () => {
       Effect.gen(function* () {
         yield* hostEnvironment({ BITBUCKET_TOKEN: apiToken })
         const api = yield* localApi(bitbucket(`Bearer ${apiToken}`))
-        const [fork, deleted] = yield* Effect.all([lookup(at(5)), lookup(at(6))]).pipe(
-          Effect.provide(resolverLayer({ bitbucketApiBase: api.base }))
-        )
+        const [fork, deleted] = yield* lookupAll({ bitbucketApiBase: api.base }, [at(5), at(6)])
         assert.deepStrictEqual(fork._tag === "Known" ? [fork.info.sourceCloneUrl, fork.info.headSha] : fork, [
           "https://bitbucket.org/emmap/website.git",
           "5555aaaa5555"
@@ -148,7 +150,7 @@ describe("NodePullRequests: Bitbucket Cloud over its REST API", () => {
       Effect.gen(function* () {
         yield* hostEnvironment({}, `echo username=emma@example.com; echo password=${apiToken}`)
         const api = yield* localApi(bitbucket(basic))
-        const answer = yield* lookup(at(1)).pipe(Effect.provide(resolverLayer({ bitbucketApiBase: api.base })))
+        const [answer] = yield* lookupAll({ bitbucketApiBase: api.base }, [at(1)])
         assert.strictEqual(answer._tag, "Known")
       })
     )
@@ -164,9 +166,9 @@ describe("NodePullRequests: Bitbucket Cloud over its REST API", () => {
           const layer = resolverLayer({ bitbucketApiBase: api.base })
           const [missing, limited] = yield* Effect.all([lookup(at(98)), lookup(at(429))]).pipe(Effect.provide(layer))
           process.env.BITBUCKET_API_TOKEN = "ATATTprboxWrongToken"
-          const refused = yield* lookup(at(1)).pipe(Effect.provide(resolverLayer({ bitbucketApiBase: api.base })))
+          const [refused] = yield* lookupAll({ bitbucketApiBase: api.base }, [at(1)])
           yield* hostEnvironment({})
-          const none = yield* lookup(at(1)).pipe(Effect.provide(resolverLayer({ bitbucketApiBase: api.base })))
+          const [none] = yield* lookupAll({ bitbucketApiBase: api.base }, [at(1)])
           const configure =
             "set BITBUCKET_EMAIL and BITBUCKET_API_TOKEN (or BITBUCKET_TOKEN), or store a user name and API token with `git credential approve` for bitbucket.org"
           assert.deepStrictEqual(missing, {
@@ -193,9 +195,7 @@ describe("NodePullRequests: Bitbucket Cloud over its REST API", () => {
       Effect.gen(function* () {
         yield* hostEnvironment({ BITBUCKET_TOKEN: apiToken })
         const api = yield* localApi(bitbucket(`Bearer ${apiToken}`))
-        const answer = yield* lookup(at(1, "bitbucket.example.com")).pipe(
-          Effect.provide(resolverLayer({ bitbucketApiBase: api.base }))
-        )
+        const [answer] = yield* lookupAll({ bitbucketApiBase: api.base }, [at(1, "bitbucket.example.com")])
         assert.deepStrictEqual(answer, {
           _tag: "Unknown",
           reason: "bitbucket.example.com's Bitbucket Server API is not asked"

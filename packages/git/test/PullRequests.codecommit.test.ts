@@ -4,7 +4,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { PullRequestNumber } from "@prbox/domain"
 import { Effect } from "effect"
 import type { PullRequestLocation } from "../src/index.ts"
-import { hostEnvironment, localApi, lookup, type Reply, resolverLayer, type Seen, scratch } from "./hostingApi.ts"
+import { hostEnvironment, localApi, lookupAll, type Reply, type Seen, scratch, statesOf } from "./hostingApi.ts"
 
 const secret = "prboxTestSecretAccessKey000000000000001"
 
@@ -90,16 +90,19 @@ const awsProfile = Effect.gen(function* () {
   process.env.AWS_EC2_METADATA_DISABLED = "true"
 })
 
+/** The local CodeCommit API, with the AWS profiles as its only credentials. */
+const codeCommitApi = Effect.gen(function* () {
+  yield* hostEnvironment({})
+  yield* awsProfile
+  return yield* localApi(codeCommit)
+})
+
 describe("NodePullRequests: CodeCommit through the AWS SDK", () => {
   it.live("open, merged and closed pull requests, signed with the profile's key (fake CodeCommit API)", () =>
     Effect.scoped(
       Effect.gen(function* () {
-        yield* hostEnvironment({})
-        yield* awsProfile
-        const api = yield* localApi(codeCommit)
-        const answers = yield* Effect.all([lookup(at(42)), lookup(at(43)), lookup(at(44))]).pipe(
-          Effect.provide(resolverLayer({ codeCommitEndpoint: api.base }))
-        )
+        const api = yield* codeCommitApi
+        const answers = yield* lookupAll({ codeCommitEndpoint: api.base }, [at(42), at(43), at(44)])
         assert.deepStrictEqual(answers[0], {
           _tag: "Known",
           info: {
@@ -112,10 +115,7 @@ describe("NodePullRequests: CodeCommit through the AWS SDK", () => {
             headSha: "317f8570a45bcf2e0a0e3e6f4c3b94c3e4a2b1c0"
           }
         })
-        assert.deepStrictEqual(
-          answers.map((answer) => (answer._tag === "Known" ? answer.info.state : answer._tag)),
-          ["open", "merged", "closed"]
-        )
+        assert.deepStrictEqual(statesOf(answers), ["open", "merged", "closed"])
       })
     )
   )
@@ -125,12 +125,8 @@ describe("NodePullRequests: CodeCommit through the AWS SDK", () => {
     () =>
       Effect.scoped(
         Effect.gen(function* () {
-          yield* hostEnvironment({})
-          yield* awsProfile
-          const api = yield* localApi(codeCommit)
-          const answers = yield* Effect.all([lookup(at(45)), lookup(at(46)), lookup(at(429))]).pipe(
-            Effect.provide(resolverLayer({ codeCommitEndpoint: api.base }))
-          )
+          const api = yield* codeCommitApi
+          const answers = yield* lookupAll({ codeCommitEndpoint: api.base }, [at(45), at(46), at(429)])
           assert.deepStrictEqual(answers, [
             { _tag: "Missing", detail: "pull request #45 is not one of MyDemoRepo's" },
             {
@@ -148,21 +144,15 @@ describe("NodePullRequests: CodeCommit through the AWS SDK", () => {
     () =>
       Effect.scoped(
         Effect.gen(function* () {
-          yield* hostEnvironment({})
-          yield* awsProfile
-          const api = yield* localApi(codeCommit)
-          const none = yield* lookup(at(42, "nobody")).pipe(
-            Effect.provide(resolverLayer({ codeCommitEndpoint: api.base }))
-          )
+          const api = yield* codeCommitApi
+          const [none] = yield* lookupAll({ codeCommitEndpoint: api.base }, [at(42, "nobody")])
           assert.deepStrictEqual(none, {
             _tag: "Unknown",
             reason: "no credentials for eu-west-1",
             configure:
               "configure AWS credentials for profile nobody (`aws configure --profile nobody` or `aws sso login --profile nobody`)"
           })
-          const refused = yield* lookup(at(42, "stale")).pipe(
-            Effect.provide(resolverLayer({ codeCommitEndpoint: api.base }))
-          )
+          const [refused] = yield* lookupAll({ codeCommitEndpoint: api.base }, [at(42, "stale")])
           assert.deepStrictEqual(refused, {
             _tag: "Unknown",
             reason: "eu-west-1 refused the credentials (401)",

@@ -5,7 +5,17 @@ import { PullRequestNumber } from "@prbox/domain"
 import { Effect, Fiber } from "effect"
 import { TestClock } from "effect/testing"
 import type { PullRequestLocation } from "../src/index.ts"
-import { hostEnvironment, localApi, lookup, type Reply, refusingBase, resolverLayer, type Seen } from "./hostingApi.ts"
+import {
+  hostEnvironment,
+  localApi,
+  lookup,
+  lookupAll,
+  type Reply,
+  refusingBase,
+  resolverLayer,
+  type Seen,
+  statesOf
+} from "./hostingApi.ts"
 
 const token = "ghp_prboxTestToken0000000000000000000001"
 
@@ -112,12 +122,12 @@ describe("NodePullRequests: GitHub through Octokit", () => {
       Effect.gen(function* () {
         yield* hostEnvironment({ GH_TOKEN: token, GH_ENTERPRISE_TOKEN: token })
         const api = yield* localApi(github)
-        const answers = yield* Effect.all([
-          lookup(at(1347)),
-          lookup(at(1348)),
-          lookup(at(1349)),
-          lookup(at(1347, "git.example.com"))
-        ]).pipe(Effect.provide(resolverLayer({ apiBase: () => api.base })))
+        const answers = yield* lookupAll({ apiBase: () => api.base }, [
+          at(1347),
+          at(1348),
+          at(1349),
+          at(1347, "git.example.com")
+        ])
         assert.deepStrictEqual(answers[0], {
           _tag: "Known",
           info: {
@@ -130,10 +140,7 @@ describe("NodePullRequests: GitHub through Octokit", () => {
             headSha: "6dcb09b5b57875f334f61aebed695e2e4193db5e"
           }
         })
-        assert.deepStrictEqual(
-          answers.map((answer) => (answer._tag === "Known" ? answer.info.state : answer._tag)),
-          ["open", "merged", "closed", "open"]
-        )
+        assert.deepStrictEqual(statesOf(answers), ["open", "merged", "closed", "open"])
         assert.deepStrictEqual(
           api.seen.map((seen) => seen.url),
           [
@@ -152,9 +159,7 @@ describe("NodePullRequests: GitHub through Octokit", () => {
       Effect.gen(function* () {
         yield* hostEnvironment({ GITHUB_TOKEN: token })
         const api = yield* localApi(github)
-        const [fork, deleted] = yield* Effect.all([lookup(at(1350)), lookup(at(1351))]).pipe(
-          Effect.provide(resolverLayer({ apiBase: () => api.base }))
-        )
+        const [fork, deleted] = yield* lookupAll({ apiBase: () => api.base }, [at(1350), at(1351)])
         assert.strictEqual(
           fork._tag === "Known" ? fork.info.sourceCloneUrl : fork._tag,
           "https://github.com/forker/Hello-World.git"
@@ -182,7 +187,7 @@ describe("NodePullRequests: GitHub through Octokit", () => {
             lookup(at(403))
           ]).pipe(Effect.provide(layer))
           process.env.GH_TOKEN = "ghp_someoneElsesToken"
-          const refused = yield* lookup(at(1347)).pipe(Effect.provide(resolverLayer({ apiBase: () => api.base })))
+          const [refused] = yield* lookupAll({ apiBase: () => api.base }, [at(1347)])
           assert.deepStrictEqual(missing, {
             _tag: "Missing",
             detail: "github.com has no pull request #7 in octocat/Hello-World (Not Found (asked with ***))"
@@ -216,13 +221,11 @@ describe("NodePullRequests: GitHub through Octokit", () => {
           yield* hostEnvironment({ GH_TOKEN: token })
           const api = yield* localApi(() => "hang")
           const arrived = api.arrived()
-          const slow = yield* lookup(at(1347)).pipe(
-            Effect.provide(resolverLayer({ apiBase: () => api.base, timeoutMs: 300 }))
-          )
+          const [slow] = yield* lookupAll({ apiBase: () => api.base, timeoutMs: 300 }, [at(1347)])
           yield* Effect.promise(() => arrived)
           assert.deepStrictEqual(slow, { _tag: "Unknown", reason: "github.com did not answer within 0.3 s" })
           const closed = yield* refusingBase
-          const refused = yield* lookup(at(1347)).pipe(Effect.provide(resolverLayer({ apiBase: () => closed })))
+          const [refused] = yield* lookupAll({ apiBase: () => closed }, [at(1347)])
           assert.deepStrictEqual(refused, { _tag: "Unknown", reason: "could not ask github.com (ECONNREFUSED)" })
         })
       )
@@ -283,9 +286,7 @@ describe("NodePullRequests: GitHub through Octokit", () => {
       Effect.gen(function* () {
         yield* hostEnvironment({})
         const api = yield* localApi(github)
-        const answer = yield* lookup(at(1347, "git.example.com")).pipe(
-          Effect.provide(resolverLayer({ apiBase: () => api.base }))
-        )
+        const [answer] = yield* lookupAll({ apiBase: () => api.base }, [at(1347, "git.example.com")])
         assert.deepStrictEqual(answer, {
           _tag: "Unknown",
           reason: "no credentials for git.example.com",
@@ -301,7 +302,7 @@ describe("NodePullRequests: GitHub through Octokit", () => {
       Effect.gen(function* () {
         const home = yield* hostEnvironment({}, `cat > "$HOME/asked"; echo username=octocat; echo password=${token}`)
         const api = yield* localApi(github)
-        const answer = yield* lookup(at(1347)).pipe(Effect.provide(resolverLayer({ apiBase: () => api.base })))
+        const [answer] = yield* lookupAll({ apiBase: () => api.base }, [at(1347)])
         assert.strictEqual(answer._tag, "Known")
         assert.strictEqual(api.seen[0]?.headers.authorization, `token ${token}`)
         assert.include(readFileSync(NodePath.join(home, "asked"), "utf8"), "protocol=https\nhost=github.com\n")

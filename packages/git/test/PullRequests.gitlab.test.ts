@@ -2,7 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { PullRequestNumber } from "@prbox/domain"
 import { Effect } from "effect"
 import type { PullRequestLocation } from "../src/index.ts"
-import { hostEnvironment, localApi, lookup, type Reply, resolverLayer, type Seen } from "./hostingApi.ts"
+import { hostEnvironment, localApi, lookupAll, type Reply, type Seen, statesOf } from "./hostingApi.ts"
 
 const token = "glpat-prboxTestToken000000001"
 const host = "gitlab.example.com"
@@ -92,9 +92,7 @@ describe("NodePullRequests: GitLab through Gitbeaker", () => {
       Effect.gen(function* () {
         yield* hostEnvironment({ GITLAB_TOKEN: token })
         const api = yield* localApi(gitlab)
-        const answers = yield* Effect.all([lookup(at(1)), lookup(at(2)), lookup(at(3)), lookup(at(4))]).pipe(
-          Effect.provide(resolverLayer({ apiBase: () => api.base }))
-        )
+        const answers = yield* lookupAll({ apiBase: () => api.base }, [at(1), at(2), at(3), at(4)])
         assert.deepStrictEqual(answers[0], {
           _tag: "Known",
           info: {
@@ -107,10 +105,7 @@ describe("NodePullRequests: GitLab through Gitbeaker", () => {
             headSha: "e82eb4a098e32c796079ca3915e07487fc4db24c"
           }
         })
-        assert.deepStrictEqual(
-          answers.map((answer) => (answer._tag === "Known" ? answer.info.state : answer._tag)),
-          ["open", "merged", "closed", "open"]
-        )
+        assert.deepStrictEqual(statesOf(answers), ["open", "merged", "closed", "open"])
       })
     )
   )
@@ -120,9 +115,7 @@ describe("NodePullRequests: GitLab through Gitbeaker", () => {
       Effect.gen(function* () {
         yield* hostEnvironment({ GITLAB_TOKEN: token })
         const api = yield* localApi(gitlab)
-        const [fork, gone] = yield* Effect.all([lookup(at(5)), lookup(at(6))]).pipe(
-          Effect.provide(resolverLayer({ apiBase: () => api.base }))
-        )
+        const [fork, gone] = yield* lookupAll({ apiBase: () => api.base }, [at(5), at(6)])
         assert.strictEqual(
           fork._tag === "Known" ? fork.info.sourceCloneUrl : fork._tag,
           "https://gitlab.example.com/forker/project.git"
@@ -142,11 +135,9 @@ describe("NodePullRequests: GitLab through Gitbeaker", () => {
         Effect.gen(function* () {
           yield* hostEnvironment({ GITLAB_TOKEN: token })
           const api = yield* localApi(gitlab)
-          const [missing, limited] = yield* Effect.all([lookup(at(99)), lookup(at(429))]).pipe(
-            Effect.provide(resolverLayer({ apiBase: () => api.base }))
-          )
+          const [missing, limited] = yield* lookupAll({ apiBase: () => api.base }, [at(99), at(429)])
           process.env.GITLAB_TOKEN = "glpat-wrong"
-          const refused = yield* lookup(at(1)).pipe(Effect.provide(resolverLayer({ apiBase: () => api.base })))
+          const [refused] = yield* lookupAll({ apiBase: () => api.base }, [at(1)])
           assert.deepStrictEqual(missing, {
             _tag: "Missing",
             detail: "gitlab.example.com has no pull request #99 in group/sub/project (404 Not found)"
@@ -172,9 +163,7 @@ describe("NodePullRequests: GitLab through Gitbeaker", () => {
         yield* hostEnvironment({ GITLAB_TOKEN: token })
         const api = yield* localApi(() => "hang")
         const arrived = api.arrived()
-        const answer = yield* lookup(at(1)).pipe(
-          Effect.provide(resolverLayer({ apiBase: () => api.base, timeoutMs: 300 }))
-        )
+        const [answer] = yield* lookupAll({ apiBase: () => api.base, timeoutMs: 300 }, [at(1)])
         yield* Effect.promise(() => arrived)
         assert.deepStrictEqual(answer, { _tag: "Unknown", reason: "gitlab.example.com did not answer within 0.3 s" })
       })

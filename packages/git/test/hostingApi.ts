@@ -1,5 +1,4 @@
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import { tmpdir } from "node:os"
 import * as NodePath from "node:path"
 import { NodeServices } from "@effect/platform-node"
@@ -7,69 +6,7 @@ import type { PullRequestLookup } from "@prbox/domain"
 import { Effect, Layer } from "effect"
 import { NodePullRequests, type PullRequestLocation, PullRequests } from "../src/index.ts"
 
-/** One request the local API saw. */
-export interface Seen {
-  readonly method: string | undefined
-  readonly url: string | undefined
-  readonly headers: IncomingMessage["headers"]
-  readonly body: string
-}
-
-/** What the local API answers: a status, headers and JSON body, or nothing ever ("hang"). */
-export type Reply =
-  | { readonly status: number; readonly headers?: Record<string, string>; readonly json?: unknown }
-  | "hang"
-
-export interface LocalApi {
-  readonly base: string
-  readonly seen: Array<Seen>
-  /** Resolves when the next request arrives (a latch for tests that race it). */
-  readonly arrived: () => Promise<Seen>
-}
-
-/**
- * A local stand-in for a hosted API (the real ones cannot be reached from
- * here), answering with the documented response shapes; closed with the scope.
- */
-export const localApi = (answer: (seen: Seen) => Reply) =>
-  Effect.acquireRelease(
-    Effect.callback<LocalApi & { readonly close: () => void }>((resume) => {
-      const seen: Array<Seen> = []
-      let waiting: Array<(request: Seen) => void> = []
-      const server = createServer((req, res: ServerResponse) => {
-        let body = ""
-        req.on("data", (chunk: Buffer) => {
-          body += chunk.toString()
-        })
-        req.on("end", () => {
-          const request = { method: req.method, url: req.url, headers: req.headers, body }
-          seen.push(request)
-          for (const wake of waiting) wake(request)
-          waiting = []
-          const reply = answer(request)
-          if (reply === "hang") return
-          res.writeHead(reply.status, { "content-type": "application/json", ...reply.headers })
-          res.end(reply.json === undefined ? "" : JSON.stringify(reply.json))
-        })
-      })
-      server.listen(0, "127.0.0.1", () => {
-        const address = server.address()
-        const port = typeof address === "object" && address !== null ? address.port : 0
-        resume(
-          Effect.succeed({
-            base: `http://127.0.0.1:${port}`,
-            seen,
-            arrived: () => new Promise<Seen>((wake) => waiting.push(wake)),
-            close: () => {
-              server.closeAllConnections()
-              server.close()
-            }
-          })
-        )
-      })
-    }),
-    (api) => Effect.sync(api.close)
-  )
+export { localApi, type Reply, refusingBase, type Seen } from "../../../scripts/testing/local-api.ts"
 
 /** A temporary directory, removed when the test's scope closes. */
 export const scratch = Effect.acquireRelease(
@@ -121,12 +58,16 @@ export const resolverLayer = (options: NodePullRequests.Options) =>
 export const lookup = (at: PullRequestLocation): Effect.Effect<PullRequestLookup, never, PullRequests> =>
   Effect.flatMap(PullRequests, (service) => service.lookup(at))
 
-/** The address of a port nothing listens on: a server is bound there, then closed. */
-export const refusingBase = Effect.callback<string>((resume) => {
-  const server = createServer()
-  server.listen(0, "127.0.0.1", () => {
-    const address = server.address()
-    const port = typeof address === "object" && address !== null ? address.port : 0
-    server.close(() => resume(Effect.succeed(`http://127.0.0.1:${port}`)))
-  })
-})
+/** Each pull request's answer, from one resolver (one cache) for them all. */
+export const lookupAll = <const L extends ReadonlyArray<PullRequestLocation>>(
+  options: NodePullRequests.Options,
+  locations: L
+): Effect.Effect<{ -readonly [K in keyof L]: PullRequestLookup }> =>
+  Effect.forEach(locations, lookup).pipe(Effect.provide(resolverLayer(options))) as Effect.Effect<
+    // One answer per location, in order.
+    { -readonly [K in keyof L]: PullRequestLookup }
+  >
+
+/** Each answer's state when known, else its tag. */
+export const statesOf = (answers: ReadonlyArray<PullRequestLookup>) =>
+  answers.map((answer) => (answer._tag === "Known" ? answer.info.state : answer._tag))
