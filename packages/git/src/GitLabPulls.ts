@@ -1,7 +1,8 @@
 import type { PullRequestInfo, PullRequestLookup } from "@prbox/domain"
 import { Effect } from "effect"
+import { GitLabRefusal } from "./GitLabTransport.ts"
 import { HostingClients } from "./HostingClients.ts"
-import { askService, type Hints, type ServiceFailure, withClient } from "./PullAnswers.ts"
+import { askService, type Hints, withClient } from "./PullAnswers.ts"
 import type { PullRequestLocation } from "./PullRequests.ts"
 
 /** The fields of `GET /projects/:id/merge_requests/:iid` that prbox reads. */
@@ -34,22 +35,6 @@ export const fromGitLab = (request: GitLabMergeRequest, sourceCloneUrl: string |
   headSha: request.sha
 })
 
-/** Gitbeaker's errors: a refusal carries the response; retries spent on 429/502 name the last status. */
-const failure = (error: unknown): ServiceFailure | undefined => {
-  if (!(error instanceof Error)) return undefined
-  if (error.name === "GitbeakerRetryError") {
-    const status = /last status code: (\d{3})/.exec(error.message)?.[1]
-    return status === undefined ? undefined : { status: Number(status), headers: {}, message: undefined }
-  }
-  const response = (error.cause as { readonly response?: unknown } | undefined)?.response
-  if (error.name !== "GitbeakerRequestError" || !(response instanceof Response)) return undefined
-  return {
-    status: response.status,
-    headers: Object.fromEntries(response.headers.entries()),
-    message: (error.cause as { readonly description?: unknown }).description?.toString()
-  }
-}
-
 /** GitLab, through Gitbeaker's `MergeRequests.show` (and `Projects.show` for a fork's clone URL). */
 export const lookupGitLab = (
   at: PullRequestLocation,
@@ -76,7 +61,7 @@ export const lookupGitLab = (
           return fromGitLab(request, typeof fork?.http_url_to_repo === "string" ? fork.http_url_to_repo : null)
         },
         known: (info) => info,
-        failure
+        failure: (error) => (error instanceof GitLabRefusal ? error.failure : undefined)
       })
     )
   )

@@ -1,6 +1,7 @@
 import type { Gitlab } from "@gitbeaker/rest"
 import type { Octokit } from "@octokit/rest"
 import { Context, Effect, Layer } from "effect"
+import { askOnce } from "./GitLabTransport.ts"
 
 /** Where a host's API is reached; tests put a local server in place of `https://<host>`. */
 export interface ClientPlace {
@@ -44,9 +45,17 @@ export class HostingClients extends Context.Service<HostingClients, HostingClien
         }),
       gitlab: (place, token, timeoutMs) =>
         reuse(`gitlab\0${gitlabOrigin(place)}\0${timeoutMs}`, token, async () => {
-          const { Gitlab } = await import("@gitbeaker/rest")
-          // A bearer header: GitLab takes personal and OAuth tokens alike there.
-          return new Gitlab({ host: gitlabOrigin(place), oauthToken: token, queryTimeout: timeoutMs })
+          const [{ Gitlab }, { createRequesterFn }] = await Promise.all([
+            import("@gitbeaker/rest"),
+            import("@gitbeaker/requester-utils")
+          ])
+          return new Gitlab({
+            host: gitlabOrigin(place),
+            // A bearer header: GitLab takes personal and OAuth tokens alike there.
+            oauthToken: token,
+            queryTimeout: timeoutMs,
+            requesterFn: createRequesterFn((_service, request) => Promise.resolve(request), askOnce)
+          })
         })
     })
   })

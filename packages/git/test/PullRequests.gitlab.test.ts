@@ -147,11 +147,11 @@ describe("NodePullRequests: GitLab through Gitbeaker", () => {
             reason: "gitlab.example.com refused the credentials (401)",
             configure: "set GITLAB_TOKEN or store a token with `git credential approve` for gitlab.example.com"
           })
-          // Gitbeaker retries a 429 itself and keeps no header: the answer says so without a time.
           assert.deepStrictEqual(limited, {
             _tag: "Unknown",
-            reason: "gitlab.example.com rate limited the lookup (429); retry later"
+            reason: "gitlab.example.com rate limited the lookup (429); retry after 60 s"
           })
+          assert.strictEqual(api.seen.filter((seen) => seen.url?.endsWith("/429")).length, 1, "asked once, not retried")
           for (const answer of [missing, limited, refused]) assert.notInclude(JSON.stringify(answer), "glpat-")
         })
       )
