@@ -1,24 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import type { Provider } from "@prbox/domain"
-import { credentialQuery, parseCallerAccount, parseCredentialPassword, parseUserId, userRequest } from "../src/index.ts"
-
-describe("userRequest", () => {
-  const table: ReadonlyArray<readonly [Provider, string, string | undefined]> = [
-    ["github", "github.com", "https://api.github.com/user"],
-    ["github", "git.example.com", "https://git.example.com/api/v3/user"],
-    ["gitlab", "gitlab.example.com", "https://gitlab.example.com/api/v4/user"],
-    ["bitbucket", "bitbucket.org", undefined],
-    ["codecommit", "eu-west-1", undefined],
-    ["git", "local", undefined]
-  ]
-  for (const [provider, host, url] of table) {
-    it(`${provider} on ${host}: ${url ?? "no user call"}`, () => {
-      const request = userRequest(provider, host, "tok-123")
-      assert.strictEqual(request?.url, url)
-      if (request !== undefined) assert.strictEqual(request.headers.authorization, "Bearer tok-123")
-    })
-  }
-})
+import { parseCallerAccount, parseUserId } from "../src/index.ts"
 
 describe("parseUserId", () => {
   const table: ReadonlyArray<readonly [string, unknown, string | undefined]> = [
@@ -45,16 +26,4 @@ describe("parseCallerAccount", () => {
   for (const [name, account, expected] of table) {
     it(`${name} -> ${expected}`, () => assert.strictEqual(parseCallerAccount({ Account: account }), expected))
   }
-})
-
-describe("git credential", () => {
-  it("asks for the host over https and reads only the password", () => {
-    assert.strictEqual(credentialQuery("github.com"), "protocol=https\nhost=github.com\n\n")
-    assert.strictEqual(
-      parseCredentialPassword("protocol=https\nhost=github.com\nusername=u\npassword=tok=with=equals\n"),
-      "tok=with=equals"
-    )
-    assert.isUndefined(parseCredentialPassword("protocol=https\nhost=github.com\n"))
-    assert.isUndefined(parseCredentialPassword("password=\n"))
-  })
 })

@@ -1,13 +1,7 @@
-import { Clock, Effect, Layer, Option, Ref, Stream } from "effect"
-import { HttpClient } from "effect/http"
-import { ChildProcess, ChildProcessSpawner } from "effect/process"
-import {
-  credentialQuery,
-  parseCallerAccount,
-  parseCredentialPassword,
-  parseUserId,
-  userRequest
-} from "../AccountDiscovery.ts"
+import { HostingClients, hostCredential } from "@prbox/git"
+import { Clock, Effect, Layer, Option, Ref } from "effect"
+import type { ChildProcessSpawner } from "effect/process"
+import { parseCallerAccount, parseUserId } from "../AccountDiscovery.ts"
 import { AccountIdentity, type AccountQuery } from "../AccountIdentity.ts"
 import * as NodePlatform from "./NodePlatform.ts"
 
@@ -18,56 +12,35 @@ export interface Options {
   readonly cacheMs?: number
   /** Overrides the STS endpoint (tests point it at a local server). */
   readonly stsEndpoint?: string
-  /** Overrides `https://<host>` for the code hosts' APIs (tests point it at a local server). */
+  /** Overrides `https://<host>` for the code hosts' APIs (github.com: `https://api.github.com`; tests point it at a local server). */
   readonly apiBase?: (host: string) => string
 }
 
-/** A token from the user's own git credential helpers; never prompts, never stored. */
-const hostToken = (spawner: ChildProcessSpawner.ChildProcessSpawner["Service"], host: string, timeoutMs: number) =>
+/**
+ * The token's user id, asked through the same per-host client as the pull
+ * request lookups (GitHub: `GET /user`; GitLab: `GET /api/v4/user`).
+ */
+const codeHostAccount = (query: AccountQuery, options: Options, timeoutMs: number) =>
   Effect.gen(function* () {
-    const handle = yield* spawner.spawn(
-      ChildProcess.make("git", ["credential", "fill"], {
-        env: { GIT_TERMINAL_PROMPT: "0", GIT_ASKPASS: "", SSH_ASKPASS: "" },
-        extendEnv: true,
-        stdin: { stream: Stream.make(new TextEncoder().encode(credentialQuery(host))) }
-      })
-    )
-    const [stdout, exitCode] = yield* Effect.all(
-      [handle.stdout.pipe(Stream.decodeText(), Stream.mkString), handle.exitCode, Stream.runDrain(handle.stderr)],
-      { concurrency: "unbounded" }
-    )
-    return exitCode === 0 ? parseCredentialPassword(stdout) : undefined
+    const credential = yield* hostCredential(query.provider, query.host, { timeoutMs })
+    if (credential?._tag !== "Token") return undefined
+    const clients = yield* HostingClients
+    const place = { host: query.host, origin: options.apiBase?.(query.host) }
+    const user: unknown =
+      query.provider === "github"
+        ? yield* Effect.flatMap(clients.github(place, credential.token), (octokit) =>
+            Effect.tryPromise((signal) =>
+              octokit.rest.users.getAuthenticated({ request: { signal } }).then((response) => response.data)
+            )
+          )
+        : yield* Effect.flatMap(clients.gitlab(place, credential.token, timeoutMs), (gitlab) =>
+            Effect.tryPromise(() => gitlab.Users.showCurrentUser())
+          )
+    return parseUserId(user)
   }).pipe(
-    Effect.scoped,
     Effect.timeoutOrElse({ duration: timeoutMs, orElse: () => Effect.succeed(undefined) }),
     Effect.orElseSucceed(() => undefined)
   )
-
-const codeHostAccount = (
-  services: {
-    readonly spawner: ChildProcessSpawner.ChildProcessSpawner["Service"]
-    readonly http: HttpClient.HttpClient
-  },
-  query: AccountQuery,
-  options: Options,
-  timeoutMs: number
-) =>
-  Effect.gen(function* () {
-    const token = yield* hostToken(services.spawner, query.host, timeoutMs)
-    if (token === undefined) return undefined
-    const request = userRequest(query.provider, query.host, token)
-    if (request === undefined) return undefined
-    const url =
-      options.apiBase === undefined ? request.url : request.url.replace(/^https:\/\/[^/]+/, options.apiBase(query.host))
-    const body = yield* services.http.get(url, { headers: request.headers }).pipe(
-      Effect.flatMap((response) =>
-        response.status >= 200 && response.status < 300 ? response.json : Effect.succeed(undefined)
-      ),
-      Effect.timeoutOrElse({ duration: timeoutMs, orElse: () => Effect.succeed(undefined) }),
-      Effect.orElseSucceed(() => undefined)
-    )
-    return parseUserId(body)
-  })
 
 const awsAccount = (query: AccountQuery, options: Options, timeoutMs: number) =>
   Effect.tryPromise(async (signal) => {
@@ -105,7 +78,7 @@ export const layer = (options: Options = {}) =>
     Effect.gen(function* () {
       const timeoutMs = options.timeoutMs ?? 5_000
       const cacheMs = options.cacheMs ?? 10 * 60_000
-      const services = { spawner: yield* ChildProcessSpawner.ChildProcessSpawner, http: yield* HttpClient.HttpClient }
+      const services = yield* Effect.context<HostingClients | ChildProcessSpawner.ChildProcessSpawner>()
       const cache = yield* Ref.make(new Map<string, { readonly account: string; readonly at: number }>())
       return AccountIdentity.of({
         discover: Effect.fn("AccountIdentity.discover")(function* (query) {
@@ -117,7 +90,7 @@ export const layer = (options: Options = {}) =>
             query.provider === "codecommit"
               ? yield* awsAccount(query, options, timeoutMs)
               : query.provider === "github" || query.provider === "gitlab"
-                ? yield* codeHostAccount(services, query, options, timeoutMs)
+                ? yield* codeHostAccount(query, options, timeoutMs).pipe(Effect.provide(services))
                 : undefined
           if (account === undefined) return Option.none()
           yield* Ref.update(cache, (map) => new Map(map).set(key, { account, at: now }))
@@ -125,4 +98,4 @@ export const layer = (options: Options = {}) =>
         })
       })
     })
-  ).pipe(Layer.provide(NodePlatform.layer))
+  ).pipe(Layer.provide(Layer.merge(NodePlatform.layer, HostingClients.layer)))

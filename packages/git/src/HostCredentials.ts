@@ -1,0 +1,139 @@
+import type { Provider } from "@prbox/domain"
+import { Effect, Fiber, Stream } from "effect"
+import { ChildProcess, ChildProcessSpawner } from "effect/process"
+
+/**
+ * The user's own credential for a code host's API: read when asked, never
+ * stored by prbox. A token goes in a bearer header; Bitbucket Cloud also
+ * takes a user name and password (an API token or app password).
+ */
+export type HostCredential =
+  | { readonly _tag: "Token"; readonly token: string }
+  | { readonly _tag: "Basic"; readonly username: string; readonly password: string }
+
+/** The secret strings of a credential, to be kept out of every answer. */
+export const secretsOf = (credential: HostCredential): ReadonlyArray<string> =>
+  credential._tag === "Token" ? [credential.token] : [credential.password]
+
+/** The `Authorization` header's value. */
+export const authorization = (credential: HostCredential): string =>
+  credential._tag === "Token"
+    ? `Bearer ${credential.token}`
+    : `Basic ${Buffer.from(`${credential.username}:${credential.password}`).toString("base64")}`
+
+type Env = Readonly<Record<string, string | undefined>>
+
+const first = (env: Env, names: ReadonlyArray<string>): string | undefined =>
+  names.map((name) => env[name]).find((value) => value !== undefined && value !== "")
+
+/** The variables a user sets for a host, in the order the hosts' own CLIs read them. */
+const fromEnv = (provider: Provider, host: string, env: Env): HostCredential | undefined => {
+  const token = (names: ReadonlyArray<string>) => {
+    const value = first(env, names)
+    return value === undefined ? undefined : ({ _tag: "Token", token: value } as const)
+  }
+  switch (provider) {
+    case "github":
+      return token(
+        host === "github.com" ? ["GH_TOKEN", "GITHUB_TOKEN"] : ["GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN"]
+      )
+    case "gitlab":
+      return token(["GITLAB_TOKEN"])
+    case "bitbucket": {
+      const email = first(env, ["BITBUCKET_EMAIL"])
+      const apiToken = first(env, ["BITBUCKET_API_TOKEN"])
+      if (email !== undefined && apiToken !== undefined) return { _tag: "Basic", username: email, password: apiToken }
+      return token(["BITBUCKET_TOKEN"])
+    }
+    default:
+      return undefined
+  }
+}
+
+/** What `git credential fill` is asked: the host over https, nothing else. */
+export const credentialQuery = (host: string): string => `protocol=https\nhost=${host}\n\n`
+
+/** `git credential fill`'s answer: its user name and password, when it gave a password. */
+export const parseCredential = (output: string): { username: string; password: string } | undefined => {
+  const field = (name: string) =>
+    output
+      .split("\n")
+      .find((line) => line.startsWith(`${name}=`))
+      ?.slice(name.length + 1)
+  const password = field("password")
+  return password === undefined || password === "" ? undefined : { username: field("username") ?? "", password }
+}
+
+/**
+ * Asks the user's git credential helpers for the host. Prompting is off (no
+ * terminal, no askpass), so it never waits on a person; bounded in time.
+ */
+const fromGit = (host: string, timeoutMs: number) =>
+  Effect.gen(function* () {
+    const fill = Effect.gen(function* () {
+      const spawner = yield* ChildProcessSpawner.ChildProcessSpawner
+      const handle = yield* spawner.spawn(
+        ChildProcess.make("git", ["credential", "fill"], {
+          env: { GIT_TERMINAL_PROMPT: "0", GIT_ASKPASS: "", SSH_ASKPASS: "" },
+          extendEnv: true,
+          stdin: { stream: Stream.make(new TextEncoder().encode(credentialQuery(host))) }
+        })
+      )
+      const [stdout, exitCode] = yield* Effect.all(
+        [handle.stdout.pipe(Stream.decodeText(), Stream.mkString), handle.exitCode, Stream.runDrain(handle.stderr)],
+        { concurrency: "unbounded" }
+      )
+      return exitCode === 0 ? parseCredential(stdout) : undefined
+    }).pipe(
+      Effect.scoped,
+      Effect.orElseSucceed(() => undefined)
+    )
+    // A helper that hangs is stopped in the background: reaping its process
+    // group can outlast the bound (zombies where nothing reaps them).
+    const fiber = yield* Effect.forkDetach(fill)
+    return yield* Fiber.join(fiber).pipe(
+      Effect.timeoutOrElse({ duration: timeoutMs, orElse: () => Effect.succeed(undefined) }),
+      Effect.ensuring(Effect.forkDetach(Fiber.interrupt(fiber)))
+    )
+  })
+
+/**
+ * The user's credential for a code host's API: the host's environment
+ * variables first, then git's credential helpers for `https://<host>`.
+ * Undefined when there is none (CodeCommit's is the AWS SDK's own chain).
+ */
+export const hostCredential = Effect.fn("HostCredentials.hostCredential")(function* (
+  provider: Provider,
+  host: string,
+  options: { readonly timeoutMs: number; readonly env?: Env }
+) {
+  if (provider !== "github" && provider !== "gitlab" && provider !== "bitbucket") return undefined
+  const env = fromEnv(provider, host, options.env ?? process.env)
+  if (env !== undefined) return env
+  const stored = yield* fromGit(host, options.timeoutMs)
+  if (stored === undefined) return undefined
+  return provider === "bitbucket"
+    ? ({ _tag: "Basic", username: stored.username, password: stored.password } as const)
+    : ({ _tag: "Token", token: stored.password } as const)
+})
+
+/** What a user sets so that the host's API answers. */
+export const configureHint = (provider: Provider, host: string, profile: string | undefined): string => {
+  const approve = (what: string) => `store ${what} with \`git credential approve\` for ${host}`
+  switch (provider) {
+    case "github":
+      return host === "github.com"
+        ? `set GH_TOKEN or ${approve("a token")}`
+        : `set GH_ENTERPRISE_TOKEN or ${approve("a token")}`
+    case "gitlab":
+      return `set GITLAB_TOKEN or ${approve("a token")}`
+    case "bitbucket":
+      return `set BITBUCKET_EMAIL and BITBUCKET_API_TOKEN (or BITBUCKET_TOKEN), or ${approve("a user name and API token")}`
+    case "codecommit": {
+      const flag = profile === undefined ? "" : ` --profile ${profile}`
+      return `configure AWS credentials${profile === undefined ? "" : ` for profile ${profile}`} (\`aws configure${flag}\` or \`aws sso login${flag}\`)`
+    }
+    default:
+      return "nothing to configure: a plain git remote has no hosting service"
+  }
+}
