@@ -9,7 +9,7 @@ import { NodeEngine } from "../src/node/index.ts"
 
 export interface EngineLayerOptions
   extends Pick<NodeEngine.Wrappers, "runtime" | "workspaces" | "hooks" | "lifecycle">,
-    Pick<NodeEngine.Options, "identity"> {
+    Pick<NodeEngine.Options, "identity" | "pullRequests"> {
   readonly home: string
   /** The test run's id: every container gets `dev.prbox.test-run=<runId>`. */
   readonly runId: string
