@@ -6,19 +6,12 @@ import { describeEvent, type PullRequestInfo, type PullRequestLookup, type PullR
 import { PullRequests } from "@prbox/git"
 import { SandboxRepo } from "@prbox/store"
 import { Clock, Effect, Layer, Option } from "effect"
-import { TestClock } from "effect/testing"
 import { gitSync, pushPullRequest } from "../../git/test/helpers.ts"
 import { Gc, SandboxService } from "../src/index.ts"
-import { bounded, openRunning, rowOf, withEngine } from "./harness.ts"
+import { bounded, later, openRunning, rowOf, withEngine } from "./harness.ts"
 
 const MINUTE = 60_000
 const HOUR = 60 * MINUTE
-
-/** Runs `effect` with the clock moved `ms` past the real now (gc's decisions read the clock). */
-const later = <A, E, R>(ms: number, effect: Effect.Effect<A, E, R>) =>
-  Effect.flatMap(Clock.currentTimeMillis, (now) =>
-    Effect.andThen(TestClock.setTime(now + ms), effect).pipe(Effect.provide(TestClock.layer()))
-  )
 
 const info = (state: PullRequestState, overrides: Partial<PullRequestInfo> = {}): PullRequestInfo => ({
   title: "Fix the widget",
