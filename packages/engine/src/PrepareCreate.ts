@@ -101,13 +101,16 @@ export const makePrepareCreate = Effect.gen(function* () {
     return { ref, fetched, lookup: answer }
   })
 
-  const prepare = (target: PullRequestTarget, cfg: PrboxConfig, devcontainer: string | undefined) =>
-    Effect.gen(function* () {
-      const got = yield* isHeadFromService(target) ? viaService(target) : viaGit(target)
-      const files = workspaces.commitFiles(got.fetched.mirrorPath, got.fetched.commit)
-      const choice = yield* chooseEnvironment(files, got.ref, cfg, devcontainer)
-      return { ...got, choice } satisfies PreparedCreate
-    })
+  const prepare = Effect.fn("SandboxService.prepareCreate")(function* (
+    target: PullRequestTarget,
+    cfg: PrboxConfig,
+    devcontainer: string | undefined
+  ) {
+    const got = yield* isHeadFromService(target) ? viaService(target) : viaGit(target)
+    const files = workspaces.commitFiles(got.fetched.mirrorPath, got.fetched.commit)
+    const choice = yield* chooseEnvironment(files, got.ref, cfg, devcontainer)
+    return { ...got, choice } satisfies PreparedCreate
+  })
 
   /** What the service said, on the new row: its metadata, or a line in its log saying why there is none. */
   const record = (row: Sandbox, answer: PullRequestLookup) =>
