@@ -31,6 +31,9 @@ export const apiErrorOf: { readonly [Tag in EngineFailureTag]: ApiErrorClass } =
   SandboxNotFound: NotFound,
   SandboxConflict: Conflict,
   InvalidPullRequestInput: InvalidPrRef,
+  PullRequestMissing: NotFound,
+  // Its message names what to configure, or `--ref`.
+  PullRequestUnresolved: NotAvailable,
   InvalidDevcontainer: InvalidDevcontainer,
   InvalidConfig: InvalidConfig,
   RuntimeError: DockerUnavailable,

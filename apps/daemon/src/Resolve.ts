@@ -1,7 +1,7 @@
 import type { Sandbox } from "@prbox/domain"
 import { isLive } from "@prbox/domain"
 import type { ConfigShape, SandboxServiceShape } from "@prbox/engine"
-import { parsePullRequestRef } from "@prbox/git"
+import { parsePullRequestTarget } from "@prbox/git"
 import { Ambiguous, type ApiError, InvalidPrRef, NotFound } from "@prbox/protocol"
 import { Effect, Result } from "effect"
 import { api } from "./Mapping.ts"
@@ -38,7 +38,7 @@ export const resolve = (
       return only
     }
     const cfg = yield* api(config.load)
-    const parsed = parsePullRequestRef(query, {
+    const parsed = parsePullRequestTarget(query, {
       ...(pr === undefined ? {} : { pr }),
       ...(cfg.profile === undefined ? {} : { profile: cfg.profile }),
       refPattern: cfg.pullRequestRefPattern

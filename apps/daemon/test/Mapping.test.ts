@@ -1,8 +1,8 @@
 import * as Domain from "@prbox/domain"
 import { SandboxNotFound } from "@prbox/domain"
 import * as Engine from "@prbox/engine"
-import { RuntimeError } from "@prbox/engine"
-import { DockerUnavailable, Internal, NotFound } from "@prbox/protocol"
+import { PullRequestMissing, RuntimeError } from "@prbox/engine"
+import { DockerUnavailable, ExitCode, exitCodeOf, Internal, NotFound } from "@prbox/protocol"
 import { describe, expect, it } from "vitest"
 import { apiErrorOf, type EngineFailureTag, internalOnPurpose, toApiError } from "../src/Mapping.ts"
 
@@ -54,6 +54,13 @@ describe("engine errors at the API boundary", () => {
     const runtime = toApiError(new RuntimeError({ operation: "container.start", detail: "engine down" }))
     expect(runtime).toBeInstanceOf(DockerUnavailable)
     expect(runtime.message).toBe("container.start: engine down")
+  })
+
+  it("a pull request the hosting service says does not exist is exit code 3, with the service's answer", () => {
+    const missing = toApiError(new PullRequestMissing({ pullRequest: "o/r#9", detail: "Not Found" }))
+    expect(missing).toBeInstanceOf(NotFound)
+    expect(missing.message).toContain('"Not Found"')
+    expect(exitCodeOf(missing._tag)).toBe(ExitCode.notFound)
   })
 
   it("does not type-check a table that leaves an engine error out", () => {

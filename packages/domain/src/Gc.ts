@@ -1,9 +1,32 @@
-import type { SandboxId } from "./Ids.ts"
+import type { SandboxId, Timestamp } from "./Ids.ts"
+import type { PullRequestState } from "./PullRequestInfo.ts"
 import type { Sandbox } from "./Sandbox.ts"
 
 export interface GcPolicy {
   readonly idleTimeoutMs: number
   readonly cleanupDelayMs: number
+  /** Delete the sandboxes of merged or closed pull requests (config `deleteWhenClosed`). */
+  readonly deleteWhenClosed: boolean
+  /** How long after the state was first seen (config `closedGraceMinutes`). */
+  readonly closedGraceMs: number
+}
+
+/**
+ * When the row's pull request was first seen merged or closed, given what the
+ * hosting service says now: kept while it stays so, cleared when it is open again.
+ */
+export const closedSeenAtAfter = (state: PullRequestState, current: Timestamp | null, now: Timestamp) =>
+  state === "open" ? null : (current ?? now)
+
+/**
+ * Why a sandbox's pull request makes it due for deletion, or undefined: only
+ * with `deleteWhenClosed`, a merged/closed state the service reported (an
+ * unknown one never counts) first seen at least the grace ago.
+ */
+export const closedReason = (row: Sandbox, now: number, policy: GcPolicy): string | undefined => {
+  if (!policy.deleteWhenClosed || row.pullRequestState === null || row.pullRequestState === "open") return undefined
+  if (row.closedSeenAt === null || now - row.closedSeenAt < policy.closedGraceMs) return undefined
+  return `pull request ${row.pullRequestState} (first seen ${minutes(now - row.closedSeenAt)} ago)`
 }
 
 /** What a gc run would do: stop idle running sandboxes, delete long-ended ones. */
@@ -78,7 +101,13 @@ export interface GcAssessment {
   readonly plan: GcPlan
   /** Running sandboxes kept only because their probe was uncertain. */
   readonly uncertain: ReadonlyArray<{ readonly id: SandboxId; readonly reason: string }>
+  /** The deletions due to a merged or closed pull request, and why. */
+  readonly closed: ReadonlyArray<{ readonly id: SandboxId; readonly reason: string }>
 }
+
+/** An ended sandbox is deleted after the cleanup delay. */
+const endedLongAgo = (row: Sandbox, now: number, policy: GcPolicy) =>
+  now - (row.stoppedAt ?? row.lastActivityAt) > policy.cleanupDelayMs
 
 export const assessGc = (
   rows: ReadonlyArray<Sandbox>,
@@ -90,22 +119,27 @@ export const assessGc = (
     .filter((row) => row.status === "running")
     .map((row) => ({
       id: row.id,
+      closed: closedReason(row, now, policy),
       decision: decideIdle(probes.get(row.id) ?? NOT_PROBED, row.lastActivityAt, now, policy.idleTimeoutMs)
     }))
+  const ended = rows
+    .filter((row) => row.status === "stopped" || row.status === "error")
+    .map((row) => ({ id: row.id, closed: closedReason(row, now, policy), due: endedLongAgo(row, now, policy) }))
+  // A running sandbox is in use until gc would stop it as idle: only then does a closed PR delete it.
+  const idle = running.filter((r) => r.decision._tag === "Stop")
+  const closed = [...idle, ...ended].flatMap(({ id, closed }) => (closed === undefined ? [] : [{ id, reason: closed }]))
   return {
     plan: {
-      stop: running.filter((r) => r.decision._tag === "Stop").map((r) => r.id),
-      remove: rows
-        .filter(
-          (row) =>
-            (row.status === "stopped" || row.status === "error") &&
-            now - (row.stoppedAt ?? row.lastActivityAt) > policy.cleanupDelayMs
-        )
-        .map((row) => row.id)
+      stop: idle.filter((r) => r.closed === undefined).map((r) => r.id),
+      remove: [
+        ...idle.filter((r) => r.closed !== undefined).map((r) => r.id),
+        ...ended.filter((r) => r.due || r.closed !== undefined).map((r) => r.id)
+      ]
     },
     uncertain: running.flatMap(({ id, decision }) =>
       decision._tag === "Keep" && decision.uncertain ? [{ id, reason: decision.reason }] : []
-    )
+    ),
+    closed
   }
 }
 

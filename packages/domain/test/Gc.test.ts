@@ -1,11 +1,13 @@
 import { assert, describe, it } from "@effect/vitest"
 import {
   assessGc,
+  closedSeenAtAfter,
   decideIdle,
   type GcPlan,
   type HeartbeatProbe,
   intersectPlans,
   PullRequestNumber,
+  type PullRequestState,
   readHeartbeat,
   type Sandbox,
   SandboxId,
@@ -15,7 +17,7 @@ import { Redacted } from "effect"
 
 const MINUTE = 60_000
 const HOUR = 60 * MINUTE
-const policy = { idleTimeoutMs: 30 * MINUTE, cleanupDelayMs: 24 * HOUR }
+const policy = { idleTimeoutMs: 30 * MINUTE, cleanupDelayMs: 24 * HOUR, deleteWhenClosed: false, closedGraceMs: HOUR }
 const now = 100 * HOUR
 
 const row = (id: string, status: SandboxStatus, lastActivityAt: number, stoppedAt: number | null = null): Sandbox => ({
@@ -140,6 +142,106 @@ describe("assessGc", () => {
       assessment.uncertain.map((kept) => kept.id),
       [failed.id]
     )
+  })
+})
+
+describe("assessGc with deleteWhenClosed", () => {
+  const closing = { ...policy, deleteWhenClosed: true }
+  const withPr = (sandbox: Sandbox, state: PullRequestState | null, closedSeenAt: number | null): Sandbox => ({
+    ...sandbox,
+    pullRequestState: state,
+    closedSeenAt
+  })
+  // The pull request's state × how long ago it was first seen so × the sandbox's use → what gc does.
+  const table: ReadonlyArray<readonly [string, Sandbox, HeartbeatProbe | undefined, keyof GcPlan | "keep"]> = [
+    [
+      "stopped, merged past the grace",
+      withPr(row("a", "stopped", now, now), "merged", now - HOUR),
+      undefined,
+      "remove"
+    ],
+    [
+      "stopped, closed past the grace",
+      withPr(row("b", "stopped", now, now), "closed", now - 2 * HOUR),
+      undefined,
+      "remove"
+    ],
+    ["errored, merged past the grace", withPr(row("c", "error", now), "merged", now - HOUR), undefined, "remove"],
+    [
+      "stopped, merged within the grace",
+      withPr(row("d", "stopped", now, now), "merged", now - HOUR + 1),
+      undefined,
+      "keep"
+    ],
+    ["stopped, open", withPr(row("e", "stopped", now, now), "open", null), undefined, "keep"],
+    ["stopped, state unknown", withPr(row("f", "stopped", now, now), null, null), undefined, "keep"],
+    [
+      "stopped, unknown state though once seen closed",
+      withPr(row("g", "stopped", now, now), null, now - 5 * HOUR),
+      undefined,
+      "keep"
+    ],
+    [
+      "running and in use, merged long ago",
+      withPr(row("h", "running", now), "merged", now - 5 * HOUR),
+      answered(now),
+      "keep"
+    ],
+    [
+      "running, uncertain probe, merged long ago",
+      withPr(row("i", "running", now - 5 * HOUR), "merged", now - 5 * HOUR),
+      unanswered,
+      "keep"
+    ],
+    [
+      "running and idle, merged long ago",
+      withPr(row("j", "running", now - 5 * HOUR), "merged", now - 5 * HOUR),
+      answered(0),
+      "remove"
+    ],
+    [
+      "running and idle, merged within the grace",
+      withPr(row("k", "running", now - 5 * HOUR), "merged", now),
+      answered(0),
+      "stop"
+    ],
+    ["starting, merged long ago (a worker owns it)", withPr(row("l", "starting", 0), "merged", 0), undefined, "keep"]
+  ]
+  for (const [name, sandbox, probe, expected] of table) {
+    it(`${name}: ${expected}`, () => {
+      const probes = new Map(probe === undefined ? [] : [[sandbox.id, probe] as const])
+      const { plan, closed } = assessGc([sandbox], now, closing, probes)
+      assert.deepStrictEqual(plan.stop, expected === "stop" ? [sandbox.id] : [])
+      assert.deepStrictEqual(plan.remove, expected === "remove" ? [sandbox.id] : [])
+      assert.deepStrictEqual(
+        closed.map((entry) => entry.id),
+        expected === "remove" ? [sandbox.id] : []
+      )
+    })
+  }
+
+  it("without deleteWhenClosed, a merged PR's sandbox waits for the usual timers", () => {
+    const stopped = withPr(row("m", "stopped", now, now), "merged", 0)
+    assert.deepStrictEqual(assessGc([stopped], now, policy, new Map()).plan.remove, [])
+  })
+
+  it("says why", () => {
+    const stopped = withPr(row("n", "stopped", now, now), "merged", now - 90 * MINUTE)
+    assert.deepStrictEqual(assessGc([stopped], now, closing, new Map()).closed, [
+      { id: stopped.id, reason: "pull request merged (first seen 90 min ago)" }
+    ])
+  })
+})
+
+describe("closedSeenAtAfter", () => {
+  it.each([
+    ["first seen merged", "merged", null, now],
+    ["still closed: the first sighting stays", "closed", now - HOUR, now - HOUR],
+    ["merged after closed: the first sighting stays", "merged", now - HOUR, now - HOUR],
+    ["reopened: cleared", "open", now - HOUR, null],
+    ["open", "open", null, null]
+  ] as const)("%s", (_, state, current, expected) => {
+    assert.strictEqual(closedSeenAtAfter(state, current, now), expected)
   })
 })
 

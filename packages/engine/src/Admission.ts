@@ -11,15 +11,15 @@ import {
   SandboxConflict,
   SandboxId
 } from "@prbox/domain"
-import { type PullRequestRef, parsePullRequestRef, Workspaces } from "@prbox/git"
+import { type PullRequestTarget, parsePullRequestTarget } from "@prbox/git"
 import { SandboxRepo } from "@prbox/store"
 import { Clock, Effect, Option, Redacted, Result } from "effect"
 import { AccountIdentity } from "./AccountIdentity.ts"
-import { chooseEnvironment } from "./ChooseEnvironment.ts"
 import { Config, type PrboxConfig } from "./Config.ts"
 import { ContainerRuntime } from "./ContainerRuntime.ts"
-import { GitFailed, InvalidPullRequestInput, mapStoreErrors, safeReason } from "./Errors.ts"
+import { InvalidPullRequestInput, mapStoreErrors, safeReason } from "./Errors.ts"
 import { Lifecycle } from "./Lifecycle.ts"
+import { makePrepareCreate } from "./PrepareCreate.ts"
 import { Reconciler } from "./Reconciler.ts"
 import type { OpenRequest } from "./SandboxService.ts"
 import type { PreparedCreate, Workers } from "./Workers.ts"
@@ -59,24 +59,8 @@ export const makeAdmission = (workers: Workers) =>
     const identity = yield* AccountIdentity
     const reconciler = yield* Reconciler
     const lifecycle = yield* Lifecycle
-    const workspaces = yield* Workspaces
+    const prepareCreate = yield* makePrepareCreate
     const { admitRestart } = workers
-
-    /**
-     * What a new sandbox needs before it is admitted: the PR fetched into its
-     * mirror and its environment chosen from the fetched commit, so a PR that
-     * cannot be fetched or whose devcontainer.json is refused leaves no row
-     * and no container.
-     */
-    const prepareCreate = (ref: PullRequestRef, cfg: PrboxConfig, devcontainer: string | undefined) =>
-      Effect.gen(function* () {
-        const fetched = yield* workspaces
-          .fetchPullRequest(ref)
-          .pipe(Effect.mapError((error) => new GitFailed({ operation: "fetch", detail: safeReason(error) })))
-        const files = workspaces.commitFiles(fetched.mirrorPath, fetched.commit)
-        const choice = yield* chooseEnvironment(files, ref, cfg, devcontainer)
-        return { fetched, choice } satisfies PreparedCreate
-      })
 
     /**
      * A live row of the PR answers the open: a running one after one inspect
@@ -127,7 +111,7 @@ export const makeAdmission = (workers: Workers) =>
      * make this a second sandbox, or the profile reads as an account id.
      */
     const chooseAccount = (
-      ref: PullRequestRef,
+      ref: PullRequestTarget,
       profile: string | undefined,
       discovered: Option.Option<string>,
       prRows: ReadonlyArray<Sandbox>
@@ -207,7 +191,7 @@ export const makeAdmission = (workers: Workers) =>
 
     const open = Effect.fn("SandboxService.open")(function* (request: OpenRequest) {
       const cfg = yield* config.load
-      const parsed = parsePullRequestRef(request.input, {
+      const parsed = parsePullRequestTarget(request.input, {
         ...(request.pr === undefined ? {} : { pr: request.pr }),
         ...(request.ref === undefined ? {} : { ref: request.ref }),
         ...(cfg.profile === undefined ? {} : { profile: cfg.profile }),
@@ -254,7 +238,7 @@ export const makeAdmission = (workers: Workers) =>
             if (prepared === undefined)
               return { _tag: "NeedsPrepare", seen: fingerprint(reconciled) } satisfies NeedsPrepare
             const now = yield* Clock.currentTimeMillis
-            const row = yield* repo.insert({
+            const inserted = yield* repo.insert({
               id: newSandboxId(),
               provider: key.provider,
               host: key.host,
@@ -265,14 +249,16 @@ export const makeAdmission = (workers: Workers) =>
               createdAt: now,
               lastActivityAt: now
             })
-            yield* lifecycle.emit(row.id, row.status, `opening ${formatPullRequestKey(key)}`)
-            yield* workers.spawnCreate(row, ref, cfg, prepared.create)
+            yield* lifecycle.emit(inserted.id, inserted.status, `opening ${formatPullRequestKey(key)}`)
+            const row = yield* prepareCreate.record(inserted, prepared.create.lookup)
+            yield* workers.spawnCreate(row, cfg, prepared.create)
             return row
           })
         )
       const first = yield* attempt()
       if (!("_tag" in first)) return first
-      const create = yield* prepareCreate(ref, cfg, request.devcontainer)
+      // A create's PR is fetched and looked up only here: a re-open of a running sandbox asks no service.
+      const create = yield* prepareCreate.prepare(ref, cfg, request.devcontainer)
       const second = yield* attempt({ create, seen: first.seen })
       return "_tag" in second ? yield* Effect.die(new Error("a prepared create was not made")) : second
     }, mapStoreErrors("sandbox.open"))

@@ -39,6 +39,12 @@ export const PrboxConfig = Schema.Struct({
   idleTimeoutMinutes: withDefault(PositiveInt, 30),
   cleanupDelayHours: withDefault(PositiveInt, 24),
   gcIntervalMinutes: withDefault(PositiveInt, 5),
+  /**
+   * gc deletes the sandboxes of merged or closed pull requests, `closedGraceMinutes`
+   * after it first saw the state (never while a sandbox is in use).
+   */
+  deleteWhenClosed: withDefault(Schema.Boolean, false),
+  closedGraceMinutes: withDefault(PositiveInt, 60),
   /** For plain git remotes: the ref a PR number names, `{n}` replaced. */
   pullRequestRefPattern: withDefault(Schema.String.check(Schema.isIncluding("{n}")), "refs/pull/{n}/head"),
   profile: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1))),

@@ -150,6 +150,37 @@ export class GitFailed extends Schema.TaggedError<GitFailed>()("GitFailed", {
   }
 }
 
+/**
+ * The hosting service answered that the pull request does not exist (and git
+ * found no ref of it either): `detail` is the service's answer.
+ */
+export class PullRequestMissing extends Schema.TaggedError<PullRequestMissing>()("PullRequestMissing", {
+  /** `o/r#12`. */
+  pullRequest: Schema.String,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `${this.pullRequest} was not found: the hosting service says ${JSON.stringify(this.detail)}; check the number`
+  }
+}
+
+/**
+ * The hosting service could not name a pull request's source branch (no
+ * credentials, unreachable, refused): Bitbucket Cloud and CodeCommit publish
+ * no pull request refs over git, so the open needs it or `--ref`.
+ */
+export class PullRequestUnresolved extends Schema.TaggedError<PullRequestUnresolved>()("PullRequestUnresolved", {
+  pullRequest: Schema.String,
+  reason: Schema.String,
+  /** What the user can set so that the service answers. */
+  configure: Schema.optionalKey(Schema.String)
+}) {
+  override get message(): string {
+    const configure = this.configure === undefined ? "" : `; ${this.configure}`
+    return `cannot ask the hosting service for ${this.pullRequest}'s source branch (${this.reason})${configure}; or pass --ref <source branch>`
+  }
+}
+
 /** Some mutation of a gc or prune run failed; the report says which. */
 export class CleanupIncomplete extends Schema.TaggedError<CleanupIncomplete>()("CleanupIncomplete", {
   operation: Schema.String,
@@ -262,6 +293,8 @@ export type EngineError =
   | StoreFailure
   | DestroyNotConfirmed
   | InvalidPullRequestInput
+  | PullRequestMissing
+  | PullRequestUnresolved
   | InvalidDevcontainer
   | DiscoveryFailed
   | InvalidConfig

@@ -4,9 +4,11 @@ import {
   type HeartbeatProbe,
   intersectPlans,
   readHeartbeat,
+  type Sandbox,
   type SandboxId,
   statePaths
 } from "@prbox/domain"
+import { PullRequests } from "@prbox/git"
 import { SandboxRepo } from "@prbox/store"
 import { Clock, Context, Effect, FileSystem, Layer, Option } from "effect"
 import { Config, type PrboxConfig } from "./Config.ts"
@@ -74,13 +76,39 @@ export class Gc extends Context.Service<Gc, GcShape>()("prbox/engine/Gc") {
       const runtime = yield* ContainerRuntime
       const sandboxes = yield* SandboxService
       const config = yield* Config
+      const pullRequests = yield* PullRequests
       const fs = yield* FileSystem.FileSystem
       const paths = statePaths(config.home)
 
+      // An unreadable config deletes nothing for a closed PR: the default is off.
       const policyOf = (cfg: PrboxConfig | undefined) => ({
         idleTimeoutMs: (cfg?.idleTimeoutMinutes ?? 30) * MINUTE,
-        cleanupDelayMs: (cfg?.cleanupDelayHours ?? 24) * 60 * MINUTE
+        cleanupDelayMs: (cfg?.cleanupDelayHours ?? 24) * 60 * MINUTE,
+        deleteWhenClosed: cfg?.deleteWhenClosed ?? false,
+        closedGraceMs: (cfg?.closedGraceMinutes ?? 60) * MINUTE
       })
+
+      /**
+       * Each row's PR state asked afresh (the resolver caches it for a minute)
+       * and recorded; a row the service says nothing new of stays as it was:
+       * an unknown state never counts as closed.
+       */
+      const refreshPullRequest = (row: Sandbox, profile: string | undefined) =>
+        Effect.gen(function* () {
+          if (row.host === null) return row
+          const answer = yield* pullRequests.lookup({
+            provider: row.provider,
+            host: row.host,
+            repository: row.repository,
+            pullRequest: row.pullRequest,
+            ...(profile === undefined ? {} : { profile })
+          })
+          if (answer._tag !== "Known") return row
+          return yield* repo.recordPullRequest(row.id, answer.info, yield* Clock.currentTimeMillis)
+        }).pipe(
+          // A row deleted meanwhile, or a failed write: the plan reads the row as it was.
+          Effect.catch((error) => Effect.as(Effect.logWarning(`gc: ${row.id}: ${error.message}`), row))
+        )
 
       /** One `/healthz` probe; a failure or timeout is an answer we cannot trust, not "idle". */
       const probe = (hostPort: number) =>
@@ -91,7 +119,8 @@ export class Gc extends Context.Service<Gc, GcShape>()("prbox/engine/Gc") {
 
       const plan = Effect.gen(function* () {
         const cfg = Option.getOrUndefined(yield* Effect.option(config.load))
-        const rows = yield* repo.findAll().pipe(mapStoreErrors("gc.plan"))
+        const stored = yield* repo.findAll().pipe(mapStoreErrors("gc.plan"))
+        const rows = yield* Effect.forEach(stored, (row) => refreshPullRequest(row, cfg?.profile), { concurrency: 4 })
         const probes = yield* Effect.forEach(
           rows.flatMap((row) =>
             row.status === "running" && row.hostPort !== null ? [[row.id, row.hostPort] as const] : []
@@ -102,6 +131,9 @@ export class Gc extends Context.Service<Gc, GcShape>()("prbox/engine/Gc") {
         const assessment = assessGc(rows, yield* Clock.currentTimeMillis, policyOf(cfg), new Map(probes))
         // Kept because the probe could not be trusted: the daemon's log says so, each pass.
         yield* Effect.forEach(assessment.uncertain, ({ id, reason }) => Effect.logWarning(`gc keeps ${id}: ${reason}`))
+        yield* Effect.forEach(assessment.closed, ({ id, reason }) =>
+          Effect.logInfo(`gc plans to delete ${id}: ${reason}`)
+        )
         return assessment.plan
       })
 

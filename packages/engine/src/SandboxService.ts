@@ -10,6 +10,8 @@ import type {
   InvalidDevcontainer,
   InvalidPath,
   InvalidPullRequestInput,
+  PullRequestMissing,
+  PullRequestUnresolved,
   RuntimeError,
   StoreFailure,
   UpdateRefused
@@ -38,6 +40,8 @@ export interface OpenRequest {
 
 export type OpenError =
   | InvalidPullRequestInput
+  | PullRequestMissing
+  | PullRequestUnresolved
   | InvalidDevcontainer
   | GitFailed
   | InvalidConfig

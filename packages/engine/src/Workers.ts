@@ -1,5 +1,6 @@
 import {
   type EnvironmentPlan,
+  type PullRequestLookup,
   restartRefusal,
   type Sandbox,
   SandboxConflict,
@@ -38,8 +39,12 @@ const LEGACY_IMAGE = "codercom/code-server:latest"
 
 /** What a new sandbox's worker starts from: the PR fetched and its environment chosen at admission. */
 export interface PreparedCreate {
+  /** What was fetched (a Bitbucket Cloud or CodeCommit PR's: its source branch, named by the service). */
+  readonly ref: PullRequestRef
   readonly fetched: FetchedPullRequest
   readonly choice: EnvironmentChoice
+  /** What the hosting service said of the PR. */
+  readonly lookup: PullRequestLookup
 }
 
 /**
@@ -179,13 +184,13 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
       yield* advance(id, "running", { detail: readyDetail(hostPort, movedFrom), ...setupError })
     })
 
-    const createWorker = (row: Sandbox, ref: PullRequestRef, config: PrboxConfig, prepared: PreparedCreate) =>
+    const createWorker = (row: Sandbox, config: PrboxConfig, prepared: PreparedCreate) =>
       supervise(
         row,
         Effect.gen(function* () {
           const cloning = yield* advance(row.id, "cloning")
           const onProgress = (line: string) => progress(cloning, line).pipe(Effect.ignore)
-          const { fetched, choice } = prepared
+          const { ref, fetched, choice, lookup } = prepared
           const workspacePath = paths.workspace(row.id)
           yield* workspaces.createWorkspace({
             mirrorPath: fetched.mirrorPath,
@@ -198,7 +203,8 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
           const starting = yield* advance(row.id, "starting", {
             workspacePath,
             sourceCommit: fetched.commit,
-            sourceBranch: `pr-${ref.pullRequest}`
+            // The workspace's branch is pr-N; the row names the PR's own source branch when the service did.
+            sourceBranch: lookup._tag === "Known" ? lookup.info.sourceBranch : `pr-${ref.pullRequest}`
           })
           yield* recordEnvironment(starting, choice, workspacePath, config)
           yield* becomeReady(row.id, config)
@@ -246,8 +252,8 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
     })
 
     /** Hands a freshly inserted row to its create worker (the caller holds admission). */
-    const spawnCreate = (row: Sandbox, ref: PullRequestRef, config: PrboxConfig, prepared: PreparedCreate) =>
-      lifecycle.spawnWorker(row.id, createWorker(row, ref, config, prepared))
+    const spawnCreate = (row: Sandbox, config: PrboxConfig, prepared: PreparedCreate) =>
+      lifecycle.spawnWorker(row.id, createWorker(row, config, prepared))
 
     /** `updateContentCommand` after `prbox update` moved the workspace: its failure is reported, not fatal. */
     const runUpdateContent = (row: Sandbox, containerId: string) =>

@@ -38,6 +38,8 @@ describe("config file", () => {
         assert.deepStrictEqual(config.trustedRepositories, [])
         assert.strictEqual(config.idleTimeoutMinutes, 30)
         assert.strictEqual(config.cleanupDelayHours, 24)
+        assert.isFalse(config.deleteWhenClosed, "a closed PR's sandbox is kept unless asked")
+        assert.strictEqual(config.closedGraceMinutes, 60)
         assert.deepStrictEqual(config.setupCommands, [])
         assert.isUndefined(config.previewPort, "no preview port: the daemon picks one and keeps it")
         assert.deepStrictEqual(config.ports, [])
@@ -49,6 +51,8 @@ describe("config file", () => {
     ["not JSON", "{ image: ", /not valid JSON/],
     ["a wrong type names the field", '{ "memoryMb": "lots" }', /memoryMb/],
     ["a negative limit names the field", '{ "pidsLimit": -1 }', /pidsLimit/],
+    ["a grace of zero minutes", '{ "closedGraceMinutes": 0 }', /closedGraceMinutes/],
+    ["deleteWhenClosed as a string", '{ "deleteWhenClosed": "yes" }', /deleteWhenClosed/],
     ["a hook that is not a command", '{ "hooks": { "onSandboxReady": [] } }', /onSandboxReady/],
     ["a mount outside the home", '{ "mounts": [{ "source": "../outside", "target": "/data" }] }', /mounts\[0\]/],
     ["a mount that does not exist", '{ "mounts": [{ "source": "nope", "target": "/data" }] }', /does not exist/],

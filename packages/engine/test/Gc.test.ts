@@ -6,16 +6,10 @@ import { SandboxRepo } from "@prbox/store"
 import { Clock, Effect, Fiber, Option } from "effect"
 import { TestClock } from "effect/testing"
 import { CleanupIncomplete, DiscoveryFailed, Gc, RuntimeError, SandboxService } from "../src/index.ts"
-import { docker, openRunning, rowOf, withEngine } from "./harness.ts"
+import { docker, later, openRunning, rowOf, withEngine } from "./harness.ts"
 import { labelledContainer, newId } from "./reconcile-fixtures.ts"
 
 const HOUR = 3_600_000
-
-/** Runs `effect` with the clock moved `ms` past the real now (gc's decisions read the clock). */
-const later = <A, E, R>(ms: number, effect: Effect.Effect<A, E, R>) =>
-  Effect.flatMap(Clock.currentTimeMillis, (now) =>
-    Effect.andThen(TestClock.setTime(now + ms), effect).pipe(Effect.provide(TestClock.layer()))
-  )
 
 const containerExists = (id: string): boolean => {
   try {

@@ -9,7 +9,7 @@ import { NodeEngine } from "../src/node/index.ts"
 
 export interface EngineLayerOptions
   extends Pick<NodeEngine.Wrappers, "runtime" | "workspaces" | "hooks" | "lifecycle">,
-    Pick<NodeEngine.Options, "identity"> {
+    Pick<NodeEngine.Options, "identity" | "pullRequests"> {
   readonly home: string
   /** The test run's id: every container gets `dev.prbox.test-run=<runId>`. */
   readonly runId: string
@@ -21,11 +21,12 @@ export interface EngineLayerOptions
 
 /** The engine as the daemon builds it (NodeEngine), labelled with the test run; no account discovery unless given. */
 export const engineLayer = (options: EngineLayerOptions) => {
-  const { home, runId, config, configFile, identity, ...wrap } = options
+  const { home, runId, config, configFile, identity, pullRequests, ...wrap } = options
   return NodeEngine.layer({
     home,
     labels: { [TEST_RUN_LABEL]: runId },
     identity: identity ?? AccountIdentity.unavailable,
+    ...(pullRequests === undefined ? {} : { pullRequests }),
     wrap,
     // The distribution `scripts/setup --with-test-images` built: tests never build their own.
     ...(process.env.PRBOX_TEST_CODE_SERVER_DIST === undefined

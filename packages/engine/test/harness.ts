@@ -4,7 +4,8 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { SandboxId } from "@prbox/domain"
 import { SandboxRepo } from "@prbox/store"
-import { Effect, Option } from "effect"
+import { Clock, Effect, Option } from "effect"
+import { TestClock } from "effect/testing"
 import { assert, inject } from "vitest"
 import { healthzImage } from "../../../scripts/images/healthz.ts"
 import { imageTag } from "../../../scripts/images/images.ts"
@@ -168,4 +169,10 @@ export const bounded =
 export const statusTrail = (id: SandboxId) =>
   Effect.flatMap(SandboxService, (sandboxes) => sandboxes.logs(id, { limit: 10_000 })).pipe(
     Effect.map((events) => events.flatMap((event) => (event._tag === "StatusChanged" ? [event.status] : [])))
+  )
+
+/** Runs `effect` with the clock moved `ms` past the real now (gc's decisions read the clock). */
+export const later = <A, E, R>(ms: number, effect: Effect.Effect<A, E, R>) =>
+  Effect.flatMap(Clock.currentTimeMillis, (now) =>
+    Effect.andThen(TestClock.setTime(now + ms), effect).pipe(Effect.provide(TestClock.layer()))
   )

@@ -24,6 +24,21 @@ export const PullRequestRef = Schema.Struct({
 })
 export type PullRequestRef = typeof PullRequestRef.Type
 
+/**
+ * A pull request whose head only its hosting service can name: Bitbucket
+ * Cloud and CodeCommit publish no pull request refs over git, and no `--ref`
+ * was given. The open asks the service for the source branch (`withSourceBranch`).
+ */
+export interface PullRequestAtService extends Omit<PullRequestRef, "headRef"> {
+  readonly headFromService: true
+}
+
+/** What `prbox open` names: a ref git can fetch, or one whose head the service names. */
+export type PullRequestTarget = PullRequestRef | PullRequestAtService
+
+export const isHeadFromService = (target: PullRequestTarget): target is PullRequestAtService =>
+  "headFromService" in target
+
 export interface ParseOptions {
   /** `--pr N`: required for a plain git URL or path, must agree with a pull request URL. */
   readonly pr?: number
@@ -41,27 +56,70 @@ export const defaultRefPattern = "refs/pull/{n}/head"
  * against the current directory). Accepted forms:
  * - `https://github.com/o/r/pull/N`, and the same path on any other host (GitHub Enterprise);
  * - `https://gitlab.example.com/g/sub/r/-/merge_requests/N`;
- * - `https://bitbucket.org/w/r/pull-requests/N` (with `--ref <source branch>`: Bitbucket Cloud
- *   publishes no pull request refs) and Bitbucket Server's `/projects/P/repos/r/pull-requests/N`;
+ * - `https://bitbucket.org/w/r/pull-requests/N` and Bitbucket Server's `/projects/P/repos/r/pull-requests/N`;
  * - `https://<region>.console.aws.amazon.com/codesuite/codecommit/repositories/<repo>/pull-requests/N`
- *   and `codecommit::<region>://[profile@]<repo>` with `--pr N` (both with `--ref <source branch>`);
+ *   and `codecommit::<region>://[profile@]<repo>` with `--pr N`;
  * - `owner/repo#N` for github.com;
  * - any other git URL or local path with `--pr N` (and `--ref`, or the ref pattern).
+ *
+ * Bitbucket Cloud and CodeCommit publish no pull request refs over git:
+ * without `--ref` their head comes from the hosting service.
  */
+export const parsePullRequestTarget = (
+  input: string,
+  options: ParseOptions = {}
+): Result.Result<PullRequestTarget, InvalidPullRequestRef> => {
+  const text = input.trim()
+  const outcome = parse(text, options)
+  return "reason" in outcome ? refuse(text, outcome.reason) : Result.succeed(outcome)
+}
+
+/** The same, for callers that fetch at once: a head only the service names is refused. */
 export const parsePullRequestRef = (
   input: string,
   options: ParseOptions = {}
+): Result.Result<PullRequestRef, InvalidPullRequestRef> =>
+  Result.flatMap(parsePullRequestTarget(input, options), (target) =>
+    isHeadFromService(target)
+      ? refuse(
+          input.trim(),
+          `${target.provider} does not publish pull request refs over git; pass --ref <source branch>`
+        )
+      : Result.succeed(target)
+  )
+
+/**
+ * The ref to fetch for a pull request whose head the service named: its
+ * source branch, from the fork's clone URL when it has one (https, no
+ * credential: git's own credential helpers authenticate).
+ */
+export const withSourceBranch = (
+  target: PullRequestAtService,
+  sourceBranch: string,
+  sourceCloneUrl: string | null
 ): Result.Result<PullRequestRef, InvalidPullRequestRef> => {
-  const text = input.trim()
-  const outcome = parse(text, options)
-  return "reason" in outcome
-    ? Result.fail(new InvalidPullRequestRef({ input: redactCredentials(text), reason: outcome.reason }))
-    : Result.succeed(outcome)
+  const { headFromService: _, ...rest } = target
+  const headRef = `refs/heads/${sourceBranch}`
+  if (sourceBranch.startsWith("-") || !isSafeRefName(headRef)) {
+    return refuse(
+      target.webUrl ?? target.remoteUrl,
+      "the hosting service names a source branch that is not a valid ref"
+    )
+  }
+  if (sourceCloneUrl === null) return Result.succeed({ ...rest, headRef })
+  const fork = locate(sourceCloneUrl)
+  if ("reason" in fork || !sourceCloneUrl.startsWith("https://")) {
+    return refuse(target.webUrl ?? target.remoteUrl, "the hosting service names a fork clone URL that is not https")
+  }
+  return Result.succeed({ ...rest, remoteUrl: sourceCloneUrl, headRef })
 }
+
+const refuse = (input: string, reason: string) =>
+  Result.fail(new InvalidPullRequestRef({ input: redactCredentials(input), reason }))
 
 const needsNumber = "pass the pull request number with --pr N"
 
-const parse = (text: string, options: ParseOptions): PullRequestRef | Refused => {
+const parse = (text: string, options: ParseOptions): PullRequestTarget | Refused => {
   if (text === "") return { reason: `nothing to open; ${formsHint}` }
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
   if (/[\u0000-\u001f\u007f]/.test(text)) return { reason: "contains control characters" }
@@ -70,7 +128,7 @@ const parse = (text: string, options: ParseOptions): PullRequestRef | Refused =>
   return "reason" in target ? target : settle(target, options)
 }
 
-const settle = (target: Target, options: ParseOptions): PullRequestRef | Refused => {
+const settle = (target: Target, options: ParseOptions): PullRequestTarget | Refused => {
   if (options.pr !== undefined && !(Number.isSafeInteger(options.pr) && options.pr > 0)) {
     return { reason: "--pr must be a positive whole number" }
   }
@@ -91,20 +149,21 @@ const settle = (target: Target, options: ParseOptions): PullRequestRef | Refused
       ? codeCommit(target.host, target.repository, profile).remoteUrl
       : target.remoteUrl
   const headRef = settleHeadRef(target, n, options)
-  if (typeof headRef !== "string") return headRef
-  return {
+  if (typeof headRef === "object") return headRef
+  const located = {
     provider: target.provider,
     host: target.host,
     repository: target.repository,
     pullRequest: PullRequestNumber.make(n),
     remoteUrl,
-    headRef,
     ...(profile === undefined ? {} : { profile }),
     ...(target.webUrl === undefined ? {} : { webUrl: target.webUrl(n) })
   }
+  return headRef === undefined ? { ...located, headFromService: true } : { ...located, headRef }
 }
 
-const settleHeadRef = (target: Target, n: number, options: ParseOptions): string | Refused => {
+/** The head ref to fetch; undefined when only the hosting service can name it. */
+const settleHeadRef = (target: Target, n: number, options: ParseOptions): string | undefined | Refused => {
   if (options.ref !== undefined) {
     const ref = options.ref.startsWith("refs/") ? options.ref : `refs/heads/${options.ref}`
     return !options.ref.startsWith("-") && isSafeRefName(ref)
@@ -112,9 +171,7 @@ const settleHeadRef = (target: Target, n: number, options: ParseOptions): string
       : { reason: "--ref is not a valid ref name (no '..', '@{', ':', spaces or control characters)" }
   }
   if (target.headRef !== undefined) return target.headRef(n)
-  if (target.provider !== "git") {
-    return { reason: `${target.provider} does not publish pull request refs over git; pass --ref <source branch>` }
-  }
+  if (target.provider !== "git") return undefined
   const pattern = options.refPattern ?? defaultRefPattern
   const ref = pattern.replaceAll("{n}", String(n))
   return pattern.includes("{n}") && isSafeRefName(ref)

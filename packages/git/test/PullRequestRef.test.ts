@@ -1,6 +1,13 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Result } from "effect"
-import { type ParseOptions, parsePullRequestRef } from "../src/index.ts"
+import {
+  isHeadFromService,
+  type ParseOptions,
+  type PullRequestAtService,
+  parsePullRequestRef,
+  parsePullRequestTarget,
+  withSourceBranch
+} from "../src/index.ts"
 
 interface Accepted {
   readonly input: string
@@ -244,5 +251,73 @@ describe("credentials in the input", () => {
       assert.notInclude(result.failure.message, token)
       assert.notInclude(JSON.stringify(result.failure), token)
     }
+  })
+})
+
+describe("parsePullRequestTarget", () => {
+  it.each([
+    {
+      input: "https://bitbucket.org/w/r/pull-requests/9",
+      options: {},
+      expect: {
+        provider: "bitbucket",
+        host: "bitbucket.org",
+        repository: "w/r",
+        remoteUrl: "https://bitbucket.org/w/r.git"
+      }
+    },
+    {
+      input: "https://eu-west-1.console.aws.amazon.com/codesuite/codecommit/repositories/svc/pull-requests/8/details",
+      options: { profile: "work" },
+      expect: {
+        provider: "codecommit",
+        host: "eu-west-1",
+        remoteUrl: "codecommit::eu-west-1://work@svc",
+        profile: "work"
+      }
+    },
+    { input: "codecommit::us-east-1://svc", options: { pr: 1 }, expect: { repository: "svc", pullRequest: 1 } }
+  ])("takes the head of $input from the hosting service when no --ref is given", ({ input, options, expect }) => {
+    const target = Result.getOrThrow(parsePullRequestTarget(input, options))
+    assert.isTrue(isHeadFromService(target))
+    assert.notProperty(target, "headRef")
+    for (const [key, value] of Object.entries(expect)) {
+      assert.deepStrictEqual(target[key as keyof typeof target], value, key)
+    }
+  })
+
+  it("keeps --ref, and the provider's refs elsewhere", () => {
+    const withRef = Result.getOrThrow(parsePullRequestTarget("https://bitbucket.org/w/r/pull-requests/9", { ref: "x" }))
+    assert.isFalse(isHeadFromService(withRef))
+    const github = Result.getOrThrow(parsePullRequestTarget("o/r#4"))
+    assert.isFalse(isHeadFromService(github))
+  })
+})
+
+describe("withSourceBranch", () => {
+  const target = Result.getOrThrow(
+    parsePullRequestTarget("https://bitbucket.org/w/r/pull-requests/9")
+  ) as PullRequestAtService
+
+  it("fetches the source branch from the repository, or from the fork", () => {
+    const same = Result.getOrThrow(withSourceBranch(target, "feature/x", null))
+    assert.strictEqual(same.headRef, "refs/heads/feature/x")
+    assert.strictEqual(same.remoteUrl, "https://bitbucket.org/w/r.git")
+    assert.notProperty(same, "headFromService")
+    const fork = Result.getOrThrow(withSourceBranch(target, "fix", "https://bitbucket.org/someone/r.git"))
+    assert.strictEqual(fork.remoteUrl, "https://bitbucket.org/someone/r.git")
+    assert.strictEqual(fork.repository, "w/r")
+  })
+
+  it.each([
+    ["a branch that is no ref name", "a..b", null],
+    ["a branch read as an option", "-oProxyCommand=x", null],
+    ["a fork URL with a credential", "fix", "https://user:secret@bitbucket.org/someone/r.git"],
+    ["a fork URL over a remote helper", "fix", "ext::sh -c x"],
+    ["a fork URL over ssh", "fix", "ssh://git@bitbucket.org/someone/r.git"]
+  ])("refuses %s", (_, branch, cloneUrl) => {
+    const result = withSourceBranch(target, branch, cloneUrl)
+    assert.isTrue(Result.isFailure(result))
+    if (Result.isFailure(result)) assert.notInclude(result.failure.message, "secret")
   })
 })

@@ -4,6 +4,7 @@ import type {
   InvalidTransition,
   Progress,
   Provider,
+  PullRequestInfo,
   PullRequestNumber,
   Sandbox,
   SandboxEnvironment,
@@ -164,6 +165,16 @@ export interface SandboxRepoShape {
   readonly setFence: (id: SandboxId, fenced: boolean) => Effect.Effect<Sandbox, SandboxNotFound | Failure>
   /** The row's last progress line. */
   readonly updateDetail: (id: SandboxId, detail: string | null) => Effect.Effect<void, SandboxNotFound | Failure>
+  /**
+   * What the hosting service said of the row's pull request: its title,
+   * author, state and base branch; `closedSeenAt` is `now` when first seen
+   * merged or closed, kept while it stays so, cleared when open again.
+   */
+  readonly recordPullRequest: (
+    id: SandboxId,
+    info: PullRequestInfo,
+    now: Timestamp
+  ) => Effect.Effect<Sandbox, SandboxNotFound | Failure>
   /** `lastActivityAt = max(lastActivityAt, at)`: a late, older touch never moves it back. */
   readonly touch: (id: SandboxId, at: Timestamp) => Effect.Effect<void, SandboxNotFound | Failure>
   /** Appends a status change or a progress line; returns it as stored, numbered (increasing, never reused). */

@@ -1,8 +1,10 @@
 import {
   canTransition,
+  closedSeenAtAfter,
   InvalidTransition,
   isLive,
   isTerminal,
+  type PullRequestInfo,
   type Sandbox,
   type SandboxId,
   SandboxNotFound,
@@ -191,6 +193,23 @@ export const makeSandboxRows = (
     yield* modify("updateDetail", id, (current) => Result.succeed({ ...current, detail }))
   })
 
+  const recordPullRequest = Effect.fn("SandboxRepo.recordPullRequest")(function* (
+    id: SandboxId,
+    info: PullRequestInfo,
+    now: Timestamp
+  ) {
+    return yield* modify("recordPullRequest", id, (current) =>
+      Result.succeed({
+        ...current,
+        title: info.title,
+        author: info.author,
+        pullRequestState: info.state,
+        baseRef: info.baseRef,
+        closedSeenAt: closedSeenAtAfter(info.state, current.closedSeenAt, now)
+      })
+    )
+  })
+
   const touch = Effect.fn("SandboxRepo.touch")(function* (id: SandboxId, at: Timestamp) {
     yield* modify("touch", id, (current) =>
       Result.succeed({ ...current, lastActivityAt: Math.max(current.lastActivityAt, at) })
@@ -214,6 +233,7 @@ export const makeSandboxRows = (
     updateStatus,
     setFence,
     updateDetail,
+    recordPullRequest,
     touch,
     delete: remove
   }

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { PullRequestNumber, type Sandbox, type SandboxStatus } from "@prbox/domain"
+import { type PullRequestInfo, PullRequestNumber, type Sandbox, type SandboxStatus } from "@prbox/domain"
 import { Cause, Effect, Exit, Option, Redacted } from "effect"
 import type { SandboxRepoShape, StatusUpdate } from "../src/SandboxRepo.ts"
 import {
@@ -349,6 +349,43 @@ describe("updateStatus", () => {
   )
 })
 
+const prInfo = (state: PullRequestInfo["state"]): PullRequestInfo => ({
+  title: "Fix the widget",
+  author: "octocat",
+  state,
+  sourceBranch: "fix",
+  sourceCloneUrl: null,
+  baseRef: "main",
+  headSha: "a".repeat(40)
+})
+
+describe("recordPullRequest", () => {
+  it.effect(
+    "stores what the service said; closedSeenAt is the first sighting of merged/closed, cleared when reopened",
+    () =>
+      Effect.gen(function* () {
+        const repo = yield* freshRepo
+        const id = yield* driveTo(repo, 1, ["cloning", "starting", "running"])
+        const opened = yield* repo.recordPullRequest(id, prInfo("open"), 5_000)
+        assert.deepStrictEqual(
+          [opened.title, opened.author, opened.pullRequestState, opened.baseRef, opened.closedSeenAt, opened.status],
+          ["Fix the widget", "octocat", "open", "main", null, "running"]
+        )
+        yield* repo.recordPullRequest(id, { ...prInfo("merged"), title: "Fix the widget (v2)" }, 6_000)
+        yield* repo.recordPullRequest(id, prInfo("merged"), 7_000)
+        const merged = Option.getOrThrow(yield* repo.findById(id))
+        assert.deepStrictEqual([merged.pullRequestState, merged.closedSeenAt], ["merged", 6_000])
+        const closed = yield* repo.recordPullRequest(id, prInfo("closed"), 8_000)
+        assert.deepStrictEqual([closed.pullRequestState, closed.closedSeenAt], ["closed", 6_000])
+        const reopened = yield* repo.recordPullRequest(id, prInfo("open"), 9_000)
+        assert.deepStrictEqual([reopened.pullRequestState, reopened.closedSeenAt], ["open", null])
+        // Other rows are untouched.
+        const other = yield* repo.insert(newSandbox(2))
+        assert.deepStrictEqual([other.title, other.pullRequestState], [null, null])
+      })
+  )
+})
+
 describe("fence, detail, touch", () => {
   it.effect("setFence changes only the fence, also on a stopped row", () =>
     Effect.gen(function* () {
@@ -388,6 +425,10 @@ describe("fence, detail, touch", () => {
     { operation: "setFence", call: (repo: SandboxRepoShape) => repo.setFence(sandboxId(9), true) },
     { operation: "updateDetail", call: (repo: SandboxRepoShape) => repo.updateDetail(sandboxId(9), "x") },
     { operation: "touch", call: (repo: SandboxRepoShape) => repo.touch(sandboxId(9), 1) },
+    {
+      operation: "recordPullRequest",
+      call: (repo: SandboxRepoShape) => repo.recordPullRequest(sandboxId(9), prInfo("open"), 1)
+    },
     { operation: "appendLog", call: (repo: SandboxRepoShape) => repo.appendLog(sandboxId(9), progressEntry(1, "x")) },
     { operation: "readLog", call: (repo: SandboxRepoShape) => repo.readLog(sandboxId(9), { limit: 10 }) },
     { operation: "delete", call: (repo: SandboxRepoShape) => repo.delete(sandboxId(9)) }
