@@ -1,6 +1,6 @@
 import { AccountIdentity, ContainerRuntime, Reconciler, SandboxService } from "@prbox/engine"
 import { NodeEngine } from "@prbox/engine/node"
-import { Git, Workspaces } from "@prbox/git"
+import { Git, PullRequests, Workspaces } from "@prbox/git"
 import { SandboxRepo } from "@prbox/store"
 import { Effect, ManagedRuntime } from "effect"
 
@@ -63,7 +63,7 @@ export interface EngineOptions {
 
 /**
  * The real stack as the daemon builds it (NodeEngine: SQLite in `home`, the
- * Docker engine, git; static config, no account discovery), with the
+ * Docker engine, git; static config, no account discovery nor hosting service), with the
  * runtime, git, workspaces and store calls timed into `recorder`.
  */
 export const engineLayer = (options: EngineOptions) => {
@@ -73,6 +73,7 @@ export const engineLayer = (options: EngineOptions) => {
     labels: { [BENCH_LABEL]: "1" },
     config: { image: options.image, healthTimeoutSeconds: options.healthTimeoutSeconds ?? 120 },
     identity: AccountIdentity.unavailable,
+    pullRequests: PullRequests.unavailable,
     ...(options.codeServerDir === undefined ? {} : { codeServerDir: options.codeServerDir }),
     wrap: {
       git: (real) => Git.of({ run: (args, runOptions) => timed(recorder, gitOp(args), real.run(args, runOptions)) }),

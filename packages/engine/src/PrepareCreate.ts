@@ -122,6 +122,8 @@ export const makePrepareCreate = Effect.gen(function* () {
           yield* lifecycle.emit(row.id, row.status, MISSING_WARNING)
           return row
         case "Unknown": {
+          // A plain git remote has no hosting service: nothing to say.
+          if (row.provider === "git") return row
           const configure = answer.configure === undefined ? "" : `; ${answer.configure}`
           yield* lifecycle.emit(row.id, row.status, `pull request details unknown (${answer.reason}${configure})`)
           return row

@@ -3,6 +3,8 @@
  * (latches, fault injection, observation). No vitest import: the crash test's
  * child process (a plain Node process) builds it too.
  */
+
+import { PullRequests } from "@prbox/git"
 import { TEST_RUN_LABEL } from "../../../scripts/testing/global-setup.ts"
 import { AccountIdentity, type PrboxConfig } from "../src/index.ts"
 import { NodeEngine } from "../src/node/index.ts"
@@ -19,14 +21,14 @@ export interface EngineLayerOptions
   readonly configFile?: boolean
 }
 
-/** The engine as the daemon builds it (NodeEngine), labelled with the test run; no account discovery unless given. */
+/** The engine as the daemon builds it (NodeEngine), labelled with the test run; no account discovery nor hosting service unless given. */
 export const engineLayer = (options: EngineLayerOptions) => {
   const { home, runId, config, configFile, identity, pullRequests, ...wrap } = options
   return NodeEngine.layer({
     home,
     labels: { [TEST_RUN_LABEL]: runId },
     identity: identity ?? AccountIdentity.unavailable,
-    ...(pullRequests === undefined ? {} : { pullRequests }),
+    pullRequests: pullRequests ?? PullRequests.unavailable,
     wrap,
     // The distribution `scripts/setup --with-test-images` built: tests never build their own.
     ...(process.env.PRBOX_TEST_CODE_SERVER_DIST === undefined

@@ -3,7 +3,7 @@
  * tests and the benchmarks all build it here (tests and benches wrap parts).
  */
 import { NodeDocker } from "@prbox/docker"
-import { Git, NodeGit, PullRequests, Workspaces } from "@prbox/git"
+import { Git, NodeGit, NodePullRequests, type PullRequests, Workspaces } from "@prbox/git"
 import { SandboxRepo, layer as sqliteRepo } from "@prbox/store"
 import { type Context, Effect, Layer } from "effect"
 import type { AccountIdentity } from "../AccountIdentity.ts"
@@ -48,7 +48,7 @@ export interface Options {
   readonly config?: Partial<PrboxConfig>
   /** Account discovery; by default the Node one (git credential helpers, the code hosts' APIs, STS). */
   readonly identity?: Layer.Layer<AccountIdentity>
-  /** What the hosting services say of pull requests; by default none is asked. */
+  /** What the hosting services say of pull requests; by default the Node one (the services' APIs, the user's credentials). */
   readonly pullRequests?: Layer.Layer<PullRequests>
   /** A folder of prebuilt code-server distributions instead of `<home>/code-server` (tests share one). */
   readonly codeServerDir?: string
@@ -85,8 +85,7 @@ export const layer = (options: Options) => {
       : Config.layerStatic(options.home, options.config)
   const parts = Layer.mergeAll(
     options.identity ?? NodeAccountIdentity.layer(),
-    // TODO(lead): NodePullRequests.layer() once the resolver is merged.
-    options.pullRequests ?? PullRequests.unavailable,
+    options.pullRequests ?? NodePullRequests.layer(),
     wrapped(SandboxRepo, store, wrap.repo),
     NodePreviewAddress.layer.pipe(Layer.provide(Layer.merge(store, config))),
     runtime,
