@@ -39,6 +39,19 @@ export const PrboxConfig = Schema.Struct({
   idleTimeoutMinutes: withDefault(PositiveInt, 30),
   cleanupDelayHours: withDefault(PositiveInt, 24),
   gcIntervalMinutes: withDefault(PositiveInt, 5),
+  /**
+   * The Docker engine sandboxes are made on: an address (`unix://`, `tcp://`,
+   * `ssh://user@host`) or a Docker context's name. Absent: DOCKER_HOST, then
+   * the current Docker context, then the local socket. Read at the daemon's start.
+   */
+  runtime: Schema.optionalKey(
+    Schema.Struct({
+      docker: Schema.Struct({
+        host: Schema.optionalKey(Schema.String),
+        context: Schema.optionalKey(Schema.String)
+      })
+    })
+  ),
   /** For plain git remotes: the ref a PR number names, `{n}` replaced. */
   pullRequestRefPattern: withDefault(Schema.String.check(Schema.isIncluding("{n}")), "refs/pull/{n}/head"),
   profile: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1))),

@@ -2,7 +2,7 @@
  * The engine on one `$PRBOX_HOME`, composed once: the daemon, the engine's
  * tests and the benchmarks all build it here (tests and benches wrap parts).
  */
-import { NodeDocker } from "@prbox/docker"
+import type { ChosenEngine } from "@prbox/domain"
 import { Git, NodeGit, Workspaces } from "@prbox/git"
 import { SandboxRepo, layer as sqliteRepo } from "@prbox/store"
 import { type Context, Effect, Layer } from "effect"
@@ -22,8 +22,12 @@ import * as SandboxJobsLive from "../SandboxJobsLive.ts"
 import { SandboxService } from "../SandboxService.ts"
 import * as SandboxServiceLive from "../SandboxServiceLive.ts"
 import * as DockerRuntime from "./DockerRuntime.ts"
+import { dockerFor } from "./EngineClient.ts"
+import { resolveEngine } from "./EngineSelection.ts"
 import * as NodeAccountIdentity from "./NodeAccountIdentity.ts"
+import * as NodeEngines from "./NodeEngines.ts"
 import * as NodeHooks from "./NodeHooks.ts"
+import * as NodeInstallation from "./NodeInstallation.ts"
 import * as NodePlatform from "./NodePlatform.ts"
 import * as NodePreviewAddress from "./NodePreviewAddress.ts"
 import * as NodeSandboxTools from "./NodeSandboxTools.ts"
@@ -50,6 +54,8 @@ export interface Options {
   readonly identity?: Layer.Layer<AccountIdentity>
   /** A folder of prebuilt code-server distributions instead of `<home>/code-server` (tests share one). */
   readonly codeServerDir?: string
+  /** The engine to use instead of choosing it (config.json's `runtime`, DOCKER_HOST, the Docker context). */
+  readonly engine?: ChosenEngine
   readonly wrap?: Wrappers
 }
 
@@ -61,12 +67,35 @@ const wrapped = <I, S, E, R>(
 ): Layer.Layer<I, E, R> =>
   wrap === undefined ? real : Layer.effect(tag, Effect.map(tag, wrap)).pipe(Layer.provide(real))
 
+const configLayer = (options: Options) =>
+  options.config === undefined ? Config.layer({ home: options.home }) : Config.layerStatic(options.home, options.config)
+
+/**
+ * The engine new sandboxes are made on, chosen once at start. A config.json
+ * that cannot be read does not stop the daemon (every open reports it): the
+ * engine then comes from DOCKER_HOST or the Docker context, as it did before
+ * config.json could name one.
+ */
+const chooseFor = (options: Options) =>
+  Effect.gen(function* () {
+    if (options.engine !== undefined) return options.engine
+    const loaded = yield* Effect.result((yield* Config).load)
+    if (loaded._tag === "Failure")
+      yield* Effect.logWarning(`engine chosen without config.json: ${loaded.failure.message}`)
+    const configured = loaded._tag === "Success" ? loaded.success.runtime?.docker : undefined
+    return yield* resolveEngine(options.home, configured)
+  }).pipe(Effect.provide(Layer.provideMerge(configLayer(options), NodePlatform.layer)))
+
 /**
  * SandboxService, SandboxJobs, Lifecycle, Reconciler and Gc over SQLite in `home`, the
- * Docker engine DOCKER_HOST names, git workspaces, the user's hooks and
- * config. Closing the layer interrupts the workers, then closes the database.
+ * Docker engine config.json, DOCKER_HOST or the Docker context names (see
+ * chooseFor), git workspaces, the user's hooks and config. Closing the layer
+ * interrupts the workers, then closes the database.
  */
-export const layer = (options: Options) => {
+export const layer = (options: Options) =>
+  Layer.unwrap(Effect.map(chooseFor(options), (chosen) => compose(options, chosen)))
+
+const compose = (options: Options, chosen: ChosenEngine) => {
   const wrap = options.wrap ?? {}
   const git = wrapped(Git, NodeGit.layer, wrap.git)
   const workspaces = wrapped(
@@ -74,18 +103,21 @@ export const layer = (options: Options) => {
     Workspaces.layer({ stateDir: options.home }).pipe(Layer.provide(git)),
     wrap.workspaces
   )
-  const runtime = wrapped(ContainerRuntime, DockerRuntime.layer.pipe(Layer.provide(NodeDocker.layer())), wrap.runtime)
+  const runtime = wrapped(
+    ContainerRuntime,
+    DockerRuntime.layer.pipe(Layer.provide(dockerFor(chosen.address))),
+    wrap.runtime
+  )
   // One database connection: the layer is built once though both services come from it.
   const store = sqliteRepo({ stateDir: options.home })
-  const config =
-    options.config === undefined
-      ? Config.layer({ home: options.home })
-      : Config.layerStatic(options.home, options.config)
+  const config = configLayer(options)
   const parts = Layer.mergeAll(
     options.identity ?? NodeAccountIdentity.layer(),
     wrapped(SandboxRepo, store, wrap.repo),
     NodePreviewAddress.layer.pipe(Layer.provide(Layer.merge(store, config))),
     runtime,
+    NodeEngines.layer(chosen).pipe(Layer.provide(runtime)),
+    NodeInstallation.layer.pipe(Layer.provide(store)),
     NodeSandboxTools.layer({
       home: options.home,
       ...(options.codeServerDir === undefined ? {} : { codeServerDir: options.codeServerDir })

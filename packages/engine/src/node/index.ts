@@ -1,6 +1,8 @@
 export * as CodeServerDistribution from "./CodeServerDistribution.ts"
 export * as DefaultImage from "./DefaultImage.ts"
 export * as DockerRuntime from "./DockerRuntime.ts"
+export { dockerFor } from "./EngineClient.ts"
+export { readEngineSources, resolveEngine } from "./EngineSelection.ts"
 export * as NodeAccountIdentity from "./NodeAccountIdentity.ts"
 export * as NodeEngine from "./NodeEngine.ts"
 export * as NodeHooks from "./NodeHooks.ts"
