@@ -3,6 +3,7 @@ import { homedir } from "node:os"
 import { join } from "node:path"
 import { type ChosenEngine, type ConfiguredEngine, chooseEngine, type EngineSources, statePaths } from "@prbox/domain"
 import { Effect, FileSystem, Result } from "effect"
+import type { ConfigShape } from "../Config.ts"
 import { InvalidConfig } from "../Errors.ts"
 
 /** Docker's own config folder: `DOCKER_CONFIG`, else `~/.docker`. */
@@ -69,4 +70,18 @@ export const resolveEngine = (
     if (Result.isSuccess(chosen)) return Effect.succeed<ChosenEngine>(chosen.success)
     const path = configured === undefined ? join(dockerConfigDir(env), "config.json") : statePaths(home).config
     return Effect.fail(new InvalidConfig({ path, detail: chosen.failure }))
+  })
+
+/**
+ * The engine a daemon of this home uses, chosen once at its start. A
+ * config.json that cannot be read does not stop the daemon (every open
+ * reports it): the engine then comes from DOCKER_HOST or the Docker context,
+ * as before config.json could name one, and `configProblem` says why.
+ */
+export const engineOfHome = (config: ConfigShape, env: NodeJS.ProcessEnv = process.env) =>
+  Effect.gen(function* () {
+    const loaded = yield* Effect.result(config.load)
+    const configured = loaded._tag === "Success" ? loaded.success.runtime?.docker : undefined
+    const chosen = yield* resolveEngine(config.home, configured, env)
+    return { chosen, configProblem: loaded._tag === "Failure" ? loaded.failure.message : undefined }
   })

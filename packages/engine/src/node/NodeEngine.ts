@@ -23,7 +23,7 @@ import { SandboxService } from "../SandboxService.ts"
 import * as SandboxServiceLive from "../SandboxServiceLive.ts"
 import * as DockerRuntime from "./DockerRuntime.ts"
 import { dockerFor } from "./EngineClient.ts"
-import { resolveEngine } from "./EngineSelection.ts"
+import { engineOfHome } from "./EngineSelection.ts"
 import * as NodeAccountIdentity from "./NodeAccountIdentity.ts"
 import * as NodeEngines from "./NodeEngines.ts"
 import * as NodeHooks from "./NodeHooks.ts"
@@ -70,20 +70,13 @@ const wrapped = <I, S, E, R>(
 const configLayer = (options: Options) =>
   options.config === undefined ? Config.layer({ home: options.home }) : Config.layerStatic(options.home, options.config)
 
-/**
- * The engine new sandboxes are made on, chosen once at start. A config.json
- * that cannot be read does not stop the daemon (every open reports it): the
- * engine then comes from DOCKER_HOST or the Docker context, as it did before
- * config.json could name one.
- */
+/** The engine new sandboxes are made on: the one given, else engineOfHome's. */
 const chooseFor = (options: Options) =>
   Effect.gen(function* () {
     if (options.engine !== undefined) return options.engine
-    const loaded = yield* Effect.result((yield* Config).load)
-    if (loaded._tag === "Failure")
-      yield* Effect.logWarning(`engine chosen without config.json: ${loaded.failure.message}`)
-    const configured = loaded._tag === "Success" ? loaded.success.runtime?.docker : undefined
-    return yield* resolveEngine(options.home, configured)
+    const { chosen, configProblem } = yield* engineOfHome(yield* Config)
+    if (configProblem !== undefined) yield* Effect.logWarning(`engine chosen without config.json: ${configProblem}`)
+    return chosen
   }).pipe(Effect.provide(Layer.provideMerge(configLayer(options), NodePlatform.layer)))
 
 /**
