@@ -1,6 +1,15 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { Engines, Gc, Installation, LABELS, Reconciler, RuntimeError, SandboxService } from "../src/index.ts"
+import {
+  ContainerRuntime,
+  Engines,
+  Gc,
+  Installation,
+  LABELS,
+  Reconciler,
+  RuntimeError,
+  SandboxService
+} from "../src/index.ts"
 import { inspectContainer, openRunning, rowOf, withEngine } from "./harness.ts"
 import { isRunning, labelledContainer, newId, seedRow } from "./reconcile-fixtures.ts"
 
@@ -49,6 +58,38 @@ describe("engines: each row on its own engine", () => {
         )
       })
     )
+  )
+})
+
+describe("engines: the configured engine's address is recorded", () => {
+  // The local engine under another address: a configured engine this machine can run.
+  const configured = { address: "unix:///run/docker.sock", source: "config" } as const
+
+  it.live(
+    "new rows record the configured address; a row of the local socket is reconciled and removed on its own",
+    () =>
+      withEngine({ engine: configured }, ({ home, remote }) =>
+        Effect.gen(function* () {
+          const sandboxes = yield* SandboxService
+          assert.strictEqual((yield* Engines).current, configured.address)
+          const opened = yield* openRunning(remote.path, 1)
+          assert.strictEqual(opened.engine, configured.address)
+
+          // A row from before (null: the local socket) whose container runs: its own engine's pass keeps it.
+          const sandboxId = newId()
+          const containerId = yield* labelledContainer(home, sandboxId, { running: true })
+          const state = yield* (yield* ContainerRuntime).state(containerId)
+          const hostPort = state._tag === "Running" ? (state.hostPort ?? null) : null
+          const older = yield* seedRow("running", { containerId, hostPort }, { pullRequest: 7, id: sandboxId })
+          yield* (yield* Reconciler).reconcile
+          assert.isTrue(yield* isRunning(containerId), "not taken for a container no row claims")
+          assert.isTrue(yield* isRunning(opened.containerId ?? ""))
+
+          yield* sandboxes.delete(older.id)
+          yield* sandboxes.delete(opened.id)
+          assert.deepStrictEqual(yield* sandboxes.listAll, [])
+        })
+      )
   )
 })
 

@@ -19,11 +19,12 @@ export const seedRow = (
     readonly host?: string
     /** The Docker engine it lives on (absent: the local one). */
     readonly engine?: string
+    readonly id?: SandboxId
   } = {}
 ) =>
   Effect.gen(function* () {
     const repo = yield* SandboxRepo
-    const id = newId()
+    const id = key.id ?? newId()
     let row: Sandbox = yield* repo.insert({
       id,
       provider: "git",
