@@ -212,8 +212,12 @@ const doctorCommand = Command.make("doctor", { json }, (config) =>
     [
       "Check Node, Docker (warns below 28.3.3), git, free disk, state file modes, the daemon socket,",
       "the user service (installed? running? its file) and legacy sandboxes without a password.",
-      'Changes nothing. Exit 1 when a check fails. --json: {"ok", "checks": [{"name", "level", "detail"}],',
-      '"service": {"manager", "available", "file", "installed", "running", "pid", "detail"}}.'
+      "The engine check names the Docker engine prbox uses and where that came from (config.json's",
+      "runtime, DOCKER_HOST, the Docker context, or the local socket), and whether it is local or remote:",
+      "it bind-mounts a fresh folder of this machine into a container it creates (never starts) and removes.",
+      'Changes nothing else. Exit 1 when a check fails. --json: {"ok", "checks": [{"name", "level", "detail"}],',
+      '"service": {"manager", "available", "file", "installed", "running", "pid", "detail"},',
+      '"engine": {"address", "source", "version", "apiVersion", "location": "local"|"remote"|"unknown", "detail"}}.'
     ].join("\n  ")
   ),
   Command.withShortDescription("Check the host, the daemon and its user service. Changes nothing.")

@@ -2,6 +2,7 @@ import { existsSync, statfsSync, statSync } from "node:fs"
 import { join } from "node:path"
 import { type ClientHome, legacyWarning, PrboxClient } from "@prbox/client"
 import { statePaths } from "@prbox/domain"
+import type { EngineReport } from "@prbox/engine/node"
 import { Effect } from "effect"
 import { ChildProcess, ChildProcessSpawner } from "effect/process"
 import { type ServiceState, UserService } from "./UserService.ts"
@@ -44,26 +45,53 @@ const gitVersion = Effect.gen(function* () {
   Effect.scoped
 )
 
-const dockerCheck = Effect.gen(function* () {
-  // dockerode is loaded only here: every other command starts faster without it.
-  const { NodeDocker } = yield* Effect.tryPromise({
-    try: () => import("@prbox/docker"),
-    catch: () => new Error("the Docker module of this installation could not be loaded")
-  })
-  const docker = yield* NodeDocker.make({ requestTimeoutMs: 5000 })
-  const version = yield* docker.version()
-  return versionBelow(version.version, MIN_DOCKER)
+/** What doctor says of an engine it could not inspect at all (the engine module did not load). */
+const uninspected = (detail: string): EngineReport => ({
+  address: "",
+  source: "",
+  version: null,
+  apiVersion: null,
+  location: "unknown",
+  detail
+})
+
+/** The engine prbox uses (config.json, DOCKER_HOST, the Docker context), its version, and where it runs. */
+const inspectEngine = (home: string) =>
+  Effect.tryPromise({
+    // The engine and dockerode are loaded only here: every other command starts faster without them.
+    try: () => import("@prbox/engine/node"),
+    catch: () => "the engine module of this installation could not be loaded"
+  }).pipe(
+    Effect.flatMap((engine) => engine.inspectEngine({ home })),
+    Effect.catch((detail) => Effect.succeed(uninspected(detail)))
+  )
+
+/** Docker's version on the chosen engine; older than MIN_DOCKER warns. */
+export const dockerCheck = (engine: EngineReport): Check => {
+  if (engine.version === null) {
+    return { name: "docker", level: "fail", detail: `Docker is not reachable: ${engine.detail}` }
+  }
+  const versions = `Docker ${engine.version} (API ${engine.apiVersion})`
+  return versionBelow(engine.version, MIN_DOCKER)
     ? {
         name: "docker",
-        level: "warn" as const,
-        detail: `Docker ${version.version} (API ${version.apiVersion}) is older than ${MIN_DOCKER}: upgrade it, older engines can expose ports published on 127.0.0.1`
+        level: "warn",
+        detail: `${versions} is older than ${MIN_DOCKER}: upgrade it, older engines can expose ports published on 127.0.0.1`
       }
-    : { name: "docker", level: "ok" as const, detail: `Docker ${version.version} (API ${version.apiVersion})` }
-}).pipe(
-  Effect.catch((error) =>
-    Effect.succeed<Check>({ name: "docker", level: "fail", detail: `Docker is not reachable: ${error.message}` })
-  )
-)
+    : { name: "docker", level: "ok", detail: versions }
+}
+
+/** Which engine, where its address came from, and local or remote as the bind-mount probe found. */
+export const engineCheck = (engine: EngineReport): Check => {
+  if (engine.address === "") return { name: "engine", level: "fail", detail: engine.detail }
+  const which = `${engine.address} (${engine.source})`
+  if (engine.version === null) return { name: "engine", level: "fail", detail: `${which}: ${engine.detail}` }
+  return {
+    name: "engine",
+    level: engine.location === "unknown" ? "warn" : "ok",
+    detail: `${which}: ${engine.location === "unknown" ? "local or remote unknown" : engine.location}; ${engine.detail}`
+  }
+}
 
 const modeCheck = (name: string, path: string, expected: number, optional: boolean): Check => {
   if (!existsSync(path)) {
@@ -141,6 +169,7 @@ export interface DoctorReport {
   readonly ok: boolean
   readonly checks: ReadonlyArray<Check>
   readonly service: ServiceState
+  readonly engine: EngineReport
 }
 
 /** Every check; none of them changes anything. */
@@ -151,7 +180,7 @@ export const doctor = (home: ClientHome) =>
     const node: Check = versionBelow(process.versions.node, MIN_NODE)
       ? { name: "node", level: "fail", detail: `Node ${process.versions.node} is older than ${MIN_NODE}` }
       : { name: "node", level: "ok", detail: `Node ${process.versions.node}` }
-    const docker = yield* dockerCheck
+    const engine = yield* inspectEngine(home.home)
     const git = yield* gitVersion
     const daemon = yield* client.checkVersion.pipe(
       Effect.map(
@@ -176,7 +205,8 @@ export const doctor = (home: ClientHome) =>
     const paths = statePaths(home.home)
     const checks: ReadonlyArray<Check> = [
       node,
-      docker,
+      dockerCheck(engine),
+      engineCheck(engine),
       git,
       diskCheck(home.home),
       modeCheck("state dir", home.home, 0o700, false),
@@ -188,5 +218,5 @@ export const doctor = (home: ClientHome) =>
       serviceCheck(service),
       legacy
     ]
-    return { ok: checks.every((check) => check.level !== "fail"), checks, service } satisfies DoctorReport
+    return { ok: checks.every((check) => check.level !== "fail"), checks, service, engine } satisfies DoctorReport
   })

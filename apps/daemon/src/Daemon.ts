@@ -1,6 +1,6 @@
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { statePaths } from "@prbox/domain"
-import { Previews } from "@prbox/engine"
+import { Engines, Previews } from "@prbox/engine"
 import { NodeEngine } from "@prbox/engine/node"
 import { Clock, Context, Effect, Layer } from "effect"
 import { HttpRouter } from "effect/http"
@@ -42,6 +42,8 @@ export const run = (options: DaemonOptions) =>
       yield* Effect.tryPromise({ try: () => clearStaleSocket(socketPath), catch: startupFailure })
 
       const engine = yield* Layer.build(NodeEngine.layer({ home })).pipe(Effect.mapError(startupFailure))
+      const { chosen } = Context.get(engine, Engines)
+      yield* Effect.logInfo(`sandboxes are made on the Docker engine ${chosen.address} (${chosen.source})`)
       const services = Context.merge(
         engine,
         yield* Layer.build(MaintenanceLayer.layer).pipe(Effect.provideContext(engine), Effect.mapError(startupFailure))

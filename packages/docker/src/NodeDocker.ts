@@ -28,6 +28,8 @@ export interface Options {
    * falls back to the local socket.
    */
   readonly socketPath?: string
+  /** A plain-HTTP engine (`tcp://host:port` named by config.json or a Docker context); ignored with socketPath. */
+  readonly tcp?: { readonly host: string; readonly port: number }
   /** Longest a request may wait for the engine between bytes; a hung engine fails with EngineUnavailable. */
   readonly requestTimeoutMs?: number
 }
@@ -45,7 +47,9 @@ export const make = (options: Options = {}): Effect.Effect<Docker["Service"], En
       Effect.try({
         try: () =>
           options.socketPath === undefined
-            ? new Dockerode({ timeout })
+            ? options.tcp === undefined
+              ? new Dockerode({ timeout })
+              : new Dockerode({ host: options.tcp.host, port: options.tcp.port, protocol: "http", timeout })
             : // An empty host and plain http keep a DOCKER_HOST from the environment from overriding the socket.
               new Dockerode({ socketPath: options.socketPath, host: "", protocol: "http", timeout }),
         catch: (cause) => new EngineUnavailable({ operation, detail: String(cause) })

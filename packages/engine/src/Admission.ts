@@ -16,7 +16,7 @@ import { SandboxRepo } from "@prbox/store"
 import { Clock, Effect, Option, Redacted, Result } from "effect"
 import { AccountIdentity } from "./AccountIdentity.ts"
 import { Config, type PrboxConfig } from "./Config.ts"
-import { ContainerRuntime } from "./ContainerRuntime.ts"
+import { Engines, otherEngineRefusal } from "./Engines.ts"
 import { InvalidPullRequestInput, mapStoreErrors, safeReason } from "./Errors.ts"
 import { Lifecycle } from "./Lifecycle.ts"
 import { makePrepareCreate } from "./PrepareCreate.ts"
@@ -54,13 +54,22 @@ const ACCOUNT_UNAVAILABLE = "account identity is unavailable; retry after accoun
 export const makeAdmission = (workers: Workers) =>
   Effect.gen(function* () {
     const repo = yield* SandboxRepo
-    const runtime = yield* ContainerRuntime
+    const engines = yield* Engines
     const config = yield* Config
     const identity = yield* AccountIdentity
     const reconciler = yield* Reconciler
     const lifecycle = yield* Lifecycle
     const prepareCreate = yield* makePrepareCreate
-    const { admitRestart } = workers
+
+    /** The state of a row's container, asked of the engine it lives on. */
+    const containerState = (row: Sandbox, containerId: string) =>
+      Effect.flatMap(engines.runtimeFor(row.engine), (runtime) => runtime.state(containerId))
+
+    /** Restarts a row of the configured engine; another engine's row is refused. */
+    const admitRestart = (row: Sandbox, cfg: PrboxConfig) => {
+      const refusal = otherEngineRefusal(engines, row)
+      return refusal === undefined ? workers.admitRestart(row, cfg) : Effect.fail(refusal)
+    }
 
     /**
      * A live row of the PR answers the open: a running one after one inspect
@@ -73,7 +82,7 @@ export const makeAdmission = (workers: Workers) =>
           return yield* new SandboxConflict({ id: live.id, reason: STILL_STOPPING })
         }
         if (live.status !== "running" || live.containerId === null) return live
-        const state = yield* runtime.state(live.containerId)
+        const state = yield* containerState(live, live.containerId)
         if (state._tag === "Running") {
           yield* repo.touch(live.id, yield* Clock.currentTimeMillis)
           return live
@@ -153,7 +162,7 @@ export const makeAdmission = (workers: Workers) =>
     const containerMayRun = (row: Sandbox) =>
       row.containerId === null
         ? Effect.succeed(false)
-        : runtime.state(row.containerId).pipe(
+        : containerState(row, row.containerId).pipe(
             Effect.map((state) => state._tag === "Running"),
             Effect.orElseSucceed(() => true)
           )
@@ -247,7 +256,8 @@ export const makeAdmission = (workers: Workers) =>
               pullRequest: key.pullRequest,
               accessPassword: Redacted.make(newPassword()),
               createdAt: now,
-              lastActivityAt: now
+              lastActivityAt: now,
+              engine: engines.current
             })
             yield* lifecycle.emit(inserted.id, inserted.status, `opening ${formatPullRequestKey(key)}`)
             const row = yield* prepareCreate.record(inserted, prepared.create.lookup)

@@ -56,6 +56,8 @@ export interface SpecInput {
   readonly homePath: string
   /** `$PRBOX_HOME`: labelled on the container so reconcile finds its own. */
   readonly engineHome: string
+  /** The home's install id (Installation.ts): a home's path can repeat on a shared engine. */
+  readonly install: string
   /** Extra labels on every container (tests and benches label their runs). */
   readonly extraLabels: Readonly<Record<string, string>>
   /** The sandbox's host port, kept for its life: its URL. */
@@ -78,6 +80,7 @@ export const codeServerSpec = ({
   user,
   homePath,
   engineHome,
+  install,
   extraLabels,
   hostPort,
   previewUrlTemplate
@@ -117,7 +120,8 @@ export const codeServerSpec = ({
       [LABELS.sandbox]: row.id,
       [LABELS.pr]: String(row.pullRequest),
       [LABELS.repo]: `${row.host ?? ""}/${row.repository}`,
-      [LABELS.home]: engineHome
+      [LABELS.home]: engineHome,
+      [LABELS.install]: install
     },
     binds: [
       { hostPath: row.workspacePath ?? "", containerPath: plan.workspaceFolder, readOnly: false },

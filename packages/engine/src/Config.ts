@@ -45,6 +45,19 @@ export const PrboxConfig = Schema.Struct({
    */
   deleteWhenClosed: withDefault(Schema.Boolean, false),
   closedGraceMinutes: withDefault(PositiveInt, 60),
+  /**
+   * The Docker engine sandboxes are made on: an address (`unix://`, `tcp://`,
+   * `ssh://user@host`) or a Docker context's name. Absent: DOCKER_HOST, then
+   * the current Docker context, then the local socket. Read at the daemon's start.
+   */
+  runtime: Schema.optionalKey(
+    Schema.Struct({
+      docker: Schema.Struct({
+        host: Schema.optionalKey(Schema.String),
+        context: Schema.optionalKey(Schema.String)
+      })
+    })
+  ),
   /** For plain git remotes: the ref a PR number names, `{n}` replaced. */
   pullRequestRefPattern: withDefault(Schema.String.check(Schema.isIncluding("{n}")), "refs/pull/{n}/head"),
   profile: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1))),

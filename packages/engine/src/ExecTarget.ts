@@ -2,6 +2,7 @@ import { SandboxConflict, type SandboxId } from "@prbox/domain"
 import { SandboxRepo } from "@prbox/store"
 import { Clock, Effect } from "effect"
 import { CONTAINER_WORKSPACE, containerUser } from "./CodeServerSpec.ts"
+import { Engines, otherEngineRefusal } from "./Engines.ts"
 import { mapStoreErrors } from "./Errors.ts"
 import { Lifecycle } from "./Lifecycle.ts"
 import { makeOwnership, userSpec } from "./Ownership.ts"
@@ -27,6 +28,7 @@ export interface ExecTarget {
 export const makeExecTarget = Effect.gen(function* () {
   const repo = yield* SandboxRepo
   const { getRow } = yield* Lifecycle
+  const engines = yield* Engines
   const ownership = yield* makeOwnership
   return Effect.fn("SandboxService.execTarget")(function* (id: SandboxId, operation: string) {
     const row = yield* getRow(id)
@@ -37,6 +39,8 @@ export const makeExecTarget = Effect.gen(function* () {
         state: "fenced"
       })
     }
+    const elsewhere = otherEngineRefusal(engines, row)
+    if (elsewhere !== undefined) return yield* elsewhere
     if (row.status !== "running" || row.containerId === null || row.workspacePath === null) {
       return yield* new SandboxConflict({
         id,

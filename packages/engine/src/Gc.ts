@@ -13,6 +13,7 @@ import { SandboxRepo } from "@prbox/store"
 import { Clock, Context, Effect, FileSystem, Layer, Option } from "effect"
 import { Config, type PrboxConfig } from "./Config.ts"
 import { ContainerRuntime } from "./ContainerRuntime.ts"
+import { Engines } from "./Engines.ts"
 import {
   CleanupIncomplete,
   DiscoveryFailed,
@@ -21,6 +22,7 @@ import {
   type StoreFailure,
   safeReason
 } from "./Errors.ts"
+import { Installation, ownInstall } from "./Installation.ts"
 import { LABELS } from "./Labels.ts"
 import { SandboxService } from "./SandboxService.ts"
 
@@ -39,7 +41,7 @@ export interface GcReport {
   readonly failures: ReadonlyArray<GcFailure>
 }
 
-/** Containers of this home with no row, and workspace/home directories no row references. */
+/** This install's containers (on the configured engine) with no row, and workspace/home directories no row references. */
 export interface PrunePlan {
   readonly containers: ReadonlyArray<string>
   readonly directories: ReadonlyArray<string>
@@ -74,6 +76,8 @@ export class Gc extends Context.Service<Gc, GcShape>()("prbox/engine/Gc") {
     Effect.gen(function* () {
       const repo = yield* SandboxRepo
       const runtime = yield* ContainerRuntime
+      const engines = yield* Engines
+      const install = (yield* Installation).id
       const sandboxes = yield* SandboxService
       const config = yield* Config
       const pullRequests = yield* PullRequests
@@ -117,9 +121,26 @@ export class Gc extends Context.Service<Gc, GcShape>()("prbox/engine/Gc") {
           Effect.catch((error) => Effect.succeed<HeartbeatProbe>({ _tag: "Unanswered", detail: error.detail }))
         )
 
+      /**
+       * The rows whose engine answers: another engine's rows are stopped and
+       * removed there, and left alone (logged each pass) while it cannot be reached.
+       */
+      const reachableRows = (rows: ReadonlyArray<Sandbox>) =>
+        Effect.gen(function* () {
+          const others = new Set(rows.flatMap((row) => (row.engine === engines.current ? [] : [row.engine])))
+          const unreachable = new Set<string | null>()
+          for (const engine of others) {
+            const reached = yield* Effect.result(engines.runtimeFor(engine))
+            if (reached._tag === "Success") continue
+            unreachable.add(engine)
+            yield* Effect.logWarning(`gc skips the sandboxes of ${reached.failure.message}`)
+          }
+          return rows.filter((row) => !unreachable.has(row.engine))
+        })
+
       const plan = Effect.gen(function* () {
         const cfg = Option.getOrUndefined(yield* Effect.option(config.load))
-        const stored = yield* repo.findAll().pipe(mapStoreErrors("gc.plan"))
+        const stored = yield* reachableRows(yield* repo.findAll().pipe(mapStoreErrors("gc.plan")))
         const rows = yield* Effect.forEach(stored, (row) => refreshPullRequest(row, cfg?.profile), { concurrency: 4 })
         const probes = yield* Effect.forEach(
           rows.flatMap((row) =>
@@ -177,7 +198,9 @@ export class Gc extends Context.Service<Gc, GcShape>()("prbox/engine/Gc") {
           ...(yield* listDirectories(paths.sandboxHomes))
         ]
         return {
-          containers: containers.filter((c) => !ids.has(c.labels[LABELS.sandbox] ?? "")).map((c) => c.containerId),
+          containers: containers
+            .filter((c) => ownInstall(c.labels, install) && !ids.has(c.labels[LABELS.sandbox] ?? ""))
+            .map((c) => c.containerId),
           directories: directories.filter((d) => !ids.has(d.name)).map((d) => d.path)
         } satisfies PrunePlan
       })

@@ -2,6 +2,7 @@ import { restartRefusal, SandboxConflict, type SandboxId } from "@prbox/domain"
 import { Effect, FileSystem } from "effect"
 import { chooseEnvironment, configurationName, workspaceFiles } from "./ChooseEnvironment.ts"
 import { Config } from "./Config.ts"
+import { Engines, otherEngineRefusal } from "./Engines.ts"
 import { mapStoreErrors } from "./Errors.ts"
 import { Lifecycle } from "./Lifecycle.ts"
 import type { Teardown } from "./Teardown.ts"
@@ -21,6 +22,7 @@ export const makeRebuild = (workers: Workers, teardown: Teardown) =>
     const config = yield* Config
     const lifecycle = yield* Lifecycle
     const fs = yield* FileSystem.FileSystem
+    const engines = yield* Engines
 
     return Effect.fn("SandboxService.rebuild")(function* (id: SandboxId) {
       const cfg = yield* config.load.pipe(
@@ -34,6 +36,8 @@ export const makeRebuild = (workers: Workers, teardown: Teardown) =>
           // A running sandbox is stopped by the rebuild itself; every other rule of restart holds.
           const refusal = restartRefusal(row.status === "running" ? { ...row, status: "stopped" } : row)
           if (refusal !== undefined) return yield* new SandboxConflict({ id, reason: refusal })
+          const elsewhere = otherEngineRefusal(engines, row)
+          if (elsewhere !== undefined) return yield* elsewhere
           // The environment is read again from the workspace, and refused before the old container goes.
           const choice = yield* chooseEnvironment(
             workspaceFiles(fs, row.workspacePath ?? ""),

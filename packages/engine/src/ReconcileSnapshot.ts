@@ -3,6 +3,7 @@ import type { SandboxRepo } from "@prbox/store"
 import { Effect } from "effect"
 import type { ContainerRuntimeShape, LabelledContainer } from "./ContainerRuntime.ts"
 import { DiscoveryFailed } from "./Errors.ts"
+import { ownInstall } from "./Installation.ts"
 import { LABELS } from "./Labels.ts"
 
 type PullRequestSelector = Parameters<SandboxRepo["Service"]["findByPr"]>[0]
@@ -27,33 +28,54 @@ export interface ReconcileSnapshot {
   readonly containers: ReadonlyArray<LabelledContainer>
 }
 
-/** The labelled containers in scope; a failed listing fails closed, never "no containers". */
-export const listContainers = (runtime: ContainerRuntimeShape, home: string, scope: ReconcileScope) =>
+/** Where a run lists containers: one engine's runtime, for this home and install. */
+export interface ListingTarget {
+  readonly runtime: ContainerRuntimeShape
+  readonly home: string
+  readonly install: string
+}
+
+/**
+ * This install's labelled containers in scope on one engine; a failed listing
+ * fails closed, never "no containers". Listed by home, then another install's
+ * are dropped (ownInstall): containers made before install ids carry none.
+ */
+export const listContainers = ({ runtime, home, install }: ListingTarget, scope: ReconcileScope) =>
   Effect.gen(function* () {
     const labels: Record<string, string> =
       scope._tag === "All" ? { [LABELS.home]: home } : { [LABELS.home]: home, [LABELS.pr]: String(scope.pullRequest) }
     const listed = yield* runtime
       .listByLabel(labels)
       .pipe(Effect.mapError((error) => new DiscoveryFailed({ operation: "containers", detail: error.message })))
-    return scope._tag === "All"
-      ? listed
-      : listed.filter((container) => (container.labels[LABELS.repo] ?? "").endsWith(`/${scope.repository}`))
+    return listed.filter(
+      (container) =>
+        ownInstall(container.labels, install) &&
+        (scope._tag === "All" || (container.labels[LABELS.repo] ?? "").endsWith(`/${scope.repository}`))
+    )
   })
 
-/** One read of the rows in scope and one listing of their containers. */
-export const takeSnapshot = (
-  repo: SandboxRepo["Service"],
-  runtime: ContainerRuntimeShape,
-  home: string,
-  scope: ReconcileScope
-) =>
-  Effect.gen(function* () {
-    const rows = yield* (scope._tag === "All" ? repo.findAll() : repo.findByPr(scope)).pipe(
-      Effect.mapError((error) => new DiscoveryFailed({ operation: "sandboxes", detail: error.message }))
-    )
-    const containers = yield* listContainers(runtime, home, scope)
-    return { rows, containers } satisfies ReconcileSnapshot
-  })
+/** The rows in scope, every engine's. */
+export const readRows = (repo: SandboxRepo["Service"], scope: ReconcileScope) =>
+  (scope._tag === "All" ? repo.findAll() : repo.findByPr(scope)).pipe(
+    Effect.mapError((error) => new DiscoveryFailed({ operation: "sandboxes", detail: error.message }))
+  )
+
+/**
+ * One engine's snapshot: its rows, and the containers listed on it. A
+ * container labelled with a row of another engine is left out: two addresses
+ * can name one engine, and that row's own engine judges it.
+ */
+export const engineSnapshot = (
+  rows: ReadonlyArray<Sandbox>,
+  engine: string | null,
+  containers: ReadonlyArray<LabelledContainer>
+): ReconcileSnapshot => {
+  const elsewhere = new Set<string>(rows.filter((row) => row.engine !== engine).map((row) => row.id))
+  return {
+    rows: rows.filter((row) => row.engine === engine),
+    containers: containers.filter((c) => !elsewhere.has(c.labels[LABELS.sandbox] ?? ""))
+  }
+}
 
 /** The snapshot with `row` as the store now has it. */
 export const withRow = (snapshot: ReconcileSnapshot, row: Sandbox): ReconcileSnapshot => ({

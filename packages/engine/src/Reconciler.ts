@@ -4,13 +4,39 @@ import { Context, Effect, Layer, Option, Ref } from "effect"
 import { AccountIdentity } from "./AccountIdentity.ts"
 import { accountPass } from "./AccountPass.ts"
 import { Config } from "./Config.ts"
-import { ContainerRuntime } from "./ContainerRuntime.ts"
+import type { ContainerRuntimeShape } from "./ContainerRuntime.ts"
 import { driftPass } from "./DriftPass.ts"
-import type { DiscoveryFailed } from "./Errors.ts"
+import { Engines } from "./Engines.ts"
+import { DiscoveryFailed, type RuntimeError, safeReason } from "./Errors.ts"
+import { Installation } from "./Installation.ts"
 import { legacyPass, retire } from "./LegacyPass.ts"
 import { Lifecycle } from "./Lifecycle.ts"
-import type { PassContext, PassReport, ReconcilePass } from "./ReconcilePass.ts"
-import { listContainers, type ReconcileScope, type ReconcileSnapshot, takeSnapshot } from "./ReconcileSnapshot.ts"
+import type { PassContext, PassName, PassReport, ReconcilePass } from "./ReconcilePass.ts"
+import {
+  engineSnapshot,
+  listContainers,
+  type ReconcileScope,
+  type ReconcileSnapshot,
+  readRows
+} from "./ReconcileSnapshot.ts"
+
+const toDiscoveryFailed = (error: DiscoveryFailed | RuntimeError) =>
+  error._tag === "DiscoveryFailed" ? error : new DiscoveryFailed({ operation: "containers", detail: error.message })
+
+/** Each pass's report once, its changes and failures from every engine in the order they ran. */
+const mergeReports = (reports: ReadonlyArray<PassReport>): ReadonlyArray<PassReport> => {
+  const byPass = new Map<PassName, PassReport>()
+  for (const report of reports) {
+    const seen = byPass.get(report.pass)
+    byPass.set(
+      report.pass,
+      seen === undefined
+        ? report
+        : { ...seen, changes: [...seen.changes, ...report.changes], failures: [...seen.failures, ...report.failures] }
+    )
+  }
+  return [...byPass.values()]
+}
 
 export interface ReconcileReport {
   readonly passes: ReadonlyArray<PassReport>
@@ -37,13 +63,44 @@ export class Reconciler extends Context.Service<Reconciler, ReconcilerShape>()("
     Reconciler,
     Effect.gen(function* () {
       const repo = yield* SandboxRepo
-      const runtime = yield* ContainerRuntime
+      const engines = yield* Engines
       const state = yield* Lifecycle
       const identity = yield* AccountIdentity
       const config = yield* Config
+      const install = (yield* Installation).id
 
-      const contextOf = (snapshot: ReconcileSnapshot) =>
+      const contextOf = (runtime: ContainerRuntimeShape, snapshot: ReconcileSnapshot) =>
         Effect.map(Ref.make(snapshot), (current): PassContext => ({ runtime, state, identity, current }))
+
+      const target = (runtime: ContainerRuntimeShape) => ({ runtime, home: config.home, install })
+
+      /**
+       * One engine's passes over its own rows and containers. The configured
+       * engine failing to list fails the run (as it always did); another
+       * engine that cannot be reached or listed leaves its rows as they are
+       * and reports each of them.
+       */
+      const runEngine = (
+        engine: string | null,
+        rows: ReadonlyArray<Sandbox>,
+        scope: ReconcileScope,
+        passes: ReadonlyArray<ReconcilePass>
+      ) =>
+        Effect.gen(function* () {
+          const listed = yield* Effect.result(
+            Effect.flatMap(engines.runtimeFor(engine), (runtime) =>
+              Effect.map(listContainers(target(runtime), scope), (containers) => ({ runtime, containers }))
+            )
+          )
+          if (listed._tag === "Failure") {
+            if (engine === engines.current) return yield* toDiscoveryFailed(listed.failure)
+            const detail = `${safeReason(listed.failure)}; left as it is`
+            const failures = rows.filter((row) => row.engine === engine).map((row) => ({ sandboxId: row.id, detail }))
+            return [{ pass: "drift", changes: [], failures }] satisfies ReadonlyArray<PassReport>
+          }
+          const ctx = yield* contextOf(listed.success.runtime, engineSnapshot(rows, engine, listed.success.containers))
+          return yield* Effect.forEach(passes, (pass) => Effect.flatMap(Ref.get(ctx.current), (s) => pass(ctx, s)))
+        })
 
       // The whole run holds the lifecycle permit: no worker or stop writes a
       // status between what a pass read and what it writes.
@@ -52,11 +109,11 @@ export class Reconciler extends Context.Service<Reconciler, ReconcilerShape>()("
           Effect.gen(function* () {
             // A broken config must not stop reconcile; it only loses the profile.
             const profile = Option.getOrUndefined(yield* Effect.option(config.load))?.profile
-            const ctx = yield* contextOf(yield* takeSnapshot(repo, runtime, config.home, scope))
             const passes: ReadonlyArray<ReconcilePass> = [driftPass, legacyPass, accountPass(profile)]
-            return {
-              passes: yield* Effect.forEach(passes, (pass) => Effect.flatMap(Ref.get(ctx.current), (s) => pass(ctx, s)))
-            }
+            const rows = yield* readRows(repo, scope)
+            const each = new Set([engines.current, ...rows.map((row) => row.engine)])
+            const reports = yield* Effect.forEach(each, (engine) => runEngine(engine, rows, scope, passes))
+            return { passes: mergeReports(reports.flat()) }
           })
         )
 
@@ -66,8 +123,9 @@ export class Reconciler extends Context.Service<Reconciler, ReconcilerShape>()("
         retire: (row) =>
           state.serialized(
             Effect.gen(function* () {
-              const containers = yield* listContainers(runtime, config.home, { _tag: "PullRequest", ...row })
-              yield* retire(yield* contextOf({ rows: [row], containers }), row, containers)
+              const runtime = yield* engines.runtimeFor(row.engine)
+              const containers = yield* listContainers(target(runtime), { _tag: "PullRequest", ...row })
+              yield* retire(yield* contextOf(runtime, { rows: [row], containers }), row, containers)
             })
           )
       })

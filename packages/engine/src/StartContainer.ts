@@ -5,6 +5,7 @@ import { codeServerSpec, portMovedLine } from "./CodeServerSpec.ts"
 import { Config, type PrboxConfig } from "./Config.ts"
 import { ContainerRuntime } from "./ContainerRuntime.ts"
 import { mapStoreErrors, SetupFailed } from "./Errors.ts"
+import { Installation } from "./Installation.ts"
 import { Lifecycle } from "./Lifecycle.ts"
 import { type Ownership, userSpec } from "./Ownership.ts"
 import { PreviewAddress } from "./PreviewAddress.ts"
@@ -22,6 +23,7 @@ export const makeStartContainer = (ownership: Ownership, extraLabels: Readonly<R
     const runtime = yield* ContainerRuntime
     const lifecycle = yield* Lifecycle
     const engineHome = (yield* Config).home
+    const install = (yield* Installation).id
     const previewPort = (yield* PreviewAddress).port
     const repo = yield* SandboxRepo
     const { failIfStopRequested, getRow, writeStatus, progress } = lifecycle
@@ -74,6 +76,7 @@ export const makeStartContainer = (ownership: Ownership, extraLabels: Readonly<R
             user,
             homePath,
             engineHome,
+            install,
             extraLabels,
             hostPort,
             previewUrlTemplate: previewUrlTemplate(row.id, previewPort)

@@ -2,7 +2,7 @@ import { type SandboxId, statePaths } from "@prbox/domain"
 import { SandboxRepo } from "@prbox/store"
 import { Clock, Effect, FileSystem } from "effect"
 import { Config } from "./Config.ts"
-import { ContainerRuntime } from "./ContainerRuntime.ts"
+import { Engines } from "./Engines.ts"
 import { DestroyNotConfirmed, HostFailure, hostErrorCode, mapStoreErrors, type RuntimeError } from "./Errors.ts"
 import { Lifecycle } from "./Lifecycle.ts"
 import type { Workers } from "./Workers.ts"
@@ -11,7 +11,7 @@ import type { Workers } from "./Workers.ts"
 export const makeTeardown = (workers: Workers) =>
   Effect.gen(function* () {
     const repo = yield* SandboxRepo
-    const runtime = yield* ContainerRuntime
+    const engines = yield* Engines
     const config = yield* Config
     const fs = yield* FileSystem.FileSystem
     const lifecycle = yield* Lifecycle
@@ -53,6 +53,8 @@ export const makeTeardown = (workers: Workers) =>
         yield* lifecycle.interruptWorkers(id)
         const current = yield* getRow(id)
         if (current.status === "stopped") return current
+        // A sandbox whose engine cannot be reached is refused before anything is written: it stays as it is.
+        const runtime = yield* engines.runtimeFor(current.engine)
         const stopping = yield* lifecycle.serialized(writeStatus(id, "stopping"))
         const containerId = stopping.containerId
         if (containerId !== null) {
@@ -83,12 +85,16 @@ export const makeTeardown = (workers: Workers) =>
      * the caller lifts it (deleting the row, or forgetting its container).
      */
     const removeContainer = Effect.fnUntraced(function* (id: SandboxId) {
+      // Its engine is reached before the fence is written: an unreachable one leaves the row as it is.
+      const before = yield* getRow(id)
+      const runtime = before.containerId === null ? undefined : yield* engines.runtimeFor(before.engine)
       const stopped = yield* lifecycle.serialized(
         writeStatus(id, "stopped", { destroyFenced: true, expectedFrom: ["stopped"] })
       )
       const containerId = stopped.containerId
       if (containerId !== null) {
-        yield* confirmed(id, runtime.destroy(containerId), {
+        const engine = runtime ?? (yield* engines.runtimeFor(stopped.engine))
+        yield* confirmed(id, engine.destroy(containerId), {
           to: "stopped",
           error: "container removal not confirmed by Docker"
         })

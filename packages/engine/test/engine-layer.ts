@@ -11,7 +11,7 @@ import { NodeEngine } from "../src/node/index.ts"
 
 export interface EngineLayerOptions
   extends Pick<NodeEngine.Wrappers, "runtime" | "workspaces" | "hooks" | "lifecycle">,
-    Pick<NodeEngine.Options, "identity" | "pullRequests"> {
+    Pick<NodeEngine.Options, "identity" | "pullRequests" | "engine"> {
   readonly home: string
   /** The test run's id: every container gets `dev.prbox.test-run=<runId>`. */
   readonly runId: string
@@ -23,9 +23,10 @@ export interface EngineLayerOptions
 
 /** The engine as the daemon builds it (NodeEngine), labelled with the test run; no account discovery nor hosting service unless given. */
 export const engineLayer = (options: EngineLayerOptions) => {
-  const { home, runId, config, configFile, identity, pullRequests, ...wrap } = options
+  const { home, runId, config, configFile, identity, pullRequests, engine, ...wrap } = options
   return NodeEngine.layer({
     home,
+    ...(engine === undefined ? {} : { engine }),
     labels: { [TEST_RUN_LABEL]: runId },
     identity: identity ?? AccountIdentity.unavailable,
     pullRequests: pullRequests ?? PullRequests.unavailable,

@@ -13,7 +13,9 @@ import { makeRemote, type TestRemote } from "../../git/test/helpers.ts"
 import {
   type Config,
   type ContainerRuntime,
+  type Engines,
   type Gc,
+  type Installation,
   type PrboxConfig,
   type Reconciler,
   type SandboxFiles,
@@ -69,7 +71,16 @@ export const withEngine = <A, E>(
   ) => Effect.Effect<
     A,
     E,
-    SandboxService | SandboxFiles | SandboxJobs | SandboxRepo | ContainerRuntime | Reconciler | Gc | Config
+    | SandboxService
+    | SandboxFiles
+    | SandboxJobs
+    | SandboxRepo
+    | ContainerRuntime
+    | Reconciler
+    | Gc
+    | Config
+    | Engines
+    | Installation
   >
 ) =>
   Effect.scoped(

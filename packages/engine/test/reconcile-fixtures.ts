@@ -13,11 +13,18 @@ export const newId = (): SandboxId => SandboxId.make(randomBytes(6).toString("he
 export const seedRow = (
   status: SandboxStatus,
   fields: Omit<StatusUpdate, "to"> = {},
-  key: { readonly account?: string; readonly pullRequest?: number; readonly host?: string } = {}
+  key: {
+    readonly account?: string
+    readonly pullRequest?: number
+    readonly host?: string
+    /** The Docker engine it lives on (absent: the local one). */
+    readonly engine?: string
+    readonly id?: SandboxId
+  } = {}
 ) =>
   Effect.gen(function* () {
     const repo = yield* SandboxRepo
-    const id = newId()
+    const id = key.id ?? newId()
     let row: Sandbox = yield* repo.insert({
       id,
       provider: "git",
@@ -27,7 +34,8 @@ export const seedRow = (
       pullRequest: PullRequestNumber.make(key.pullRequest ?? 1),
       accessPassword: Redacted.make("seeded-password"),
       createdAt: 1,
-      lastActivityAt: 1
+      lastActivityAt: 1,
+      ...(key.engine === undefined ? {} : { engine: key.engine })
     })
     const steps = lifecyclePathTo(status)
     for (const [index, to] of steps.entries()) {
@@ -37,7 +45,11 @@ export const seedRow = (
   })
 
 /** A container labelled as a sandbox of `home` (as the engine labels them). */
-export const labelledContainer = (home: string, sandboxId: string, options: { readonly running: boolean }) =>
+export const labelledContainer = (
+  home: string,
+  sandboxId: string,
+  options: { readonly running: boolean; readonly labels?: Readonly<Record<string, string>> }
+) =>
   Effect.gen(function* () {
     const runtime = yield* ContainerRuntime
     const containerId = yield* runtime.provision({
@@ -50,7 +62,8 @@ export const labelledContainer = (home: string, sandboxId: string, options: { re
         [LABELS.sandbox]: sandboxId,
         [LABELS.pr]: "1",
         [LABELS.repo]: "local//fixture/remote.git",
-        [LABELS.home]: home
+        [LABELS.home]: home,
+        ...options.labels
       },
       binds: [],
       user: "1000:1000",

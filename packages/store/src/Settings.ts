@@ -4,7 +4,9 @@ import type { StoreError } from "./SandboxRepo.ts"
 /** Setting keys, so every reader and writer names a setting the same way. */
 export const SettingKey = {
   /** The loopback TCP port previews are served on, chosen on the daemon's first start (decimal). */
-  previewPort: "previewPort"
+  previewPort: "previewPort",
+  /** This home's random install id: the `dev.prbox.install` label on its containers. */
+  installId: "installId"
 } as const
 export type SettingKey = (typeof SettingKey)[keyof typeof SettingKey]
 

@@ -2,7 +2,7 @@
  * The engine on one `$PRBOX_HOME`, composed once: the daemon, the engine's
  * tests and the benchmarks all build it here (tests and benches wrap parts).
  */
-import { NodeDocker } from "@prbox/docker"
+import type { ChosenEngine } from "@prbox/domain"
 import { Git, NodeGit, NodePullRequests, type PullRequests, Workspaces } from "@prbox/git"
 import { SandboxRepo, layer as sqliteRepo } from "@prbox/store"
 import { type Context, Effect, Layer } from "effect"
@@ -22,8 +22,12 @@ import * as SandboxJobsLive from "../SandboxJobsLive.ts"
 import { SandboxService } from "../SandboxService.ts"
 import * as SandboxServiceLive from "../SandboxServiceLive.ts"
 import * as DockerRuntime from "./DockerRuntime.ts"
+import { dockerFor } from "./EngineClient.ts"
+import { engineOfHome } from "./EngineSelection.ts"
 import * as NodeAccountIdentity from "./NodeAccountIdentity.ts"
+import * as NodeEngines from "./NodeEngines.ts"
 import * as NodeHooks from "./NodeHooks.ts"
+import * as NodeInstallation from "./NodeInstallation.ts"
 import * as NodePlatform from "./NodePlatform.ts"
 import * as NodePreviewAddress from "./NodePreviewAddress.ts"
 import * as NodeSandboxTools from "./NodeSandboxTools.ts"
@@ -52,6 +56,8 @@ export interface Options {
   readonly pullRequests?: Layer.Layer<PullRequests>
   /** A folder of prebuilt code-server distributions instead of `<home>/code-server` (tests share one). */
   readonly codeServerDir?: string
+  /** The engine to use instead of choosing it (config.json's `runtime`, DOCKER_HOST, the Docker context). */
+  readonly engine?: ChosenEngine
   readonly wrap?: Wrappers
 }
 
@@ -63,12 +69,28 @@ const wrapped = <I, S, E, R>(
 ): Layer.Layer<I, E, R> =>
   wrap === undefined ? real : Layer.effect(tag, Effect.map(tag, wrap)).pipe(Layer.provide(real))
 
+const configLayer = (options: Options) =>
+  options.config === undefined ? Config.layer({ home: options.home }) : Config.layerStatic(options.home, options.config)
+
+/** The engine new sandboxes are made on: the one given, else engineOfHome's. */
+const chooseFor = (options: Options) =>
+  Effect.gen(function* () {
+    if (options.engine !== undefined) return options.engine
+    const { chosen, configProblem } = yield* engineOfHome(yield* Config)
+    if (configProblem !== undefined) yield* Effect.logWarning(`engine chosen without config.json: ${configProblem}`)
+    return chosen
+  }).pipe(Effect.provide(Layer.provideMerge(configLayer(options), NodePlatform.layer)))
+
 /**
  * SandboxService, SandboxJobs, Lifecycle, Reconciler and Gc over SQLite in `home`, the
- * Docker engine DOCKER_HOST names, git workspaces, the user's hooks and
- * config. Closing the layer interrupts the workers, then closes the database.
+ * Docker engine config.json, DOCKER_HOST or the Docker context names (see
+ * chooseFor), git workspaces, the user's hooks and config. Closing the layer
+ * interrupts the workers, then closes the database.
  */
-export const layer = (options: Options) => {
+export const layer = (options: Options) =>
+  Layer.unwrap(Effect.map(chooseFor(options), (chosen) => compose(options, chosen)))
+
+const compose = (options: Options, chosen: ChosenEngine) => {
   const wrap = options.wrap ?? {}
   const git = wrapped(Git, NodeGit.layer, wrap.git)
   const workspaces = wrapped(
@@ -76,19 +98,22 @@ export const layer = (options: Options) => {
     Workspaces.layer({ stateDir: options.home }).pipe(Layer.provide(git)),
     wrap.workspaces
   )
-  const runtime = wrapped(ContainerRuntime, DockerRuntime.layer.pipe(Layer.provide(NodeDocker.layer())), wrap.runtime)
+  const runtime = wrapped(
+    ContainerRuntime,
+    DockerRuntime.layer.pipe(Layer.provide(dockerFor(chosen.address))),
+    wrap.runtime
+  )
   // One database connection: the layer is built once though both services come from it.
   const store = sqliteRepo({ stateDir: options.home })
-  const config =
-    options.config === undefined
-      ? Config.layer({ home: options.home })
-      : Config.layerStatic(options.home, options.config)
+  const config = configLayer(options)
   const parts = Layer.mergeAll(
     options.identity ?? NodeAccountIdentity.layer(),
     options.pullRequests ?? NodePullRequests.layer(),
     wrapped(SandboxRepo, store, wrap.repo),
     NodePreviewAddress.layer.pipe(Layer.provide(Layer.merge(store, config))),
     runtime,
+    NodeEngines.layer(chosen).pipe(Layer.provide(runtime)),
+    NodeInstallation.layer.pipe(Layer.provide(store)),
     NodeSandboxTools.layer({
       home: options.home,
       ...(options.codeServerDir === undefined ? {} : { codeServerDir: options.codeServerDir })
