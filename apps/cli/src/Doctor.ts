@@ -60,6 +60,8 @@ const dockerCheck = Effect.gen(function* () {
       }
     : { name: "docker", level: "ok" as const, detail: `Docker ${version.version} (API ${version.apiVersion})` }
 }).pipe(
+  // An engine over SSH holds its connection until here.
+  Effect.scoped,
   Effect.catch((error) =>
     Effect.succeed<Check>({ name: "docker", level: "fail", detail: `Docker is not reachable: ${error.message}` })
   )

@@ -1,0 +1,226 @@
+import { Agent } from "node:http"
+import { createServer, type Server, type Socket } from "node:net"
+import type { Duplex } from "node:stream"
+import { Effect, type Scope } from "effect"
+import type ssh2 from "ssh2"
+import { EngineUnavailable } from "./DockerError.ts"
+import {
+  addressLabel,
+  makeSshConnection,
+  parseSshAddress,
+  type SshAddress,
+  type SshConnectionOptions,
+  SshRefusal
+} from "./SshConnection.ts"
+
+/**
+ * Docker over SSH, as the docker CLI does it: every HTTP connection to the
+ * engine is a channel running `docker system dial-stdio` on the remote host,
+ * all on ONE SSH connection (SshConnection.ts), at most `maxChannels` at once
+ * (more wait). Port forwards ride the same connection.
+ */
+
+export interface SshTransportOptions extends Omit<SshConnectionOptions, "address"> {
+  /** `ssh://user@host[:port]`. */
+  readonly address: string
+  /** Most `dial-stdio` channels open at once (sshd's MaxSessions is 10 by default). Default 8. */
+  readonly maxChannels?: number | undefined
+}
+
+export interface SshTransportStats {
+  /** Connections made so far (more than one only after a drop). */
+  readonly connections: number
+  readonly openChannels: number
+  /** The most `dial-stdio` channels that were ever open at once. */
+  readonly peakChannels: number
+}
+
+export interface PortForward {
+  /** The port on this machine's 127.0.0.1. */
+  readonly localPort: number
+}
+
+export interface SshTransport {
+  readonly address: SshAddress
+  /** For dockerode (`agent`): its sockets are `dial-stdio` channels. */
+  readonly agent: Agent
+  /**
+   * Listens on this machine's 127.0.0.1 (`localPort`, or a free port) until
+   * the scope closes; each connection is carried to `remoteHost:remotePort`
+   * as seen from the SSH server, over the connection of the moment.
+   */
+  readonly forwardPort: (request: {
+    readonly remoteHost: string
+    readonly remotePort: number
+    readonly localPort?: number | undefined
+  }) => Effect.Effect<PortForward, EngineUnavailable, Scope.Scope>
+  readonly stats: () => SshTransportStats
+}
+
+const DIAL_STDIO = "docker system dial-stdio"
+
+/** node:http's client calls these socket methods; a channel has no TCP options to set. */
+const asSocket = (channel: ssh2.ClientChannel): Duplex => {
+  const socket = channel as ssh2.ClientChannel & Record<string, unknown>
+  for (const method of ["setKeepAlive", "setNoDelay", "setTimeout", "ref", "unref"]) {
+    socket[method] ??= () => socket
+  }
+  return channel
+}
+
+/** A waiting line for at most `limit` holders. */
+const permits = (limit: number) => {
+  let held = 0
+  const waiting: Array<() => void> = []
+  return {
+    held: () => held,
+    acquire: (): Promise<void> => {
+      if (held < limit) {
+        held += 1
+        return Promise.resolve()
+      }
+      return new Promise((resolve) => waiting.push(resolve))
+    },
+    release: (): void => {
+      const next = waiting.shift()
+      if (next === undefined) held -= 1
+      else next()
+    }
+  }
+}
+
+const makeTransport = (options: SshTransportOptions, address: SshAddress) => {
+  const label = addressLabel(address)
+  const connection = makeSshConnection({ ...options, address })
+  const maxChannels = options.maxChannels ?? 8
+  const channels = permits(maxChannels)
+  let peakChannels = 0
+
+  /**
+   * Opens a channel with `open` on the connection of the moment; a connection
+   * that turns out dead (the open fails before anything was sent) is dropped
+   * and the open tried once more on a new one.
+   */
+  const onConnection = async (
+    open: (client: ssh2.Client, done: (error: Error | undefined, channel: ssh2.ClientChannel) => void) => void
+  ): Promise<ssh2.ClientChannel> => {
+    for (let attempt = 1; ; attempt++) {
+      const client = await connection.client()
+      try {
+        return await new Promise<ssh2.ClientChannel>((resolve, reject) =>
+          open(client, (error, channel) => (error === undefined ? resolve(channel) : reject(error)))
+        )
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error)
+        // The server refusing one channel (a forward to a closed port) leaves the connection as it is.
+        const deadConnection = /^(Not connected|No response from server)/.test(message)
+        if (!deadConnection || attempt >= 2) throw new SshRefusal("unreachable", `${label}: ${message}`)
+        connection.drop(client)
+      }
+    }
+  }
+
+  const dialStdio = async (): Promise<Duplex> => {
+    await channels.acquire()
+    let channel: ssh2.ClientChannel
+    try {
+      channel = await onConnection((client, done) =>
+        client.exec(DIAL_STDIO, (error, opened) => done(error ?? undefined, opened))
+      )
+    } catch (error) {
+      channels.release()
+      throw error
+    }
+    peakChannels = Math.max(peakChannels, channels.held())
+    let stderr = ""
+    channel.stderr.on("data", (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString("utf8")).slice(-2000)
+    })
+    // A remote without docker, or a user who may not use its socket: say so rather than "socket hang up".
+    channel.on("exit", (code: number | null) => {
+      if (code !== 0 && code !== null) {
+        const why = stderr.trim() === "" ? `exit ${code}` : stderr.trim()
+        ;(channel as Duplex).destroy(new SshRefusal("unreachable", `${label}: \`${DIAL_STDIO}\` failed: ${why}`))
+      }
+    })
+    channel.once("close", () => channels.release())
+    return asSocket(channel)
+  }
+
+  const agent = new Agent({ keepAlive: false, maxSockets: maxChannels })
+  const createConnection = (_options: unknown, callback: (error: Error | null, socket?: Duplex) => void) => {
+    dialStdio().then(
+      (socket) => callback(null, socket),
+      (error: Error) => callback(error)
+    )
+    return undefined
+  }
+  Object.assign(agent, { createConnection })
+
+  const forwardTo = (remoteHost: string, remotePort: number) => (socket: Socket) => {
+    socket.on("error", () => socket.destroy())
+    onConnection((client, done) =>
+      client.forwardOut("127.0.0.1", 0, remoteHost, remotePort, (error, opened) => done(error ?? undefined, opened))
+    ).then(
+      (channel) => {
+        channel.on("error", () => socket.destroy())
+        channel.on("close", () => socket.destroy())
+        socket.on("close", () => channel.destroy())
+        socket.pipe(channel).pipe(socket)
+      },
+      () => socket.destroy()
+    )
+  }
+
+  const forwardPort: SshTransport["forwardPort"] = ({ remoteHost, remotePort, localPort }) =>
+    Effect.acquireRelease(
+      Effect.callback<Server, EngineUnavailable>((resume) => {
+        const server = createServer(forwardTo(remoteHost, remotePort))
+        server.once("error", (error) =>
+          resume(
+            Effect.fail(
+              new EngineUnavailable({
+                operation: "engine.forwardPort",
+                detail: `cannot listen on 127.0.0.1:${localPort ?? 0}: ${error.message}`
+              })
+            )
+          )
+        )
+        server.listen(localPort ?? 0, "127.0.0.1", () => resume(Effect.succeed(server)))
+      }),
+      (server) => Effect.callback<void>((resume) => void server.close(() => resume(Effect.void)))
+    ).pipe(
+      Effect.map((server) => {
+        const bound = server.address()
+        return { localPort: typeof bound === "object" && bound !== null ? bound.port : 0 }
+      })
+    )
+
+  const transport: SshTransport = {
+    address,
+    agent,
+    forwardPort,
+    stats: () => ({ connections: connection.connections(), openChannels: channels.held(), peakChannels })
+  }
+  const close = () => {
+    agent.destroy()
+    connection.close()
+  }
+  return { transport, close }
+}
+
+/** The transport to `options.address`, closed (connection and all) with the scope. */
+export const make = Effect.fn("SshTransport.make")(function* (options: SshTransportOptions) {
+  const address = parseSshAddress(options.address)
+  if (address === undefined) {
+    return yield* new EngineUnavailable({
+      operation: "engine.connect",
+      detail: `${options.address} is not an SSH engine address (ssh://user@host[:port], no password)`
+    })
+  }
+  const { transport } = yield* Effect.acquireRelease(
+    Effect.sync(() => makeTransport(options, address)),
+    ({ close }) => Effect.sync(close)
+  )
+  return transport
+})
