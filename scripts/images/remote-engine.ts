@@ -2,6 +2,7 @@ import { execFileSync } from "node:child_process"
 import { createHash } from "node:crypto"
 import { copyFileSync, existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { join } from "node:path"
+import { fileURLToPath } from "node:url"
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Effect } from "effect"
 import { debianMirror } from "../../packages/engine/src/node/DebianMirror.ts"
@@ -15,7 +16,7 @@ import { directoryInputs, docker, type ImageRecipe } from "./images.ts"
  * (packages/docker/test/RemoteEngine.ts starts it).
  */
 const recipeDir = join(import.meta.dirname, "remote-engine")
-const rootfsScript = join(import.meta.dirname, "..", "..", "packages", "engine", "src", "node", "default-image", "rootfs.sh")
+const rootfsScript = fileURLToPath(new URL("../../packages/engine/src/node/default-image/rootfs.sh", import.meta.url))
 const SUITE = "bookworm"
 /** debootstrap resolves their dependencies (containerd, runc, tini, iptables' libraries...). */
 const PACKAGES = ["ca-certificates", "procps", "iptables", "docker.io", "openssh-server"].join(",")

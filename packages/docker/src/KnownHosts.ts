@@ -55,7 +55,10 @@ const parse = (text: string): Array<Entry> =>
   })
 
 const wildcard = (pattern: string, name: string): boolean => {
-  const regex = pattern.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".")
+  const regex = pattern
+    .replace(/[.+^${}()|[\]\\]/g, "\\$&")
+    .replace(/\*/g, ".*")
+    .replace(/\?/g, ".")
   return new RegExp(`^${regex}$`, "i").test(name)
 }
 

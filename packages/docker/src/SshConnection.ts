@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs"
 import { homedir, userInfo } from "node:os"
 import { join } from "node:path"
 import ssh2 from "ssh2"
-import { fingerprint, hostName, keyType, knownKeyTypes, verifyHostKey, type HostKeyVerdict } from "./KnownHosts.ts"
+import { fingerprint, type HostKeyVerdict, hostName, keyType, knownKeyTypes, verifyHostKey } from "./KnownHosts.ts"
 
 /**
  * One SSH connection to an engine's host, made when first needed and made

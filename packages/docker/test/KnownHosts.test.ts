@@ -42,7 +42,14 @@ describe("KnownHosts.verifyHostKey", () => {
     ["comments and blank lines", `# a comment\n\n${line("buildbox", ed)}\n`, "buildbox", 22, ed, "Trusted"],
     ["same type, another key: changed", line("buildbox", otherEd), "buildbox", 22, ed, "Changed"],
     ["hashed, another key: changed", line(hashed("buildbox"), otherEd), "buildbox", 22, ed, "Changed"],
-    ["known under another type only: changed", line("buildbox", ecdsa, "ecdsa-sha2-nistp256"), "buildbox", 22, ed, "Changed"],
+    [
+      "known under another type only: changed",
+      line("buildbox", ecdsa, "ecdsa-sha2-nistp256"),
+      "buildbox",
+      22,
+      ed,
+      "Changed"
+    ],
     ["one of several keys", `${line("buildbox", otherEd)}\n${line("buildbox", ed)}`, "buildbox", 22, ed, "Trusted"],
     ["@revoked key", `@revoked ${line("*", ed)}\n${line("buildbox", ed)}`, "buildbox", 22, ed, "Changed"],
     ["@cert-authority is not a host key", `@cert-authority ${line("buildbox", ed)}`, "buildbox", 22, ed, "Unknown"],

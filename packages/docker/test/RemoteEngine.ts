@@ -1,7 +1,7 @@
 import { execFile, execFileSync, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { createServer, type Socket, connect } from "node:net"
+import { connect, createServer, type Socket } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import Dockerode, { type DockerOptions } from "dockerode"
@@ -130,7 +130,10 @@ const acquire = Effect.gen(function* () {
       `PRBOX_HOST_KEY=${readFileSync(hostKey.path).toString("base64")}`,
       `PRBOX_AUTHORIZED_KEY=${user.publicKey}`
     ])
-  ).pipe(Effect.tapError(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))), Effect.orDie)
+  ).pipe(
+    Effect.tapError(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))),
+    Effect.orDie
+  )
   return { dir, hostKey, otherHostKey, user, containerId }
 })
 

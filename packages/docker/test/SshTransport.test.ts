@@ -39,9 +39,13 @@ const overSsh = (remote: RemoteEngine, overrides: Partial<SshTransport.SshTransp
   })
 
 const localContainersOfRun = (): Array<string> =>
-  execFileSync("docker", ["ps", "-a", "-q", "--no-trunc", "--filter", `label=${TEST_RUN_LABEL}=${inject("testRunId")}`], {
-    encoding: "utf8"
-  })
+  execFileSync(
+    "docker",
+    ["ps", "-a", "-q", "--no-trunc", "--filter", `label=${TEST_RUN_LABEL}=${inject("testRunId")}`],
+    {
+      encoding: "utf8"
+    }
+  )
     .split("\n")
     .filter((line) => line.length > 0)
 
