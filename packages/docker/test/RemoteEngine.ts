@@ -1,4 +1,4 @@
-import { execFile, execFileSync, spawn } from "node:child_process"
+import { execFile, execFileSync, spawn, spawnSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { connect, createServer, type Socket } from "node:net"
@@ -51,6 +51,12 @@ const dockerAsync = (args: ReadonlyArray<string>) =>
       resume(error === null ? Effect.succeed(stdout.trim()) : Effect.fail(new Error(`${error.message}${stderr}`)))
     )
   })
+
+/** The container's last lines, both streams (dockerd and sshd log to stderr). */
+const containerLog = (id: string): string => {
+  const logs = spawnSync("docker", ["logs", "--tail", "30", id], { encoding: "utf8" })
+  return `${logs.stdout}${logs.stderr}`
+}
 
 /** Capabilities for an engine that cannot grant `--privileged` (its bounding set lacks one): what dockerd needs. */
 const CAPABILITIES = [
@@ -187,17 +193,12 @@ export const startRemoteEngine: Effect.Effect<RemoteEngine, never, Scope.Scope> 
     Effect.orDie
   )
   const api = sshDockerode(transport)
-  yield* Effect.tryPromise(() => api.ping()).pipe(
+  yield* Effect.tryPromise({ try: () => api.ping(), catch: (cause) => cause as Error }).pipe(
     Effect.retry({ schedule: Schedule.spaced(250), times: 240 }),
     Effect.catch((error) =>
       Effect.die(
         new Error(
-          `the remote engine did not answer over SSH within 60 s (${error.message}); its log:\n${run("docker", [
-            "logs",
-            "--tail",
-            "30",
-            started.containerId
-          ])}`
+          `the remote engine did not answer over SSH within 60 s (${error.message}); its log:\n${containerLog(started.containerId)}`
         )
       )
     )
