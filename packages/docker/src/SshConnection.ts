@@ -61,6 +61,8 @@ export interface SshConnection {
   readonly client: () => Promise<ssh2.Client>
   /** Forgets `client` (it failed): the next `client()` connects again. */
   readonly drop: (client: ssh2.Client) => void
+  /** Resolves when the connection of the moment has closed (at once when there is none). */
+  readonly closed: () => Promise<void>
   /** How many connections reached `ready`. */
   readonly connections: () => number
   readonly close: () => void
@@ -145,7 +147,9 @@ export const makeSshConnection = (options: SshConnectionOptions): SshConnection 
   const { address } = options
   const label = addressLabel(address)
   const knownHostsFile = options.knownHostsFile ?? join(homedir(), ".ssh", "known_hosts")
-  let current: { readonly client: ssh2.Client; readonly ready: Promise<ssh2.Client> } | undefined
+  let current:
+    | { readonly client: ssh2.Client; readonly ready: Promise<ssh2.Client>; readonly closed: Promise<void> }
+    | undefined
   let closed = false
   let connections = 0
 
@@ -171,6 +175,8 @@ export const makeSshConnection = (options: SshConnectionOptions): SshConnection 
     const knownHosts = readText(knownHostsFile)
     let refusal: SshRefusal | undefined
     const client = new ssh2.Client()
+    // Each open channel listens for the connection's close (SshTransport.ts): no fixed bound fits.
+    client.setMaxListeners(0)
     const ready = new Promise<ssh2.Client>((resolve, reject) => {
       client.on("ready", () => {
         connections += 1
@@ -197,7 +203,8 @@ export const makeSshConnection = (options: SshConnectionOptions): SshConnection 
     })
     // An unused rejection is not an unhandled one: callers hold `ready` only while they wait.
     ready.catch(() => {})
-    current = { client, ready }
+    const whenClosed = new Promise<void>((resolve) => client.once("close", () => resolve()))
+    current = { client, ready, closed: whenClosed }
     client.connect({
       host: address.host,
       port: address.port,
@@ -220,6 +227,7 @@ export const makeSshConnection = (options: SshConnectionOptions): SshConnection 
   return {
     client: connect,
     drop,
+    closed: () => current?.closed ?? Promise.resolve(),
     connections: () => connections,
     close: () => {
       closed = true

@@ -17,7 +17,9 @@ import {
  * Docker over SSH, as the docker CLI does it: every HTTP connection to the
  * engine is a channel running `docker system dial-stdio` on the remote host,
  * all on ONE SSH connection (SshConnection.ts), at most `maxChannels` at once
- * (more wait). Port forwards ride the same connection.
+ * (more wait), kept open between requests (HTTP keep-alive: starting
+ * dial-stdio costs the remote a process). Port forwards ride the same
+ * connection.
  */
 
 export interface SshTransportOptions extends Omit<SshConnectionOptions, "address"> {
@@ -31,6 +33,8 @@ export interface SshTransportStats {
   /** Connections made so far (more than one only after a drop). */
   readonly connections: number
   readonly openChannels: number
+  /** `dial-stdio` channels opened so far. */
+  readonly openedChannels: number
   /** The most `dial-stdio` channels that were ever open at once. */
   readonly peakChannels: number
 }
@@ -55,6 +59,12 @@ export interface SshTransport {
     readonly localPort?: number | undefined
   }) => Effect.Effect<PortForward, EngineUnavailable, Scope.Scope>
   readonly stats: () => SshTransportStats
+  /**
+   * Completes when the connection of the moment has closed (at once when
+   * there is none). A request sent before the drop is noticed may fail with
+   * it; the first one after makes a new connection.
+   */
+  readonly disconnected: () => Effect.Effect<void>
 }
 
 const DIAL_STDIO = "docker system dial-stdio"
@@ -74,6 +84,7 @@ const permits = (limit: number) => {
   const waiting: Array<() => void> = []
   return {
     held: () => held,
+    waiting: () => waiting.length,
     acquire: (): Promise<void> => {
       if (held < limit) {
         held += 1
@@ -95,6 +106,7 @@ const makeTransport = (options: SshTransportOptions, address: SshAddress) => {
   const maxChannels = options.maxChannels ?? 8
   const channels = permits(maxChannels)
   let peakChannels = 0
+  let openedChannels = 0
 
   /**
    * Opens a channel with `open` on the connection of the moment; a connection
@@ -107,9 +119,14 @@ const makeTransport = (options: SshTransportOptions, address: SshAddress) => {
     for (let attempt = 1; ; attempt++) {
       const client = await connection.client()
       try {
-        return await new Promise<ssh2.ClientChannel>((resolve, reject) =>
-          open(client, (error, channel) => (error === undefined ? resolve(channel) : reject(error)))
+        const channel = await new Promise<ssh2.ClientChannel>((resolve, reject) =>
+          open(client, (error, opened) => (error === undefined ? resolve(opened) : reject(error)))
         )
+        // ssh2 leaves a channel open when its connection drops: an idle keep-alive one would be reused, dead.
+        const closeChannel = () => (channel as Duplex).destroy()
+        client.once("close", closeChannel)
+        channel.once("close", () => client.off("close", closeChannel))
+        return channel
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error)
         // The server refusing one channel (a forward to a closed port) leaves the connection as it is.
@@ -120,8 +137,25 @@ const makeTransport = (options: SshTransportOptions, address: SshAddress) => {
     }
   }
 
+  const agent = new Agent({ keepAlive: true, maxSockets: maxChannels, maxFreeSockets: maxChannels })
+  /**
+   * Idle keep-alive channels hold places too: the agent keeps them for its
+   * next request, not for a connection waiting here (one it counts as being
+   * made). While one waits, an idle channel is closed to make room.
+   */
+  const idleChannels = () => Object.values(agent.freeSockets).flatMap((sockets) => sockets ?? [])
+  const closeIdleChannel = (): void => {
+    idleChannels()[0]?.destroy()
+  }
+  // After the agent's own listener: a channel it handed to a queued request is busy, not idle.
+  agent.on("free", (socket: Duplex) => {
+    if (channels.waiting() > 0 && idleChannels().includes(socket as never)) socket.destroy()
+  })
+
   const dialStdio = async (): Promise<Duplex> => {
-    await channels.acquire()
+    const acquired = channels.acquire()
+    if (channels.waiting() > 0) closeIdleChannel()
+    await acquired
     let channel: ssh2.ClientChannel
     try {
       channel = await onConnection((client, done) =>
@@ -131,6 +165,7 @@ const makeTransport = (options: SshTransportOptions, address: SshAddress) => {
       channels.release()
       throw error
     }
+    openedChannels += 1
     peakChannels = Math.max(peakChannels, channels.held())
     let stderr = ""
     channel.stderr.on("data", (chunk: Buffer) => {
@@ -147,7 +182,6 @@ const makeTransport = (options: SshTransportOptions, address: SshAddress) => {
     return asSocket(channel)
   }
 
-  const agent = new Agent({ keepAlive: false, maxSockets: maxChannels })
   const createConnection = (_options: unknown, callback: (error: Error | null, socket?: Duplex) => void) => {
     dialStdio().then(
       (socket) => callback(null, socket),
@@ -157,7 +191,9 @@ const makeTransport = (options: SshTransportOptions, address: SshAddress) => {
   }
   Object.assign(agent, { createConnection })
 
-  const forwardTo = (remoteHost: string, remotePort: number) => (socket: Socket) => {
+  const forwardTo = (remoteHost: string, remotePort: number, accepted: Set<Socket>) => (socket: Socket) => {
+    accepted.add(socket)
+    socket.on("close", () => accepted.delete(socket))
     socket.on("error", () => socket.destroy())
     onConnection((client, done) =>
       client.forwardOut("127.0.0.1", 0, remoteHost, remotePort, (error, opened) => done(error ?? undefined, opened))
@@ -174,8 +210,9 @@ const makeTransport = (options: SshTransportOptions, address: SshAddress) => {
 
   const forwardPort: SshTransport["forwardPort"] = ({ remoteHost, remotePort, localPort }) =>
     Effect.acquireRelease(
-      Effect.callback<Server, EngineUnavailable>((resume) => {
-        const server = createServer(forwardTo(remoteHost, remotePort))
+      Effect.callback<{ readonly server: Server; readonly accepted: Set<Socket> }, EngineUnavailable>((resume) => {
+        const accepted = new Set<Socket>()
+        const server = createServer(forwardTo(remoteHost, remotePort, accepted))
         server.once("error", (error) =>
           resume(
             Effect.fail(
@@ -186,11 +223,16 @@ const makeTransport = (options: SshTransportOptions, address: SshAddress) => {
             )
           )
         )
-        server.listen(localPort ?? 0, "127.0.0.1", () => resume(Effect.succeed(server)))
+        server.listen(localPort ?? 0, "127.0.0.1", () => resume(Effect.succeed({ server, accepted })))
       }),
-      (server) => Effect.callback<void>((resume) => void server.close(() => resume(Effect.void)))
+      // Open connections end with the forward: `close` alone would wait for them.
+      ({ server, accepted }) =>
+        Effect.callback<void>((resume) => {
+          server.close(() => resume(Effect.void))
+          for (const socket of accepted) socket.destroy()
+        })
     ).pipe(
-      Effect.map((server) => {
+      Effect.map(({ server }) => {
         const bound = server.address()
         return { localPort: typeof bound === "object" && bound !== null ? bound.port : 0 }
       })
@@ -200,7 +242,11 @@ const makeTransport = (options: SshTransportOptions, address: SshAddress) => {
     address,
     agent,
     forwardPort,
-    stats: () => ({ connections: connection.connections(), openChannels: channels.held(), peakChannels })
+    stats: () => ({ connections: connection.connections(), openChannels: channels.held(), openedChannels, peakChannels }),
+    disconnected: () =>
+      Effect.callback<void>((resume) => {
+        connection.closed().then(() => resume(Effect.void))
+      })
   }
   const close = () => {
     agent.destroy()

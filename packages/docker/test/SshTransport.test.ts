@@ -91,7 +91,7 @@ layer(remoteLayer, { excludeTestServices: true, timeout: 180_000 })("Docker over
     })
   )
 
-  it.effect("concurrent requests share one SSH connection and at most maxChannels channels", () =>
+  it.effect("concurrent requests share one SSH connection and at most maxChannels channels, kept between requests", () =>
     Effect.gen(function* () {
       const remote = yield* Remote
       const { ssh, docker } = yield* overSsh(remote, { maxChannels: 4 })
@@ -104,6 +104,10 @@ layer(remoteLayer, { excludeTestServices: true, timeout: 180_000 })("Docker over
       assert.isAtMost(stats.peakChannels, 4)
       // The bound was reached: the requests did run side by side.
       assert.strictEqual(stats.peakChannels, 4)
+      // Kept alive: more requests open no more channels.
+      yield* Effect.all([docker.ping(), docker.ping()], { concurrency: "unbounded" })
+      assert.strictEqual(ssh.stats().openedChannels, stats.openedChannels)
+      assert.strictEqual(ssh.stats().connections, 1)
     })
   )
 
@@ -120,6 +124,7 @@ layer(remoteLayer, { excludeTestServices: true, timeout: 180_000 })("Docker over
       yield* docker.ping()
       assert.strictEqual(relay.accepted(), 1)
       relay.cut()
+      yield* ssh.disconnected()
       yield* docker.version()
       assert.strictEqual(relay.accepted(), 2)
       assert.strictEqual(ssh.stats().connections, 2)
@@ -201,6 +206,7 @@ layer(remoteLayer, { excludeTestServices: true, timeout: 180_000 })("Docker over
       // The server in the container starts in milliseconds, but not before `start` returns.
       assert.strictEqual(yield* healthz.pipe(Effect.retry({ times: 40, schedule: Schedule.spaced(250) })), 200)
       relay.cut()
+      yield* ssh.disconnected()
       assert.strictEqual(yield* healthz, 200)
       assert.strictEqual(ssh.stats().connections, 2)
     })
