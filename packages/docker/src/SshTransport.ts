@@ -242,7 +242,12 @@ const makeTransport = (options: SshTransportOptions, address: SshAddress) => {
     address,
     agent,
     forwardPort,
-    stats: () => ({ connections: connection.connections(), openChannels: channels.held(), openedChannels, peakChannels }),
+    stats: () => ({
+      connections: connection.connections(),
+      openChannels: channels.held(),
+      openedChannels,
+      peakChannels
+    }),
     disconnected: () =>
       Effect.callback<void>((resume) => {
         connection.closed().then(() => resume(Effect.void))

@@ -91,24 +91,26 @@ layer(remoteLayer, { excludeTestServices: true, timeout: 180_000 })("Docker over
     })
   )
 
-  it.effect("concurrent requests share one SSH connection and at most maxChannels channels, kept between requests", () =>
-    Effect.gen(function* () {
-      const remote = yield* Remote
-      const { ssh, docker } = yield* overSsh(remote, { maxChannels: 4 })
-      yield* Effect.all(
-        Array.from({ length: 24 }, (_, i) => (i % 2 === 0 ? docker.ping() : docker.version())),
-        { concurrency: "unbounded" }
-      )
-      const stats = ssh.stats()
-      assert.strictEqual(stats.connections, 1)
-      assert.isAtMost(stats.peakChannels, 4)
-      // The bound was reached: the requests did run side by side.
-      assert.strictEqual(stats.peakChannels, 4)
-      // Kept alive: more requests open no more channels.
-      yield* Effect.all([docker.ping(), docker.ping()], { concurrency: "unbounded" })
-      assert.strictEqual(ssh.stats().openedChannels, stats.openedChannels)
-      assert.strictEqual(ssh.stats().connections, 1)
-    })
+  it.effect(
+    "concurrent requests share one SSH connection and at most maxChannels channels, kept between requests",
+    () =>
+      Effect.gen(function* () {
+        const remote = yield* Remote
+        const { ssh, docker } = yield* overSsh(remote, { maxChannels: 4 })
+        yield* Effect.all(
+          Array.from({ length: 24 }, (_, i) => (i % 2 === 0 ? docker.ping() : docker.version())),
+          { concurrency: "unbounded" }
+        )
+        const stats = ssh.stats()
+        assert.strictEqual(stats.connections, 1)
+        assert.isAtMost(stats.peakChannels, 4)
+        // The bound was reached: the requests did run side by side.
+        assert.strictEqual(stats.peakChannels, 4)
+        // Kept alive: more requests open no more channels.
+        yield* Effect.all([docker.ping(), docker.ping()], { concurrency: "unbounded" })
+        assert.strictEqual(ssh.stats().openedChannels, stats.openedChannels)
+        assert.strictEqual(ssh.stats().connections, 1)
+      })
   )
 
   it.effect("reconnects on the next request after the connection was cut", () =>
