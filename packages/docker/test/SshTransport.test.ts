@@ -38,6 +38,15 @@ const overSsh = (remote: RemoteEngine, overrides: Partial<SshTransport.SshTransp
     return { ssh, docker }
   })
 
+/** The same, through a relay the test can cut (known_hosts names the relay's port). */
+const throughRelay = (remote: RemoteEngine) =>
+  Effect.gen(function* () {
+    const relay = yield* startTcpRelay(remote.port)
+    const knownHostsFile = yield* knownHosts(`[127.0.0.1]:${relay.port} ${remote.hostKey}`)
+    const over = yield* overSsh(remote, { address: `ssh://${remote.user}@127.0.0.1:${relay.port}`, knownHostsFile })
+    return { relay, ...over }
+  })
+
 const localContainersOfRun = (): Array<string> =>
   execFileSync(
     "docker",
@@ -115,13 +124,7 @@ layer(remoteLayer, { excludeTestServices: true, timeout: 180_000 })("Docker over
 
   it.effect("reconnects on the next request after the connection was cut", () =>
     Effect.gen(function* () {
-      const remote = yield* Remote
-      const relay = yield* startTcpRelay(remote.port)
-      const knownHostsFile = yield* knownHosts(`[127.0.0.1]:${relay.port} ${remote.hostKey}`)
-      const { ssh, docker } = yield* overSsh(remote, {
-        address: `ssh://${remote.user}@127.0.0.1:${relay.port}`,
-        knownHostsFile
-      })
+      const { relay, ssh, docker } = yield* throughRelay(yield* Remote)
       yield* docker.ping()
       yield* docker.ping()
       assert.strictEqual(relay.accepted(), 1)
@@ -187,13 +190,7 @@ layer(remoteLayer, { excludeTestServices: true, timeout: 180_000 })("Docker over
 
   it.effect("forwardPort reaches a server on the remote engine's 127.0.0.1 from this machine's, across a cut", () =>
     Effect.gen(function* () {
-      const remote = yield* Remote
-      const relay = yield* startTcpRelay(remote.port)
-      const knownHostsFile = yield* knownHosts(`[127.0.0.1]:${relay.port} ${remote.hostKey}`)
-      const { ssh, docker } = yield* overSsh(remote, {
-        address: `ssh://${remote.user}@127.0.0.1:${relay.port}`,
-        knownHostsFile
-      })
+      const { relay, ssh, docker } = yield* throughRelay(yield* Remote)
       // Published on the remote host's 127.0.0.1 only: nothing here listens on that port.
       const { id } = yield* scopedContainer(healthzSpec()).pipe(Effect.provideService(Docker, docker))
       yield* docker.start(id)
