@@ -139,23 +139,19 @@ const makeTransport = (options: SshTransportOptions, address: SshAddress) => {
 
   const agent = new Agent({ keepAlive: true, maxSockets: maxChannels, maxFreeSockets: maxChannels })
   /**
-   * Idle keep-alive channels hold places too: the agent keeps them for its
-   * next request, not for a connection waiting here (one it counts as being
-   * made). While one waits, an idle channel is closed to make room.
+   * A channel an upgraded request took (an exec's stream) leaves the agent's
+   * count but holds its place here, so the agent may ask for a channel that
+   * has to wait. A channel the agent would then keep idle is closed instead,
+   * to make room: otherwise the waiting one waits for the stream to end.
    */
   const idleChannels = () => Object.values(agent.freeSockets).flatMap((sockets) => sockets ?? [])
-  const closeIdleChannel = (): void => {
-    idleChannels()[0]?.destroy()
-  }
   // After the agent's own listener: a channel it handed to a queued request is busy, not idle.
   agent.on("free", (socket: Duplex) => {
     if (channels.waiting() > 0 && idleChannels().includes(socket as never)) socket.destroy()
   })
 
   const dialStdio = async (): Promise<Duplex> => {
-    const acquired = channels.acquire()
-    if (channels.waiting() > 0) closeIdleChannel()
-    await acquired
+    await channels.acquire()
     let channel: ssh2.ClientChannel
     try {
       channel = await onConnection((client, done) =>

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, layer } from "@effect/vitest"
-import { Context, Effect, Layer, Schedule } from "effect"
+import { Context, Deferred, Effect, Exit, Layer, Schedule } from "effect"
 import { inject } from "vitest"
 import { TEST_RUN_LABEL } from "../../../scripts/testing/global-setup.ts"
 import { Docker, NodeDocker, SshTransport } from "../src/index.ts"
@@ -120,6 +120,31 @@ layer(remoteLayer, { excludeTestServices: true, timeout: 180_000 })("Docker over
         assert.strictEqual(ssh.stats().openedChannels, stats.openedChannels)
         assert.strictEqual(ssh.stats().connections, 1)
       })
+  )
+
+  it.effect("a channel an exec's stream holds does not starve the requests waiting for one", () =>
+    Effect.gen(function* () {
+      const remote = yield* Remote
+      const { ssh, docker } = yield* overSsh(remote, { maxChannels: 2 })
+      const { id } = yield* scopedContainer(healthzSpec()).pipe(Effect.provideService(Docker, docker))
+      yield* docker.start(id)
+      const streaming = yield* Deferred.make<void>()
+      // Holds one of the two channels for as long as the test runs.
+      yield* docker
+        .execStreamed(id, { argv: ["sh", "-c", "echo started; sleep 120"] }, () => {
+          Deferred.doneUnsafe(streaming, Exit.void)
+        })
+        .pipe(Effect.forkScoped)
+      yield* Deferred.await(streaming)
+      // Two requests, one channel left: the second waits for the first's, which must not idle.
+      yield* Effect.all([docker.ping(), docker.version()], { concurrency: "unbounded" }).pipe(
+        Effect.timeoutOrElse({
+          duration: "20 seconds",
+          orElse: () => Effect.die(new Error("a request waited for the exec's channel"))
+        })
+      )
+      assert.isAtMost(ssh.stats().peakChannels, 2)
+    })
   )
 
   it.effect("reconnects on the next request after the connection was cut", () =>
