@@ -1,4 +1,6 @@
-// Builds every test image that is missing (each is tagged by content), prbox's
+// Builds every test image that is missing (each is tagged by content: the
+// remote engine's takes about 4 minutes cold, seconds once its Debian root
+// filesystem is cached), prbox's
 // own default image (the glibc base the environment tests build FROM), and
 // the code-server distribution the engine's tests mount (global-setup.ts).
 import * as NodeServices from "@effect/platform-node/NodeServices"
@@ -8,8 +10,9 @@ import { Effect, Layer } from "effect"
 import { codeServerImage, ensureTestDistribution } from "./code-server.ts"
 import { healthzImage } from "./healthz.ts"
 import { ensureImage, imageExists } from "./images.ts"
+import { remoteEngineImage } from "./remote-engine.ts"
 
-for (const recipe of [healthzImage, codeServerImage]) {
+for (const recipe of [healthzImage, codeServerImage, remoteEngineImage]) {
   process.stdout.write(`${await ensureImage(recipe)}\n`)
 }
 if (!imageExists(DefaultImage.DEFAULT_IMAGE)) {

@@ -5,6 +5,8 @@ import type {
   ContainerAlreadyStopped,
   ContainerNotFound,
   DockerEngineError,
+  EngineAuthFailed,
+  EngineHostUntrusted,
   EngineUnavailable,
   EnumerationError,
   ExecTimeout,
@@ -134,7 +136,8 @@ export interface ImportRequest {
 /** Label filter: a value matches `key=value`, `undefined` matches any container that has the key. */
 export type LabelFilter = Readonly<Record<string, string | undefined>>
 
-type Unreachable = EngineUnavailable | DockerEngineError
+/** The engine could not be asked (over SSH: also a refused host key or login), or answered with an error. */
+export type Unreachable = EngineUnavailable | EngineAuthFailed | EngineHostUntrusted | DockerEngineError
 
 export interface DockerShape {
   readonly ping: () => Effect.Effect<void, Unreachable>
@@ -148,7 +151,7 @@ export interface DockerShape {
   readonly pullImage: (
     ref: string,
     onProgress: (line: string) => void
-  ) => Effect.Effect<void, ImagePullFailed | EngineUnavailable>
+  ) => Effect.Effect<void, ImagePullFailed | EngineUnavailable | EngineAuthFailed | EngineHostUntrusted>
   /**
    * Builds an image from a Dockerfile, tagged by the hash of its inputs (every
    * file of the context, the Dockerfile, args, target and labels); a present tag is

@@ -65,6 +65,27 @@ export class EngineUnavailable extends Schema.TaggedError<EngineUnavailable>()("
   }
 }
 
+/**
+ * The engine's SSH server accepted none of the keys offered (a wrong user, or
+ * no authorized key). Not retried: only the user can fix it.
+ */
+export class EngineAuthFailed extends Schema.TaggedError<EngineAuthFailed>()("EngineAuthFailed", fields) {
+  override get message() {
+    return `${this.operation}: ${this.detail}`
+  }
+}
+
+/**
+ * The engine host's SSH key is not in known_hosts, or is not the key recorded
+ * there: the connection is refused before anything is sent. The detail says
+ * how to add the key, or that it changed.
+ */
+export class EngineHostUntrusted extends Schema.TaggedError<EngineHostUntrusted>()("EngineHostUntrusted", fields) {
+  override get message() {
+    return `${this.operation}: ${this.detail}`
+  }
+}
+
 /** Listing containers failed; callers must treat the answer as unknown, never as empty. */
 export class EnumerationError extends Schema.TaggedError<EnumerationError>()("EnumerationError", fields) {
   override get message() {
@@ -125,6 +146,8 @@ export type DockerError =
   | NameConflict
   | PortInUse
   | EngineUnavailable
+  | EngineAuthFailed
+  | EngineHostUntrusted
   | EnumerationError
   | ImagePullFailed
   | ImageBuildFailed

@@ -1,5 +1,12 @@
 import { Effect, Schema } from "effect"
-import { DockerEngineError, EngineUnavailable, type ErrorFields } from "./DockerError.ts"
+import {
+  DockerEngineError,
+  EngineAuthFailed,
+  EngineHostUntrusted,
+  EngineUnavailable,
+  type ErrorFields
+} from "./DockerError.ts"
+import { SshRefusal } from "./SshConnection.ts"
 
 /*
  * One request to the engine: its failure classified into our errors, the
@@ -23,7 +30,12 @@ const unreachableCodes = new Set([
 type ErrorClass = new (fields: ErrorFields) => unknown
 type StatusErrors = { readonly [status: number]: ErrorClass }
 type Instance<C> = C extends new (fields: ErrorFields) => infer E ? E : never
-type Classified<M extends StatusErrors> = Instance<M[keyof M]> | EngineUnavailable | DockerEngineError
+type Classified<M extends StatusErrors> =
+  | Instance<M[keyof M]>
+  | EngineUnavailable
+  | EngineAuthFailed
+  | EngineHostUntrusted
+  | DockerEngineError
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null
 
@@ -37,12 +49,19 @@ const redact = (text: string, secrets: ReadonlyArray<string>): string =>
 /**
  * The one place dockerode failures become our errors: `statuses` names the
  * error for the HTTP answers that mean something to the operation (404, 304,
- * 409); connection failures are EngineUnavailable; anything else is
+ * 409); connection failures are EngineUnavailable (over SSH, a refused host
+ * key or login has its own error); anything else is
  * DockerEngineError.
  */
 export const classify =
   <M extends StatusErrors>(operation: string, statuses: M, secrets: ReadonlyArray<string> = []) =>
   (cause: unknown): Classified<M> => {
+    if (cause instanceof SshRefusal) {
+      const fields = { operation, detail: cause.message }
+      if (cause.kind === "auth") return new EngineAuthFailed(fields)
+      if (cause.kind === "host-key") return new EngineHostUntrusted(fields)
+      return new EngineUnavailable(fields)
+    }
     const record = isRecord(cause) ? cause : {}
     const engineMessage = isRecord(record.json) ? record.json.message : undefined
     const message = typeof engineMessage === "string" ? engineMessage : record.message

@@ -2,7 +2,7 @@ import type { Readable } from "node:stream"
 import { Writable } from "node:stream"
 import type Dockerode from "dockerode"
 import { Effect, Schedule } from "effect"
-import type { StreamedExecOptions } from "./Docker.ts"
+import type { StreamedExecOptions, Unreachable } from "./Docker.ts"
 import { ContainerNotFound, DockerEngineError, EngineUnavailable } from "./DockerError.ts"
 import { ExecAnswer } from "./EngineAnswers.ts"
 import { call, classify, decode, envList } from "./EngineCall.ts"
@@ -71,7 +71,7 @@ const streamExec = (
   onOutput: (stream: "stdout" | "stderr", chunk: Uint8Array) => void,
   secrets: ReadonlyArray<string>
 ) =>
-  Effect.callback<void, ContainerNotFound | EngineUnavailable | DockerEngineError>((resume) => {
+  Effect.callback<void, ContainerNotFound | Unreachable>((resume) => {
     let stream: (Readable & { end?: () => void; write?: (chunk: Uint8Array) => boolean }) | undefined
     let interrupted = false
     let ended = false

@@ -1,6 +1,6 @@
 import { Readable } from "node:stream"
-import Dockerode from "dockerode"
-import { Effect, Layer } from "effect"
+import Dockerode, { type DockerOptions } from "dockerode"
+import { Effect, Layer, type Scope } from "effect"
 import type { ExecResult } from "./Docker.ts"
 import { Docker } from "./Docker.ts"
 import {
@@ -20,6 +20,7 @@ import { call, decode, envList } from "./EngineCall.ts"
 import { cappedSink, type Demux } from "./ExecOutput.ts"
 import { createExec, exitCodeOf, makeExecStreamed, runExec } from "./ExecStream.ts"
 import { images } from "./NodeImages.ts"
+import * as SshTransport from "./SshTransport.ts"
 
 export interface Options {
   /**
@@ -30,6 +31,17 @@ export interface Options {
   readonly socketPath?: string
   /** A plain-HTTP engine (`tcp://host:port` named by config.json or a Docker context); ignored with socketPath. */
   readonly tcp?: { readonly host: string; readonly port: number }
+  /**
+   * An engine over SSH, `ssh://user@host[:port]`: one connection for every
+   * request (SshTransport.ts), its host key checked against `knownHostsFile`
+   * (default ~/.ssh/known_hosts), the user authenticated by the ssh-agent,
+   * then `identityFile` (default ~/.ssh/id_ed25519, id_ecdsa, id_rsa).
+   */
+  readonly address?: string
+  readonly knownHostsFile?: string
+  readonly identityFile?: string
+  /** An SSH transport already made (shared with its port forwards); takes the place of `address`. */
+  readonly ssh?: SshTransport.SshTransport
   /** Longest a request may wait for the engine between bytes; a hung engine fails with EngineUnavailable. */
   readonly requestTimeoutMs?: number
 }
@@ -39,19 +51,36 @@ const defaultRequestTimeoutMs = 30_000
 // Taken by another container ("port is already allocated") or by a host process ("address already in use").
 const portTaken = /port is already allocated|address already in use/i
 
-export const make = (options: Options = {}): Effect.Effect<Docker["Service"], EngineUnavailable> =>
+/** The SSH transport `options` name, if any: the one given, or one made for `address` (closed with the scope). */
+const sshTransport = (options: Options) =>
+  options.ssh !== undefined
+    ? Effect.succeed(options.ssh)
+    : options.address === undefined
+      ? Effect.succeed(undefined)
+      : SshTransport.make({
+          address: options.address,
+          knownHostsFile: options.knownHostsFile,
+          identityFile: options.identityFile
+        })
+
+export const make = (options: Options = {}): Effect.Effect<Docker["Service"], EngineUnavailable, Scope.Scope> =>
   Effect.gen(function* () {
     const requestTimeoutMs = options.requestTimeoutMs ?? defaultRequestTimeoutMs
+    const ssh = yield* sshTransport(options)
     // Dockerode clients hold no connection, so a client per timeout is cheap.
     const client = (operation: string, timeout: number) =>
       Effect.try({
         try: () =>
-          options.socketPath === undefined
-            ? options.tcp === undefined
-              ? new Dockerode({ timeout })
-              : new Dockerode({ host: options.tcp.host, port: options.tcp.port, protocol: "http", timeout })
-            : // An empty host and plain http keep a DOCKER_HOST from the environment from overriding the socket.
-              new Dockerode({ socketPath: options.socketPath, host: "", protocol: "http", timeout }),
+          ssh !== undefined
+            ? // The host only names the engine in URLs: the agent's sockets are SSH channels (docker-modem
+              // passes `agent` to node:http; its types omit it).
+              new Dockerode({ host: "docker", port: 80, protocol: "http", agent: ssh.agent, timeout } as DockerOptions)
+            : options.socketPath !== undefined
+              ? // An empty host and plain http keep a DOCKER_HOST from the environment from overriding the socket.
+                new Dockerode({ socketPath: options.socketPath, host: "", protocol: "http", timeout })
+              : options.tcp !== undefined
+                ? new Dockerode({ host: options.tcp.host, port: options.tcp.port, protocol: "http", timeout })
+                : new Dockerode({ timeout }),
         catch: (cause) => new EngineUnavailable({ operation, detail: String(cause) })
       })
     const api = yield* client("engine.connect", requestTimeoutMs)

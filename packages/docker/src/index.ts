@@ -1,3 +1,5 @@
 export * from "./Docker.ts"
 export * from "./DockerError.ts"
+export * as KnownHosts from "./KnownHosts.ts"
 export * as NodeDocker from "./NodeDocker.ts"
+export * as SshTransport from "./SshTransport.ts"
