@@ -52,6 +52,21 @@ export const makeStartContainer = (ownership: Ownership, extraLabels: Readonly<R
       })
 
     /**
+     * The workspace is bind-mounted from this machine: an engine that cannot
+     * see this machine's files (a remote one) would run code-server on an
+     * empty folder. Its clone's `.git` must be there before anything starts.
+     */
+    const requireWorkspaceVisible = (containerId: string, plan: EnvironmentPlan) =>
+      Effect.gen(function* () {
+        if (yield* runtime.hasPath(containerId, `${plan.workspaceFolder}/.git`)) return
+        yield* runtime.destroy(containerId)
+        return yield* new SetupFailed({
+          reason:
+            "the Docker engine cannot see this machine's files (a remote engine): opening sandboxes there is not supported yet; use a local engine (`prbox doctor` shows which engine is used)"
+        })
+      })
+
+    /**
      * A new container publishing on `requested` (the row's port), or on a
      * free port when the sandbox has none yet; both are recorded on the row.
      */
@@ -82,6 +97,8 @@ export const makeStartContainer = (ownership: Ownership, extraLabels: Readonly<R
             previewUrlTemplate: previewUrlTemplate(row.id, previewPort)
           })
         )
+        // A remote engine first: without this machine's files nothing else can be judged.
+        yield* requireWorkspaceVisible(containerId, plan)
         yield* requireGlibc(containerId, plan, distribution)
         yield* writeStatus(row.id, "starting", { containerId, hostPort })
         yield* failIfStopRequested(row.id)
