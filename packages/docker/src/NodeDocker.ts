@@ -196,7 +196,8 @@ export const make = (options: Options = {}): Effect.Effect<Docker["Service"], En
         ).pipe(
           Effect.flatMap(decode("container.list", ListAnswer)),
           // Whatever went wrong, the caller must not mistake it for "no containers".
-          Effect.mapError((error) => new EnumerationError({ operation: "container.list", detail: error.message }))
+          // Its detail alone: its message would name the operation a second time.
+          Effect.mapError((error) => new EnumerationError({ operation: "container.list", detail: error.detail }))
         )
         return answer.map(toSummary)
       }),

@@ -30,7 +30,9 @@ export const parseSshAddress = (address: string): SshAddress | undefined => {
   }
 }
 
-export const addressLabel = ({ user, host, port }: SshAddress): string => `ssh://${user}@${hostName(host, port)}`
+/** The address as the user writes it (`ssh://me@buildbox:2222`, an IPv6 host in brackets), for messages. */
+export const addressLabel = ({ user, host, port }: SshAddress): string =>
+  `ssh://${user}@${host.includes(":") ? `[${host}]` : host}${port === 22 ? "" : `:${port}`}`
 
 /** Why SSH failed: the host's key is not trusted, no key was accepted, or the host could not be reached. */
 export type SshRefusalKind = "host-key" | "auth" | "unreachable"
