@@ -151,4 +151,20 @@ describe("the CLI on a remote engine over SSH", () => {
     expect(pruned.stderr).toContain("the server accepted none of the keys offered")
     expect(remoteContainers()).toBe("")
   })
+
+  it("open on an engine that cannot see this machine's files is refused before code-server runs, and leaves no container there", async () => {
+    const setup = setUp(remote.address)
+    const opened = await open(setup)
+    expect(opened.code, opened.stdout).not.toBe(0)
+    expect(`${opened.stdout}${opened.stderr}`).toContain("the Docker engine cannot see this machine's files")
+    expect(hasStackTrace(opened.stderr)).toBe(false)
+    const listed = await prbox(setup.prboxHome, ["ls", "-a", "--json"], setup.env)
+    const rows = JSON.parse(listed.stdout) as ReadonlyArray<{
+      status: string
+      engine: string | null
+      containerId: string | null
+    }>
+    expect(rows).toMatchObject([{ status: "error", engine: remote.address }])
+    expect(remoteContainers()).toBe("")
+  })
 })

@@ -51,6 +51,11 @@ export const makeStartContainer = (ownership: Ownership, extraLabels: Readonly<R
         })
       })
 
+    const remoteEngineRefused = new SetupFailed({
+      reason:
+        "the Docker engine cannot see this machine's files (a remote engine): opening sandboxes there is not supported yet; use a local engine (`prbox doctor` shows which engine is used)"
+    })
+
     /**
      * The workspace is bind-mounted from this machine: an engine that cannot
      * see this machine's files (a remote one) would run code-server on an
@@ -60,10 +65,7 @@ export const makeStartContainer = (ownership: Ownership, extraLabels: Readonly<R
       Effect.gen(function* () {
         if (yield* runtime.hasPath(containerId, `${plan.workspaceFolder}/.git`)) return
         yield* runtime.destroy(containerId)
-        return yield* new SetupFailed({
-          reason:
-            "the Docker engine cannot see this machine's files (a remote engine): opening sandboxes there is not supported yet; use a local engine (`prbox doctor` shows which engine is used)"
-        })
+        return yield* remoteEngineRefused
       })
 
     /**
@@ -82,21 +84,29 @@ export const makeStartContainer = (ownership: Ownership, extraLabels: Readonly<R
         const user = userSpec(yield* ownership.workspaceUser(workspacePath))
         const homePath = ownership.homeOf(row.id)
         const hostPort = requested ?? (yield* runtime.freePort(yield* keptPorts(row.id)))
-        const containerId = yield* runtime.provision(
-          codeServerSpec({
-            row,
-            config,
-            plan,
-            distribution,
-            user,
-            homePath,
-            engineHome,
-            install,
-            extraLabels,
-            hostPort,
-            previewUrlTemplate: previewUrlTemplate(row.id, previewPort)
-          })
-        )
+        const containerId = yield* runtime
+          .provision(
+            codeServerSpec({
+              row,
+              config,
+              plan,
+              distribution,
+              user,
+              homePath,
+              engineHome,
+              install,
+              extraLabels,
+              hostPort,
+              previewUrlTemplate: previewUrlTemplate(row.id, previewPort)
+            })
+          )
+          .pipe(
+            // An engine that lacks the workspace's folder altogether refuses the bind mount.
+            Effect.catchIf(
+              (error) => error.detail.includes("bind source path does not exist"),
+              () => Effect.fail(remoteEngineRefused)
+            )
+          )
         // A remote engine first: without this machine's files nothing else can be judged.
         yield* requireWorkspaceVisible(containerId, plan)
         yield* requireGlibc(containerId, plan, distribution)
