@@ -1,12 +1,12 @@
 import { execFileSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
+import { existsSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { describeEvent } from "@prbox/domain"
 import { Effect, Stream } from "effect"
 import { SandboxService } from "../src/index.ts"
-import { bounded, inspectContainer, rowOf, withEngine } from "./harness.ts"
+import { bounded, filesContaining, inspectContainer, rowOf, withEngine } from "./harness.ts"
 import { passwordOf } from "./probe.ts"
 
 const CREDENTIAL_ENV = ["GITHUB_TOKEN", "GH_TOKEN", "GITLAB_TOKEN", "GIT_CONFIG_GLOBAL"] as const
@@ -48,15 +48,6 @@ const hostCredentials = (home: string, token: string) =>
         }
       })
   )
-
-/** Files below `dir` (any depth) whose bytes contain `needle`. */
-const filesContaining = (dir: string, needle: string): Array<string> =>
-  existsSync(dir)
-    ? readdirSync(dir, { recursive: true, withFileTypes: true })
-        .filter((entry) => entry.isFile())
-        .map((entry) => join(entry.parentPath, entry.name))
-        .filter((path) => readFileSync(path).includes(needle))
-    : []
 
 /** Guarantee 8: the password reaches code-server through its environment only; host credentials stay on the host. */
 describe("secrets", () => {

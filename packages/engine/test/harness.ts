@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process"
-import { mkdtempSync, realpathSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { SandboxId } from "@prbox/domain"
@@ -187,3 +187,12 @@ export const later = <A, E, R>(ms: number, effect: Effect.Effect<A, E, R>) =>
   Effect.flatMap(Clock.currentTimeMillis, (now) =>
     Effect.andThen(TestClock.setTime(now + ms), effect).pipe(Effect.provide(TestClock.layer()))
   )
+
+/** Files below `dir` (any depth) whose bytes contain `needle`. */
+export const filesContaining = (dir: string, needle: string): Array<string> =>
+  existsSync(dir)
+    ? readdirSync(dir, { recursive: true, withFileTypes: true })
+        .filter((entry) => entry.isFile())
+        .map((entry) => join(entry.parentPath, entry.name))
+        .filter((path) => readFileSync(path).includes(needle))
+    : []

@@ -11,15 +11,24 @@ export type HostCredential =
   | { readonly _tag: "Token"; readonly token: string }
   | { readonly _tag: "Basic"; readonly username: string; readonly password: string }
 
-/** The secret strings of a credential, to be kept out of every answer. */
+const basicPair = (username: string, password: string): string =>
+  Buffer.from(`${username}:${password}`).toString("base64")
+
+/**
+ * The secret strings of a credential, to be kept out of every answer: a
+ * Basic credential's encoded pair too, which a service echoing its
+ * `Authorization` header would otherwise show.
+ */
 export const secretsOf = (credential: HostCredential): ReadonlyArray<string> =>
-  credential._tag === "Token" ? [credential.token] : [credential.password]
+  credential._tag === "Token"
+    ? [credential.token]
+    : [credential.password, basicPair(credential.username, credential.password)]
 
 /** The `Authorization` header's value. */
 export const authorization = (credential: HostCredential): string =>
   credential._tag === "Token"
     ? `Bearer ${credential.token}`
-    : `Basic ${Buffer.from(`${credential.username}:${credential.password}`).toString("base64")}`
+    : `Basic ${basicPair(credential.username, credential.password)}`
 
 type Env = Readonly<Record<string, string | undefined>>
 

@@ -4,13 +4,28 @@ import * as NodePath from "node:path"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { authorization, type HostCredential, secretsOf } from "../src/HostCredentials.ts"
 import { hostCredential, parseCredential } from "../src/index.ts"
+import { safeText } from "../src/PullAnswers.ts"
 import { hostEnvironment } from "./hostingApi.ts"
 
 const ask = (provider: "github" | "gitlab" | "bitbucket", host: string, timeoutMs = 10_000) =>
   hostCredential(provider, host, { timeoutMs }).pipe(Effect.provide(NodeServices.layer))
 
 describe("host credentials", () => {
+  it("a service echoing the Authorization header shows no secret, a Basic one's encoding included", () => {
+    const credentials: ReadonlyArray<HostCredential> = [
+      { _tag: "Token", token: "ghp_echoed" },
+      { _tag: "Basic", username: "emma@example.com", password: "ATATTechoed" }
+    ]
+    for (const credential of credentials) {
+      const header = authorization(credential)
+      const shown = safeText(`Server Error (asked with ${header})`, secretsOf(credential))
+      assert.notInclude(shown, header.split(" ")[1] ?? "")
+      assert.notInclude(shown, credential._tag === "Token" ? credential.token : credential.password)
+    }
+  })
+
   it.live("the host's variables come first, each host its own", () =>
     Effect.scoped(
       Effect.gen(function* () {
