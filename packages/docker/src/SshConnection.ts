@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs"
 import { homedir, userInfo } from "node:os"
 import { join } from "node:path"
-import ssh2 from "ssh2"
+import type ssh2 from "ssh2"
 import { fingerprint, type HostKeyVerdict, hostName, keyType, knownKeyTypes, verifyHostKey } from "./KnownHosts.ts"
 
 /**
@@ -122,8 +122,17 @@ const hostKeyRefusal = (
 
 const DEFAULT_IDENTITIES = ["id_ed25519", "id_ecdsa", "id_rsa"]
 
+type Ssh2 = typeof ssh2
+// ssh2 brings a 16 MiB WebAssembly heap (its poly1305): loaded at the first connection, so a daemon on
+// a local socket never holds it.
+let ssh2Module: Promise<Ssh2> | undefined
+const loadSsh2 = (): Promise<Ssh2> => {
+  ssh2Module ??= import("ssh2").then((loaded) => ("default" in loaded ? loaded.default : loaded) as Ssh2)
+  return ssh2Module
+}
+
 /** The ways to authenticate, and their names for a refusal's message (paths, never key material). */
-const authMethods = (options: SshConnectionOptions, username: string) => {
+const authMethods = (lib: Ssh2, options: SshConnectionOptions, username: string) => {
   const methods: Array<ssh2.AnyAuthMethod> = []
   const offered: Array<string> = []
   const agent = options.agentSocket ?? process.env.SSH_AUTH_SOCK
@@ -138,7 +147,7 @@ const authMethods = (options: SshConnectionOptions, username: string) => {
   for (const file of files) {
     const key = readText(file)
     // An encrypted key cannot be used without its passphrase: the agent has to hold it.
-    if (key === "" || ssh2.utils.parseKey(key) instanceof Error) continue
+    if (key === "" || lib.utils.parseKey(key) instanceof Error) continue
     methods.push({ type: "publickey", username, key })
     offered.push(file)
   }
@@ -160,10 +169,17 @@ export const makeSshConnection = (options: SshConnectionOptions): SshConnection 
     client.end()
   }
 
+  let lib: Ssh2 | undefined
   const connect = (): Promise<ssh2.Client> => {
     if (closed) return Promise.reject(new SshRefusal("unreachable", `${label}: the connection was closed`))
     if (current !== undefined) return current.ready
-    const { methods, offered } = authMethods(options, address.user)
+    if (lib === undefined) {
+      return loadSsh2().then((loaded) => {
+        lib = loaded
+        return connect()
+      })
+    }
+    const { methods, offered } = authMethods(lib, options, address.user)
     if (methods.length === 0) {
       return Promise.reject(
         new SshRefusal(
@@ -176,7 +192,7 @@ export const makeSshConnection = (options: SshConnectionOptions): SshConnection 
     }
     const knownHosts = readText(knownHostsFile)
     let refusal: SshRefusal | undefined
-    const client = new ssh2.Client()
+    const client = new lib.Client()
     // Each open channel listens for the connection's close (SshTransport.ts): no fixed bound fits.
     client.setMaxListeners(0)
     const ready = new Promise<ssh2.Client>((resolve, reject) => {
