@@ -59,7 +59,7 @@ describe.skipIf(managerAnswers)("without a user service manager (systemctl --use
     const userHome = tempDir("doctor")
     const run = await asUser(userHome, ["doctor", "--json"])
     const report = JSON.parse(run.stdout)
-    expect(Object.keys(report)).toEqual(["ok", "checks", "service"])
+    expect(Object.keys(report)).toEqual(["ok", "checks", "service", "engine"])
     expect(report.service).toEqual({
       manager: "systemd",
       available: false,
