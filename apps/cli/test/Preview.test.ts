@@ -146,7 +146,8 @@ describe("previews through prboxd", () => {
       headers: { authorization: `Bearer ${await tokenOf(home, two)}` }
     })
     expect(other.status).toBe(200)
-    // Idle past the timeout, each held connection is closed by the daemon (a latch on `close`, no sleep).
+    // Released, each held connection idles past the timeout and the daemon closes it (a latch on `close`, no sleep).
+    for (const connection of held) connection.release()
     await Promise.all(held.map((connection) => connection.closed))
     expect((await preview(previewPort, { host: hostOf(one, 3000, previewPort), headers: bearer() })).status).toBe(200)
   })

@@ -84,19 +84,31 @@ export const preview = (
 /** The preview host of a sandbox's port. */
 export const hostOf = (id: string, port: number, previewPort: number) => `${port}.${id}.localhost:${previewPort}`
 
+/** How often a held connection sends another request: well inside the tests' idle timeout, so none ends early. */
+const HOLD_INTERVAL_MS = 500
+
 /**
- * A keep-alive connection that made one request with the token and stays open:
- * `closed` resolves when the daemon ends it.
+ * A keep-alive connection that made one request with the token and stays
+ * busy (one more request every HOLD_INTERVAL_MS) until `release()`; then it
+ * is idle, and `closed` resolves when the daemon ends it. Busy while held, so
+ * a slow machine cannot let the daemon end it before the test has used it.
  */
 export const heldConnection = (
   previewPort: number,
   host: string,
   token: string
-): Promise<{ readonly closed: Promise<void> }> =>
+): Promise<{ readonly closed: Promise<void>; readonly release: () => void }> =>
   new Promise((resolve, reject) => {
     const socket = connect(previewPort, "127.0.0.1")
     const closed = new Promise<void>((done) => socket.once("close", () => done()))
-    socket.once("error", reject)
-    socket.once("data", () => resolve({ closed }))
-    socket.write(`GET / HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${token}\r\n\r\n`)
+    const ask = () => socket.write(`GET / HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${token}\r\n\r\n`)
+    const busy = setInterval(ask, HOLD_INTERVAL_MS)
+    const release = () => clearInterval(busy)
+    socket.once("close", release)
+    socket.once("error", (error) => {
+      release()
+      reject(error)
+    })
+    socket.once("data", () => resolve({ closed, release }))
+    ask()
   })
