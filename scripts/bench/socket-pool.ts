@@ -28,7 +28,12 @@ interface Connection {
 const HEAD_END = "\r\n\r\n"
 
 /** One connection answering one request at a time; `onIdle` hands it the next. */
-const open = (socketPath: string, path: string, onIdle: (connection: Connection) => void): Promise<Connection> =>
+const open = (
+  socketPath: string,
+  path: string,
+  onIdle: (connection: Connection) => void,
+  onGone: (connection: Connection, error: Error) => void
+): Promise<Connection> =>
   new Promise((resolve, reject) => {
     const socket = connect({ path: socketPath })
     const request = Buffer.from(`GET ${path} HTTP/1.1\r\nHost: localhost\r\n\r\n`, "latin1")
@@ -76,7 +81,11 @@ const open = (socketPath: string, path: string, onIdle: (connection: Connection)
     })
     socket.once("connect", () => resolve(connection))
     socket.on("error", (error) => (current === undefined ? reject(error) : fail(error)))
-    socket.on("close", () => fail(new Error(`GET ${path}: the daemon closed the connection`)))
+    socket.on("close", () => {
+      const error = new Error(`GET ${path}: the daemon closed the connection`)
+      fail(error)
+      onGone(connection, error)
+    })
   })
 
 /** `connections` open connections to `socketPath`, each asking `GET path`; `close` ends them. */
@@ -88,13 +97,23 @@ export const socketPool = async (socketPath: string, path: string, connections: 
     if (next === undefined) idle.push(connection)
     else connection.request(next)
   }
-  const all = await Promise.all(Array.from({ length: connections }, () => open(socketPath, path, onIdle)))
+  const live = new Set<Connection>()
+  // A connection gone is out of the pool; with none left, every queued request fails (none waits forever).
+  const onGone = (connection: Connection, error: Error) => {
+    live.delete(connection)
+    const at = idle.indexOf(connection)
+    if (at >= 0) idle.splice(at, 1)
+    if (live.size === 0) for (const waiter of queued.splice(0)) waiter.reject(error)
+  }
+  const all = await Promise.all(Array.from({ length: connections }, () => open(socketPath, path, onIdle, onGone)))
+  for (const connection of all) live.add(connection)
   idle.push(...all)
   return {
     get: (): Promise<PoolAnswer> =>
       new Promise((resolve, reject) => {
         const connection = idle.pop()
-        if (connection === undefined) queued.push({ resolve, reject })
+        if (live.size === 0) reject(new Error(`GET ${path}: every connection was closed`))
+        else if (connection === undefined) queued.push({ resolve, reject })
         else connection.request({ resolve, reject })
       }),
     close: () => {
