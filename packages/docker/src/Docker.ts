@@ -1,6 +1,8 @@
+import type { Duplex } from "node:stream"
 import type { ImageBuildRequest, ImageInfo } from "@prbox/domain"
-import { Context, type Effect } from "effect"
+import { Context, type Effect, type Scope } from "effect"
 import type {
+  ConnectionRefused,
   ContainerAlreadyStarted,
   ContainerAlreadyStopped,
   ContainerNotFound,
@@ -139,7 +141,36 @@ export type LabelFilter = Readonly<Record<string, string | undefined>>
 /** The engine could not be asked (over SSH: also a refused host key or login), or answered with an error. */
 export type Unreachable = EngineUnavailable | EngineAuthFailed | EngineHostUntrusted | DockerEngineError
 
+/**
+ * The engine host's 127.0.0.1, where containers publish their ports, as this
+ * machine reaches it. `local`: it is this machine's own (a local engine).
+ * `ssh`: reached over the SSH connection the engine is asked through, which
+ * `forward` also carries this machine's 127.0.0.1:<localPort> to.
+ */
+export type Loopback =
+  | {
+      readonly kind: "local"
+      /** A TCP connection to 127.0.0.1:`port`; the caller owns (destroys) it. */
+      readonly dial: (port: number) => Effect.Effect<Duplex, ConnectionRefused | Unreachable>
+    }
+  | {
+      readonly kind: "ssh"
+      /** A connection to the engine host's 127.0.0.1:`port`, a channel of the SSH connection; the caller owns it. */
+      readonly dial: (port: number) => Effect.Effect<Duplex, ConnectionRefused | Unreachable>
+      /**
+       * Listens on this machine's 127.0.0.1:`localPort` (a free port when
+       * absent) until the scope closes, carrying each connection to the
+       * engine host's 127.0.0.1:`remotePort`; a dropped SSH connection is
+       * made again for the next one. PortInUse when `localPort` is taken.
+       */
+      readonly forward: (request: {
+        readonly localPort?: number | undefined
+        readonly remotePort: number
+      }) => Effect.Effect<{ readonly localPort: number }, PortInUse | Unreachable, Scope.Scope>
+    }
+
 export interface DockerShape {
+  readonly loopback: Loopback
   readonly ping: () => Effect.Effect<void, Unreachable>
   readonly version: () => Effect.Effect<{ readonly version: string; readonly apiVersion: string }, Unreachable>
   readonly imageExists: (ref: string) => Effect.Effect<boolean, Unreachable>

@@ -58,6 +58,16 @@ export class PortInUse extends Schema.TaggedError<PortInUse>()("PortInUse", fiel
   }
 }
 
+/**
+ * Nothing listens on the port a dial through the engine's loopback named
+ * (the engine host refused the connection): the engine itself answered.
+ */
+export class ConnectionRefused extends Schema.TaggedError<ConnectionRefused>()("ConnectionRefused", fields) {
+  override get message() {
+    return `${this.operation}: ${this.detail}`
+  }
+}
+
 /** The engine cannot be reached: socket missing or refused, permission denied, or no answer in time. */
 export class EngineUnavailable extends Schema.TaggedError<EngineUnavailable>()("EngineUnavailable", fields) {
   override get message() {
@@ -145,6 +155,7 @@ export type DockerError =
   | ContainerAlreadyStopped
   | NameConflict
   | PortInUse
+  | ConnectionRefused
   | EngineUnavailable
   | EngineAuthFailed
   | EngineHostUntrusted

@@ -19,6 +19,7 @@ import { EXPOSED_PORT_LABEL, InspectAnswer, ListAnswer, toInfo, toSummary, Versi
 import { call, decode, envList } from "./EngineCall.ts"
 import { cappedSink, type Demux } from "./ExecOutput.ts"
 import { createExec, exitCodeOf, makeExecStreamed, runExec } from "./ExecStream.ts"
+import { localLoopback, sshLoopback } from "./Loopback.ts"
 import { images } from "./NodeImages.ts"
 import * as SshTransport from "./SshTransport.ts"
 
@@ -88,6 +89,9 @@ export const make = (options: Options = {}): Effect.Effect<Docker["Service"], En
     const demux: Demux = api.modem.demuxStream.bind(api.modem)
 
     return Docker.of({
+      // A tcp:// engine is taken as local too: its 127.0.0.1 cannot be reached from here at all.
+      loopback: ssh === undefined ? localLoopback : sshLoopback(ssh),
+
       ping: Effect.fn("Docker.ping")(function* () {
         yield* call("engine.ping", () => api.ping(), {})
       }),

@@ -34,8 +34,11 @@ export const parseSshAddress = (address: string): SshAddress | undefined => {
 export const addressLabel = ({ user, host, port }: SshAddress): string =>
   `ssh://${user}@${host.includes(":") ? `[${host}]` : host}${port === 22 ? "" : `:${port}`}`
 
-/** Why SSH failed: the host's key is not trusted, no key was accepted, or the host could not be reached. */
-export type SshRefusalKind = "host-key" | "auth" | "unreachable"
+/**
+ * Why SSH failed: the host's key is not trusted, no key was accepted, the
+ * host could not be reached, or (a forward) nothing listens on the port it named.
+ */
+export type SshRefusalKind = "host-key" | "auth" | "unreachable" | "refused"
 
 export class SshRefusal extends Error {
   readonly kind: SshRefusalKind

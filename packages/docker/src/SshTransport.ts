@@ -3,7 +3,15 @@ import { createServer, type Server, type Socket } from "node:net"
 import type { Duplex } from "node:stream"
 import { Effect, type Scope } from "effect"
 import type ssh2 from "ssh2"
-import { EngineUnavailable } from "./DockerError.ts"
+import {
+  ConnectionRefused,
+  type DockerEngineError,
+  type EngineAuthFailed,
+  type EngineHostUntrusted,
+  EngineUnavailable,
+  PortInUse
+} from "./DockerError.ts"
+import { classify } from "./EngineCall.ts"
 import {
   addressLabel,
   makeSshConnection,
@@ -39,6 +47,14 @@ export interface SshTransportStats {
   readonly peakChannels: number
 }
 
+/** A dial through the SSH server failed: nothing listens there, or the server could not be used. */
+export type DialError =
+  | ConnectionRefused
+  | EngineUnavailable
+  | EngineAuthFailed
+  | EngineHostUntrusted
+  | DockerEngineError
+
 export interface PortForward {
   /** The port on this machine's 127.0.0.1. */
   readonly localPort: number
@@ -57,7 +73,16 @@ export interface SshTransport {
     readonly remoteHost: string
     readonly remotePort: number
     readonly localPort?: number | undefined
-  }) => Effect.Effect<PortForward, EngineUnavailable, Scope.Scope>
+  }) => Effect.Effect<PortForward, EngineUnavailable | PortInUse, Scope.Scope>
+  /**
+   * One connection to `remoteHost:remotePort` as seen from the SSH server, a
+   * channel of the connection of the moment; the caller owns (destroys) it.
+   * ConnectionRefused when nothing listens there.
+   */
+  readonly dial: (request: {
+    readonly remoteHost: string
+    readonly remotePort: number
+  }) => Effect.Effect<Duplex, DialError>
   readonly stats: () => SshTransportStats
   /**
    * Completes when the connection of the moment has closed (at once when
@@ -68,6 +93,8 @@ export interface SshTransport {
 }
 
 const DIAL_STDIO = "docker system dial-stdio"
+/** SSH's reason for a forward the server could not connect (RFC 4254 5.1): nothing listens there. */
+const CONNECT_FAILED = 2
 
 /** node:http's client calls these socket methods; a channel has no TCP options to set. */
 const asSocket = (channel: ssh2.ClientChannel): Duplex => {
@@ -130,6 +157,9 @@ const makeTransport = (options: SshTransportOptions, address: SshAddress) => {
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error)
         // The server refusing one channel (a forward to a closed port) leaves the connection as it is.
+        if ((error as { readonly reason?: unknown }).reason === CONNECT_FAILED) {
+          throw new SshRefusal("refused", `${label}: ${message}`)
+        }
         const deadConnection = /^(Not connected|No response from server)/.test(message)
         if (!deadConnection || attempt >= 2) throw new SshRefusal("unreachable", `${label}: ${message}`)
         connection.drop(client)
@@ -187,13 +217,16 @@ const makeTransport = (options: SshTransportOptions, address: SshAddress) => {
   }
   Object.assign(agent, { createConnection })
 
+  const openForward = (remoteHost: string, remotePort: number) =>
+    onConnection((client, done) =>
+      client.forwardOut("127.0.0.1", 0, remoteHost, remotePort, (error, opened) => done(error ?? undefined, opened))
+    )
+
   const forwardTo = (remoteHost: string, remotePort: number, accepted: Set<Socket>) => (socket: Socket) => {
     accepted.add(socket)
     socket.on("close", () => accepted.delete(socket))
     socket.on("error", () => socket.destroy())
-    onConnection((client, done) =>
-      client.forwardOut("127.0.0.1", 0, remoteHost, remotePort, (error, opened) => done(error ?? undefined, opened))
-    ).then(
+    openForward(remoteHost, remotePort).then(
       (channel) => {
         channel.on("error", () => socket.destroy())
         channel.on("close", () => socket.destroy())
@@ -206,21 +239,20 @@ const makeTransport = (options: SshTransportOptions, address: SshAddress) => {
 
   const forwardPort: SshTransport["forwardPort"] = ({ remoteHost, remotePort, localPort }) =>
     Effect.acquireRelease(
-      Effect.callback<{ readonly server: Server; readonly accepted: Set<Socket> }, EngineUnavailable>((resume) => {
-        const accepted = new Set<Socket>()
-        const server = createServer(forwardTo(remoteHost, remotePort, accepted))
-        server.once("error", (error) =>
-          resume(
-            Effect.fail(
-              new EngineUnavailable({
-                operation: "engine.forwardPort",
-                detail: `cannot listen on 127.0.0.1:${localPort ?? 0}: ${error.message}`
-              })
-            )
-          )
-        )
-        server.listen(localPort ?? 0, "127.0.0.1", () => resume(Effect.succeed({ server, accepted })))
-      }),
+      Effect.callback<{ readonly server: Server; readonly accepted: Set<Socket> }, EngineUnavailable | PortInUse>(
+        (resume) => {
+          const accepted = new Set<Socket>()
+          const server = createServer(forwardTo(remoteHost, remotePort, accepted))
+          server.once("error", (error: Error & { readonly code?: string }) => {
+            const fields = {
+              operation: "engine.forwardPort",
+              detail: `cannot listen on 127.0.0.1:${localPort ?? 0}: ${error.message}`
+            }
+            resume(Effect.fail(error.code === "EADDRINUSE" ? new PortInUse(fields) : new EngineUnavailable(fields)))
+          })
+          server.listen(localPort ?? 0, "127.0.0.1", () => resume(Effect.succeed({ server, accepted })))
+        }
+      ),
       // Open connections end with the forward: `close` alone would wait for them.
       ({ server, accepted }) =>
         Effect.callback<void>((resume) => {
@@ -234,10 +266,34 @@ const makeTransport = (options: SshTransportOptions, address: SshAddress) => {
       })
     )
 
+  const dial: SshTransport["dial"] = ({ remoteHost, remotePort }) =>
+    Effect.callback<Duplex, DialError>((resume) => {
+      let wanted = true
+      openForward(remoteHost, remotePort).then(
+        (channel) => {
+          // Opened after the caller gave up: nobody else would close it.
+          if (wanted) resume(Effect.succeed(asSocket(channel)))
+          else channel.destroy()
+        },
+        (error: unknown) =>
+          resume(
+            Effect.fail(
+              error instanceof SshRefusal && error.kind === "refused"
+                ? new ConnectionRefused({ operation: "engine.dial", detail: error.message })
+                : classify("engine.dial", {})(error)
+            )
+          )
+      )
+      return Effect.sync(() => {
+        wanted = false
+      })
+    })
+
   const transport: SshTransport = {
     address,
     agent,
     forwardPort,
+    dial,
     stats: () => ({
       connections: connection.connections(),
       openChannels: channels.held(),

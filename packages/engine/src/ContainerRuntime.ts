@@ -1,5 +1,4 @@
-import type { Socket } from "node:net"
-import type { Writable } from "node:stream"
+import type { Duplex, Writable } from "node:stream"
 import type { ImageBuildRequest, ImageInfo } from "@prbox/domain"
 import { Context, type Effect } from "effect"
 import type { CwdRefused, ImageBuildFailed, PortClosed, PortTaken, PreviewUnavailable, RuntimeError } from "./Errors.ts"
@@ -107,10 +106,6 @@ export interface RunningCommand {
   readonly kill: Effect.Effect<void>
 }
 
-export interface Health {
-  readonly lastHeartbeat: number | undefined
-}
-
 /**
  * How the runtime reaches a sandbox's ports: prbox's relay inside the
  * container (started on first use), which accepts only this sandbox's token.
@@ -127,7 +122,7 @@ export interface RelayAccess {
 /** A connection to a port inside a sandbox; the caller owns it (destroys `socket`). */
 export interface PortStream {
   /** Bytes written here reach the app; its events (`close`, `error`) are the connection's. */
-  readonly socket: Socket
+  readonly socket: Duplex
   /**
    * Sends what the app writes to `destination` (ended when the app ends), one
    * chunk at a time through one reused buffer: nothing is read from the app
@@ -166,10 +161,21 @@ export interface ContainerRuntimeShape {
   readonly freePort: (reserved: ReadonlySet<number>) => Effect.Effect<number, RuntimeError>
   readonly provision: (spec: ContainerSpec) => Effect.Effect<string, RuntimeError>
   /**
-   * Starts (an already running container is fine) and returns the published
-   * host port; PortTaken when the container's port is held by something else.
+   * Starts (an already running container is fine) and returns the port on
+   * this machine's 127.0.0.1 its code-server is reached at (the spec's
+   * `hostPort` when it had one); PortTaken when something else holds it. A
+   * runtime that reaches the container through a tunnel opens it here and
+   * keeps it until `stop` or `destroy`.
    */
   readonly start: (containerId: string) => Effect.Effect<number, RuntimeError | PortTaken>
+  /**
+   * Makes a container that runs reachable again at the port `start` returned,
+   * after this runtime was made afresh (a daemon restart): reconcile calls it
+   * for each running sandbox whose container runs. Idempotent; a no-op where
+   * the engine publishes on this machine's 127.0.0.1 itself, and for a
+   * container that does not run. PortTaken when something else holds the port.
+   */
+  readonly attach: (containerId: string) => Effect.Effect<void, RuntimeError | PortTaken>
   readonly state: (containerId: string) => Effect.Effect<ContainerState, RuntimeError>
   /** Resolves only when the container is confirmed stopped or absent. */
   readonly stop: (containerId: string) => Effect.Effect<"stopped" | "absent", RuntimeError>
@@ -199,8 +205,6 @@ export interface ContainerRuntimeShape {
   ) => Effect.Effect<RunningCommand, RuntimeError | CwdRefused>
   /** Whether `path` exists in the container's filesystem (works on a created, never started container). */
   readonly hasPath: (containerId: string, path: string) => Effect.Effect<boolean, RuntimeError>
-  /** One health probe of code-server's `/healthz`; fails when it does not answer. */
-  readonly health: (hostPort: number) => Effect.Effect<Health, RuntimeError>
   /**
    * A byte stream to `port` (127.0.0.1, then ::1) inside the container, through
    * the relay; the caller owns (and destroys) it. PortClosed when nothing

@@ -120,6 +120,11 @@ export const driftPass: ReconcilePass = (ctx, { rows, containers }) =>
           }
         }
         changes.push(...(yield* carryOut(ctx, row, facts, action, containers)))
+        // A running sandbox no worker owns was started by an earlier daemon: whatever makes it reachable
+        // here (a remote engine's forward) is this runtime's to open again.
+        if (action._tag === "Leave" && row.status === "running" && facts.container === "running") {
+          yield* ctx.runtime.attach(row.containerId as string)
+        }
         return changes
       })
 

@@ -11,6 +11,7 @@ import {
 import { PullRequests } from "@prbox/git"
 import { SandboxRepo } from "@prbox/store"
 import { Clock, Context, Effect, FileSystem, Layer, Option } from "effect"
+import { CodeServerHealth } from "./CodeServerHealth.ts"
 import { Config, type PrboxConfig } from "./Config.ts"
 import { ContainerRuntime } from "./ContainerRuntime.ts"
 import { Engines } from "./Engines.ts"
@@ -76,6 +77,7 @@ export class Gc extends Context.Service<Gc, GcShape>()("prbox/engine/Gc") {
     Effect.gen(function* () {
       const repo = yield* SandboxRepo
       const runtime = yield* ContainerRuntime
+      const health = yield* CodeServerHealth
       const engines = yield* Engines
       const install = (yield* Installation).id
       const sandboxes = yield* SandboxService
@@ -116,7 +118,7 @@ export class Gc extends Context.Service<Gc, GcShape>()("prbox/engine/Gc") {
 
       /** One `/healthz` probe; a failure or timeout is an answer we cannot trust, not "idle". */
       const probe = (hostPort: number) =>
-        runtime.health(hostPort).pipe(
+        health.probe(hostPort).pipe(
           Effect.map((health): HeartbeatProbe => readHeartbeat(health.lastHeartbeat)),
           Effect.catch((error) => Effect.succeed<HeartbeatProbe>({ _tag: "Unanswered", detail: error.detail }))
         )

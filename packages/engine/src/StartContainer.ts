@@ -1,6 +1,7 @@
 import { type EnvironmentPlan, healthProbePause, previewUrlTemplate, type Sandbox, type SandboxId } from "@prbox/domain"
 import { SandboxRepo } from "@prbox/store"
 import { Clock, Effect } from "effect"
+import { CodeServerHealth } from "./CodeServerHealth.ts"
 import { codeServerSpec, portMovedLine } from "./CodeServerSpec.ts"
 import { Config, type PrboxConfig } from "./Config.ts"
 import { ContainerRuntime } from "./ContainerRuntime.ts"
@@ -21,6 +22,7 @@ export interface ContainerEnvironment {
 export const makeStartContainer = (ownership: Ownership, extraLabels: Readonly<Record<string, string>>) =>
   Effect.gen(function* () {
     const runtime = yield* ContainerRuntime
+    const health = yield* CodeServerHealth
     const lifecycle = yield* Lifecycle
     const engineHome = (yield* Config).home
     const install = (yield* Installation).id
@@ -176,7 +178,7 @@ export const makeStartContainer = (ownership: Ownership, extraLabels: Readonly<R
       const started = yield* Clock.currentTimeMillis
       const deadline = started + config.healthTimeoutSeconds * 1000
       while (true) {
-        const probe = yield* Effect.result(runtime.health(hostPort))
+        const probe = yield* Effect.result(health.probe(hostPort))
         if (probe._tag === "Success") return
         const now = yield* Clock.currentTimeMillis
         if (now >= deadline) {

@@ -1,5 +1,6 @@
 export * from "./AccountDiscovery.ts"
 export * from "./AccountIdentity.ts"
+export * from "./CodeServerHealth.ts"
 export * from "./Config.ts"
 export * from "./ContainerRuntime.ts"
 export * from "./Engines.ts"

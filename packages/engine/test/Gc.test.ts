@@ -151,15 +151,14 @@ describe("gc", () => {
     return withEngine(
       {
         config: { gcIntervalMinutes: 7 },
-        runtime: (real) => ({
-          ...real,
-          health: (hostPort) =>
+        health: (real) => ({
+          probe: (hostPort) =>
             counting
               ? Effect.sync(() => {
                   passes += 1
                   return { lastHeartbeat: Date.now() }
                 })
-              : real.health(hostPort)
+              : real.probe(hostPort)
         })
       },
       ({ remote }) =>

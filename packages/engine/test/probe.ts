@@ -3,6 +3,7 @@ import type { Workspaces } from "@prbox/git"
 import type { SandboxRepo } from "@prbox/store"
 import { Deferred, Effect, Latch, Redacted } from "effect"
 import {
+  type CodeServerHealthShape,
   type ContainerRuntime,
   type ContainerRuntimeShape,
   type HooksShape,
@@ -119,8 +120,11 @@ export class Probe {
   }
 
   /** Options for `withEngine` that route the engine through this probe. */
-  wrappers(): Required<Pick<EngineOptions, "runtime" | "workspaces" | "hooks" | "lifecycle">> {
+  wrappers(): Required<Pick<EngineOptions, "runtime" | "health" | "workspaces" | "hooks" | "lifecycle">> {
     return {
+      health: (real): CodeServerHealthShape => ({
+        probe: (hostPort) => this.pause("health").pipe(Effect.andThen(real.probe(hostPort)))
+      }),
       runtime: (real): ContainerRuntimeShape => ({
         ...real,
         ensureImage: (image, onProgress) =>
@@ -149,7 +153,6 @@ export class Probe {
             Effect.andThen(this.failIf("destroy")),
             Effect.andThen(real.destroy(containerId))
           ),
-        health: (hostPort) => this.pause("health").pipe(Effect.andThen(real.health(hostPort))),
         exec: (containerId, argv, options) =>
           this.record("exec").pipe(
             Effect.andThen(this.pause("setup")),

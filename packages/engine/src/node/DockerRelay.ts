@@ -24,7 +24,8 @@ const relayError = (detail: string) => new RuntimeError({ operation: "preview.re
 
 /**
  * DockerRuntime's `connect` and `listeningPorts`: through prbox's relay in
- * the container, reached at the host port Docker published it on, and
+ * the container, reached at the host port Docker published it on (on this
+ * machine's 127.0.0.1, or dialled over SSH on a remote engine's), and
  * started (a detached exec) the first time it does not answer.
  */
 export const makeDockerRelay = Effect.fnUntraced(function* (docker: DockerShape) {
@@ -40,6 +41,16 @@ export const makeDockerRelay = Effect.fnUntraced(function* (docker: DockerShape)
     starts.set(containerId, made)
     return made
   }
+
+  /** The relay's answer at the engine host's `hostPort`; nothing listening there is no answer. */
+  const exchange = (hostPort: number, request: string): Effect.Effect<RelayAnswer, RuntimeError> =>
+    docker.loopback.kind === "local"
+      ? handshake(hostPort, request)
+      : docker.loopback.dial(hostPort).pipe(
+          Effect.flatMap((stream) => handshake(stream, request)),
+          Effect.catchTag("ConnectionRefused", () => Effect.succeed<RelayAnswer>({ _tag: "NoAnswer" })),
+          Effect.mapError((error) => relayError(error.message))
+        )
 
   const inspectHostPort = Effect.fn("DockerRuntime.relayHostPort")(function* (containerId: string) {
     const info = yield* docker
@@ -71,21 +82,21 @@ export const makeDockerRelay = Effect.fnUntraced(function* (docker: DockerShape)
   ) {
     const cached = hostPorts.get(containerId)
     if (cached !== undefined) {
-      const answer = yield* handshake(cached, request)
+      const answer = yield* exchange(cached, request)
       if (answer._tag === "Ok" || answer._tag === "Closed") return answer
       // A restart moves the port; another container's relay may hold the old one now.
       hostPorts.delete(containerId)
     }
     const hostPort = yield* inspectHostPort(containerId)
-    const answer = yield* handshake(hostPort, request)
+    const answer = yield* exchange(hostPort, request)
     if (answer._tag !== "NoAnswer") return answer
     return yield* startLock(containerId).withPermit(
       Effect.gen(function* () {
         // Another request may have started it while this one waited.
-        const again = yield* handshake(hostPort, request)
+        const again = yield* exchange(hostPort, request)
         if (again._tag !== "NoAnswer") return again
         yield* startRelay(containerId, access)
-        return yield* handshake(hostPort, request).pipe(
+        return yield* exchange(hostPort, request).pipe(
           Effect.repeat({ schedule: RELAY_RETRY, until: (next) => next._tag !== "NoAnswer" }),
           Effect.timeoutOrElse({
             duration: RELAY_START_TIMEOUT,

@@ -1,14 +1,13 @@
 import { Docker } from "@prbox/docker"
 import { Effect, Fiber, Layer, Queue } from "effect"
-import { FetchHttpClient, HttpClient } from "effect/http"
-import { ContainerRuntime, type ContainerRuntimeShape, type ContainerState, type Health } from "../ContainerRuntime.ts"
+import { ContainerRuntime, type ContainerRuntimeShape, type ContainerState } from "../ContainerRuntime.ts"
 import { ImageBuildFailed, PortTaken, RuntimeError } from "../Errors.ts"
 import { makeDockerRelay } from "./DockerRelay.ts"
 import { freePort } from "./FreePort.ts"
+import { makeHostPorts } from "./HostPorts.ts"
 import { makeSupervisedExec } from "./SupervisedExec.ts"
 
 const STOP_TIMEOUT_SECONDS = 10
-const HEALTH_TIMEOUT = "2 seconds"
 
 const toRuntimeError = (error: { readonly message: string }) =>
   new RuntimeError({ operation: "docker", detail: error.message })
@@ -23,15 +22,16 @@ const pullsAlways = (image: string): boolean => {
 }
 
 /**
- * Containers on the Docker engine that DOCKER_HOST (or the local socket)
- * names. The one place where Docker's types (packages/docker) and the
- * runtime port's (ContainerSpec, ContainerState, Health) meet.
+ * Containers on the Docker engine of the Docker service given (the local
+ * socket, or a remote engine over SSH: its ports are forwarded here, see
+ * HostPorts.ts). The one place where Docker's types (packages/docker) and
+ * the runtime port's (ContainerSpec, ContainerState) meet.
  */
 export const layer = Layer.effect(
   ContainerRuntime,
   Effect.gen(function* () {
     const docker = yield* Docker
-    const http = HttpClient.filterStatusOk(yield* HttpClient.HttpClient)
+    const ports = yield* makeHostPorts(docker)
 
     /**
      * Docker reports progress through a plain callback; a queue hands the
@@ -60,7 +60,7 @@ export const layer = Layer.effect(
       docker.inspect(containerId).pipe(
         Effect.map(
           (info): ContainerState =>
-            info.state.running ? { _tag: "Running", hostPort: info.hostPort } : { _tag: "Stopped" }
+            info.state.running ? { _tag: "Running", hostPort: ports.reachedAt(info) } : { _tag: "Stopped" }
         ),
         Effect.catchTag("ContainerNotFound", () => Effect.succeed<ContainerState>({ _tag: "Absent" })),
         Effect.mapError(toRuntimeError)
@@ -99,7 +99,8 @@ export const layer = Layer.effect(
       freePort,
       provision: Effect.fn("DockerRuntime.provision")(function* (spec) {
         const created = yield* docker
-          .createContainer({
+          .createContainer(
+            ports.publish({
             name: spec.name,
             image: spec.image,
             ...(spec.entrypoint === undefined ? {} : { entrypoint: spec.entrypoint }),
@@ -119,7 +120,8 @@ export const layer = Layer.effect(
             ...(spec.privileged === undefined ? {} : { privileged: spec.privileged }),
             ...(spec.capAdd === undefined ? {} : { capAdd: spec.capAdd }),
             ...(spec.securityOpt === undefined ? {} : { securityOpt: spec.securityOpt })
-          })
+            })
+          )
           .pipe(Effect.mapError(toRuntimeError))
         return created.id
       }),
@@ -131,10 +133,14 @@ export const layer = Layer.effect(
           )
         )
         const info = yield* docker.inspect(containerId).pipe(Effect.mapError(toRuntimeError))
-        if (info.hostPort === undefined) {
-          return yield* new RuntimeError({ operation: "container.start", detail: "no published port after start" })
-        }
-        return info.hostPort
+        return yield* ports.started(info)
+      }),
+      attach: Effect.fn("DockerRuntime.attach")(function* (containerId) {
+        const info = yield* docker.inspect(containerId).pipe(
+          Effect.catchTag("ContainerNotFound", () => Effect.succeed(undefined)),
+          Effect.mapError(toRuntimeError)
+        )
+        if (info?.state.running === true) yield* ports.started(info)
       }),
       state,
       stop: (containerId) =>
@@ -142,11 +148,13 @@ export const layer = Layer.effect(
           Effect.as("stopped" as const),
           Effect.catchTag("ContainerAlreadyStopped", () => Effect.succeed("stopped" as const)),
           Effect.catchTag("ContainerNotFound", () => Effect.succeed("absent" as const)),
-          Effect.mapError(toRuntimeError)
+          Effect.mapError(toRuntimeError),
+          // Only once it is confirmed down: a container a failed stop left running stays reachable.
+          Effect.tap(() => ports.released(containerId))
         ),
       destroy: (containerId) =>
         docker.remove(containerId, { force: true, volumes: true }).pipe(
-          Effect.ensuring(previews.forget(containerId)),
+          Effect.ensuring(Effect.andThen(ports.released(containerId), previews.forget(containerId))),
           Effect.as("removed" as const),
           Effect.catchTag("ContainerNotFound", () => Effect.succeed("absent" as const)),
           Effect.mapError(toRuntimeError)
@@ -157,26 +165,6 @@ export const layer = Layer.effect(
       connect: previews.connect,
       listeningPorts: previews.listeningPorts,
       hasPath: (containerId, path) => docker.hasPath(containerId, path).pipe(Effect.mapError(toRuntimeError)),
-      health: (hostPort) =>
-        http.get(`http://127.0.0.1:${hostPort}/healthz`).pipe(
-          Effect.flatMap((response) => response.json),
-          Effect.map(
-            (body): Health => ({
-              lastHeartbeat:
-                typeof body === "object" &&
-                body !== null &&
-                "lastHeartbeat" in body &&
-                typeof body.lastHeartbeat === "number"
-                  ? body.lastHeartbeat
-                  : undefined
-            })
-          ),
-          Effect.mapError((error) => new RuntimeError({ operation: "health", detail: error.message })),
-          Effect.timeoutOrElse({
-            duration: HEALTH_TIMEOUT,
-            orElse: () => Effect.fail(new RuntimeError({ operation: "health", detail: "no answer" }))
-          })
-        ),
       listByLabel: (labels) =>
         docker.listByLabel(labels, { all: true }).pipe(
           Effect.map((containers) =>
@@ -190,4 +178,4 @@ export const layer = Layer.effect(
         )
     })
   })
-).pipe(Layer.provide(FetchHttpClient.layer))
+)

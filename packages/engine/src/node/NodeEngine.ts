@@ -7,6 +7,7 @@ import { Git, NodeGit, NodePullRequests, type PullRequests, Workspaces } from "@
 import { SandboxRepo, layer as sqliteRepo } from "@prbox/store"
 import { type Context, Effect, Layer } from "effect"
 import type { AccountIdentity } from "../AccountIdentity.ts"
+import { CodeServerHealth } from "../CodeServerHealth.ts"
 import { Config, type PrboxConfig } from "../Config.ts"
 import { ContainerRuntime } from "../ContainerRuntime.ts"
 import { Gc } from "../Gc.ts"
@@ -25,6 +26,7 @@ import * as DockerRuntime from "./DockerRuntime.ts"
 import { dockerFor } from "./EngineClient.ts"
 import { engineOfHome } from "./EngineSelection.ts"
 import * as NodeAccountIdentity from "./NodeAccountIdentity.ts"
+import * as NodeCodeServerHealth from "./NodeCodeServerHealth.ts"
 import * as NodeEngines from "./NodeEngines.ts"
 import * as NodeHooks from "./NodeHooks.ts"
 import * as NodeInstallation from "./NodeInstallation.ts"
@@ -37,6 +39,7 @@ type Wrap<S> = (real: S) => S
 /** Wrappers around the engine's parts (latches, fault injection, timing); each gets the real service. */
 export interface Wrappers {
   readonly runtime?: Wrap<ContainerRuntime["Service"]>
+  readonly health?: Wrap<CodeServerHealth["Service"]>
   readonly workspaces?: Wrap<Workspaces["Service"]>
   readonly git?: Wrap<Git["Service"]>
   readonly hooks?: Wrap<Hooks["Service"]>
@@ -112,6 +115,7 @@ const compose = (options: Options, chosen: ChosenEngine) => {
     wrapped(SandboxRepo, store, wrap.repo),
     NodePreviewAddress.layer.pipe(Layer.provide(Layer.merge(store, config))),
     runtime,
+    wrapped(CodeServerHealth, NodeCodeServerHealth.layer, wrap.health),
     NodeEngines.layer(chosen).pipe(Layer.provide(runtime)),
     NodeInstallation.layer.pipe(Layer.provide(store)),
     NodeSandboxTools.layer({

@@ -1,11 +1,13 @@
 import { connect } from "node:net"
-import { Writable } from "node:stream"
+import { type Duplex, Writable } from "node:stream"
 import { Effect } from "effect"
 import type { PortStream } from "../ContainerRuntime.ts"
 
 /*
  * The host side of prbox's preview relay (PreviewRelay.cjs, protocol v1):
  * one request line to the relay's published port, one status line back.
+ * The port is this machine's 127.0.0.1 (a local engine), or a stream the
+ * engine's loopback dialled to it (a remote engine, over SSH).
  */
 
 /** The relay's source file, read once by the runtime and passed to the container's Node with `-e`. */
@@ -46,14 +48,38 @@ export const portsRequest = (token: string): string => `PRBOX-RELAY/1 ${token} p
 const printable = (text: string): string => text.replace(/[^\x20-\x7e]/g, "?").slice(0, 80)
 
 /**
- * Sends `request` to the relay at 127.0.0.1:`hostPort`; an interruption or a
- * failure destroys the socket. The socket reads into one reused buffer
- * (Node's `onread`): the status line is copied out of it, and after `ok` the
- * app's bytes flow only into the destination given to `pipeTo`, the next read
- * waiting until it took the last chunk. A large download through a preview so
- * costs no garbage per chunk, where ordinary reads would allocate each one.
+ * Connects to 127.0.0.1:`target`, or takes the stream `target`, handing each
+ * chunk to `read`; a `false` from it pauses the reads until `resume()`. A
+ * port's socket reads into one reused buffer (Node's `onread`).
  */
-export const handshake = (hostPort: number, request: string): Effect.Effect<RelayAnswer> =>
+const openRelay = (target: number | Duplex, read: (chunk: Buffer) => boolean): Duplex => {
+  if (typeof target !== "number") {
+    target.on("data", (chunk: Buffer) => {
+      if (!read(chunk)) target.pause()
+    })
+    return target
+  }
+  return connect({
+    host: "127.0.0.1",
+    port: target,
+    noDelay: true,
+    onread: {
+      buffer: Buffer.allocUnsafe(READ_BUFFER_BYTES),
+      callback: (size, buffer) => read(Buffer.from(buffer.buffer, buffer.byteOffset, size))
+    }
+  })
+}
+
+/**
+ * Sends `request` to the relay at 127.0.0.1:`target` (or over the stream
+ * `target`, which it then owns); an interruption or a failure destroys the
+ * connection. Reading from a port goes into one reused buffer: the status
+ * line is copied out of it, and after `ok` the app's bytes flow only into the
+ * destination given to `pipeTo`, the next read waiting until it took the
+ * last chunk. A large download through a preview so costs no garbage per
+ * chunk, where ordinary reads would allocate each one.
+ */
+export const handshake = (target: number | Duplex, request: string): Effect.Effect<RelayAnswer> =>
   Effect.callback<RelayAnswer>((resume) => {
     let head = Buffer.alloc(0)
     let early = Buffer.alloc(0)
@@ -70,15 +96,9 @@ export const handshake = (hostPort: number, request: string): Effect.Effect<Rela
       if (head.length > MAX_STATUS_LINE) settle({ _tag: "Failed", reason: "status line too long" })
       return true
     }
-    const socket = connect({
-      host: "127.0.0.1",
-      port: hostPort,
-      noDelay: true,
-      onread: {
-        buffer: Buffer.allocUnsafe(READ_BUFFER_BYTES),
-        callback: (size, buffer) => onChunk(Buffer.from(buffer.buffer, buffer.byteOffset, size))
-      }
-    })
+    // A timer, not the socket's: an SSH channel has no idle timeout.
+    const timer = setTimeout(() => settle({ _tag: "Failed", reason: "no answer in time" }), STATUS_TIMEOUT_MS)
+    const socket = openRelay(target, (chunk) => onChunk(chunk))
     const pipeTo = (destination: Writable) => {
       socket.once("end", () => destination.end())
       onChunk = (chunk) => {
@@ -98,17 +118,18 @@ export const handshake = (hostPort: number, request: string): Effect.Effect<Rela
     const settle = (answer: RelayAnswer) => {
       if (settled) return
       settled = true
-      socket.setTimeout(0)
+      clearTimeout(timer)
       socket.removeListener("error", noAnswer).removeListener("close", noAnswer)
       if (answer._tag !== "Ok") socket.destroy()
       resume(Effect.succeed(answer))
     }
-    socket.setTimeout(STATUS_TIMEOUT_MS, () => settle({ _tag: "Failed", reason: "no answer in time" }))
-    socket.on("connect", () => socket.write(request))
+    // A socket still connecting sends it once connected.
+    socket.write(request)
     socket.on("error", noAnswer)
     socket.on("close", noAnswer)
     return Effect.sync(() => {
       settled = true
+      clearTimeout(timer)
       socket.destroy()
     })
   })
@@ -120,10 +141,11 @@ export const readToEnd = (stream: PortStream): Effect.Effect<string, string> =>
     const chunks: Array<Buffer> = []
     let size = 0
     const fail = (reason: string) => {
+      clearTimeout(timer)
       socket.destroy()
       resume(Effect.fail(reason))
     }
-    socket.setTimeout(PORTS_TIMEOUT_MS, () => fail("no end in time"))
+    const timer = setTimeout(() => fail("no end in time"), PORTS_TIMEOUT_MS)
     socket.on("error", () => fail("connection lost"))
     // The chunks share the stream's read buffer: each is copied as it comes.
     const collector = new WritableText((chunk) => {
@@ -132,9 +154,13 @@ export const readToEnd = (stream: PortStream): Effect.Effect<string, string> =>
       else chunks.push(Buffer.from(chunk))
     })
     collector.on("finish", () => {
+      clearTimeout(timer)
       socket.destroy()
       resume(Effect.succeed(Buffer.concat(chunks).toString("latin1")))
     })
     stream.pipeTo(collector)
-    return Effect.sync(() => socket.destroy())
+    return Effect.sync(() => {
+      clearTimeout(timer)
+      socket.destroy()
+    })
   })

@@ -1,6 +1,7 @@
 export * as CodeServerDistribution from "./CodeServerDistribution.ts"
 export * as DefaultImage from "./DefaultImage.ts"
 export * as DockerRuntime from "./DockerRuntime.ts"
+export * as NodeCodeServerHealth from "./NodeCodeServerHealth.ts"
 export { dockerFor } from "./EngineClient.ts"
 export { type EngineLocation, type EngineReport, inspectEngine, PROBE_LABEL, probeLocation } from "./EngineProbe.ts"
 export { engineOfHome, readEngineSources, resolveEngine } from "./EngineSelection.ts"
