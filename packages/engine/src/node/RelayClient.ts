@@ -54,8 +54,12 @@ const printable = (text: string): string => text.replace(/[^\x20-\x7e]/g, "?").s
  */
 const openRelay = (target: number | Duplex, read: (chunk: Buffer) => boolean): Duplex => {
   if (typeof target !== "number") {
+    // What a TCP socket does by default (no half-open): an SSH channel stays open after the remote's end otherwise.
+    target.once("end", () => target.end())
     target.on("data", (chunk: Buffer) => {
-      if (!read(chunk)) target.pause()
+      // Paused before `read` runs: what it calls (a `pipeTo`) may resume the stream at once.
+      target.pause()
+      if (read(chunk)) target.resume()
     })
     return target
   }
