@@ -13,7 +13,9 @@ export const localLoopback: Loopback = {
       const socket = connect({ host: "127.0.0.1", port, noDelay: true })
       const failed = (error: Error & { readonly code?: string }) => {
         const fields = { operation: "engine.dial", detail: `127.0.0.1:${port}: ${error.message}` }
-        resume(Effect.fail(error.code === "ECONNREFUSED" ? new ConnectionRefused(fields) : new EngineUnavailable(fields)))
+        resume(
+          Effect.fail(error.code === "ECONNREFUSED" ? new ConnectionRefused(fields) : new EngineUnavailable(fields))
+        )
       }
       socket.once("error", failed)
       socket.once("connect", () => {

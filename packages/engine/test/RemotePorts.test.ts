@@ -11,8 +11,8 @@ import { listening, uniqueName } from "../../docker/test/fixtures.ts"
 import { type RemoteEngine, startRemoteEngine, startTcpRelay } from "../../docker/test/RemoteEngine.ts"
 import { PREVIEW_RELAY_PORT } from "../src/CodeServerSpec.ts"
 import { ContainerRuntime, LABELS } from "../src/index.ts"
-import { readToEnd } from "../src/node/RelayClient.ts"
 import { DockerRuntime } from "../src/node/index.ts"
+import { readToEnd } from "../src/node/RelayClient.ts"
 import { healthzTag } from "./harness.ts"
 
 // The Docker runtime on a second, real engine reached over SSH
@@ -84,8 +84,11 @@ const sandbox = (runtime: ContainerRuntime["Service"], hostPort: number) =>
 
 /** GET /healthz on this machine's 127.0.0.1:`port`: the status, or the connection's error code. */
 const healthz = (port: number) =>
-  Effect.tryPromise(() => fetch(`http://127.0.0.1:${port}/healthz`)).pipe(
-    Effect.flatMap((response) => Effect.as(Effect.promise(() => response.text()), String(response.status))),
+  Effect.tryPromise(async () => {
+    const response = await fetch(`http://127.0.0.1:${port}/healthz`)
+    await response.text()
+    return String(response.status)
+  }).pipe(
     Effect.catch((error) =>
       Effect.succeed(String((error.cause as { cause?: { code?: string } } | undefined)?.cause?.code ?? error))
     )

@@ -101,25 +101,25 @@ export const layer = Layer.effect(
         const created = yield* docker
           .createContainer(
             ports.publish({
-            name: spec.name,
-            image: spec.image,
-            ...(spec.entrypoint === undefined ? {} : { entrypoint: spec.entrypoint }),
-            cmd: spec.args,
-            env: spec.env,
-            labels: spec.labels,
-            binds: spec.binds,
-            user: spec.user,
-            workingDir: spec.workingDir,
-            exposedPort: spec.port,
-            ...(spec.hostPort === undefined ? {} : { hostPort: spec.hostPort }),
-            ...(spec.relayPort === undefined ? {} : { extraPorts: [spec.relayPort] }),
-            init: true,
-            ...(spec.cpus === undefined ? {} : { cpus: spec.cpus }),
-            ...(spec.memoryBytes === undefined ? {} : { memoryBytes: spec.memoryBytes }),
-            ...(spec.pidsLimit === undefined ? {} : { pidsLimit: spec.pidsLimit }),
-            ...(spec.privileged === undefined ? {} : { privileged: spec.privileged }),
-            ...(spec.capAdd === undefined ? {} : { capAdd: spec.capAdd }),
-            ...(spec.securityOpt === undefined ? {} : { securityOpt: spec.securityOpt })
+              name: spec.name,
+              image: spec.image,
+              ...(spec.entrypoint === undefined ? {} : { entrypoint: spec.entrypoint }),
+              cmd: spec.args,
+              env: spec.env,
+              labels: spec.labels,
+              binds: spec.binds,
+              user: spec.user,
+              workingDir: spec.workingDir,
+              exposedPort: spec.port,
+              ...(spec.hostPort === undefined ? {} : { hostPort: spec.hostPort }),
+              ...(spec.relayPort === undefined ? {} : { extraPorts: [spec.relayPort] }),
+              init: true,
+              ...(spec.cpus === undefined ? {} : { cpus: spec.cpus }),
+              ...(spec.memoryBytes === undefined ? {} : { memoryBytes: spec.memoryBytes }),
+              ...(spec.pidsLimit === undefined ? {} : { pidsLimit: spec.pidsLimit }),
+              ...(spec.privileged === undefined ? {} : { privileged: spec.privileged }),
+              ...(spec.capAdd === undefined ? {} : { capAdd: spec.capAdd }),
+              ...(spec.securityOpt === undefined ? {} : { securityOpt: spec.securityOpt })
             })
           )
           .pipe(Effect.mapError(toRuntimeError))
