@@ -250,6 +250,15 @@ layer(remoteLayer, { excludeTestServices: true, timeout: 180_000 })(
       })
     )
 
+    it.effect("a dial to a port nothing listens on at the remote's 127.0.0.1 is ConnectionRefused", () =>
+      Effect.gen(function* () {
+        const { docker } = yield* runtimeOn(yield* Remote)
+        assert.strictEqual(docker.loopback.kind, "ssh")
+        const refused = yield* Effect.flip(docker.loopback.dial(1))
+        assert.strictEqual(refused._tag, "ConnectionRefused")
+      })
+    )
+
     it.effect("the preview relay is started and reached over SSH: connect and listeningPorts", () =>
       Effect.gen(function* () {
         const { runtime } = yield* runtimeOn(yield* Remote)
