@@ -10,7 +10,7 @@ import { TEST_RUN_LABEL } from "../../../scripts/testing/global-setup.ts"
 import { listening, uniqueName } from "../../docker/test/fixtures.ts"
 import { type RemoteEngine, startRemoteEngine, startTcpRelay } from "../../docker/test/RemoteEngine.ts"
 import { PREVIEW_RELAY_PORT } from "../src/CodeServerSpec.ts"
-import { ContainerRuntime, LABELS } from "../src/index.ts"
+import { ContainerRuntime, type ContainerSpec, LABELS } from "../src/index.ts"
 import { DockerRuntime } from "../src/node/index.ts"
 import { readToEnd } from "../src/node/RelayClient.ts"
 import { healthzTag } from "./harness.ts"
@@ -23,11 +23,7 @@ class Remote extends Context.Service<Remote, RemoteEngine>()("prbox/engine/test/
 
 const remoteLayer = Layer.effect(
   Remote,
-  Effect.gen(function* () {
-    const remote = yield* startRemoteEngine
-    yield* remote.loadImage(healthzTag)
-    return remote
-  })
+  Effect.tap(startRemoteEngine, (remote) => remote.loadImage(healthzTag))
 )
 
 /** The runtime (and its Docker client) on `remote`, or on another port leading to it; closed with the scope. */
@@ -63,23 +59,25 @@ const throughRelay = (remote: RemoteEngine) =>
     return { relay, ...(yield* runtimeOn(remote, { port: relay.port, knownHostsFile })) }
   })
 
-/** A healthz sandbox on the remote engine at the stable port `hostPort`, removed when the test's scope closes. */
+/** A healthz sandbox's spec, at the stable port `hostPort`, with a relay port. */
+const healthzSandbox = (hostPort: number): ContainerSpec => ({
+  name: uniqueName("remote-ports"),
+  image: healthzTag,
+  args: [],
+  env: {},
+  labels: { [TEST_RUN_LABEL]: inject("testRunId") },
+  binds: [],
+  user: "",
+  workingDir: "/",
+  port: 8080,
+  hostPort,
+  relayPort: PREVIEW_RELAY_PORT
+})
+
+/** A healthz sandbox on the remote engine, removed when the test's scope closes. */
 const sandbox = (runtime: ContainerRuntime["Service"], hostPort: number) =>
-  Effect.acquireRelease(
-    runtime.provision({
-      name: uniqueName("remote-ports"),
-      image: healthzTag,
-      args: [],
-      env: {},
-      labels: { [TEST_RUN_LABEL]: inject("testRunId") },
-      binds: [],
-      user: "",
-      workingDir: "/",
-      port: 8080,
-      hostPort,
-      relayPort: PREVIEW_RELAY_PORT
-    }),
-    (containerId) => Effect.orDie(runtime.destroy(containerId))
+  Effect.acquireRelease(runtime.provision(healthzSandbox(hostPort)), (containerId) =>
+    Effect.orDie(runtime.destroy(containerId))
   )
 
 /** GET /healthz on this machine's 127.0.0.1:`port`: the status, or the connection's error code. */
@@ -195,18 +193,7 @@ layer(remoteLayer, { excludeTestServices: true, timeout: 180_000 })(
         const remote = yield* Remote
         const first = yield* daemon(remote)
         const stable = yield* first.runtime.freePort(new Set())
-        const id = yield* first.runtime.provision({
-          name: uniqueName("remote-ports"),
-          image: healthzTag,
-          args: [],
-          env: {},
-          labels: { [TEST_RUN_LABEL]: inject("testRunId") },
-          binds: [],
-          user: "",
-          workingDir: "/",
-          port: 8080,
-          hostPort: stable
-        })
+        const id = yield* first.runtime.provision(healthzSandbox(stable))
         yield* first.runtime.start(id)
         assert.strictEqual(yield* answers(stable), "200")
         yield* first.exit
