@@ -14,7 +14,9 @@ const roots = ["packages", "apps"]
 export const projects = [
   ...roots.filter((root) => readdirSync(root).includes("test")),
   // The installable package's test (it builds and installs the tarball).
-  "scripts/package"
+  "scripts/package",
+  // The benches' own parts (the load generator's connection pool).
+  "scripts/bench"
 ].map((root) => ({
   extends: true as const,
   test: {

@@ -293,7 +293,7 @@ export const runApi = async (options: ApiOptions): Promise<void> => {
       `${listed.running} running now), seeded in ${ms(seedMs)}; prboxd up in ${ms(startMs)}; ` +
       `answer ${round(listed.bytes / 1024)} KiB; daemon in-flight cap ${cap}`,
     `GET ${LIST_PATH} over the socket from a separate load process (keep-alive; closed loop: node:http, open loop: ` +
-      `a pool of ${cap} raw connections reading Content-Length, socket-pool.ts); ` +
+      `a pool of ${cap} raw connections used in turn, reading Content-Length, one the daemon closes replaced, socket-pool.ts); ` +
       `${WARMUP_MS / 1000} s warm-up per row, not counted; exact nearest-rank percentiles over every 200; ` +
       "a 503 is counted, not timed. daemon p50/p99: its own wall time per list, arrival to answer handed to Node, " +
       "measured inside it; its CPU p99: the process's CPU time over the same spans",
@@ -438,7 +438,7 @@ export const runApi = async (options: ApiOptions): Promise<void> => {
     inFlightCap: cap,
     memoryUnit: "MiB (VmRSS / 1024)",
     client:
-      "a separate process (scripts/bench/loadgen.ts), keep-alive: node:http for the closed loops, raw connections reading Content-Length for the open loops (socket-pool.ts)",
+      "a separate process (scripts/bench/loadgen.ts), keep-alive: node:http for the closed loops, raw connections used in turn, reading Content-Length, for the open loops (socket-pool.ts: one the daemon closes is replaced, a request it closed unanswered sent again once)",
     warmupSeconds: WARMUP_MS / 1000,
     daemonStartMs: round(startMs),
     daemonExit: stopped ?? null,

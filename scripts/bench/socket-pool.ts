@@ -8,6 +8,14 @@ import { connect, type Socket } from "node:net"
  * 1,000 req/s of 112 KiB answers, and the sends it fell behind on were the
  * ones it timed. A request finding every connection busy waits for one (that
  * wait counts in its latency: it is timed from its due time by the caller).
+ *
+ * The daemon closes connections as any HTTP server does: one idle past its
+ * keep-alive timeout (5 s), and one that sent no request within its headers
+ * timeout (10 s, with a 408 first). So the pool hands requests to its
+ * connections in turn (each stays in use at the rates it is used for),
+ * replaces a connection the daemon closed, and sends a request again, once,
+ * when its connection closed before any byte of the answer came (a GET the
+ * daemon may never have read; the caller's timing includes the retry).
  */
 
 export interface PoolAnswer {
@@ -18,6 +26,8 @@ export interface PoolAnswer {
 interface Waiter {
   readonly resolve: (answer: PoolAnswer) => void
   readonly reject: (error: Error) => void
+  /** Sent once already, on a connection that closed before its answer began. */
+  readonly retried: boolean
 }
 
 interface Connection {
@@ -27,12 +37,16 @@ interface Connection {
 
 const HEAD_END = "\r\n\r\n"
 
-/** One connection answering one request at a time; `onIdle` hands it the next. */
+/**
+ * One connection answering one request at a time; `onIdle` hands it the next.
+ * `onGone` is called once when it closes, with the request it was sent that
+ * got no byte of an answer (if any): the pool decides whether to send it again.
+ */
 const open = (
   socketPath: string,
   path: string,
   onIdle: (connection: Connection) => void,
-  onGone: (connection: Connection, error: Error) => void
+  onGone: (connection: Connection, unanswered: Waiter | undefined, error: Error) => void
 ): Promise<Connection> =>
   new Promise((resolve, reject) => {
     const socket = connect({ path: socketPath })
@@ -42,7 +56,10 @@ const open = (
     let status = 0
     let length = 0
     let remaining = -1
+    let failure: Error | undefined
+    let connected = false
     const fail = (error: Error) => {
+      failure ??= error
       const waiter = current
       current = undefined
       waiter?.reject(error)
@@ -56,6 +73,8 @@ const open = (
       }
     }
     socket.on("data", (chunk: Buffer) => {
+      // An answer to no request: the daemon's 408 before it closes a connection that sent none.
+      if (current === undefined) return socket.destroy()
       let body = chunk
       if (remaining < 0) {
         head = head === null ? chunk : Buffer.concat([head, chunk])
@@ -76,48 +95,83 @@ const open = (
       remaining = -1
       const waiter = current
       current = undefined
-      waiter?.resolve({ status, bytes: length })
+      waiter.resolve({ status, bytes: length })
       onIdle(connection)
     })
-    socket.once("connect", () => resolve(connection))
-    socket.on("error", (error) => (current === undefined ? reject(error) : fail(error)))
+    socket.once("connect", () => {
+      connected = true
+      resolve(connection)
+    })
+    socket.on("error", (error) => {
+      failure ??= error
+      reject(error)
+    })
     socket.on("close", () => {
-      const error = new Error(`GET ${path}: the daemon closed the connection`)
-      fail(error)
-      onGone(connection, error)
+      // One that never connected is the caller's rejected promise, not a connection gone.
+      if (!connected) return
+      const error = failure ?? new Error(`GET ${path}: the daemon closed the connection`)
+      const waiter = current
+      current = undefined
+      const begun = head !== null || remaining >= 0
+      if (waiter !== undefined && begun) waiter.reject(error)
+      onGone(connection, begun ? undefined : waiter, error)
     })
   })
 
-/** `connections` open connections to `socketPath`, each asking `GET path`; `close` ends them. */
+/**
+ * `connections` open connections to `socketPath`, each asking `GET path`;
+ * `close` ends them. Should a replacement fail to connect (the daemon gone),
+ * every waiting and later request fails with that error.
+ */
 export const socketPool = async (socketPath: string, path: string, connections: number) => {
   const idle: Array<Connection> = []
   const queued: Array<Waiter> = []
+  const live = new Set<Connection>()
+  let broken: Error | undefined
+  let closed = false
   const onIdle = (connection: Connection) => {
     const next = queued.shift()
     if (next === undefined) idle.push(connection)
     else connection.request(next)
   }
-  const live = new Set<Connection>()
-  // A connection gone is out of the pool; with none left, every queued request fails (none waits forever).
-  const onGone = (connection: Connection, error: Error) => {
+  /** To the longest idle connection (so every one stays in use and none idles out), else first or last in line. */
+  const send = (waiter: Waiter, first: boolean) => {
+    const connection = idle.shift()
+    if (connection !== undefined) connection.request(waiter)
+    else if (first) queued.unshift(waiter)
+    else queued.push(waiter)
+  }
+  const failAll = (error: Error) => {
+    broken ??= error
+    for (const waiter of queued.splice(0)) waiter.reject(error)
+  }
+  const connectOne = async () => {
+    const connection = await open(socketPath, path, onIdle, onGone)
+    live.add(connection)
+    if (closed) connection.socket.destroy()
+    return connection
+  }
+  const onGone = (connection: Connection, unanswered: Waiter | undefined, error: Error) => {
     live.delete(connection)
     const at = idle.indexOf(connection)
     if (at >= 0) idle.splice(at, 1)
-    if (live.size === 0) for (const waiter of queued.splice(0)) waiter.reject(error)
+    if (unanswered !== undefined) {
+      if (unanswered.retried || closed) unanswered.reject(error)
+      else send({ ...unanswered, retried: true }, true)
+    }
+    if (closed) return
+    connectOne().then(onIdle, failAll)
   }
-  const all = await Promise.all(Array.from({ length: connections }, () => open(socketPath, path, onIdle, onGone)))
-  for (const connection of all) live.add(connection)
-  idle.push(...all)
+  idle.push(...(await Promise.all(Array.from({ length: connections }, connectOne))))
   return {
     get: (): Promise<PoolAnswer> =>
       new Promise((resolve, reject) => {
-        const connection = idle.pop()
-        if (live.size === 0) reject(new Error(`GET ${path}: every connection was closed`))
-        else if (connection === undefined) queued.push({ resolve, reject })
-        else connection.request({ resolve, reject })
+        if (broken !== undefined) reject(broken)
+        else send({ resolve, reject, retried: false }, false)
       }),
     close: () => {
-      for (const connection of all) connection.socket.destroy()
+      closed = true
+      for (const connection of live) connection.socket.destroy()
     }
   }
 }

@@ -6,6 +6,7 @@ if (require("./node-check.cjs")("prboxd")) {
   const v8 = require("node:v8")
   for (const flag of [
     "--max-semi-space-size=1",
+    "--heap-growing-percent=30",
     "--invocation-count-for-maglev=40000",
     "--invocation-count-for-maglev-osr=10000",
     "--invocation-count-for-turbofan=300000",
