@@ -40,7 +40,7 @@ const HEALTH_WAIT = `health wait (probes ${HEALTH_PROBE_FAST_MS} ms apart)`
 const REOPENS_PER_RUN = 10
 const HEALTH_TIMEOUT_MS = 180_000
 
-const resolveImage = async (name: string): Promise<{ tag: string; label: string }> => {
+export const resolveImage = async (name: string): Promise<{ tag: string; label: string }> => {
   if (name === "healthz") {
     return {
       tag: await ensureImage(healthzImage),
