@@ -22,12 +22,11 @@ import {
   ms,
   round,
   sh,
-  sleep,
   table,
   writeResult
 } from "./common.ts"
 import { BENCH_LABEL } from "./engine.ts"
-import { resolveImage } from "./open.ts"
+import { CODE_SERVER_ARGS, pollHealth, resolveImage, sandboxOptions } from "./open.ts"
 import { benchRepo, DEFAULT_REPO } from "./repo.ts"
 
 export interface RemoteOptions {
@@ -39,8 +38,6 @@ export interface RemoteOptions {
 const TARGET_RATIO = 1.15
 const PR = 1
 const CLI_MAIN = fileURLToPath(new URL("../../apps/cli/src/main.ts", import.meta.url))
-const HEALTH_POLL_MS = 10
-const HEALTH_TIMEOUT_MS = 180_000
 
 interface Run {
   readonly code: number | null
@@ -66,21 +63,6 @@ const freePort = (): Promise<number> =>
       server.close(() => resolve(port))
     })
   })
-
-const pollHealth = async (port: number): Promise<void> => {
-  const deadline = performance.now() + HEALTH_TIMEOUT_MS
-  for (;;) {
-    try {
-      const response = await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(2000) })
-      await response.arrayBuffer()
-      if (response.ok) return
-    } catch {
-      // the forward or the server is not up yet
-    }
-    if (performance.now() > deadline) throw new Error(`127.0.0.1:${port}/healthz did not answer`)
-    await sleep(HEALTH_POLL_MS)
-  }
-}
 
 // --- the raw side: the docker CLI and ssh, as a user would type them ----------
 
@@ -155,30 +137,7 @@ const rawOpen = async (
       await sh("git", ["-C", dir, "checkout", "--quiet", "FETCH_HEAD"])
     })
     await step("volume create", () => docker("volume", "create", "--label", `${BENCH_LABEL}=1`, volume))
-    containerId = await step("create", () =>
-      docker(
-        "create",
-        "--init",
-        "--publish",
-        "127.0.0.1::8080",
-        "--volume",
-        `${volume}:/workspace`,
-        "--workdir",
-        "/workspace",
-        "--env",
-        `PASSWORD=${randomBytes(12).toString("hex")}`,
-        "--label",
-        `${BENCH_LABEL}=1`,
-        image,
-        "--bind-addr",
-        "0.0.0.0:8080",
-        "--auth",
-        "password",
-        "--disable-telemetry",
-        "--disable-update-check",
-        "/workspace"
-      )
-    )
+    containerId = await step("create", () => docker("create", ...sandboxOptions(volume), image, ...CODE_SERVER_ARGS))
     await step("copy the workspace in (docker cp)", () => docker("cp", `${dir}/.`, `${containerId}:/workspace`))
     await step("start", () => docker("start", containerId))
     const remotePort = await step("port", async () => {
