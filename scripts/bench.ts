@@ -114,6 +114,19 @@ const benchmarks: Readonly<Record<string, Benchmark>> = {
       })
     }
   },
+  remote: {
+    summary:
+      "open on a remote engine over SSH: prbox open vs the raw steps by hand (docker --host ssh://, docker cp, ssh -L), medians of alternating rounds",
+    usage: "remote [--image code-server (default)|healthz|<tag>] [--rounds N (default 5)]",
+    run: async (args) => {
+      const values = parse(args, { image: { type: "string" }, rounds: { type: "string" } })
+      const { runRemote } = await import("./bench/remote.ts")
+      await runRemote({
+        image: typeof values.image === "string" ? values.image : "code-server",
+        rounds: intOption(typeof values.rounds === "string" ? values.rounds : undefined, 5, "rounds")
+      })
+    }
+  },
   reconcile: {
     summary: "full reconcile of 1,000 rows and 100 labelled containers",
     usage: "reconcile [--runs N (default 7)]",

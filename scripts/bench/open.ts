@@ -40,7 +40,7 @@ const HEALTH_WAIT = `health wait (probes ${HEALTH_PROBE_FAST_MS} ms apart)`
 const REOPENS_PER_RUN = 10
 const HEALTH_TIMEOUT_MS = 180_000
 
-const resolveImage = async (name: string): Promise<{ tag: string; label: string }> => {
+export const resolveImage = async (name: string): Promise<{ tag: string; label: string }> => {
   if (name === "healthz") {
     return {
       tag: await ensureImage(healthzImage),
@@ -68,7 +68,7 @@ const step = async <A>(spans: Recorder, op: string, work: Promise<A>): Promise<A
 }
 
 /** Polls /healthz until it answers 200; returns the number of probes. */
-const pollHealth = async (port: number): Promise<number> => {
+export const pollHealth = async (port: number): Promise<number> => {
   const deadline = performance.now() + HEALTH_TIMEOUT_MS
   for (let probes = 1; ; probes++) {
     try {
@@ -90,32 +90,42 @@ const dockerPort = async (containerId: string): Promise<number> => {
   return port
 }
 
-/** `docker run` as prbox would run it (init, 127.0.0.1 port, the workspace mounted, code-server's arguments). */
+/** code-server's arguments, as prbox gives them (the image's entrypoint is code-server). */
+export const CODE_SERVER_ARGS = [
+  "--bind-addr",
+  "0.0.0.0:8080",
+  "--auth",
+  "password",
+  "--disable-telemetry",
+  "--disable-update-check",
+  "/workspace"
+]
+
+/** `docker run`/`create` options as prbox runs a sandbox: init, the port on 127.0.0.1, `/workspace` from `workspace` (a path or a volume). */
+export const sandboxOptions = (workspace: string): Array<string> => [
+  "--init",
+  "-p",
+  "127.0.0.1::8080",
+  "-v",
+  `${workspace}:/workspace`,
+  "-w",
+  "/workspace",
+  "-e",
+  `PASSWORD=${randomBytes(12).toString("hex")}`,
+  "--label",
+  `${BENCH_LABEL}=1`
+]
+
+/** `docker run` as prbox would run it (sandboxOptions, code-server's arguments). */
 const dockerRun = (root: string, image: string, workspace: string): Promise<string> =>
   sh("docker", [
     "run",
     "-d",
-    "--init",
-    "-p",
-    "127.0.0.1::8080",
-    "-v",
-    `${workspace}:/workspace`,
-    "-w",
-    "/workspace",
-    "-e",
-    `PASSWORD=${randomBytes(12).toString("hex")}`,
-    "--label",
-    `${BENCH_LABEL}=1`,
+    ...sandboxOptions(workspace),
     "--label",
     `dev.prbox.home=${root}`,
     image,
-    "--bind-addr",
-    "0.0.0.0:8080",
-    "--auth",
-    "password",
-    "--disable-telemetry",
-    "--disable-update-check",
-    "/workspace"
+    ...CODE_SERVER_ARGS
   ])
 
 interface RawRun extends Measured {

@@ -1,4 +1,4 @@
-import type { Duplex } from "node:stream"
+import type { Duplex, Readable } from "node:stream"
 import type { ImageBuildRequest, ImageInfo } from "@prbox/domain"
 import { Context, type Effect, type Scope } from "effect"
 import type {
@@ -192,6 +192,18 @@ export interface DockerShape {
     request: ImageBuildRequest,
     onProgress: (line: string) => void
   ) => Effect.Effect<{ readonly tag: string; readonly reused: boolean }, ImageBuildFailed | Unreachable>
+  /**
+   * The image as the tar archive `docker save` writes, streamed from the
+   * engine as it reads it (never held whole); destroyed when the scope closes.
+   * A repository without a tag names every tag it has: name the tag.
+   */
+  readonly saveImage: (ref: string) => Effect.Effect<Readable, ImageNotFound | Unreachable, Scope.Scope>
+  /**
+   * Loads a `docker save` archive streamed from `archive` (`docker load`),
+   * reporting the engine's lines ("Loaded image: …"). An archive that fails to
+   * read fails the load.
+   */
+  readonly loadImage: (archive: Readable, onProgress: (line: string) => void) => Effect.Effect<void, Unreachable>
   readonly createContainer: (
     spec: ContainerSpec
   ) => Effect.Effect<{ readonly id: string }, NameConflict | ImageNotFound | Unreachable>

@@ -99,7 +99,8 @@ export const ImageAnswer = Schema.Struct({
     Schema.Struct({ User: Schema.String, Env: Schema.NullOr(Schema.Array(Schema.String)), Labels })
   ),
   Os: Schema.String,
-  Architecture: Schema.String
+  Architecture: Schema.String,
+  Size: Schema.Number
 })
 
 export const toImageInfo = (answer: typeof ImageAnswer.Type): ImageInfo => ({
@@ -114,5 +115,6 @@ export const toImageInfo = (answer: typeof ImageAnswer.Type): ImageInfo => ({
     })
   ),
   os: answer.Os,
-  architecture: answer.Architecture
+  architecture: answer.Architecture,
+  size: answer.Size
 })

@@ -10,13 +10,24 @@ import { call, decode } from "./EngineCall.ts"
 import { followProgress } from "./ProgressStream.ts"
 import { followPull, StatusEntry, statusLine } from "./PullProgress.ts"
 
-type Images = Pick<DockerShape, "imageExists" | "imageInfo" | "pullImage" | "importImage" | "buildImage">
+type Images = Pick<
+  DockerShape,
+  "imageExists" | "imageInfo" | "pullImage" | "importImage" | "buildImage" | "saveImage" | "loadImage"
+>
 
-/** An entry of the classic builder's output: text, an error, or a pull's status while resolving `FROM`. */
-const BuildEntry = Schema.Struct({
+/** An entry of the classic builder's or a load's output: text, an error, or a pull's status while resolving `FROM`. */
+const StreamEntry = Schema.Struct({
   ...StatusEntry.fields,
   stream: Schema.optional(Schema.String)
 })
+
+/** Reports each non-empty line of an entry's `stream` text. */
+const streamLines = (entry: typeof StreamEntry.Type, onLine: (line: string) => void): void => {
+  for (const line of (entry.stream ?? "").split("\n")) {
+    const text = line.trimEnd()
+    if (text.length > 0) onLine(text)
+  }
+}
 
 // Stored in the image's name: enough to tell inputs apart, short enough to read.
 const TAG_HASH_LENGTH = 24
@@ -98,6 +109,40 @@ export const images = (api: Dockerode, patient: Dockerode): Images => {
       )
     }),
 
+    saveImage: Effect.fn("Docker.saveImage")(function* (ref) {
+      return yield* Effect.acquireRelease(
+        call("image.save", () => patient.getImage(ref).get(), { 404: ImageNotFound }).pipe(
+          Effect.flatMap((archive) =>
+            archive instanceof Readable
+              ? Effect.succeed(archive)
+              : Effect.fail(new DockerEngineError({ operation: "image.save", detail: "the engine sent no archive" }))
+          )
+        ),
+        (archive) => Effect.sync(() => archive.destroy())
+      )
+    }),
+
+    loadImage: Effect.fn("Docker.loadImage")(function* (archive, onProgress) {
+      const operation = "image.load"
+      const fail = (detail: string) => new DockerEngineError({ operation, detail })
+      const loaded = Effect.gen(function* () {
+        const response = yield* call(operation, (signal) => patient.loadImage(archive, { abortSignal: signal }), {})
+        if (!(response instanceof Readable)) return yield* fail("the engine sent no progress stream")
+        yield* followProgress({
+          operation,
+          subject: "the archive",
+          response,
+          entry: StreamEntry,
+          onEntry: (entry) => {
+            streamLines(entry, onProgress)
+            return statusLine(onProgress)(entry)
+          },
+          fail
+        })
+      })
+      yield* Effect.raceFirst(loaded, sourceFailure(archive, fail))
+    }),
+
     buildImage: Effect.fn("Docker.buildImage")(function* (request, onProgress) {
       const operation = "image.build"
       const context = yield* scanContext(request)
@@ -136,14 +181,12 @@ export const images = (api: Dockerode, patient: Dockerode): Images => {
           operation,
           subject: tag,
           response,
-          entry: BuildEntry,
+          entry: StreamEntry,
           onEntry: (entry) => {
-            for (const line of (entry.stream ?? "").split("\n")) {
-              const text = line.trimEnd()
-              if (text.length === 0) continue
+            streamLines(entry, (text) => {
               if (stepLine.test(text)) step = text
               onProgress(text)
-            }
+            })
             return statusLine(onProgress)(entry)
           },
           fail: failed

@@ -1,5 +1,6 @@
 export * from "./Docker.ts"
 export * from "./DockerError.ts"
+export { copyImage } from "./ImageCopy.ts"
 export * as KnownHosts from "./KnownHosts.ts"
 export * as NodeDocker from "./NodeDocker.ts"
 export * as SshTransport from "./SshTransport.ts"

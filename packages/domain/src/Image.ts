@@ -9,6 +9,8 @@ export interface ImageInfo {
   readonly env: Readonly<Record<string, string>>
   readonly os: string
   readonly architecture: string
+  /** Bytes of its layers, unpacked: about what `docker save` streams. */
+  readonly size: number
 }
 
 /** A Dockerfile build, tagged by the hash of its inputs. */

@@ -5,6 +5,7 @@ import { ImageBuildFailed, PortTaken, RuntimeError } from "../Errors.ts"
 import { makeDockerRelay } from "./DockerRelay.ts"
 import { freePort } from "./FreePort.ts"
 import { makeHostPorts } from "./HostPorts.ts"
+import { ImageSource, makeImageTransfer } from "./ImageTransfer.ts"
 import { makeSupervisedExec } from "./SupervisedExec.ts"
 
 const STOP_TIMEOUT_SECONDS = 10
@@ -24,8 +25,9 @@ const pullsAlways = (image: string): boolean => {
 /**
  * Containers on the Docker engine of the Docker service given (the local
  * socket, or a remote engine over SSH: its ports are forwarded here, see
- * HostPorts.ts). The one place where Docker's types (packages/docker) and
- * the runtime port's (ContainerSpec, ContainerState) meet.
+ * HostPorts.ts; images it lacks come from ImageSource, this machine's
+ * engine, see ImageTransfer.ts). The one place where Docker's types
+ * (packages/docker) and the runtime port's (ContainerSpec, ContainerState) meet.
  */
 export const layer = Layer.effect(
   ContainerRuntime,
@@ -66,11 +68,15 @@ export const layer = Layer.effect(
         Effect.mapError(toRuntimeError)
       )
 
+    const transfer = makeImageTransfer(docker, yield* ImageSource)
     const previews = yield* makeDockerRelay(docker)
     const supervised = makeSupervisedExec(docker)
 
     return ContainerRuntime.of({
       ensureImage: Effect.fn("DockerRuntime.ensureImage")(function* (image, onProgress) {
+        const brought = yield* withProgress(onProgress, (report) => transfer.bring(image, report))
+        if (brought._tag === "Failure") return yield* brought.failure
+        if (brought.success !== "not-local") return
         const present = yield* docker.imageExists(image).pipe(Effect.mapError(toRuntimeError))
         if (present && !pullsAlways(image)) return
         yield* onProgress(`pulling ${image}`)

@@ -1,6 +1,7 @@
 import { Docker, EngineUnavailable, NodeDocker } from "@prbox/docker"
 import { LOCAL_ENGINE } from "@prbox/domain"
 import { Effect, Layer } from "effect"
+import { ImageSource } from "./ImageTransfer.ts"
 
 const unusable = (address: string, detail: string): Layer.Layer<Docker, EngineUnavailable> =>
   Layer.effect(
@@ -34,3 +35,12 @@ export const dockerFor = (address: string, options: { readonly requestTimeoutMs?
       return unusable(address, "not a Docker engine address (unix://, tcp:// or ssh://)")
   }
 }
+
+/**
+ * Where the runtime of the engine at `address` copies images from: this
+ * machine's engine (the local socket), unless `address` is that engine.
+ */
+export const imageSourceFor = (address: string): Layer.Layer<never, EngineUnavailable> =>
+  address === LOCAL_ENGINE
+    ? Layer.empty
+    : Layer.effect(ImageSource, NodeDocker.make({ socketPath: new URL(LOCAL_ENGINE).pathname }))

@@ -23,7 +23,7 @@ import * as SandboxJobsLive from "../SandboxJobsLive.ts"
 import { SandboxService } from "../SandboxService.ts"
 import * as SandboxServiceLive from "../SandboxServiceLive.ts"
 import * as DockerRuntime from "./DockerRuntime.ts"
-import { dockerFor } from "./EngineClient.ts"
+import { dockerFor, imageSourceFor } from "./EngineClient.ts"
 import { engineOfHome } from "./EngineSelection.ts"
 import * as NodeAccountIdentity from "./NodeAccountIdentity.ts"
 import * as NodeCodeServerHealth from "./NodeCodeServerHealth.ts"
@@ -103,7 +103,7 @@ const compose = (options: Options, chosen: ChosenEngine) => {
   )
   const runtime = wrapped(
     ContainerRuntime,
-    DockerRuntime.layer.pipe(Layer.provide(dockerFor(chosen.address))),
+    DockerRuntime.layer.pipe(Layer.provide([dockerFor(chosen.address), imageSourceFor(chosen.address)])),
     wrap.runtime
   )
   // One database connection: the layer is built once though both services come from it.

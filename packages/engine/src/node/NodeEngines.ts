@@ -5,7 +5,7 @@ import { ContainerRuntime, type ContainerRuntimeShape } from "../ContainerRuntim
 import { Engines } from "../Engines.ts"
 import { RuntimeError } from "../Errors.ts"
 import * as DockerRuntime from "./DockerRuntime.ts"
-import { dockerFor } from "./EngineClient.ts"
+import { dockerFor, imageSourceFor } from "./EngineClient.ts"
 
 /** Engines other than the configured one kept open at once; the least recently used is closed past it. */
 const KEPT_ENGINES = 4
@@ -39,7 +39,7 @@ export const layer = (chosen: ChosenEngine) =>
         Effect.gen(function* () {
           const scope = yield* Scope.fork(parent)
           const built = yield* Layer.buildWithScope(
-            Layer.provideMerge(DockerRuntime.layer, dockerFor(address)),
+            Layer.provideMerge(DockerRuntime.layer.pipe(Layer.provide(imageSourceFor(address))), dockerFor(address)),
             scope
           ).pipe(
             Effect.tapError(() => Scope.close(scope, Exit.void)),
