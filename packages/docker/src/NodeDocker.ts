@@ -89,7 +89,7 @@ export const make = (options: Options = {}): Effect.Effect<Docker["Service"], En
     const demux: Demux = api.modem.demuxStream.bind(api.modem)
 
     return Docker.of({
-      // A tcp:// engine is taken as local too: its 127.0.0.1 cannot be reached from here at all.
+      // A tcp:// engine has no way to its 127.0.0.1 from here: taken as local, as it always was.
       loopback: ssh === undefined ? localLoopback : sshLoopback(ssh),
 
       ping: Effect.fn("Docker.ping")(function* () {
