@@ -70,6 +70,7 @@ export const layer = Layer.effect(
     const supervised = makeSupervisedExec(docker)
 
     return ContainerRuntime.of({
+      filesAt: Effect.succeed("host"),
       ensureImage: Effect.fn("DockerRuntime.ensureImage")(function* (image, onProgress) {
         const present = yield* docker.imageExists(image).pipe(Effect.mapError(toRuntimeError))
         if (present && !pullsAlways(image)) return
