@@ -8,6 +8,7 @@ import { movePullRequest } from "../../git/test/helpers.ts"
 import { type ContainerRuntimeShape, SandboxService } from "../src/index.ts"
 import { healthzGitImage } from "./git-image.ts"
 import { openRunning, rowOf, withEngine } from "./harness.ts"
+import { refusesOverUncommittedChanges } from "./update-fixtures.ts"
 
 /**
  * The engine keeps the sandbox's files, as a remote one does: the container's
@@ -30,6 +31,10 @@ const filesOnEngine = (real: ContainerRuntimeShape): ContainerRuntimeShape => ({
       return real.provision({ ...spec, binds })
     })
 })
+
+/** An engine that keeps the files, its sandboxes on an image with git. */
+const onEngineWithGit = <A, E>(body: Parameters<typeof withEngine<A, E>>[1]) =>
+  withEngine({ runtime: filesOnEngine, config: { image: healthzGitImage() } }, body)
 
 const engineCopyOf = (workspacePath: string) => `${workspacePath}.engine`
 
@@ -60,7 +65,7 @@ const snapshot = (folder: string) => ({
 
 describe("update where the engine keeps the workspace (git in the container)", () => {
   it.live("fast-forwards the container's copy, then is up to date; the host's copy is not touched", () =>
-    withEngine({ runtime: filesOnEngine, config: { image: healthzGitImage() } }, ({ home, remote }) =>
+    onEngineWithGit(({ home, remote }) =>
       Effect.gen(function* () {
         const sandboxes = yield* SandboxService
         const running = yield* openRunning(remote.path, 1)
@@ -92,32 +97,19 @@ describe("update where the engine keeps the workspace (git in the container)", (
   )
 
   it.live("refuses on uncommitted changes in the container's copy (not the host's), touching nothing", () =>
-    withEngine({ runtime: filesOnEngine, config: { image: healthzGitImage() } }, ({ home, remote }) =>
+    onEngineWithGit((fixture) =>
       Effect.gen(function* () {
-        const sandboxes = yield* SandboxService
-        const running = yield* openRunning(remote.path, 1)
+        const running = yield* openRunning(fixture.remote.path, 1)
         const { host, engine } = copiesOf(running)
-        writeFileSync(join(engine, "pr1.txt"), "my change\n")
-        writeFileSync(join(engine, "notes.txt"), "mine\n")
         const before = snapshot(host)
-        movePullRequest(home, remote.pr1, "next.txt")
-
-        const refused = yield* Effect.flip(sandboxes.update(running.id, { force: true }))
-        assert.strictEqual(refused._tag, "UpdateRefused")
-        if (refused._tag !== "UpdateRefused") return
-        assert.deepStrictEqual([...refused.changedFiles].sort(), ["notes.txt", "pr1.txt"])
-        assert.include(refused.message, "uncommitted changes")
-        assert.strictEqual(readFileSync(join(engine, "pr1.txt"), "utf8"), "my change\n")
-        assert.strictEqual(readFileSync(join(engine, "notes.txt"), "utf8"), "mine\n")
-        assert.strictEqual(gitIn(engine, "rev-parse", "HEAD"), remote.pr1)
-        assert.strictEqual((yield* rowOf(running.id)).sourceCommit, remote.pr1)
+        yield* refusesOverUncommittedChanges(running, engine, fixture, () => gitIn(engine, "rev-parse", "HEAD"))
         assert.deepStrictEqual(snapshot(host), before)
       })
     )
   )
 
   it.live("refuses a force-push without --force; --force keeps the old head on a branch in the container's copy", () =>
-    withEngine({ runtime: filesOnEngine, config: { image: healthzGitImage() } }, ({ home, remote }) =>
+    onEngineWithGit(({ home, remote }) =>
       Effect.gen(function* () {
         const sandboxes = yield* SandboxService
         const running = yield* openRunning(remote.path, 1)
