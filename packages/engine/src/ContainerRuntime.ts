@@ -132,6 +132,13 @@ export interface PortStream {
 }
 
 export interface ContainerRuntimeShape {
+  /**
+   * Where a sandbox's files are the truth: `host` when the engine sees this
+   * machine's (bind mounts; the host's workspace is the container's), `engine`
+   * when they are carried into the engine's own storage (the copy in the
+   * container is the truth; git and files are worked on there).
+   */
+  readonly filesAt: Effect.Effect<"host" | "engine", RuntimeError>
   /** Makes the image available; a failed pull of a present image continues with it and says so. */
   readonly ensureImage: (
     image: string,

@@ -1,10 +1,15 @@
 import { type Sandbox, SandboxConflict, type SandboxId } from "@prbox/domain"
-import { pullRequestRefOf, Workspaces } from "@prbox/git"
+import { pullRequestRefOf, type WorkspaceError, Workspaces } from "@prbox/git"
 import { Effect, Result } from "effect"
 import { Config } from "./Config.ts"
+import { ContainerRuntime } from "./ContainerRuntime.ts"
+import { containerWorkspaceGit, GitMissing } from "./ContainerWorkspaceGit.ts"
+import { Engines, otherEngineRefusal } from "./Engines.ts"
 import { GitFailed, mapStoreErrors, UpdateRefused } from "./Errors.ts"
+import { makeExecTarget } from "./ExecTarget.ts"
 import { Lifecycle } from "./Lifecycle.ts"
 import type { Ownership } from "./Ownership.ts"
+import { hostWorkspaceGit, type WorkspaceGit } from "./WorkspaceGit.ts"
 
 /**
  * Runs the sandbox's `updateContentCommand` in its container: the failure's
@@ -32,11 +37,15 @@ export const listFiles = (files: ReadonlyArray<string>): string => {
   return files.length > FILES_LISTED ? `${shown} and ${files.length - FILES_LISTED} more` : shown
 }
 
-/** Any git failure of an update, with its (redacted) message. */
+/** Any git failure of an update, with its (redacted) message; an image without git (git runs there) is a refusal. */
 const gitStep =
-  (operation: string) =>
+  (id: SandboxId, operation: string) =>
   <A, E extends { readonly message: string }, R>(effect: Effect.Effect<A, E, R>) =>
-    Effect.mapError(effect, (error) => new GitFailed({ operation, detail: error.message }))
+    Effect.mapError(effect, (error) =>
+      error instanceof GitMissing
+        ? new UpdateRefused({ id, reason: error.message, changedFiles: [] })
+        : new GitFailed({ operation, detail: error.message })
+    )
 
 /**
  * `prbox update`: moves a running sandbox's workspace to its PR's new head,
@@ -49,6 +58,9 @@ export const makeUpdate = (ownership: Ownership, runUpdateContent: RunUpdateCont
     const workspaces = yield* Workspaces
     const lifecycle = yield* Lifecycle
     const config = yield* Config
+    const engines = yield* Engines
+    const runtime = yield* ContainerRuntime
+    const execTarget = yield* makeExecTarget
     const { getRow } = lifecycle
 
     const conflict = (id: SandboxId, reason: string) => new SandboxConflict({ id, reason })
@@ -57,33 +69,32 @@ export const makeUpdate = (ownership: Ownership, runUpdateContent: RunUpdateCont
         conflict(id, "it is still stopping; retry after it has stopped")
       )
 
-    /** The git part, under the sandbox's container permit: the workspace moves, or nothing does. */
-    const moveWorkspace = (id: SandboxId, force: boolean, refPattern: string) =>
+    /** Moves the workspace `git` works on; refused or failed, its refs and files stay as they were. */
+    const moveWith = (
+      row: Sandbox,
+      containerId: string,
+      git: WorkspaceGit<WorkspaceError | GitMissing>,
+      force: boolean,
+      refPattern: string
+    ) =>
       Effect.gen(function* () {
-        const row = yield* getRow(id)
-        if (row.destroyFenced) {
-          return yield* conflict(id, "an earlier destroy was not confirmed; run `prbox rm` to retry it")
-        }
-        const { containerId, workspacePath } = row
-        if (row.status !== "running" || containerId === null || workspacePath === null) {
-          return yield* conflict(id, `it is ${row.status}; start it first with \`prbox restart ${id}\``)
-        }
-        yield* stillStopping(id)
+        const { id } = row
         const say = (line: string) => lifecycle.emit(id, row.status, line)
         yield* say("fetching the PR's head")
-        const state = yield* workspaces.workspaceState(workspacePath).pipe(gitStep("read the workspace"))
+        const state = yield* git.state.pipe(gitStep(id, "read the workspace"))
         const located = pullRequestRefOf(row, state.originUrl, refPattern)
         if (Result.isFailure(located)) return yield* conflict(id, located.failure.message)
         const fetched = yield* workspaces
           .fetchPullRequest(located.success, { onProgress: (line) => Effect.ignore(say(line)) })
-          .pipe(gitStep("fetch the PR"))
+          .pipe(gitStep(id, "fetch the PR"))
         const from = state.head
         const to = fetched.commit
         const old = row.sourceCommit ?? from
-        yield* workspaces.bringCommit(workspacePath, fetched.mirrorPath, to).pipe(gitStep("bring the new head"))
-        const ancestor = (a: string, b: string) =>
-          workspaces.isAncestor(workspacePath, a, b).pipe(gitStep("compare the heads"))
-        const base = { row, containerId, workspacePath, from, to }
+        yield* git
+          .bringCommit(fetched.mirrorPath, to, [...new Set([from, old])])
+          .pipe(gitStep(id, "bring the new head"))
+        const ancestor = (a: string, b: string) => git.isAncestor(a, b).pipe(gitStep(id, "compare the heads"))
+        const base = { row, containerId, from, to }
         if (yield* ancestor(to, from)) {
           yield* say(`up to date at ${short(from)}`)
           return { ...base, outcome: "up-to-date" as const, keptBranch: null }
@@ -98,28 +109,49 @@ export const makeUpdate = (ownership: Ownership, runUpdateContent: RunUpdateCont
         const forcePushed = !(yield* ancestor(old, to))
         const localCommits = !forcePushed && !(yield* ancestor(from, to))
         if (!forcePushed && !localCommits) {
-          yield* workspaces.fastForward(workspacePath, to).pipe(gitStep("fast-forward the workspace"))
+          yield* git.fastForward(to).pipe(gitStep(id, "fast-forward the workspace"))
           yield* say(`fast-forwarded ${short(from)}..${short(to)}`)
           return { ...base, outcome: "fast-forwarded" as const, keptBranch: null }
         }
         if (!force) {
-          const branch = yield* workspaces.nextKeepBranch(workspacePath).pipe(gitStep("name the kept branch"))
+          const branch = yield* git.nextKeepBranch.pipe(gitStep(id, "name the kept branch"))
           const reason = forcePushed
             ? `the PR was force-pushed: ${short(old)}..${short(to)} is not a fast-forward; \`prbox update --force ${id}\` keeps your commits on ${branch}`
             : `the workspace has commits that are not in the PR's new head: ${short(from)}..${short(to)} is not a fast-forward; \`prbox update --force ${id}\` keeps them on ${branch}`
           return yield* new UpdateRefused({ id, reason, changedFiles: [] })
         }
-        const keptBranch = yield* workspaces.keepAndReset(workspacePath, to).pipe(gitStep("reset the workspace"))
+        const keptBranch = yield* git.keepAndReset(to).pipe(gitStep(id, "reset the workspace"))
         yield* say(`kept ${short(from)} on ${keptBranch}; reset to ${short(to)}`)
         return { ...base, outcome: "forced" as const, keptBranch }
-      }).pipe(
-        // Whatever git wrote (objects, index, files) goes back to the sandbox user, refused or not.
-        Effect.ensuring(
-          Effect.flatMap(getRow(id), (row) =>
-            row.workspacePath === null ? Effect.void : ownership.handBack(row.workspacePath)
-          ).pipe(Effect.ignore)
+      })
+
+    /** The git part, under the sandbox's container permit: the workspace moves, or nothing does. */
+    const moveWorkspace = (id: SandboxId, force: boolean, refPattern: string) =>
+      Effect.gen(function* () {
+        const row = yield* getRow(id)
+        if (row.destroyFenced) {
+          return yield* conflict(id, "an earlier destroy was not confirmed; run `prbox rm` to retry it")
+        }
+        const elsewhere = otherEngineRefusal(engines, row)
+        if (elsewhere !== undefined) return yield* elsewhere
+        const { containerId, workspacePath } = row
+        if (row.status !== "running" || containerId === null || workspacePath === null) {
+          return yield* conflict(id, `it is ${row.status}; start it first with \`prbox restart ${id}\``)
+        }
+        yield* stillStopping(id)
+        // Where the copy that counts is: the host's when the engine bind-mounts
+        // it; else the container's (the host's is what it was opened from).
+        const git = yield* Effect.flatMap(runtime.filesAt, (filesAt) =>
+          filesAt === "host"
+            ? Effect.succeed(hostWorkspaceGit(workspaces, ownership, workspacePath))
+            : Effect.map(execTarget(id, "update"), (target) => containerWorkspaceGit(runtime, workspaces, target))
+        ).pipe(
+          Effect.catchTag(["RuntimeError", "HostFailure"], (error) =>
+            Effect.fail(new GitFailed({ operation: "find the workspace", detail: error.message }))
+          )
         )
-      )
+        return yield* moveWith(row, containerId, git, force, refPattern).pipe(Effect.ensuring(git.handBack))
+      })
 
     const update = Effect.fn("SandboxService.update")(function* (id: SandboxId, options: { readonly force: boolean }) {
       const cfg = yield* config.load.pipe(Effect.mapError((error) => conflict(id, error.message)))

@@ -7,6 +7,7 @@ import { Effect } from "effect"
 import { movePullRequest } from "../../git/test/helpers.ts"
 import { SandboxService } from "../src/index.ts"
 import { bounded, containersOf, openRunning, rowOf, withEngine } from "./harness.ts"
+import { refusesOverUncommittedChanges } from "./update-fixtures.ts"
 
 /** git in a sandbox's workspace (the sandbox user's, not the test's). */
 const inWorkspace = (row: Sandbox, ...args: ReadonlyArray<string>): string =>
@@ -54,26 +55,13 @@ describe("update", () => {
   )
 
   it.live("refuses on a dirty workspace with its files listed, and touches nothing", () =>
-    withEngine({}, ({ home, remote }) =>
+    withEngine({}, (fixture) =>
       Effect.gen(function* () {
         const sandboxes = yield* SandboxService
-        const running = yield* openRunning(remote.path, 1)
-        const workspace = running.workspacePath ?? ""
-        writeFileSync(join(workspace, "pr1.txt"), "my change\n")
-        writeFileSync(join(workspace, "notes.txt"), "mine\n")
-        movePullRequest(home, remote.pr1, "next.txt")
-
-        const refused = yield* Effect.flip(sandboxes.update(running.id, { force: true }))
-        assert.strictEqual(refused._tag, "UpdateRefused")
-        if (refused._tag !== "UpdateRefused") return
-        assert.deepStrictEqual([...refused.changedFiles].sort(), ["notes.txt", "pr1.txt"])
-        assert.include(refused.message, "uncommitted changes")
-        assert.include(refused.message, "pr1.txt")
-        assert.include(refused.message, "notes.txt")
-        assert.strictEqual(readFileSync(join(workspace, "pr1.txt"), "utf8"), "my change\n")
-        assert.strictEqual(readFileSync(join(workspace, "notes.txt"), "utf8"), "mine\n")
-        assert.strictEqual(inWorkspace(running, "rev-parse", "HEAD"), remote.pr1)
-        assert.strictEqual((yield* rowOf(running.id)).sourceCommit, remote.pr1)
+        const running = yield* openRunning(fixture.remote.path, 1)
+        yield* refusesOverUncommittedChanges(running, running.workspacePath ?? "", fixture, () =>
+          inWorkspace(running, "rev-parse", "HEAD")
+        )
 
         // A stopped sandbox is not updated: it is started first.
         yield* sandboxes.stop(running.id)

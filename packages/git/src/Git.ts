@@ -10,11 +10,28 @@ export interface GitRunOptions {
   readonly onStderrLine?: (line: string) => Effect.Effect<void>
 }
 
+/**
+ * Variables that point git at another repository than the one named (set by
+ * hooks or shells): cleared for every git prbox runs, here or in a sandbox.
+ */
+export const REPOSITORY_ENV = [
+  "GIT_DIR",
+  "GIT_WORK_TREE",
+  "GIT_INDEX_FILE",
+  "GIT_OBJECT_DIRECTORY",
+  "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+  "GIT_COMMON_DIR",
+  "GIT_NAMESPACE"
+] as const
+
 export interface GitOutput {
   readonly stdout: string
   readonly stderr: string
   readonly exitCode: number
 }
+
+/** One git command: its output whatever its exit code; `E` when it could not run to its end. */
+export type GitRun<E> = (args: ReadonlyArray<string>, options: GitRunOptions) => Effect.Effect<GitOutput, E>
 
 /**
  * Runs git. A non-zero exit is an output, not a failure: callers classify it.
@@ -24,9 +41,6 @@ export interface GitOutput {
 export class Git extends Context.Service<
   Git,
   {
-    readonly run: (
-      args: ReadonlyArray<string>,
-      options: GitRunOptions
-    ) => Effect.Effect<GitOutput, GitCommandFailed | GitTimeout>
+    readonly run: GitRun<GitCommandFailed | GitTimeout>
   }
 >()("prbox/git/Git") {}

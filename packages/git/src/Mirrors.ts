@@ -32,7 +32,7 @@ export const noProgress = (): Effect.Effect<void> => Effect.void
 export const commitPattern = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/
 
 /** A file-system step of a fetch or clone, failing with what it was doing. */
-export const fsStep = <A>(operation: string, effect: Effect.Effect<A, PlatformError>) =>
+export const fsStep = <A, R>(operation: string, effect: Effect.Effect<A, PlatformError, R>) =>
   Effect.mapError(effect, (error) => new FileSystemFailed({ operation, detail: redactCredentials(error.message) }))
 
 /**

@@ -5,7 +5,7 @@ import { Duration, Effect, Layer, Stream } from "effect"
 import type { PlatformError } from "effect/PlatformError"
 import { ChildProcess, ChildProcessSpawner } from "effect/process"
 import { GitCommandFailed, GitTimeout } from "./Errors.ts"
-import { Git, type GitOutput, type GitRunOptions } from "./Git.ts"
+import { Git, type GitOutput, type GitRunOptions, REPOSITORY_ENV } from "./Git.ts"
 import { redactCredentials } from "./Redact.ts"
 
 // The user's environment passes through (HOME, SSH_AUTH_SOCK, credential
@@ -15,14 +15,7 @@ const fixedEnv: Readonly<Record<string, string | undefined>> = {
   GIT_TERMINAL_PROMPT: "0",
   GCM_INTERACTIVE: "never",
   LC_ALL: "C",
-  // Set by hooks or shells, these would point our commands at another repository.
-  GIT_DIR: undefined,
-  GIT_WORK_TREE: undefined,
-  GIT_INDEX_FILE: undefined,
-  GIT_OBJECT_DIRECTORY: undefined,
-  GIT_ALTERNATE_OBJECT_DIRECTORIES: undefined,
-  GIT_COMMON_DIR: undefined,
-  GIT_NAMESPACE: undefined
+  ...Object.fromEntries(REPOSITORY_ENV.map((name) => [name, undefined]))
 }
 
 // A timed-out git gets SIGTERM, then SIGKILL if its process group lingers.

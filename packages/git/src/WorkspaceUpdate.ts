@@ -1,7 +1,7 @@
 import * as NodePath from "node:path"
 import { Effect } from "effect"
 import { GitCommandFailed, UnsafeArgument } from "./Errors.ts"
-import { Git, type GitOutput } from "./Git.ts"
+import { Git, type GitOutput, type GitRun } from "./Git.ts"
 import { commitPattern } from "./Mirrors.ts"
 import { stderrTail } from "./Redact.ts"
 
@@ -17,7 +17,7 @@ export interface WorkspaceState {
   readonly changedFiles: ReadonlyArray<string>
 }
 
-type WithMirrorLock = (mirrorPath: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+export type WithMirrorLock = (mirrorPath: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 
 /**
  * Paths of `git status --porcelain=v1 -z`: `XY path` entries, NUL-separated;
@@ -38,45 +38,46 @@ export const parsePorcelainZ = (output: string): Array<string> => {
   return paths
 }
 
+const refuse = (operation: string, detail: string) => new UnsafeArgument({ operation, detail })
+const checkPath = (operation: string, path: string) =>
+  NodePath.isAbsolute(path) ? Effect.void : Effect.fail(refuse(operation, "the workspace must be an absolute path"))
+export const checkCommit = (operation: string, commit: string) =>
+  commitPattern.test(commit)
+    ? Effect.void
+    : Effect.fail(refuse(operation, "the commit must be a full hexadecimal object id"))
+
+/** A git command's non-zero exit as a failure, with its (redacted) stderr. */
+export const failure = (args: ReadonlyArray<string>, output: GitOutput) =>
+  new GitCommandFailed({ operation: `git ${args[0]}`, detail: stderrTail(output.stderr), exitCode: output.exitCode })
+
 /**
- * Moving an existing workspace to a pull request's new head. The workspace
- * belongs to the sandbox's user, who may differ from the daemon's: git is told
- * the directory is safe, and the caller hands new files back afterwards.
+ * The steps of moving a workspace to a pull request's new head that only
+ * read and write the workspace, with git run by `run`: this machine's git
+ * on a workspace here, or git inside a sandbox's container on the copy the
+ * container holds. The workspace may belong to another user than git's:
+ * git is told the directory is safe.
  */
-export const makeWorkspaceUpdate = Effect.fnUntraced(function* (
-  localTimeoutMs: number,
-  withMirrorLock: WithMirrorLock
-) {
-  const git = yield* Git
-
-  const refuse = (operation: string, detail: string) => new UnsafeArgument({ operation, detail })
-  const checkPath = (operation: string, path: string) =>
-    NodePath.isAbsolute(path) ? Effect.void : Effect.fail(refuse(operation, "the workspace must be an absolute path"))
-  const checkCommit = (operation: string, commit: string) =>
-    commitPattern.test(commit)
-      ? Effect.void
-      : Effect.fail(refuse(operation, "the commit must be a full hexadecimal object id"))
-
+export const workspaceSteps = <E>(run: GitRun<E>, timeoutMs: number) => {
   // An explicit git dir: a workspace whose `.git` is gone must not fall through
   // to an enclosing repository.
-  const run = (path: string, args: ReadonlyArray<string>) =>
-    git.run(
-      ["-c", `safe.directory=${path}`, `--git-dir=${NodePath.join(path, ".git")}`, `--work-tree=${path}`, ...args],
-      {
-        cwd: path,
-        timeoutMs: localTimeoutMs
-      }
+  const inWorkspace = (path: string, args: ReadonlyArray<string>) =>
+    run(
+      [
+        "-c",
+        `safe.directory=${path}`,
+        `--git-dir=${NodePath.posix.join(path, ".git")}`,
+        `--work-tree=${path}`,
+        ...args
+      ],
+      { cwd: path, timeoutMs }
     )
 
-  const failure = (args: ReadonlyArray<string>, output: GitOutput) =>
-    new GitCommandFailed({ operation: `git ${args[0]}`, detail: stderrTail(output.stderr), exitCode: output.exitCode })
-
   const succeed = (path: string, args: ReadonlyArray<string>) =>
-    Effect.flatMap(run(path, args), (output) =>
+    Effect.flatMap(inWorkspace(path, args), (output) =>
       output.exitCode === 0 ? Effect.succeed(output) : Effect.fail(failure(args, output))
     )
 
-  const state = Effect.fn("Workspaces.workspaceState")(function* (path: string) {
+  const workspaceState = Effect.fn("Workspaces.workspaceState")(function* (path: string) {
     yield* checkPath("workspaceState", path)
     const head = (yield* succeed(path, ["rev-parse", "--verify", "HEAD^{commit}"])).stdout.trim()
     const origin = yield* succeed(path, ["remote", "get-url", "--end-of-options", "origin"])
@@ -89,21 +90,11 @@ export const makeWorkspaceUpdate = Effect.fnUntraced(function* (
     return result
   })
 
-  /** Copies `commit` (and what it needs) from the mirror into the workspace; no ref or file changes. */
-  const bringCommit = Effect.fn("Workspaces.bringCommit")(function* (path: string, mirrorPath: string, commit: string) {
-    yield* checkPath("bringCommit", path)
-    yield* checkCommit("bringCommit", commit)
-    if (!NodePath.isAbsolute(mirrorPath)) return yield* refuse("bringCommit", "the mirror must be an absolute path")
-    // The lock keeps a fetch into the mirror (and its auto-gc) from repacking under this read.
-    yield* succeed(path, [
-      "fetch",
-      "--no-tags",
-      "--no-write-fetch-head",
-      "--quiet",
-      "--end-of-options",
-      mirrorPath,
-      commit
-    ]).pipe(withMirrorLock(mirrorPath))
+  /** Whether the workspace's objects hold `commit` (and so, being a full clone, its history). */
+  const hasCommit = Effect.fn("Workspaces.hasCommit")(function* (path: string, commit: string) {
+    yield* checkPath("hasCommit", path)
+    yield* checkCommit("hasCommit", commit)
+    return (yield* inWorkspace(path, ["cat-file", "-e", `${commit}^{commit}`])).exitCode === 0
   })
 
   const isAncestor = Effect.fn("Workspaces.isAncestor")(function* (path: string, ancestor: string, descendant: string) {
@@ -111,7 +102,7 @@ export const makeWorkspaceUpdate = Effect.fnUntraced(function* (
     yield* checkCommit("isAncestor", ancestor)
     yield* checkCommit("isAncestor", descendant)
     const args = ["merge-base", "--is-ancestor", ancestor, descendant]
-    const output = yield* run(path, args)
+    const output = yield* inWorkspace(path, args)
     if (output.exitCode === 0) return true
     if (output.exitCode === 1) return false
     return yield* failure(args, output)
@@ -149,7 +140,38 @@ export const makeWorkspaceUpdate = Effect.fnUntraced(function* (
     return branch
   })
 
-  return { workspaceState: state, bringCommit, isAncestor, fastForward, nextKeepBranch, keepAndReset }
-})
+  return { workspaceState, hasCommit, isAncestor, fastForward, nextKeepBranch, keepAndReset, succeed }
+}
 
-export type WorkspaceUpdate = Effect.Success<ReturnType<typeof makeWorkspaceUpdate>>
+export type WorkspaceSteps<E> = ReturnType<typeof workspaceSteps<E>>
+
+/** Moving an existing workspace here to a pull request's new head; the caller hands new files back afterwards. */
+export const makeWorkspaceUpdate = Effect.fnUntraced(function* (
+  localTimeoutMs: number,
+  withMirrorLock: WithMirrorLock
+) {
+  const git = yield* Git
+  const { workspaceState, isAncestor, fastForward, nextKeepBranch, keepAndReset, succeed } = workspaceSteps(
+    git.run,
+    localTimeoutMs
+  )
+
+  /** Copies `commit` (and what it needs) from the mirror into the workspace; no ref or file changes. */
+  const bringCommit = Effect.fn("Workspaces.bringCommit")(function* (path: string, mirrorPath: string, commit: string) {
+    yield* checkPath("bringCommit", path)
+    yield* checkCommit("bringCommit", commit)
+    if (!NodePath.isAbsolute(mirrorPath)) return yield* refuse("bringCommit", "the mirror must be an absolute path")
+    // The lock keeps a fetch into the mirror (and its auto-gc) from repacking under this read.
+    yield* succeed(path, [
+      "fetch",
+      "--no-tags",
+      "--no-write-fetch-head",
+      "--quiet",
+      "--end-of-options",
+      mirrorPath,
+      commit
+    ]).pipe(withMirrorLock(mirrorPath))
+  })
+
+  return { workspaceState, bringCommit, isAncestor, fastForward, nextKeepBranch, keepAndReset }
+})

@@ -2,6 +2,7 @@ import * as NodePath from "node:path"
 import { statePaths } from "@prbox/domain"
 import { Context, Effect, type FileSystem, Layer } from "effect"
 import { type BaseDiff, type BaseDiffOptions, makeBaseDiff } from "./BaseDiff.ts"
+import { makeBundleCommit } from "./Bundle.ts"
 import { type CreatedWorkspace, type CreateWorkspaceOptions, makeCreateWorkspace } from "./Clone.ts"
 import { type CommitFiles, makeCommitFiles } from "./CommitFiles.ts"
 import type { FetchError, WorkspaceError } from "./Errors.ts"
@@ -14,7 +15,12 @@ export type { BaseDiff, BaseDiffOptions } from "./BaseDiff.ts"
 export type { CreatedWorkspace, CreateWorkspaceOptions } from "./Clone.ts"
 export type { CommitEntry, CommitFiles } from "./CommitFiles.ts"
 export type { FetchedPullRequest, MirrorKey, ProgressOptions } from "./Mirrors.ts"
-export { KEEP_BRANCH_PREFIX, type WorkspaceState } from "./WorkspaceUpdate.ts"
+export {
+  KEEP_BRANCH_PREFIX,
+  type WorkspaceState,
+  type WorkspaceSteps,
+  workspaceSteps
+} from "./WorkspaceUpdate.ts"
 
 export interface WorkspacesConfig {
   /** The daemon's private state directory (`$PRBOX_HOME`); mirrors live in its `statePaths(...).mirrors`. */
@@ -60,6 +66,16 @@ export class Workspaces extends Context.Service<
     readonly commitFiles: (mirrorPath: string, commit: string) => CommitFiles
     /** The workspace's head and its changed files (tracked and untracked). */
     readonly workspaceState: (path: string) => Effect.Effect<WorkspaceState, WorkspaceError>
+    /**
+     * A git bundle of `commit` from its mirror, leaving out the history of
+     * `have` (commits the receiver holds; those the mirror lacks are skipped):
+     * how a commit reaches a workspace on another machine. Only objects go in it.
+     */
+    readonly bundleCommit: (
+      mirrorPath: string,
+      commit: string,
+      have: ReadonlyArray<string>
+    ) => Effect.Effect<Uint8Array, WorkspaceError>
     /** Copies a commit of the mirror into the workspace's objects; refs and files stay as they are. */
     readonly bringCommit: (path: string, mirrorPath: string, commit: string) => Effect.Effect<void, WorkspaceError>
     readonly isAncestor: (path: string, ancestor: string, descendant: string) => Effect.Effect<boolean, WorkspaceError>
@@ -87,12 +103,14 @@ const make = Effect.fn("Workspaces.make")(function* (config: WorkspacesConfig) {
   const createWorkspace = yield* makeCreateWorkspace(localTimeoutMs, mirrors.withMirrorLock)
   const commitFiles = yield* makeCommitFiles(localTimeoutMs)
   const update = yield* makeWorkspaceUpdate(localTimeoutMs, mirrors.withMirrorLock)
+  const bundleCommit = yield* makeBundleCommit(localTimeoutMs, mirrors.withMirrorLock)
   return Workspaces.of({
     fetchPullRequest: mirrors.fetchPullRequest,
     mirrorPath: mirrors.mirrorPathOf,
     diffAgainstBase,
     createWorkspace,
     commitFiles,
+    bundleCommit,
     ...update
   })
 })

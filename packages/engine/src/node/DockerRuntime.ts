@@ -73,6 +73,7 @@ export const layer = Layer.effect(
     const supervised = makeSupervisedExec(docker)
 
     return ContainerRuntime.of({
+      filesAt: Effect.succeed("host"),
       ensureImage: Effect.fn("DockerRuntime.ensureImage")(function* (image, onProgress) {
         const brought = yield* withProgress(onProgress, (report) => transfer.bring(image, report))
         if (brought._tag === "Failure") return yield* brought.failure
