@@ -199,6 +199,15 @@ export interface ContainerRuntimeShape {
   ) => Effect.Effect<RunningCommand, RuntimeError | CwdRefused>
   /** Whether `path` exists in the container's filesystem (works on a created, never started container). */
   readonly hasPath: (containerId: string, path: string) => Effect.Effect<boolean, RuntimeError>
+  /**
+   * Follows the container's output written since `since` until a line
+   * `matches` (true), or until it ends because the container stopped (false).
+   */
+  readonly awaitOutputLine: (
+    containerId: string,
+    since: Date,
+    matches: (line: string) => boolean
+  ) => Effect.Effect<boolean, RuntimeError>
   /** One health probe of code-server's `/healthz`; fails when it does not answer. */
   readonly health: (hostPort: number) => Effect.Effect<Health, RuntimeError>
   /**

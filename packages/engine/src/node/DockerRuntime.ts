@@ -157,6 +157,8 @@ export const layer = Layer.effect(
       connect: previews.connect,
       listeningPorts: previews.listeningPorts,
       hasPath: (containerId, path) => docker.hasPath(containerId, path).pipe(Effect.mapError(toRuntimeError)),
+      awaitOutputLine: (containerId, since, matches) =>
+        docker.awaitLogLine(containerId, { since, matches }).pipe(Effect.mapError(toRuntimeError)),
       health: (hostPort) =>
         http.get(`http://127.0.0.1:${hostPort}/healthz`).pipe(
           Effect.flatMap((response) => response.json),
