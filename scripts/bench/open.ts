@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto"
 import { mkdirSync, rmSync } from "node:fs"
 import { loadavg } from "node:os"
 import { join } from "node:path"
-import { HEALTH_PROBE_FAST_MS, type SandboxId } from "@prbox/domain"
+import { HEALTH_PROBE_FAST_MS, HEALTH_PROBE_UNHEARD_MS, type SandboxId } from "@prbox/domain"
 import { codeServerImage } from "../images/code-server.ts"
 import { healthzImage } from "../images/healthz.ts"
 import { ensureImage, imageExists } from "../images/images.ts"
@@ -36,7 +36,7 @@ const TARGETS = { coldRatio: 1.05, warmRatio: 1.0, reopenMs: 20 } as const
 /** How often the raw baseline polls /healthz: as tight as a script reasonably can, so it measures readiness itself. */
 const RAW_POLL_MS = 10
 /** prbox's health wait, named by its schedule (healthProbePause in packages/domain). */
-const HEALTH_WAIT = `health wait (probes ${HEALTH_PROBE_FAST_MS} ms apart)`
+const HEALTH_WAIT = `health wait (probes ${HEALTH_PROBE_UNHEARD_MS} ms apart, ${HEALTH_PROBE_FAST_MS} ms once listening)`
 const REOPENS_PER_RUN = 10
 const HEALTH_TIMEOUT_MS = 180_000
 

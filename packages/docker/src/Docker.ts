@@ -251,6 +251,15 @@ export interface DockerShape {
    * that was created and never started.
    */
   readonly hasPath: (id: string, path: string) => Effect.Effect<boolean, ContainerNotFound | Unreachable>
+  /**
+   * Follows the container's output (stdout and stderr, line by line) written
+   * since `since` until `matches` accepts a line (true), or until the output
+   * ends because the container stopped (false).
+   */
+  readonly awaitLogLine: (
+    id: string,
+    options: { readonly since: Date; readonly matches: (line: string) => boolean }
+  ) => Effect.Effect<boolean, ContainerNotFound | Unreachable>
   /** Stdout and stderr of the container, interleaved as written. */
   readonly logs: (
     id: string,

@@ -20,6 +20,7 @@ import { call, decode, envList } from "./EngineCall.ts"
 import { cappedSink, type Demux } from "./ExecOutput.ts"
 import { createExec, exitCodeOf, makeExecStreamed, runExec } from "./ExecStream.ts"
 import { localLoopback, sshLoopback } from "./Loopback.ts"
+import { makeAwaitLogLine } from "./LogFollow.ts"
 import { images } from "./NodeImages.ts"
 import * as SshTransport from "./SshTransport.ts"
 
@@ -262,6 +263,8 @@ export const make = (options: Options = {}): Effect.Effect<Docker["Service"], En
         yield* call("container.inspect", () => api.getContainer(id).inspect(), { 404: ContainerNotFound })
         return false
       }),
+
+      awaitLogLine: makeAwaitLogLine(api, demux),
 
       logs: Effect.fn("Docker.logs")(function* (id, { tail, since }) {
         const raw = yield* call(

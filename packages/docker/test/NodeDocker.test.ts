@@ -457,6 +457,27 @@ layer(NodeDocker.layer(), { excludeTestServices: true })("NodeDocker against the
     })
   )
 
+  it.effect("follows a container's output to a line, or to its end when the container stops", () =>
+    Effect.gen(function* () {
+      const docker = yield* Docker
+      const since = new Date()
+      const { id } = yield* runningHealthz()
+      assert.isTrue(yield* docker.awaitLogLine(id, { since, matches: (line) => line === "healthz: listening on 8080" }))
+
+      const exits = yield* scopedContainer(
+        healthzSpec({ entrypoint: ["/bin/sh", "-c", "echo one; echo two >&2; exit 3"] })
+      )
+      const beforeStart = new Date()
+      yield* docker.start(exits.id)
+      assert.isFalse(yield* docker.awaitLogLine(exits.id, { since: beforeStart, matches: () => false }))
+      assert.isTrue(yield* docker.awaitLogLine(exits.id, { since: beforeStart, matches: (line) => line === "two" }))
+      // It ended: nothing was written after now.
+      assert.isFalse(yield* docker.awaitLogLine(exits.id, { since: new Date(), matches: () => true }))
+      const missing = yield* Effect.flip(docker.awaitLogLine(missingId, { since, matches: () => true }))
+      assert.strictEqual(missing._tag, "ContainerNotFound")
+    })
+  )
+
   it.effect("fails a pull that cannot succeed with ImagePullFailed", () =>
     Effect.gen(function* () {
       const docker = yield* Docker

@@ -213,6 +213,15 @@ export interface ContainerRuntimeShape {
   /** Whether `path` exists in the container's filesystem (works on a created, never started container). */
   readonly hasPath: (containerId: string, path: string) => Effect.Effect<boolean, RuntimeError>
   /**
+   * Follows the container's output written since `since` until a line
+   * `matches` (true), or until it ends because the container stopped (false).
+   */
+  readonly awaitOutputLine: (
+    containerId: string,
+    since: Date,
+    matches: (line: string) => boolean
+  ) => Effect.Effect<boolean, RuntimeError>
+  /**
    * A byte stream to `port` (127.0.0.1, then ::1) inside the container, through
    * the relay; the caller owns (and destroys) it. PortClosed when nothing
    * listens there; PreviewUnavailable when the container has no relay port or

@@ -1,6 +1,13 @@
-import { type EnvironmentPlan, healthProbePause, previewUrlTemplate, type Sandbox, type SandboxId } from "@prbox/domain"
+import {
+  type EnvironmentPlan,
+  healthProbePause,
+  isCodeServerListeningLine,
+  previewUrlTemplate,
+  type Sandbox,
+  type SandboxId
+} from "@prbox/domain"
 import { SandboxRepo } from "@prbox/store"
-import { Clock, Effect } from "effect"
+import { Clock, Deferred, Effect, Fiber } from "effect"
 import { CodeServerHealth } from "./CodeServerHealth.ts"
 import { codeServerSpec, portMovedLine } from "./CodeServerSpec.ts"
 import { Config, type PrboxConfig } from "./Config.ts"
@@ -137,6 +144,8 @@ export const makeStartContainer = (ownership: Ownership, extraLabels: Readonly<R
         Effect.uninterruptible(
           Effect.gen(function* () {
             yield* failIfStopRequested(id)
+            // code-server's output from here on is this start's (a reused container's earlier runs' is not).
+            const since = new Date(yield* Clock.currentTimeMillis)
             const row = yield* getRow(id)
             const workspacePath = row.workspacePath
             if (workspacePath === null) return yield* new SetupFailed({ reason: "the sandbox has no workspace" })
@@ -163,31 +172,60 @@ export const makeStartContainer = (ownership: Ownership, extraLabels: Readonly<R
             )
             const started = yield* writeStatus(id, "starting", { hostPort })
             yield* failIfStopRequested(id)
-            return { row: started, containerId, hostPort, movedFrom, created }
+            return { row: started, containerId, hostPort, since, movedFrom, created }
           })
         )
       )
     })
 
+    /** What the container's output said: code-server listens, or the container stopped. */
+    type Heard = "listening" | "ended"
+
+    /**
+     * Waits for code-server's /healthz to answer: the sandbox is ready only
+     * then. Its output is followed meanwhile, so probes come fast once it says
+     * it listens (healthProbePause), and a container that stopped fails at once.
+     */
     const waitHealthy = Effect.fn("SandboxService.waitHealthy")(function* (
       row: Sandbox,
-      hostPort: number,
+      container: { readonly containerId: string; readonly hostPort: number; readonly since: Date },
       config: PrboxConfig
     ) {
+      const { containerId, hostPort } = container
       yield* progress(row, "waiting for code-server to answer")
       const started = yield* Clock.currentTimeMillis
       const deadline = started + config.healthTimeoutSeconds * 1000
-      while (true) {
-        const probe = yield* Effect.result(health.probe(hostPort))
-        if (probe._tag === "Success") return
-        const now = yield* Clock.currentTimeMillis
-        if (now >= deadline) {
-          return yield* new SetupFailed({
-            reason: `code-server did not answer within ${config.healthTimeoutSeconds} s`
-          })
+      const output = yield* Deferred.make<Heard>()
+      // Output that cannot be followed leaves the probes to find it at their own pace.
+      const follower = yield* runtime.awaitOutputLine(containerId, container.since, isCodeServerListeningLine).pipe(
+        Effect.flatMap((seen) => Deferred.succeed(output, seen ? "listening" : "ended")),
+        Effect.ignore,
+        Effect.forkChild
+      )
+      let heard: Heard | undefined
+      const probing = Effect.gen(function* () {
+        while (true) {
+          const probe = yield* Effect.result(health.probe(hostPort))
+          if (probe._tag === "Success") return
+          const now = yield* Clock.currentTimeMillis
+          if (now >= deadline) {
+            return yield* new SetupFailed({
+              reason: `code-server did not answer within ${config.healthTimeoutSeconds} s`
+            })
+          }
+          const pause = Effect.sleep(healthProbePause(now - started, heard === "listening"))
+          if (heard !== undefined) {
+            yield* pause
+            continue
+          }
+          heard = yield* Effect.raceFirst(Effect.as(pause, undefined), Deferred.await(output))
+          // The output ends when the container stops; one still running (a cut stream) is left to the probes.
+          if (heard === "ended" && (yield* runtime.state(containerId))._tag !== "Running") {
+            return yield* new SetupFailed({ reason: "code-server did not answer: its container exited" })
+          }
         }
-        yield* Effect.sleep(healthProbePause(now - started))
-      }
+      })
+      return yield* probing.pipe(Effect.ensuring(Fiber.interrupt(follower)))
     })
 
     return { start, waitHealthy }

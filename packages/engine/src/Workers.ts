@@ -130,8 +130,11 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
       containerId: string,
       environment: ContainerEnvironment
     ) {
-      yield* advance(row.id, "starting", { setupError: SETUP_INTERRUPTED })
       const { plan, distribution } = environment
+      const steps = stepsFor(plan, "create")
+      // Nothing to cut short: the running write records the (empty) setup's outcome.
+      if (plan.extensions.length === 0 && steps.length === 0) return null
+      yield* advance(row.id, "starting", { setupError: SETUP_INTERRUPTED })
       const user = yield* userOf(row, plan)
       if (plan.extensions.length > 0) {
         yield* installExtensions({
@@ -144,7 +147,7 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
           progress: (line) => progress(row, line).pipe(Effect.ignore)
         })
       }
-      return yield* runSteps(row, containerId, user, plan, stepsFor(plan, "create"))
+      return yield* runSteps(row, containerId, user, plan, steps)
     })
 
     /** `postStartCommand`, on every start; its failure is recorded like a setup step's. */
@@ -170,9 +173,9 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
       // starts the container; code-server is waited on once it is the user's.
       const handing = yield* Effect.forkChild(handOver)
       const environment = yield* containerEnvironment(current, config)
-      const { row, containerId, hostPort, movedFrom, created } = yield* container.start(id, config, environment)
+      const { row, containerId, hostPort, since, movedFrom, created } = yield* container.start(id, config, environment)
       yield* Fiber.join(handing).pipe(
-        Effect.andThen(container.waitHealthy(row, hostPort, config)),
+        Effect.andThen(container.waitHealthy(row, { containerId, hostPort, since }, config)),
         Effect.tapError(() => stopUnanswered(row, containerId))
       )
       yield* runHook(row, "onSandboxReady", config)

@@ -78,15 +78,35 @@ export const makeCommitFiles = Effect.fnUntraced(function* (timeoutMs: number) {
     // One `ls-tree` a folder, kept for this reader: looking for a file in the
     // folders devcontainer.json may be in costs a git process each, not one a path.
     const listings = new Map<string, ReadonlyArray<TreeLine>>()
+    /**
+     * A top-level folder is listed with the root in the same process (the
+     * devcontainer lookup reads both). `<folder>/` stands for what is inside
+     * the folder, so the root's listing lacks the folder itself, which no
+     * read needs (a folder is not a file); a file of that name stays in it.
+     */
+    const keepWithRoot = (folder: string, lines: ReadonlyArray<TreeLine>) => {
+      const inside = lines.filter((line) => line.name.startsWith(`${folder}/`))
+      listings.set(
+        "",
+        lines.filter((line) => !line.name.includes("/"))
+      )
+      listings.set(folder, inside)
+      return inside
+    }
     const listing = (operation: string, folder: string) =>
       Effect.suspend(() => {
         const known = listings.get(folder)
         if (known !== undefined) return Effect.succeed(known)
-        // `<folder>/` names what is inside the folder (nothing when it is not one); git keeps no empty folders.
-        const args = ["ls-tree", "-z", "--long", commit, ...(folder === "" ? [] : ["--", `${folder}/`])]
-        return gitOk(operation, args).pipe(
+        const withRoot = folder !== "" && !folder.includes("/") && !listings.has("")
+        // `<folder>/` names what is inside the folder (nothing when it is not one); `./` the root's entries.
+        const paths = folder === "" ? [] : ["--", ...(withRoot ? ["./"] : []), `${folder}/`]
+        return gitOk(operation, ["ls-tree", "-z", "--long", commit, ...paths]).pipe(
           Effect.map(parseTree),
-          Effect.tap((lines) => Effect.sync(() => listings.set(folder, lines)))
+          Effect.map((lines) => {
+            if (withRoot) return keepWithRoot(folder, lines)
+            listings.set(folder, lines)
+            return lines
+          })
         )
       })
     const entry = (operation: string, path: string) =>

@@ -42,4 +42,23 @@ describe("Workspaces.commitFiles", () => {
       )
     })
   )
+
+  it.effect("a top-level folder listed with the root: a root file of the folder's name is still read", () =>
+    Effect.gen(function* () {
+      const root = yield* tempDir
+      const remote = makeRemote(root)
+      pushPullRequest(remote.path, 3, { ".devcontainer": "not a folder\n", "notes.txt": "notes\n" })
+      const ref = Result.getOrThrow(parsePullRequestRef(remote.path, { pr: 3 }))
+      const files = yield* Effect.gen(function* () {
+        const workspaces = yield* Workspaces
+        const fetched = yield* workspaces.fetchPullRequest(ref)
+        return workspaces.commitFiles(fetched.mirrorPath, fetched.commit)
+      }).pipe(Effect.provide(workspacesLayer(NodePath.join(root, "state"))))
+      // The first read lists the root and .devcontainer/ together.
+      assert.isUndefined(yield* files.read(".devcontainer/devcontainer.json"))
+      assert.isUndefined(yield* files.list(".devcontainer"))
+      assert.strictEqual(yield* files.read(".devcontainer"), "not a folder\n")
+      assert.strictEqual(yield* files.read("notes.txt"), "notes\n")
+    })
+  )
 })

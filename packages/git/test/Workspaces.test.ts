@@ -356,41 +356,43 @@ describe("Workspaces.createWorkspace", () => {
 })
 
 describe("the git processes of an open", () => {
-  it.effect("a first and a second pull request: fetch, resolve, one listing, clone, checkout; nothing else", () =>
-    Effect.gen(function* () {
-      const root = yield* tempDir
-      const remote = makeRemote(root)
-      const commands: Array<string> = []
-      const git = testGit((run) => (args, options) => {
-        commands.push(args.find((arg) => !arg.startsWith("-")) ?? "")
-        return run(args, options)
-      })
-      const open = (pr: number) =>
-        Effect.gen(function* () {
-          commands.length = 0
-          const workspaces = yield* Workspaces
-          const fetched = yield* workspaces.fetchPullRequest(refOf(remote.path, { pr }))
-          // What admission reads to find a devcontainer.json (the repository has none).
-          const files = workspaces.commitFiles(fetched.mirrorPath, fetched.commit)
-          assert.isUndefined(yield* files.read(".devcontainer/devcontainer.json"))
-          assert.isUndefined(yield* files.read(".devcontainer.json"))
-          assert.isUndefined(yield* files.list(".devcontainer"))
-          const destination = NodePath.join(root, "workspaces", `sandbox-${pr}`)
-          yield* workspaces.createWorkspace({
-            mirrorPath: fetched.mirrorPath,
-            commit: fetched.commit,
-            destination,
-            originUrl: "https://github.com/o/r.git",
-            branchName: `pr-${pr}`
-          })
-          assert.strictEqual(gitSync(destination, "remote", "get-url", "origin"), "https://github.com/o/r.git")
-          return [...commands]
+  it.effect(
+    "a first and a second pull request: fetch, resolve, one listing (the root and .devcontainer together), clone, checkout; nothing else",
+    () =>
+      Effect.gen(function* () {
+        const root = yield* tempDir
+        const remote = makeRemote(root)
+        const commands: Array<string> = []
+        const git = testGit((run) => (args, options) => {
+          commands.push(args.find((arg) => !arg.startsWith("-")) ?? "")
+          return run(args, options)
         })
-      const [first, second] = yield* Effect.all([open(1), open(2)]).pipe(
-        Effect.provide(workspacesLayer(NodePath.join(root, "state"), git))
-      )
-      assert.deepStrictEqual(first, ["init", "fetch", "rev-parse", "ls-tree", "ls-tree", "clone", "checkout"])
-      assert.deepStrictEqual(second, ["fetch", "rev-parse", "ls-tree", "ls-tree", "clone", "checkout"])
-    })
+        const open = (pr: number) =>
+          Effect.gen(function* () {
+            commands.length = 0
+            const workspaces = yield* Workspaces
+            const fetched = yield* workspaces.fetchPullRequest(refOf(remote.path, { pr }))
+            // What admission reads to find a devcontainer.json (the repository has none).
+            const files = workspaces.commitFiles(fetched.mirrorPath, fetched.commit)
+            assert.isUndefined(yield* files.read(".devcontainer/devcontainer.json"))
+            assert.isUndefined(yield* files.read(".devcontainer.json"))
+            assert.isUndefined(yield* files.list(".devcontainer"))
+            const destination = NodePath.join(root, "workspaces", `sandbox-${pr}`)
+            yield* workspaces.createWorkspace({
+              mirrorPath: fetched.mirrorPath,
+              commit: fetched.commit,
+              destination,
+              originUrl: "https://github.com/o/r.git",
+              branchName: `pr-${pr}`
+            })
+            assert.strictEqual(gitSync(destination, "remote", "get-url", "origin"), "https://github.com/o/r.git")
+            return [...commands]
+          })
+        const [first, second] = yield* Effect.all([open(1), open(2)]).pipe(
+          Effect.provide(workspacesLayer(NodePath.join(root, "state"), git))
+        )
+        assert.deepStrictEqual(first, ["init", "fetch", "rev-parse", "ls-tree", "clone", "checkout"])
+        assert.deepStrictEqual(second, ["fetch", "rev-parse", "ls-tree", "clone", "checkout"])
+      })
   )
 })

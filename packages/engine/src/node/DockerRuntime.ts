@@ -172,6 +172,8 @@ export const layer = Layer.effect(
       connect: previews.connect,
       listeningPorts: previews.listeningPorts,
       hasPath: (containerId, path) => docker.hasPath(containerId, path).pipe(Effect.mapError(toRuntimeError)),
+      awaitOutputLine: (containerId, since, matches) =>
+        docker.awaitLogLine(containerId, { since, matches }).pipe(Effect.mapError(toRuntimeError)),
       listByLabel: (labels) =>
         docker.listByLabel(labels, { all: true }).pipe(
           Effect.map((containers) =>
