@@ -19,8 +19,8 @@ import { EXPOSED_PORT_LABEL, InspectAnswer, ListAnswer, toInfo, toSummary, Versi
 import { call, decode, envList } from "./EngineCall.ts"
 import { cappedSink, type Demux } from "./ExecOutput.ts"
 import { createExec, exitCodeOf, makeExecStreamed, runExec } from "./ExecStream.ts"
-import { localLoopback, sshLoopback } from "./Loopback.ts"
 import { makeAwaitLogLine } from "./LogFollow.ts"
+import { localLoopback, sshLoopback } from "./Loopback.ts"
 import { images } from "./NodeImages.ts"
 import * as SshTransport from "./SshTransport.ts"
 
