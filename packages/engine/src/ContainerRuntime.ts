@@ -1,7 +1,15 @@
 import type { Duplex, Writable } from "node:stream"
 import type { ImageBuildRequest, ImageInfo } from "@prbox/domain"
 import { Context, type Effect } from "effect"
-import type { CwdRefused, ImageBuildFailed, PortClosed, PortTaken, PreviewUnavailable, RuntimeError } from "./Errors.ts"
+import type {
+  ContainerExited,
+  CwdRefused,
+  ImageBuildFailed,
+  PortClosed,
+  PortTaken,
+  PreviewUnavailable,
+  RuntimeError
+} from "./Errors.ts"
 
 /**
  * The narrow interface the lifecycle rules need from wherever sandboxes run.
@@ -174,7 +182,7 @@ export interface ContainerRuntimeShape {
    * runtime that reaches the container through a tunnel opens it here and
    * keeps it until `stop` or `destroy`.
    */
-  readonly start: (containerId: string) => Effect.Effect<number, RuntimeError | PortTaken>
+  readonly start: (containerId: string) => Effect.Effect<number, RuntimeError | PortTaken | ContainerExited>
   /**
    * Makes a container that runs reachable again at the port `start` returned,
    * after this runtime was made afresh (a daemon restart): reconcile calls it

@@ -58,6 +58,15 @@ export class PortTaken extends Schema.TaggedError<PortTaken>()("PortTaken", { de
   }
 }
 
+/** The container stopped as soon as it started (its command exited): nothing will answer. */
+export class ContainerExited extends Schema.TaggedError<ContainerExited>()("ContainerExited", {
+  exitCode: Schema.Number
+}) {
+  override get message(): string {
+    return `the container exited at start (exit code ${this.exitCode})`
+  }
+}
+
 /** Docker (or the store, or the state directory) could not be enumerated: the pass changed nothing. */
 export class DiscoveryFailed extends Schema.TaggedError<DiscoveryFailed>()("DiscoveryFailed", {
   operation: Schema.String,

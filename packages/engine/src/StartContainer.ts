@@ -19,6 +19,9 @@ import { type Ownership, userSpec } from "./Ownership.ts"
 import { PreviewAddress } from "./PreviewAddress.ts"
 import type { CodeServerDistribution } from "./SandboxTools.ts"
 
+/** A sandbox's error when its container stopped before code-server answered. */
+const CONTAINER_EXITED = "code-server did not answer: its container exited"
+
 /** What a container is made from: the environment's plan and the code-server to mount (null: the image's own). */
 export interface ContainerEnvironment {
   readonly plan: EnvironmentPlan
@@ -168,7 +171,9 @@ export const makeStartContainer = (ownership: Ownership, extraLabels: Readonly<R
                   if (movedFrom !== null) yield* progress({ id, status: "starting" }, portMovedLine(movedFrom, moved))
                   return moved
                 })
-              )
+              ),
+              // Exited before its port could be read: what the health wait says of a container that stops.
+              Effect.catchTag("ContainerExited", () => Effect.fail(new SetupFailed({ reason: CONTAINER_EXITED })))
             )
             const started = yield* writeStatus(id, "starting", { hostPort })
             yield* failIfStopRequested(id)
@@ -221,7 +226,7 @@ export const makeStartContainer = (ownership: Ownership, extraLabels: Readonly<R
           heard = yield* Effect.raceFirst(Effect.as(pause, undefined), Deferred.await(output))
           // The output ends when the container stops; one still running (a cut stream) is left to the probes.
           if (heard === "ended" && (yield* runtime.state(containerId))._tag !== "Running") {
-            return yield* new SetupFailed({ reason: "code-server did not answer: its container exited" })
+            return yield* new SetupFailed({ reason: CONTAINER_EXITED })
           }
         }
       })

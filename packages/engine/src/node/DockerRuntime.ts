@@ -1,7 +1,7 @@
 import { Docker } from "@prbox/docker"
 import { Effect, Fiber, Layer, Queue } from "effect"
 import { ContainerRuntime, type ContainerRuntimeShape, type ContainerState } from "../ContainerRuntime.ts"
-import { ImageBuildFailed, PortTaken, RuntimeError } from "../Errors.ts"
+import { ContainerExited, ImageBuildFailed, PortTaken, RuntimeError } from "../Errors.ts"
 import { makeDockerRelay } from "./DockerRelay.ts"
 import { freePort } from "./FreePort.ts"
 import { makeHostPorts } from "./HostPorts.ts"
@@ -140,6 +140,8 @@ export const layer = Layer.effect(
           )
         )
         const info = yield* docker.inspect(containerId).pipe(Effect.mapError(toRuntimeError))
+        // Its command may have ended already: no port is published, and none ever will be.
+        if (!info.state.running) return yield* new ContainerExited({ exitCode: info.state.exitCode })
         return yield* ports.started(info)
       }),
       attach: Effect.fn("DockerRuntime.attach")(function* (containerId) {
