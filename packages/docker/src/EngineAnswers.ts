@@ -116,3 +116,8 @@ export const toImageInfo = (answer: typeof ImageAnswer.Type): ImageInfo => ({
   os: answer.Os,
   architecture: answer.Architecture
 })
+
+// The engine answers `null` rather than `[]` when it has no volume.
+export const VolumeListAnswer = Schema.Struct({
+  Volumes: Schema.NullOr(Schema.Array(Schema.Struct({ Name: Schema.String, Labels })))
+})

@@ -1,10 +1,20 @@
-import { Docker } from "@prbox/docker"
-import { Effect, Fiber, Layer, Queue } from "effect"
+import { type Bind, Docker, type VolumeMount } from "@prbox/docker"
+import { Effect, Layer, Option } from "effect"
 import { FetchHttpClient, HttpClient } from "effect/http"
-import { ContainerRuntime, type ContainerRuntimeShape, type ContainerState, type Health } from "../ContainerRuntime.ts"
+import { Config } from "../Config.ts"
+import {
+  type ContainerRuntimeShape,
+  ContainerRuntime,
+  type ContainerSpec,
+  type ContainerState,
+  type Health
+} from "../ContainerRuntime.ts"
 import { ImageBuildFailed, PortTaken, RuntimeError } from "../Errors.ts"
+import { makeCarriedVolumes } from "./CarriedVolumes.ts"
 import { makeDockerRelay } from "./DockerRelay.ts"
+import { makeFilesMode } from "./FilesMode.ts"
 import { freePort } from "./FreePort.ts"
+import { withProgress } from "./ProgressQueue.ts"
 import { makeSupervisedExec } from "./SupervisedExec.ts"
 
 const STOP_TIMEOUT_SECONDS = 10
@@ -22,39 +32,35 @@ const pullsAlways = (image: string): boolean => {
   return !name.includes(":") || name.endsWith(":latest")
 }
 
+/** On an engine that sees this machine's files, every folder is a bind mount. */
+const hostBinds = (spec: ContainerSpec): ReadonlyArray<Bind> => [
+  ...(spec.carried ?? []).map((folder) => ({
+    hostPath: folder.hostPath,
+    containerPath: folder.containerPath,
+    readOnly: false
+  })),
+  ...(spec.shared === undefined
+    ? []
+    : [{ hostPath: spec.shared.hostPath, containerPath: spec.shared.containerPath, readOnly: true }]),
+  ...spec.binds
+]
+
 /**
  * Containers on the Docker engine that DOCKER_HOST (or the local socket)
  * names. The one place where Docker's types (packages/docker) and the
- * runtime port's (ContainerSpec, ContainerState, Health) meet.
+ * runtime port's (ContainerSpec, ContainerState, Health) meet. Where the
+ * engine sees this machine's files (probed once: FilesMode.ts) a sandbox's
+ * folders are bind-mounted; elsewhere they are carried into volumes
+ * (CarriedVolumes.ts). `$PRBOX_HOME` (Config, when given) is where the probe looks.
  */
 export const layer = Layer.effect(
   ContainerRuntime,
   Effect.gen(function* () {
     const docker = yield* Docker
     const http = HttpClient.filterStatusOk(yield* HttpClient.HttpClient)
-
-    /**
-     * Docker reports progress through a plain callback; a queue hands the
-     * lines to the caller's effect in order, repeated lines once.
-     */
-    const withProgress = <A, E>(
-      onProgress: (line: string) => Effect.Effect<void>,
-      run: (report: (line: string) => void) => Effect.Effect<A, E>
-    ) =>
-      Effect.gen(function* () {
-        const lines = yield* Queue.unbounded<string>()
-        const forward = yield* Queue.take(lines).pipe(Effect.flatMap(onProgress), Effect.forever, Effect.forkChild)
-        let last = ""
-        const result = yield* Effect.result(
-          run((line) => {
-            if (line !== last) Queue.offerUnsafe(lines, line)
-            last = line
-          })
-        )
-        yield* Fiber.interrupt(forward)
-        for (const line of yield* Queue.clear(lines)) yield* onProgress(line)
-        return result
-      })
+    const home = Option.getOrUndefined(yield* Effect.serviceOption(Config))?.home
+    const files = yield* makeFilesMode(docker, home)
+    const carried = yield* makeCarriedVolumes(docker)
 
     const state = (containerId: string): Effect.Effect<ContainerState, RuntimeError> =>
       docker.inspect(containerId).pipe(
@@ -71,6 +77,7 @@ export const layer = Layer.effect(
 
     return ContainerRuntime.of({
       ensureImage: Effect.fn("DockerRuntime.ensureImage")(function* (image, onProgress) {
+        yield* files.remember(image)
         const present = yield* docker.imageExists(image).pipe(Effect.mapError(toRuntimeError))
         if (present && !pullsAlways(image)) return
         yield* onProgress(`pulling ${image}`)
@@ -97,31 +104,41 @@ export const layer = Layer.effect(
       }),
       imageInfo: (image) => docker.imageInfo(image).pipe(Effect.mapError(toRuntimeError)),
       freePort,
-      provision: Effect.fn("DockerRuntime.provision")(function* (spec) {
-        const created = yield* docker
-          .createContainer({
-            name: spec.name,
-            image: spec.image,
-            ...(spec.entrypoint === undefined ? {} : { entrypoint: spec.entrypoint }),
-            cmd: spec.args,
-            env: spec.env,
-            labels: spec.labels,
-            binds: spec.binds,
-            user: spec.user,
-            workingDir: spec.workingDir,
-            exposedPort: spec.port,
-            ...(spec.hostPort === undefined ? {} : { hostPort: spec.hostPort }),
-            ...(spec.relayPort === undefined ? {} : { extraPorts: [spec.relayPort] }),
-            init: true,
-            ...(spec.cpus === undefined ? {} : { cpus: spec.cpus }),
-            ...(spec.memoryBytes === undefined ? {} : { memoryBytes: spec.memoryBytes }),
-            ...(spec.pidsLimit === undefined ? {} : { pidsLimit: spec.pidsLimit }),
-            ...(spec.privileged === undefined ? {} : { privileged: spec.privileged }),
-            ...(spec.capAdd === undefined ? {} : { capAdd: spec.capAdd }),
-            ...(spec.securityOpt === undefined ? {} : { securityOpt: spec.securityOpt })
-          })
-          .pipe(Effect.mapError(toRuntimeError))
-        return created.id
+      filesAt: files.filesAt,
+      provision: Effect.fn("DockerRuntime.provision")(function* (spec, onProgress = () => Effect.void) {
+        const create = (mounts: { readonly binds: ReadonlyArray<Bind>; readonly volumes: ReadonlyArray<VolumeMount> }) =>
+          docker
+            .createContainer({
+              name: spec.name,
+              image: spec.image,
+              ...(spec.entrypoint === undefined ? {} : { entrypoint: spec.entrypoint }),
+              cmd: spec.args,
+              env: spec.env,
+              labels: spec.labels,
+              ...mounts,
+              user: spec.user,
+              workingDir: spec.workingDir,
+              exposedPort: spec.port,
+              ...(spec.hostPort === undefined ? {} : { hostPort: spec.hostPort }),
+              ...(spec.relayPort === undefined ? {} : { extraPorts: [spec.relayPort] }),
+              init: true,
+              ...(spec.cpus === undefined ? {} : { cpus: spec.cpus }),
+              ...(spec.memoryBytes === undefined ? {} : { memoryBytes: spec.memoryBytes }),
+              ...(spec.pidsLimit === undefined ? {} : { pidsLimit: spec.pidsLimit }),
+              ...(spec.privileged === undefined ? {} : { privileged: spec.privileged }),
+              ...(spec.capAdd === undefined ? {} : { capAdd: spec.capAdd }),
+              ...(spec.securityOpt === undefined ? {} : { securityOpt: spec.securityOpt })
+            })
+            .pipe(
+              Effect.map((created) => created.id),
+              Effect.mapError(toRuntimeError)
+            )
+        // A bare container carries nothing: where the files are does not matter to it.
+        const bare = (spec.carried ?? []).length === 0 && spec.shared === undefined
+        if (bare || (yield* files.forSpec(spec.image, spec.labels)) === "host") {
+          return yield* create({ binds: hostBinds(spec), volumes: [] })
+        }
+        return yield* carried.provision(spec, onProgress, (volumes) => create({ binds: [], volumes }))
       }),
       start: Effect.fn("DockerRuntime.start")(function* (containerId) {
         yield* docker.start(containerId).pipe(
@@ -144,13 +161,24 @@ export const layer = Layer.effect(
           Effect.catchTag("ContainerNotFound", () => Effect.succeed("absent" as const)),
           Effect.mapError(toRuntimeError)
         ),
-      destroy: (containerId) =>
-        docker.remove(containerId, { force: true, volumes: true }).pipe(
-          Effect.ensuring(previews.forget(containerId)),
-          Effect.as("removed" as const),
-          Effect.catchTag("ContainerNotFound", () => Effect.succeed("absent" as const)),
-          Effect.mapError(toRuntimeError)
-        ),
+      destroy: Effect.fn("DockerRuntime.destroy")(
+        function* (containerId, options) {
+          const labels = yield* docker.inspect(containerId).pipe(
+            Effect.map((info) => info.labels),
+            Effect.catchTag("ContainerNotFound", () => Effect.succeed(undefined)),
+            Effect.mapError(toRuntimeError)
+          )
+          const removed = yield* docker.remove(containerId, { force: true, volumes: true }).pipe(
+            Effect.as("removed" as const),
+            Effect.catchTag("ContainerNotFound", () => Effect.succeed("absent" as const)),
+            Effect.mapError(toRuntimeError)
+          )
+          // Found by the sandbox's label: a container already gone leaves its volumes to prune.
+          if (labels !== undefined && options?.keepFiles !== true) yield* carried.removeSandboxVolumes(labels)
+          return removed
+        },
+        (effect, containerId) => Effect.ensuring(effect, previews.forget(containerId))
+      ),
       // CwdRefused only ever comes with `within`, as the port's overloads say.
       exec: supervised.exec as ContainerRuntimeShape["exec"],
       spawn: supervised.spawn,
@@ -177,6 +205,8 @@ export const layer = Layer.effect(
             orElse: () => Effect.fail(new RuntimeError({ operation: "health", detail: "no answer" }))
           })
         ),
+      listFilesByLabel: (labels) => docker.listVolumesByLabel(labels).pipe(Effect.mapError(toRuntimeError)),
+      removeFiles: (name) => docker.removeVolume(name).pipe(Effect.asVoid, Effect.mapError(toRuntimeError)),
       listByLabel: (labels) =>
         docker.listByLabel(labels, { all: true }).pipe(
           Effect.map((containers) =>
