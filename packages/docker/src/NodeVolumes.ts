@@ -23,7 +23,8 @@ export const volumes = (api: Dockerode, patient: Dockerode): Volumes => ({
       { 404: ContainerNotFound }
     )
     // An unreadable file fails the upload with its own reason rather than a cut connection.
-    const unreadable = (detail: string) => new DockerEngineError({ operation, detail: `reading the archive: ${detail}` })
+    const unreadable = (detail: string) =>
+      new DockerEngineError({ operation, detail: `reading the archive: ${detail}` })
     yield* Effect.raceFirst(upload, sourceFailure(archive as Readable, unreadable)).pipe(
       Effect.ensuring(Effect.sync(() => archive.destroy()))
     )
@@ -46,7 +47,11 @@ export const volumes = (api: Dockerode, patient: Dockerode): Volumes => ({
 
   listVolumesByLabel: Effect.fn("Docker.listVolumesByLabel")(function* (labels) {
     const filters = Object.entries(labels).map(([key, value]) => (value === undefined ? key : `${key}=${value}`))
-    const answer = yield* call("volume.list", () => api.listVolumes({ filters: JSON.stringify({ label: filters }) }), {}).pipe(
+    const answer = yield* call(
+      "volume.list",
+      () => api.listVolumes({ filters: JSON.stringify({ label: filters }) }),
+      {}
+    ).pipe(
       Effect.flatMap(decode("volume.list", VolumeListAnswer)),
       // Whatever went wrong, the caller must not mistake it for "no volumes".
       Effect.mapError((error) => new EnumerationError({ operation: "volume.list", detail: error.detail }))

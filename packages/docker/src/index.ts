@@ -1,6 +1,6 @@
 export * from "./Docker.ts"
 export * from "./DockerError.ts"
+export * as FolderArchive from "./FolderArchive.ts"
 export * as KnownHosts from "./KnownHosts.ts"
 export * as NodeDocker from "./NodeDocker.ts"
 export * as SshTransport from "./SshTransport.ts"
-export * as FolderArchive from "./FolderArchive.ts"

@@ -262,3 +262,7 @@ export const startTcpRelay = (targetPort: number): Effect.Effect<TcpRelay, never
       cut
     }
   })
+
+/** A remote engine (startRemoteEngine) holding `tags`, images of the local engine loaded into it. */
+export const remoteEngineWith = (...tags: ReadonlyArray<string>): Effect.Effect<RemoteEngine, never, Scope.Scope> =>
+  Effect.tap(startRemoteEngine, (remote) => Effect.forEach(tags, remote.loadImage, { discard: true }))

@@ -55,8 +55,22 @@ describe("byteSize", () => {
 
 describe("copyProgressLine", () => {
   it.each([
-    ["the total first", "the workspace", 0, 40_100_000, 1234, "copying the workspace to the engine: 0 B of 40.1 MB (1,234 files)"],
-    ["part way", "the workspace", 12_300_000, 40_100_000, 1234, "copying the workspace to the engine: 12.3 MB of 40.1 MB (1,234 files)"],
+    [
+      "the total first",
+      "the workspace",
+      0,
+      40_100_000,
+      1234,
+      "copying the workspace to the engine: 0 B of 40.1 MB (1,234 files)"
+    ],
+    [
+      "part way",
+      "the workspace",
+      12_300_000,
+      40_100_000,
+      1234,
+      "copying the workspace to the engine: 12.3 MB of 40.1 MB (1,234 files)"
+    ],
     ["one file", "the home", 10, 10, 1, "copying the home to the engine: 10 B of 10 B (1 file)"]
   ] as const)("%s", (_name, what, sent, total, files, line) => {
     expect(copyProgressLine(what, sent, total, files)).toBe(line)

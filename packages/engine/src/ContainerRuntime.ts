@@ -271,7 +271,10 @@ export interface ContainerRuntimeShape {
    */
   readonly listFilesByLabel: (
     labels: Readonly<Record<string, string>>
-  ) => Effect.Effect<ReadonlyArray<{ readonly name: string; readonly labels: Readonly<Record<string, string>> }>, RuntimeError>
+  ) => Effect.Effect<
+    ReadonlyArray<{ readonly name: string; readonly labels: Readonly<Record<string, string>> }>,
+    RuntimeError
+  >
   /** Removes stored sandbox files by name (one already gone is fine). */
   readonly removeFiles: (name: string) => Effect.Effect<void, RuntimeError>
   /** Fails (never returns an empty list) when the runtime cannot be enumerated. */

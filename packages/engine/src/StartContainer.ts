@@ -101,23 +101,22 @@ export const makeStartContainer = (ownership: Ownership, extraLabels: Readonly<R
         const user = userSpec(yield* ownership.workspaceUser(workspacePath))
         const homePath = ownership.homeOf(row.id)
         const hostPort = requested ?? (yield* runtime.freePort(yield* keptPorts(row.id)))
-        const containerId = yield* runtime
-          .provision(
-            codeServerSpec({
-              row,
-              config,
-              plan,
-              distribution,
-              user,
-              homePath,
-              engineHome,
-              install,
-              extraLabels,
-              hostPort,
-              previewUrlTemplate: previewUrlTemplate(row.id, previewPort)
-            }),
-            (line) => progress(row, line).pipe(Effect.catch((error) => Effect.logWarning(`progress: ${error.message}`)))
-          )
+        const containerId = yield* runtime.provision(
+          codeServerSpec({
+            row,
+            config,
+            plan,
+            distribution,
+            user,
+            homePath,
+            engineHome,
+            install,
+            extraLabels,
+            hostPort,
+            previewUrlTemplate: previewUrlTemplate(row.id, previewPort)
+          }),
+          (line) => progress(row, line).pipe(Effect.catch((error) => Effect.logWarning(`progress: ${error.message}`)))
+        )
         // The workspace first: without it nothing else can be judged.
         yield* requireWorkspace(containerId, plan)
         yield* requireGlibc(containerId, plan, distribution)

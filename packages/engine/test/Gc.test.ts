@@ -1,11 +1,11 @@
 import { execFileSync } from "node:child_process"
+import { randomBytes } from "node:crypto"
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { SandboxRepo } from "@prbox/store"
 import { Clock, Effect, Fiber, Option } from "effect"
 import { TestClock } from "effect/testing"
-import { randomBytes } from "node:crypto"
 import { inject } from "vitest"
 import { TEST_RUN_LABEL } from "../../../scripts/testing/global-setup.ts"
 import {

@@ -88,7 +88,12 @@ export const makeCarriedVolumes = (docker: DockerShape) =>
      * container (created, never started, removed after); opens of the same
      * key wait for one another.
      */
-    const ensureShared = (shared: SharedFolder, image: string, labels: Readonly<Record<string, string>>, onProgress: Progress) =>
+    const ensureShared = (
+      shared: SharedFolder,
+      image: string,
+      labels: Readonly<Record<string, string>>,
+      onProgress: Progress
+    ) =>
       lockOf(shared.key).withPermit(
         Effect.gen(function* () {
           const volume = codeServerVolumeName(shared.key)
@@ -123,11 +128,18 @@ export const makeCarriedVolumes = (docker: DockerShape) =>
         if (sandbox === undefined) return
         const install = labels[LABELS.install]
         const volumes = yield* docker
-          .listVolumesByLabel({ [LABELS.sandbox]: sandbox, ...(install === undefined ? {} : { [LABELS.install]: install }) })
+          .listVolumesByLabel({
+            [LABELS.sandbox]: sandbox,
+            ...(install === undefined ? {} : { [LABELS.install]: install })
+          })
           .pipe(Effect.mapError(failed("volume.list")))
-        yield* Effect.forEach(volumes, (volume) => docker.removeVolume(volume.name).pipe(Effect.mapError(failed("volume.remove"))), {
-          discard: true
-        })
+        yield* Effect.forEach(
+          volumes,
+          (volume) => docker.removeVolume(volume.name).pipe(Effect.mapError(failed("volume.remove"))),
+          {
+            discard: true
+          }
+        )
       })
 
     /**
@@ -172,7 +184,9 @@ export const makeCarriedVolumes = (docker: DockerShape) =>
         // The last folder's marker is written last: without it the fill was cut short.
         const last = carried.at(-1)
         if (last === undefined) return containerId
-        if (yield* marked(containerId, last.containerPath).pipe(Effect.tapError(() => Effect.ignore(removeContainer)))) {
+        if (
+          yield* marked(containerId, last.containerPath).pipe(Effect.tapError(() => Effect.ignore(removeContainer)))
+        ) {
           yield* onProgress("the sandbox's files are on the engine already: kept as they are")
           return containerId
         }

@@ -3,8 +3,8 @@ import { Effect, Layer, Option } from "effect"
 import { FetchHttpClient, HttpClient } from "effect/http"
 import { Config } from "../Config.ts"
 import {
-  type ContainerRuntimeShape,
   ContainerRuntime,
+  type ContainerRuntimeShape,
   type ContainerSpec,
   type ContainerState,
   type Health
@@ -106,7 +106,10 @@ export const layer = Layer.effect(
       freePort,
       filesAt: files.filesAt,
       provision: Effect.fn("DockerRuntime.provision")(function* (spec, onProgress = () => Effect.void) {
-        const create = (mounts: { readonly binds: ReadonlyArray<Bind>; readonly volumes: ReadonlyArray<VolumeMount> }) =>
+        const create = (mounts: {
+          readonly binds: ReadonlyArray<Bind>
+          readonly volumes: ReadonlyArray<VolumeMount>
+        }) =>
           docker
             .createContainer({
               name: spec.name,
