@@ -317,7 +317,7 @@ describe("gc", () => {
         assert.deepStrictEqual(report.removed, shown)
         assert.isFalse(volumeExists(orphan))
         for (const name of [owned, foreign, shared]) assert.isTrue(volumeExists(name), name)
-      })
+      }).pipe(Effect.scoped)
     )
   )
 
@@ -343,7 +343,7 @@ describe("gc", () => {
           const error = yield* Effect.flip(gc.prune(shown))
           assert.instanceOf(error, DiscoveryFailed)
           assert.isTrue(volumeExists(orphan), "nothing is removed")
-        })
+        }).pipe(Effect.scoped)
     )
   })
 })
