@@ -19,6 +19,13 @@ const containersOfRun = (runId: string): Array<string> =>
     .split("\n")
     .filter((line) => line.length > 0)
 
+const volumesOfRun = (runId: string): Array<string> =>
+  execFileSync("docker", ["volume", "ls", "-q", "--filter", `label=${TEST_RUN_LABEL}=${runId}`], {
+    encoding: "utf8"
+  })
+    .split("\n")
+    .filter((line) => line.length > 0)
+
 export default function setup(project: TestProject) {
   const runId = process.env.PRBOX_TEST_RUN ?? randomBytes(6).toString("hex")
   process.env.PRBOX_TEST_RUN = runId
@@ -31,6 +38,12 @@ export default function setup(project: TestProject) {
     if (left.length > 0) {
       execFileSync("docker", ["rm", "-f", "-v", ...left])
       throw new Error(`test run ${runId} left ${left.length} container(s) behind: ${left.join(", ")}`)
+    }
+    // Volumes after containers: a container's removal frees the volumes it used.
+    const volumes = volumesOfRun(runId)
+    if (volumes.length > 0) {
+      execFileSync("docker", ["volume", "rm", "-f", ...volumes])
+      throw new Error(`test run ${runId} left ${volumes.length} volume(s) behind: ${volumes.join(", ")}`)
     }
   }
 }

@@ -105,18 +105,20 @@ const gc = cleanupCommand({
 
 const prune = cleanupCommand({
   name: "prune",
-  description: "Remove containers and directories of this PRBOX_HOME that no sandbox owns.",
+  description: "Remove containers, volumes and directories of this PRBOX_HOME that no sandbox owns.",
   cleanup: Cleanup.prune,
   planLines: (plan) => [
     ...plan.containers.map((id) => `container  ${id}`),
+    ...plan.volumes.map((name) => `volume     ${name}`),
     ...plan.directories.map((path) => `directory  ${path}`)
   ],
   nothing: "nothing to prune",
-  question: "remove these containers and directories?",
+  question: "remove these containers, volumes and directories?",
   done: ({ removed }) => [
     ...removed.containers.map((id) => `removed container  ${id}`),
+    ...removed.volumes.map((name) => `removed volume  ${name}`),
     ...removed.directories.map((path) => `removed directory  ${path}`),
-    `removed ${removed.containers.length} container(s), ${removed.directories.length} directorie(s)`
+    `removed ${removed.containers.length} container(s), ${removed.volumes.length} volume(s), ${removed.directories.length} directorie(s)`
   ]
 })
 

@@ -125,7 +125,7 @@ describe("reconcile, gc and prune through the CLI", () => {
         expect(run.stdout).toContain(`removed container  ${container}`)
         expect(run.stdout).toContain(`removed directory  ${removable}`)
         expect(run.stdout).not.toContain(`removed directory  ${stuck}`)
-        expect(run.stdout).toContain("removed 1 container(s), 1 directorie(s)")
+        expect(run.stdout).toContain("removed 1 container(s), 0 volume(s), 1 directorie(s)")
         expect(run.stderr).toMatch(new RegExp(`failed: ${stuck}: could not remove \\(E[A-Z]+\\)`))
         expect(containersOfHome(home)).toHaveLength(0)
         expect(existsSync(removable)).toBe(false)

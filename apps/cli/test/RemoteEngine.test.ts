@@ -6,7 +6,7 @@ import { Effect, Exit, Scope } from "effect"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { type RemoteEngine, startRemoteEngine } from "../../../packages/docker/test/RemoteEngine.ts"
 import { makeRemote } from "../../../packages/git/test/helpers.ts"
-import { healthzTag } from "../../daemon/test/support.ts"
+import { healthzTag, writeConfig } from "../../daemon/test/support.ts"
 import { MIN_DOCKER, versionBelow } from "../src/Doctor.ts"
 import { hasStackTrace, makeHome, prbox, tearDown } from "./support.ts"
 
@@ -77,6 +77,10 @@ const open = ({ prboxHome, env }: Setup) => prbox(prboxHome, ["open", makeRemote
 /** Every container on the remote engine, asked through its own docker CLI. */
 const remoteContainers = () =>
   execFileSync("docker", ["exec", remote.containerId, "docker", "ps", "-aq"], { encoding: "utf8" }).trim()
+
+/** Every volume on the remote engine, the same way. */
+const remoteVolumes = () =>
+  execFileSync("docker", ["exec", remote.containerId, "docker", "volume", "ls", "-q"], { encoding: "utf8" }).trim()
 
 /** The remote engine's version, as its own docker CLI says. */
 const remoteDockerVersion = () =>
@@ -152,11 +156,17 @@ describe("the CLI on a remote engine over SSH", () => {
     expect(remoteContainers()).toBe("")
   })
 
-  it("open on an engine that cannot see this machine's files is refused before code-server runs, and leaves no container there", async () => {
+  it("open with the user's own mounts on an engine that cannot see this machine's files is refused before anything is made there", async () => {
     const setup = setUp(remote.address)
+    const data = join(setup.userHome, "data")
+    mkdirSync(data)
+    writeConfig(setup.prboxHome, {
+      runtime: { docker: { host: remote.address } },
+      mounts: [{ source: data, target: "/data", readOnly: true }]
+    })
     const opened = await open(setup)
     expect(opened.code, opened.stdout).not.toBe(0)
-    expect(`${opened.stdout}${opened.stderr}`).toContain("the Docker engine cannot see this machine's files")
+    expect(`${opened.stdout}${opened.stderr}`).toContain(`cannot mount this machine's folders (${data})`)
     expect(hasStackTrace(opened.stderr)).toBe(false)
     const listed = await prbox(setup.prboxHome, ["ls", "-a", "--json"], setup.env)
     const rows = JSON.parse(listed.stdout) as ReadonlyArray<{
@@ -166,5 +176,6 @@ describe("the CLI on a remote engine over SSH", () => {
     }>
     expect(rows).toMatchObject([{ status: "error", engine: remote.address }])
     expect(remoteContainers()).toBe("")
+    expect(remoteVolumes()).toBe("")
   })
 })

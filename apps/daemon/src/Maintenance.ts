@@ -23,7 +23,7 @@ export interface MaintenanceShape {
   readonly reconcile: Effect.Effect<ReconcileReport, ApiError>
   /** Plans (`execute: false`), or acts on the intersection of `shown` and a fresh plan. */
   readonly gc: (request: GcRequest) => Effect.Effect<GcReport, ApiError>
-  /** Orphaned containers and directories of this PRBOX_HOME: listed, or removed (revalidated like gc). */
+  /** Orphaned containers, volumes and directories of this PRBOX_HOME: listed, or removed (revalidated like gc). */
   readonly prune: (request: PruneRequest) => Effect.Effect<PruneReport, ApiError>
   /** The gc timer: runs gc every `gcIntervalMinutes` (read afresh each time), logging failures. */
   readonly gcTimer: Effect.Effect<never>
@@ -43,6 +43,7 @@ const requireShown = <A>(shown: A | undefined, operation: string) =>
 /** Splits what a partly failed prune removed (ids and paths, all from `shown`) back into the plan's kinds. */
 const removedOf = (shown: PrunePlan, removed: ReadonlyArray<string>): PrunePlan => ({
   containers: shown.containers.filter((id) => removed.includes(id)),
+  volumes: shown.volumes.filter((name) => removed.includes(name)),
   directories: shown.directories.filter((path) => removed.includes(path))
 })
 
@@ -84,7 +85,7 @@ export const layer = Layer.effect(
         Effect.gen(function* () {
           if (!request.execute) {
             const plan = yield* api(gc.planPrune)
-            return { plan, executed: false, removed: { containers: [], directories: [] }, failures: [] }
+            return { plan, executed: false, removed: { containers: [], volumes: [], directories: [] }, failures: [] }
           }
           const shown = yield* requireShown(request.shown, "prune")
           return yield* gc.prune(shown).pipe(

@@ -26,7 +26,7 @@ export const gc = (client: PrboxClientShape): Cleanup<GcPlan, GcReport> => ({
 
 export const prune = (client: PrboxClientShape): Cleanup<PrunePlan, PruneReport> => ({
   plan: client.prune({ execute: false }),
-  isEmpty: (plan) => plan.containers.length === 0 && plan.directories.length === 0,
+  isEmpty: (plan) => plan.containers.length === 0 && plan.volumes.length === 0 && plan.directories.length === 0,
   act: (shown) => client.prune({ execute: true, shown }),
   failures: (report) => report.failures
 })

@@ -1,13 +1,13 @@
 import { createHash } from "node:crypto"
-import { constants, type ReadStream } from "node:fs"
-import { lstat, open, readdir, readFile, readlink } from "node:fs/promises"
+import { constants } from "node:fs"
+import { open, readdir, readFile } from "node:fs/promises"
 import { isAbsolute, join, relative, resolve, sep } from "node:path"
 import type { Readable } from "node:stream"
 import dockerignore from "@balena/dockerignore"
 import type { ImageBuildRequest } from "@prbox/domain"
 import { Effect } from "effect"
-import * as tar from "tar-stream"
 import { ImageBuildFailed } from "./DockerError.ts"
+import { type ArchiveEntry, entryOf, packEntries, reason } from "./FolderArchive.ts"
 
 /*
  * A build's context: the files sent to the engine, and the hash of
@@ -16,32 +16,17 @@ import { ImageBuildFailed } from "./DockerError.ts"
  * must not make us read files outside it.
  */
 
-export interface ContextEntry {
-  /** Relative to the context, `/`-separated. */
-  readonly path: string
-  readonly kind: "file" | "directory" | "symlink"
-  readonly mode: number
-  readonly size: number
-  readonly mtime: Date
-  readonly linkTarget: string
-}
+export type ContextEntry = ArchiveEntry
 
 const failed = (detail: string) => new ImageBuildFailed({ operation: "image.build", detail })
-
-/** Opens a context file without following a link put in its place since it was listed. */
-const openFile = async (root: string, entry: ContextEntry): Promise<ReadStream> => {
-  const handle = await open(join(root, entry.path), constants.O_RDONLY | constants.O_NOFOLLOW)
-  return handle.createReadStream()
-}
-
-const reason = (cause: unknown): string => (cause as NodeJS.ErrnoException).code ?? String(cause)
 
 const sorted = (record: Readonly<Record<string, string>>) =>
   Object.entries(record).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
 
 const contentHash = async (root: string, entry: ContextEntry): Promise<string> => {
   const hash = createHash("sha256")
-  for await (const chunk of await openFile(root, entry)) hash.update(chunk as Buffer)
+  const file = await open(join(root, entry.path), constants.O_RDONLY | constants.O_NOFOLLOW)
+  for await (const chunk of file.createReadStream()) hash.update(chunk as Buffer)
   return hash.digest("hex")
 }
 
@@ -59,23 +44,12 @@ const walk = async (root: string, keep: ReadonlySet<string>): Promise<Array<Cont
   const visit = async (dir: string): Promise<void> => {
     for (const name of (await readdir(join(root, dir))).sort()) {
       const path = dir === "" ? name : `${dir}/${name}`
-      const stat = await lstat(join(root, path))
-      const kind = stat.isDirectory() ? "directory" : stat.isSymbolicLink() ? "symlink" : stat.isFile() ? "file" : null
-      if (kind === null) continue // sockets, pipes and devices are not build inputs
+      const entry = await entryOf(root, path)
+      if (entry === null) continue // sockets, pipes and devices are not build inputs
       const excluded = rules.ignores(path) && !keep.has(path)
-      const linkTarget = kind === "symlink" ? await readlink(join(root, path)) : ""
-      if (!excluded) {
-        entries.push({
-          path,
-          kind,
-          mode: stat.mode & 0o7777,
-          size: kind === "file" ? stat.size : 0,
-          mtime: stat.mtime,
-          linkTarget
-        })
-      }
+      if (!excluded) entries.push(entry)
       const needed = [...keep].some((kept) => kept.startsWith(`${path}/`))
-      if (kind === "directory" && (!excluded || exceptions || needed)) await visit(path)
+      if (entry.kind === "directory" && (!excluded || exceptions || needed)) await visit(path)
     }
   }
   await visit("")
@@ -123,26 +97,6 @@ export const scanContext = (request: ImageBuildRequest) =>
     return { root, dockerfile: dockerfilePath, entries, hash: hash.digest("hex") }
   })
 
-/** The listed entries as a tar stream; it fails when a file changed or went away since it was listed. */
-export const packContext = (root: string, entries: ReadonlyArray<ContextEntry>): Readable => {
-  const pack = tar.pack()
-  const add = (entry: ContextEntry) =>
-    new Promise<void>((done, fail) => {
-      const header = { name: entry.path, mode: entry.mode, mtime: entry.mtime, uid: 0, gid: 0 }
-      const callback = (error?: Error | null) => (error ? fail(error) : done())
-      if (entry.kind === "directory") return void pack.entry({ ...header, type: "directory" }, callback)
-      if (entry.kind === "symlink")
-        return void pack.entry({ ...header, type: "symlink", linkname: entry.linkTarget }, callback)
-      const sink = pack.entry({ ...header, type: "file", size: entry.size }, callback)
-      openFile(root, entry).then((source) => {
-        source.on("error", fail)
-        source.pipe(sink)
-      }, fail)
-    })
-  const write = async () => {
-    for (const entry of entries) await add(entry)
-    pack.finalize()
-  }
-  write().catch((error: Error) => pack.destroy(error))
-  return pack
-}
+/** The listed entries as a tar stream, owned by root; it fails when a file changed or went away since it was listed. */
+export const packContext = (root: string, entries: ReadonlyArray<ContextEntry>): Readable =>
+  packEntries(root, entries, { owners: false })

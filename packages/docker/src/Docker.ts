@@ -25,6 +25,18 @@ export interface Bind {
   readonly readOnly: boolean
 }
 
+/** A named volume of the engine, mounted into a container. */
+export interface VolumeMount {
+  readonly volume: string
+  readonly containerPath: string
+  readonly readOnly: boolean
+}
+
+export interface VolumeSummary {
+  readonly name: string
+  readonly labels: Readonly<Record<string, string>>
+}
+
 export interface ContainerSpec {
   readonly name: string
   readonly image: string
@@ -36,6 +48,8 @@ export interface ContainerSpec {
   readonly labels: Readonly<Record<string, string>>
   /** Host paths must exist: a missing one fails the create instead of appearing as a root-owned directory. */
   readonly binds: ReadonlyArray<Bind>
+  /** Named volumes (created first: see createVolume). */
+  readonly volumes?: ReadonlyArray<VolumeMount>
   readonly user?: string
   readonly workingDir?: string
   /** The container's TCP port to publish, always on 127.0.0.1 only. */
@@ -260,6 +274,22 @@ export interface DockerShape {
     id: string,
     options: { readonly since: Date; readonly matches: (line: string) => boolean }
   ) => Effect.Effect<boolean, ContainerNotFound | Unreachable>
+  /**
+   * Extracts a tar stream into the container's filesystem at `path` (a folder
+   * that exists there), through its mounts; works on a container that was
+   * created and never started. Owners, modes and links are kept as archived.
+   */
+  readonly putArchive: (
+    id: string,
+    path: string,
+    archive: Readable
+  ) => Effect.Effect<void, ContainerNotFound | Unreachable>
+  /** Creates a named volume; one of that name already there is kept as it is. */
+  readonly createVolume: (name: string, labels: Readonly<Record<string, string>>) => Effect.Effect<void, Unreachable>
+  /** Removes a volume; fails while a container still uses it. */
+  readonly removeVolume: (name: string) => Effect.Effect<"removed" | "absent", Unreachable>
+  /** Fails rather than answering with a partial or empty list when the engine cannot be asked. */
+  readonly listVolumesByLabel: (labels: LabelFilter) => Effect.Effect<ReadonlyArray<VolumeSummary>, EnumerationError>
   /** Stdout and stderr of the container, interleaved as written. */
   readonly logs: (
     id: string,

@@ -139,6 +139,13 @@ export class ExecTimeout extends Schema.TaggedError<ExecTimeout>()("ExecTimeout"
   }
 }
 
+/** A folder of this machine to send to the engine could not be read (`detail` names the file and the reason). */
+export class FolderUnreadable extends Schema.TaggedError<FolderUnreadable>()("FolderUnreadable", fields) {
+  override get message() {
+    return `${this.operation}: ${this.detail}`
+  }
+}
+
 /** Any other answer of the engine; `statusCode` is absent when the failure was not an HTTP answer. */
 export class DockerEngineError extends Schema.TaggedError<DockerEngineError>()("DockerEngineError", {
   ...fields,
@@ -164,4 +171,5 @@ export type DockerError =
   | ImageBuildFailed
   | ImageNotFound
   | ExecTimeout
+  | FolderUnreadable
   | DockerEngineError

@@ -118,3 +118,8 @@ export const toImageInfo = (answer: typeof ImageAnswer.Type): ImageInfo => ({
   architecture: answer.Architecture,
   size: answer.Size
 })
+
+// The engine answers `null` rather than `[]` when it has no volume.
+export const VolumeListAnswer = Schema.Struct({
+  Volumes: Schema.NullOr(Schema.Array(Schema.Struct({ Name: Schema.String, Labels })))
+})

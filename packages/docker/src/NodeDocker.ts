@@ -22,6 +22,7 @@ import { createExec, exitCodeOf, makeExecStreamed, runExec } from "./ExecStream.
 import { makeAwaitLogLine } from "./LogFollow.ts"
 import { localLoopback, sshLoopback } from "./Loopback.ts"
 import { images } from "./NodeImages.ts"
+import { volumes } from "./NodeVolumes.ts"
 import * as SshTransport from "./SshTransport.ts"
 
 export interface Options {
@@ -105,6 +106,7 @@ export const make = (options: Options = {}): Effect.Effect<Docker["Service"], En
       }),
 
       ...images(api, patient),
+      ...volumes(api, patient),
 
       createContainer: Effect.fn("Docker.createContainer")(function* (spec) {
         const port = `${spec.exposedPort}/tcp`
@@ -131,12 +133,20 @@ export const make = (options: Options = {}): Effect.Effect<Docker["Service"], En
                   [port]: [{ HostIp: "127.0.0.1", HostPort: spec.hostPort === undefined ? "" : String(spec.hostPort) }]
                 },
                 // Mounts rather than Binds: a missing host path fails instead of being created as root.
-                Mounts: spec.binds.map((bind) => ({
-                  Type: "bind" as const,
-                  Source: bind.hostPath,
-                  Target: bind.containerPath,
-                  ReadOnly: bind.readOnly
-                })),
+                Mounts: [
+                  ...spec.binds.map((bind) => ({
+                    Type: "bind" as const,
+                    Source: bind.hostPath,
+                    Target: bind.containerPath,
+                    ReadOnly: bind.readOnly
+                  })),
+                  ...(spec.volumes ?? []).map((mount) => ({
+                    Type: "volume" as const,
+                    Source: mount.volume,
+                    Target: mount.containerPath,
+                    ReadOnly: mount.readOnly
+                  }))
+                ],
                 NanoCpus: spec.cpus === undefined ? undefined : Math.round(spec.cpus * 1e9),
                 Memory: spec.memoryBytes,
                 PidsLimit: spec.pidsLimit,

@@ -36,7 +36,7 @@ const TAG_HASH_LENGTH = 24
 const stepLine = /^Step \d+\/\d+ : /
 
 /** A stream we send to the engine failing (a file unreadable or gone) fails the request it feeds. */
-const sourceFailure = <E>(source: Readable, fail: (detail: string) => E): Effect.Effect<never, E> =>
+export const sourceFailure = <E>(source: Readable, fail: (detail: string) => E): Effect.Effect<never, E> =>
   Effect.callback<never, E>((resume) => {
     source.once("error", (cause) => resume(Effect.fail(fail(cause.message))))
   })

@@ -1,5 +1,6 @@
 export * from "./Docker.ts"
 export * from "./DockerError.ts"
+export * as FolderArchive from "./FolderArchive.ts"
 export { copyImage } from "./ImageCopy.ts"
 export * as KnownHosts from "./KnownHosts.ts"
 export * as NodeDocker from "./NodeDocker.ts"

@@ -8,7 +8,7 @@ import { inject } from "vitest"
 import { TEST_RUN_LABEL } from "../../../scripts/testing/global-setup.ts"
 import { Docker, NodeDocker, SshTransport } from "../src/index.ts"
 import { healthzSpec, healthzTag, httpGet, scopedContainer } from "./fixtures.ts"
-import { type RemoteEngine, startRemoteEngine, startTcpRelay } from "./RemoteEngine.ts"
+import { type RemoteEngine, remoteEngineWith, startTcpRelay } from "./RemoteEngine.ts"
 
 class Remote extends Context.Service<Remote, RemoteEngine>()("prbox/docker/test/Remote") {}
 
@@ -58,14 +58,7 @@ const localContainersOfRun = (): Array<string> =>
     .split("\n")
     .filter((line) => line.length > 0)
 
-const remoteLayer = Layer.effect(
-  Remote,
-  Effect.gen(function* () {
-    const remote = yield* startRemoteEngine
-    yield* remote.loadImage(healthzTag)
-    return remote
-  })
-)
+const remoteLayer = Layer.effect(Remote, remoteEngineWith(healthzTag))
 
 // Real time: the remote engine's start and the SSH handshakes run on real clocks.
 layer(remoteLayer, { excludeTestServices: true, timeout: 180_000 })("Docker over SSH to a real remote engine", (it) => {

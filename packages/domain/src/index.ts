@@ -1,4 +1,5 @@
 export * from "./Account.ts"
+export * from "./CarriedFiles.ts"
 export * from "./DaemonService.ts"
 export * from "./DaemonTiering.ts"
 export * from "./DefaultImage.ts"

@@ -44,6 +44,12 @@ export const codeServerCommand = (distribution: CodeServerDistribution | null): 
 export const containerUser = (plan: EnvironmentPlan, owner: string): string =>
   plan.widening?.runAsRoot === true ? "0:0" : owner
 
+/** The user's own mounts: config.json's and the trusted widening's. */
+export const userMounts = (config: PrboxConfig, plan: EnvironmentPlan) => [
+  ...config.mounts,
+  ...(plan.widening?.mounts ?? [])
+]
+
 export interface SpecInput {
   readonly row: Sandbox
   readonly config: PrboxConfig
@@ -69,8 +75,9 @@ export interface SpecInput {
 /**
  * The container of a sandbox: code-server on the workspace, password auth,
  * the environment's image, env and limits, the user's mounts, and prbox's
- * labels (which win). code-server is prbox's distribution, mounted read-only
- * and run as the container's entrypoint, unless the image brings its own.
+ * labels (which win). The workspace and the sandbox's home are its carried
+ * folders; code-server is prbox's distribution, shared read-only and run as
+ * the container's entrypoint, unless the image brings its own.
  */
 export const codeServerSpec = ({
   row,
@@ -123,18 +130,18 @@ export const codeServerSpec = ({
       [LABELS.home]: engineHome,
       [LABELS.install]: install
     },
-    binds: [
-      { hostPath: row.workspacePath ?? "", containerPath: plan.workspaceFolder, readOnly: false },
-      { hostPath: homePath, containerPath: CONTAINER_HOME, readOnly: false },
-      ...(distribution === null
-        ? []
-        : [{ hostPath: distribution.root, containerPath: CODE_SERVER_MOUNT, readOnly: true }]),
-      ...[...config.mounts, ...(widening?.mounts ?? [])].map((mount) => ({
-        hostPath: mount.source,
-        containerPath: mount.target,
-        readOnly: mount.readOnly
-      }))
+    carried: [
+      { kind: "workspace", hostPath: row.workspacePath ?? "", containerPath: plan.workspaceFolder },
+      { kind: "home", hostPath: homePath, containerPath: CONTAINER_HOME }
     ],
+    ...(distribution === null
+      ? {}
+      : { shared: { hostPath: distribution.root, containerPath: CODE_SERVER_MOUNT, key: distribution.key } }),
+    binds: userMounts(config, plan).map((mount) => ({
+      hostPath: mount.source,
+      containerPath: mount.target,
+      readOnly: mount.readOnly
+    })),
     user: containerUser(plan, user),
     ...(widening === undefined
       ? {}

@@ -1,5 +1,5 @@
 import type { Duplex, Writable } from "node:stream"
-import type { ImageBuildRequest, ImageInfo } from "@prbox/domain"
+import type { CarriedKind, FilesAt, ImageBuildRequest, ImageInfo } from "@prbox/domain"
 import { Context, type Effect } from "effect"
 import type {
   ContainerExited,
@@ -16,7 +16,23 @@ import type {
  * Docker on the local engine is the first implementation (DockerRuntime.ts);
  * a remote engine or a Kubernetes pod per sandbox fits the same shape.
  */
+/** A folder of this machine the sandbox gets read-write, as its own (its workspace, its home). */
+export interface CarriedFolder {
+  readonly kind: CarriedKind
+  readonly hostPath: string
+  readonly containerPath: string
+}
+
+/** A folder of this machine every sandbox gets read-only, the same for all (prbox's code-server). */
+export interface SharedFolder {
+  readonly hostPath: string
+  readonly containerPath: string
+  /** Names its content (a version): equal keys, equal content. */
+  readonly key: string
+}
+
 export interface ContainerSpec {
+  /** `prbox-<sandbox id>` for a sandbox: the names of what the runtime makes for it derive from it. */
   readonly name: string
   readonly image: string
   /** Replaces the image's entrypoint (prbox's mounted code-server); the image's when absent. */
@@ -25,6 +41,15 @@ export interface ContainerSpec {
   /** Values may be secrets (the access password): never log or echo them. */
   readonly env: Readonly<Record<string, string>>
   readonly labels: Readonly<Record<string, string>>
+  /**
+   * The sandbox's own folders. Where the runtime sees this machine's files
+   * (`filesAt` "host") they are mounted; elsewhere they are copied in once,
+   * when the sandbox's first container is made, and kept for its later ones.
+   * Absent: a bare container with nothing carried.
+   */
+  readonly carried?: ReadonlyArray<CarriedFolder>
+  readonly shared?: SharedFolder
+  /** The user's own mounts (config.json, a trusted widening): only where the runtime sees this machine's files. */
   readonly binds: ReadonlyArray<{
     readonly hostPath: string
     readonly containerPath: string
@@ -140,13 +165,6 @@ export interface PortStream {
 }
 
 export interface ContainerRuntimeShape {
-  /**
-   * Where a sandbox's files are the truth: `host` when the engine sees this
-   * machine's (bind mounts; the host's workspace is the container's), `engine`
-   * when they are carried into the engine's own storage (the copy in the
-   * container is the truth; git and files are worked on there).
-   */
-  readonly filesAt: Effect.Effect<"host" | "engine", RuntimeError>
   /** Makes the image available; a failed pull of a present image continues with it and says so. */
   readonly ensureImage: (
     image: string,
@@ -174,7 +192,24 @@ export interface ContainerRuntimeShape {
    * that is not in `reserved` (the ports sandboxes keep while stopped).
    */
   readonly freePort: (reserved: ReadonlySet<number>) => Effect.Effect<number, RuntimeError>
-  readonly provision: (spec: ContainerSpec) => Effect.Effect<string, RuntimeError>
+  /**
+   * Where a sandbox's files are the truth: "host" when the runtime sees this
+   * machine's (they are mounted: the host's workspace is the container's),
+   * "engine" when they are carried into the runtime's own storage (the copy
+   * in the container is the truth; git and files are worked on there).
+   * Decided once; fails when it cannot be told, never guesses.
+   */
+  readonly filesAt: Effect.Effect<FilesAt, RuntimeError>
+  /**
+   * Creates the container (never started), with its carried and shared
+   * folders in place: copying them reports progress lines (the total first).
+   * User mounts where the runtime cannot see this machine's files fail it
+   * before anything is made.
+   */
+  readonly provision: (
+    spec: ContainerSpec,
+    onProgress?: (line: string) => Effect.Effect<void>
+  ) => Effect.Effect<string, RuntimeError>
   /**
    * Starts (an already running container is fine) and returns the port on
    * this machine's 127.0.0.1 its code-server is reached at (the spec's
@@ -194,8 +229,15 @@ export interface ContainerRuntimeShape {
   readonly state: (containerId: string) => Effect.Effect<ContainerState, RuntimeError>
   /** Resolves only when the container is confirmed stopped or absent. */
   readonly stop: (containerId: string) => Effect.Effect<"stopped" | "absent", RuntimeError>
-  /** Resolves only when the container is confirmed removed or absent. */
-  readonly destroy: (containerId: string) => Effect.Effect<"removed" | "absent", RuntimeError>
+  /**
+   * Resolves only when the container, and the sandbox's carried files with
+   * it, are confirmed removed or absent. `keepFiles`: the carried files stay
+   * for the sandbox's next container (a rebuild, a port move).
+   */
+  readonly destroy: (
+    containerId: string,
+    options?: { readonly keepFiles?: boolean }
+  ) => Effect.Effect<"removed" | "absent", RuntimeError>
   /**
    * Runs `argv` bounded in time and output, with `stdin` (closed after it) or
    * none. Docker cannot kill an exec: the command runs under a small
@@ -245,6 +287,19 @@ export interface ContainerRuntimeShape {
     containerId: string,
     relay: RelayAccess
   ) => Effect.Effect<ReadonlyArray<number>, RuntimeError | PreviewUnavailable>
+  /**
+   * The names of this runtime's stored sandbox files (carried volumes) with
+   * `labels`, each with its labels; fails (never an empty list) when they
+   * cannot be listed.
+   */
+  readonly listFilesByLabel: (
+    labels: Readonly<Record<string, string>>
+  ) => Effect.Effect<
+    ReadonlyArray<{ readonly name: string; readonly labels: Readonly<Record<string, string>> }>,
+    RuntimeError
+  >
+  /** Removes stored sandbox files by name (one already gone is fine). */
+  readonly removeFiles: (name: string) => Effect.Effect<void, RuntimeError>
   /** Fails (never returns an empty list) when the runtime cannot be enumerated. */
   readonly listByLabel: (
     labels: Readonly<Record<string, string>>

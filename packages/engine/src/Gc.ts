@@ -42,9 +42,14 @@ export interface GcReport {
   readonly failures: ReadonlyArray<GcFailure>
 }
 
-/** This install's containers (on the configured engine) with no row, and workspace/home directories no row references. */
+/**
+ * This install's containers (on the configured engine) with no row, its
+ * sandbox volumes there whose sandbox has no row, and workspace/home
+ * directories no row references.
+ */
 export interface PrunePlan {
   readonly containers: ReadonlyArray<string>
+  readonly volumes: ReadonlyArray<string>
   readonly directories: ReadonlyArray<string>
 }
 
@@ -195,6 +200,10 @@ export class Gc extends Context.Service<Gc, GcShape>()("prbox/engine/Gc") {
         const containers = yield* runtime
           .listByLabel({ [LABELS.home]: config.home })
           .pipe(Effect.mapError((error) => new DiscoveryFailed({ operation: "containers", detail: error.message })))
+        // An install id is a volume's only owner: its home label is a path, and paths repeat across machines.
+        const volumes = yield* runtime
+          .listFilesByLabel({ [LABELS.install]: install })
+          .pipe(Effect.mapError((error) => new DiscoveryFailed({ operation: "volumes", detail: error.message })))
         const directories = [
           ...(yield* listDirectories(paths.workspaces)),
           ...(yield* listDirectories(paths.sandboxHomes))
@@ -203,6 +212,13 @@ export class Gc extends Context.Service<Gc, GcShape>()("prbox/engine/Gc") {
           containers: containers
             .filter((c) => ownInstall(c.labels, install) && !ids.has(c.labels[LABELS.sandbox] ?? ""))
             .map((c) => c.containerId),
+          // The shared code-server volume belongs to no sandbox: kept.
+          volumes: volumes
+            .filter((v) => {
+              const sandbox = v.labels[LABELS.sandbox]
+              return sandbox !== undefined && !ids.has(sandbox)
+            })
+            .map((v) => v.name),
           directories: directories.filter((d) => !ids.has(d.name)).map((d) => d.path)
         } satisfies PrunePlan
       })
@@ -211,11 +227,18 @@ export class Gc extends Context.Service<Gc, GcShape>()("prbox/engine/Gc") {
         const current = yield* planPrune
         const acted: PrunePlan = {
           containers: current.containers.filter((id) => confirmed.containers.includes(id)),
+          volumes: current.volumes.filter((name) => confirmed.volumes.includes(name)),
           directories: current.directories.filter((path) => confirmed.directories.includes(path))
         }
         const containerFailures = yield* Effect.forEach(acted.containers, (containerId) =>
           Effect.map(Effect.result(runtime.destroy(containerId)), (result) =>
             result._tag === "Success" ? undefined : { sandboxId: containerId, detail: result.failure.message }
+          )
+        )
+        // After the containers: a volume is removed only once no container uses it.
+        const volumeFailures = yield* Effect.forEach(acted.volumes, (name) =>
+          Effect.map(Effect.result(runtime.removeFiles(name)), (result) =>
+            result._tag === "Success" ? undefined : { sandboxId: name, detail: result.failure.message }
           )
         )
         const directoryFailures = yield* Effect.forEach(acted.directories, (path) =>
@@ -225,10 +248,11 @@ export class Gc extends Context.Service<Gc, GcShape>()("prbox/engine/Gc") {
               : { sandboxId: path, detail: `could not remove (${hostErrorCode(result.failure)})` }
           )
         )
-        const failures = [...containerFailures, ...directoryFailures].filter((f) => f !== undefined)
+        const failures = [...containerFailures, ...volumeFailures, ...directoryFailures].filter((f) => f !== undefined)
         const failed = new Set(failures.map((f) => f.sandboxId))
         const removed: PrunePlan = {
           containers: acted.containers.filter((id) => !failed.has(id)),
+          volumes: acted.volumes.filter((name) => !failed.has(name)),
           directories: acted.directories.filter((path) => !failed.has(path))
         }
         if (failures.length > 0) {
@@ -236,7 +260,7 @@ export class Gc extends Context.Service<Gc, GcShape>()("prbox/engine/Gc") {
             operation: "prune",
             failures,
             stopped: [],
-            removed: [...removed.containers, ...removed.directories]
+            removed: [...removed.containers, ...removed.volumes, ...removed.directories]
           })
         }
         return { plan: acted, removed, failures } satisfies PruneReport

@@ -10,6 +10,8 @@ export interface CodeServerDistribution {
   /** code-server's entry script, relative to `root`. */
   readonly entry: string
   readonly version: string
+  /** Names this build (version, Node and architecture): an engine keeps one copy per key. */
+  readonly key: string
   /** The glibc dynamic loader its Node needs in the image (by the host's architecture). */
   readonly loader: string
 }

@@ -2,6 +2,7 @@ import {
   type EnvironmentPlan,
   healthProbePause,
   isCodeServerListeningLine,
+  mountsRefusal,
   previewUrlTemplate,
   type Sandbox,
   type SandboxId
@@ -9,7 +10,7 @@ import {
 import { SandboxRepo } from "@prbox/store"
 import { Clock, Deferred, Effect, Fiber } from "effect"
 import { CodeServerHealth } from "./CodeServerHealth.ts"
-import { codeServerSpec, portMovedLine } from "./CodeServerSpec.ts"
+import { codeServerSpec, portMovedLine, userMounts } from "./CodeServerSpec.ts"
 import { Config, type PrboxConfig } from "./Config.ts"
 import { ContainerRuntime } from "./ContainerRuntime.ts"
 import { mapStoreErrors, SetupFailed } from "./Errors.ts"
@@ -57,27 +58,36 @@ export const makeStartContainer = (ownership: Ownership, extraLabels: Readonly<R
     const requireGlibc = (containerId: string, plan: EnvironmentPlan, distribution: CodeServerDistribution | null) =>
       Effect.gen(function* () {
         if (distribution === null || (yield* runtime.hasPath(containerId, distribution.loader))) return
-        yield* runtime.destroy(containerId)
+        yield* runtime.destroy(containerId, { keepFiles: true })
         return yield* new SetupFailed({
           reason: `image ${plan.image} has no glibc (${distribution.loader}): prbox's code-server needs a glibc-based image such as Debian, Ubuntu or the devcontainer base images`
         })
       })
 
-    const remoteEngineRefused = new SetupFailed({
-      reason:
-        "the Docker engine cannot see this machine's files (a remote engine): opening sandboxes there is not supported yet; use a local engine (`prbox doctor` shows which engine is used)"
-    })
+    /**
+     * The user's own mounts are folders of this machine: an engine that
+     * cannot see them is refused before anything is made for the sandbox.
+     */
+    const refuseUnseenMounts = (config: PrboxConfig, plan: EnvironmentPlan) =>
+      Effect.gen(function* () {
+        const mounts = userMounts(config, plan)
+        if (mounts.length === 0 || (yield* runtime.filesAt) === "host") return
+        return yield* new SetupFailed({ reason: mountsRefusal(mounts.map((mount) => mount.source)) })
+      })
 
     /**
-     * The workspace is bind-mounted from this machine: an engine that cannot
-     * see this machine's files (a remote one) would run code-server on an
-     * empty folder. Its clone's `.git` must be there before anything starts.
+     * Code-server must never run on an empty or wrong folder (an engine that
+     * does not see the files it was told it sees, a copy that went astray):
+     * the clone's `.git` must be in the container before anything starts.
+     * The carried files stay for the next try.
      */
-    const requireWorkspaceVisible = (containerId: string, plan: EnvironmentPlan) =>
+    const requireWorkspace = (containerId: string, plan: EnvironmentPlan) =>
       Effect.gen(function* () {
         if (yield* runtime.hasPath(containerId, `${plan.workspaceFolder}/.git`)) return
-        yield* runtime.destroy(containerId)
-        return yield* remoteEngineRefused
+        yield* runtime.destroy(containerId, { keepFiles: true })
+        return yield* new SetupFailed({
+          reason: `the workspace is not in the container (${plan.workspaceFolder}/.git is missing): \`prbox doctor\` shows whether the engine sees this machine's files`
+        })
       })
 
     /**
@@ -93,34 +103,28 @@ export const makeStartContainer = (ownership: Ownership, extraLabels: Readonly<R
     ) =>
       Effect.gen(function* () {
         const { plan, distribution } = environment
+        yield* refuseUnseenMounts(config, plan)
         const user = userSpec(yield* ownership.workspaceUser(workspacePath))
         const homePath = ownership.homeOf(row.id)
         const hostPort = requested ?? (yield* runtime.freePort(yield* keptPorts(row.id)))
-        const containerId = yield* runtime
-          .provision(
-            codeServerSpec({
-              row,
-              config,
-              plan,
-              distribution,
-              user,
-              homePath,
-              engineHome,
-              install,
-              extraLabels,
-              hostPort,
-              previewUrlTemplate: previewUrlTemplate(row.id, previewPort)
-            })
-          )
-          .pipe(
-            // An engine that lacks the workspace's folder altogether refuses the bind mount.
-            Effect.catchIf(
-              (error) => error.detail.includes("bind source path does not exist"),
-              () => Effect.fail(remoteEngineRefused)
-            )
-          )
-        // A remote engine first: without this machine's files nothing else can be judged.
-        yield* requireWorkspaceVisible(containerId, plan)
+        const containerId = yield* runtime.provision(
+          codeServerSpec({
+            row,
+            config,
+            plan,
+            distribution,
+            user,
+            homePath,
+            engineHome,
+            install,
+            extraLabels,
+            hostPort,
+            previewUrlTemplate: previewUrlTemplate(row.id, previewPort)
+          }),
+          (line) => progress(row, line).pipe(Effect.catch((error) => Effect.logWarning(`progress: ${error.message}`)))
+        )
+        // The workspace first: without it nothing else can be judged.
+        yield* requireWorkspace(containerId, plan)
         yield* requireGlibc(containerId, plan, distribution)
         yield* writeStatus(row.id, "starting", { containerId, hostPort })
         yield* failIfStopRequested(row.id)
@@ -165,7 +169,8 @@ export const makeStartContainer = (ownership: Ownership, extraLabels: Readonly<R
                   // Docker fixes the binding at create: only a new container can publish elsewhere.
                   movedFrom = requested
                   created = true
-                  yield* runtime.destroy(containerId as string)
+                  // The sandbox's carried files (the user's edits) stay for the new container.
+                  yield* runtime.destroy(containerId as string, { keepFiles: true })
                   ;({ containerId } = yield* create(row, config, environment, workspacePath, null))
                   const moved = yield* runtime.start(containerId)
                   if (movedFrom !== null) yield* progress({ id, status: "starting" }, portMovedLine(movedFrom, moved))

@@ -2,8 +2,11 @@ import { type SandboxId, statePaths } from "@prbox/domain"
 import { SandboxRepo } from "@prbox/store"
 import { Clock, Effect, FileSystem } from "effect"
 import { Config } from "./Config.ts"
+import type { ContainerRuntimeShape } from "./ContainerRuntime.ts"
 import { Engines } from "./Engines.ts"
 import { DestroyNotConfirmed, HostFailure, hostErrorCode, mapStoreErrors, type RuntimeError } from "./Errors.ts"
+import { Installation } from "./Installation.ts"
+import { LABELS } from "./Labels.ts"
 import { Lifecycle } from "./Lifecycle.ts"
 import type { Workers } from "./Workers.ts"
 
@@ -15,6 +18,7 @@ export const makeTeardown = (workers: Workers) =>
     const config = yield* Config
     const fs = yield* FileSystem.FileSystem
     const lifecycle = yield* Lifecycle
+    const install = (yield* Installation).id
     const paths = statePaths(config.home)
     const { getRow, writeStatus } = lifecycle
 
@@ -79,12 +83,24 @@ export const makeTeardown = (workers: Workers) =>
         )
 
     /**
+     * The sandbox's carried files left on its engine: the container's
+     * removal takes them, but one whose removal was cut short after the
+     * container went no longer names them.
+     */
+    const removeFiles = (runtime: ContainerRuntimeShape, id: SandboxId) =>
+      Effect.flatMap(runtime.listFilesByLabel({ [LABELS.sandbox]: id, [LABELS.install]: install }), (left) =>
+        Effect.forEach(left, (files) => runtime.removeFiles(files.name), { discard: true })
+      )
+
+    /**
      * Removes a stopped row's container, fence first: a daemon killed during
      * the removal, or a removal Docker does not answer, leaves a row that
      * refuses restart, exec and reuse. The fence stays on the returned row:
      * the caller lifts it (deleting the row, or forgetting its container).
+     * The sandbox's carried files go with the container unless `keepFiles`
+     * (its next container reuses them).
      */
-    const removeContainer = Effect.fnUntraced(function* (id: SandboxId) {
+    const removeContainer = Effect.fnUntraced(function* (id: SandboxId, keepFiles: boolean) {
       // Its engine is reached before the fence is written: an unreachable one leaves the row as it is.
       const before = yield* getRow(id)
       const runtime = before.containerId === null ? undefined : yield* engines.runtimeFor(before.engine)
@@ -94,7 +110,8 @@ export const makeTeardown = (workers: Workers) =>
       const containerId = stopped.containerId
       if (containerId !== null) {
         const engine = runtime ?? (yield* engines.runtimeFor(stopped.engine))
-        yield* confirmed(id, engine.destroy(containerId), {
+        const removal = engine.destroy(containerId, { keepFiles })
+        yield* confirmed(id, keepFiles ? removal : Effect.andThen(removal, removeFiles(engine, id)), {
           to: "stopped",
           error: "container removal not confirmed by Docker"
         })
@@ -105,7 +122,7 @@ export const makeTeardown = (workers: Workers) =>
     const delete_ = Effect.fn("SandboxService.delete")(function* (id: SandboxId) {
       yield* stop(id)
       // Only the row's deletion, after Docker confirmed, lifts the fence.
-      const stopped = yield* removeContainer(id)
+      const stopped = yield* removeContainer(id, false)
       yield* Effect.all(
         [
           stopped.workspacePath === null ? Effect.void : remove(stopped.workspacePath, "workspace"),
@@ -117,10 +134,10 @@ export const makeTeardown = (workers: Workers) =>
       yield* lifecycle.forgetContainer(id)
     }, mapStoreErrors("sandbox.delete"))
 
-    /** Stops the sandbox and removes its container; the row keeps its workspace, home and port. */
+    /** Stops the sandbox and removes its container; the row keeps its workspace, home (carried files too) and port. */
     const dropContainer = Effect.fn("SandboxService.dropContainer")(function* (id: SandboxId) {
       yield* stop(id)
-      yield* removeContainer(id)
+      yield* removeContainer(id, true)
       return yield* lifecycle.serialized(
         writeStatus(id, "stopped", { containerId: null, destroyFenced: false, expectedFrom: ["stopped"] })
       )

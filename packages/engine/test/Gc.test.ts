@@ -1,13 +1,24 @@
 import { execFileSync } from "node:child_process"
+import { randomBytes } from "node:crypto"
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { SandboxRepo } from "@prbox/store"
 import { Clock, Effect, Fiber, Option } from "effect"
 import { TestClock } from "effect/testing"
-import { CleanupIncomplete, DiscoveryFailed, Gc, RuntimeError, SandboxService } from "../src/index.ts"
+import { inject } from "vitest"
+import { TEST_RUN_LABEL } from "../../../scripts/testing/global-setup.ts"
+import {
+  CleanupIncomplete,
+  DiscoveryFailed,
+  Gc,
+  Installation,
+  LABELS,
+  RuntimeError,
+  SandboxService
+} from "../src/index.ts"
 import { docker, later, openRunning, rowOf, withEngine } from "./harness.ts"
-import { labelledContainer, newId } from "./reconcile-fixtures.ts"
+import { labelledContainer, newId, seedRow } from "./reconcile-fixtures.ts"
 
 const HOUR = 3_600_000
 
@@ -19,6 +30,44 @@ const containerExists = (id: string): boolean => {
     return false
   }
 }
+
+/** A volume on the local engine with `labels` (and this run's), removed when the test ends. */
+const labelledVolume = (labels: Readonly<Record<string, string>>) =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const name = `prbox-test-${randomBytes(4).toString("hex")}`
+      const all = { ...labels, [TEST_RUN_LABEL]: inject("testRunId") }
+      execFileSync("docker", [
+        "volume",
+        "create",
+        ...Object.entries(all).flatMap(([key, value]) => ["--label", `${key}=${value}`]),
+        name
+      ])
+      return name
+    }),
+    (name) => Effect.sync(() => execFileSync("docker", ["volume", "rm", "-f", name], { stdio: "ignore" }))
+  )
+
+const volumeExists = (name: string): boolean => {
+  try {
+    execFileSync("docker", ["volume", "inspect", name], { stdio: "ignore" })
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Sandbox volumes of this install with and without a row, another install's, and a shared one (no sandbox). */
+const volumesToPrune = Effect.gen(function* () {
+  const install = (yield* Installation).id
+  const row = yield* seedRow("stopped")
+  return {
+    orphan: yield* labelledVolume({ [LABELS.sandbox]: newId(), [LABELS.install]: install }),
+    owned: yield* labelledVolume({ [LABELS.sandbox]: row.id, [LABELS.install]: install }),
+    foreign: yield* labelledVolume({ [LABELS.sandbox]: newId(), [LABELS.install]: "another-install" }),
+    shared: yield* labelledVolume({ [LABELS.install]: install })
+  }
+})
 
 describe("gc", () => {
   it.live("a dry run changes nothing; the confirmed run stops the idle and deletes the long-stopped", () =>
@@ -88,10 +137,10 @@ describe("gc", () => {
       {
         runtime: (real) => ({
           ...real,
-          destroy: (containerId) =>
+          destroy: (containerId, options) =>
             stuck.has(containerId)
               ? Effect.fail(new RuntimeError({ operation: "docker", detail: "remove timed out" }))
-              : real.destroy(containerId)
+              : real.destroy(containerId, options)
         })
       },
       ({ remote }) =>
@@ -191,7 +240,7 @@ describe("gc", () => {
         mkdirSync(strayDir, { recursive: true })
         mkdirSync(join(home, "homes"), { recursive: true })
         const shown = yield* gc.planPrune
-        assert.deepStrictEqual(shown, { containers: [stray], directories: [strayDir] })
+        assert.deepStrictEqual(shown, { containers: [stray], volumes: [], directories: [strayDir] })
         // Tests run as root, so no permission denial: a file where the directory was gives ENOTDIR.
         rmSync(join(home, "homes"), { recursive: true })
         writeFileSync(join(home, "homes"), "")
@@ -241,7 +290,7 @@ describe("gc", () => {
         const strayDir = join(home, "workspaces", newId())
         mkdirSync(strayDir, { recursive: true })
         const shown = yield* gc.planPrune
-        assert.deepStrictEqual(shown, { containers: [stray], directories: [strayDir] })
+        assert.deepStrictEqual(shown, { containers: [stray], volumes: [], directories: [strayDir] })
         const lateDir = join(home, "homes", newId())
         mkdirSync(lateDir, { recursive: true })
         const report = yield* gc.prune(shown)
@@ -255,4 +304,45 @@ describe("gc", () => {
       })
     )
   )
+
+  it.live("prune removes this install's sandbox volumes no row claims; another install's and the shared one stay", () =>
+    withEngine({}, () =>
+      Effect.gen(function* () {
+        const gc = yield* Gc
+        const { orphan, owned, foreign, shared } = yield* volumesToPrune
+        const shown = yield* gc.planPrune
+        assert.deepStrictEqual(shown, { containers: [], volumes: [orphan], directories: [] })
+        const report = yield* gc.prune(shown)
+        assert.deepStrictEqual(report.removed, shown)
+        assert.isFalse(volumeExists(orphan))
+        for (const name of [owned, foreign, shared]) assert.isTrue(volumeExists(name), name)
+      }).pipe(Effect.scoped)
+    )
+  )
+
+  it.live("prune fails closed: a volume listing that fails aborts it and removes nothing", () => {
+    let listingFails = false
+    return withEngine(
+      {
+        runtime: (real) => ({
+          ...real,
+          listFilesByLabel: (labels) =>
+            listingFails
+              ? Effect.fail(new RuntimeError({ operation: "volume.list", detail: "engine unreachable" }))
+              : real.listFilesByLabel(labels)
+        })
+      },
+      () =>
+        Effect.gen(function* () {
+          const gc = yield* Gc
+          const { orphan } = yield* volumesToPrune
+          const shown = yield* gc.planPrune
+          assert.deepStrictEqual(shown.volumes, [orphan])
+          listingFails = true
+          const error = yield* Effect.flip(gc.prune(shown))
+          assert.instanceOf(error, DiscoveryFailed)
+          assert.isTrue(volumeExists(orphan), "nothing is removed")
+        }).pipe(Effect.scoped)
+    )
+  })
 })

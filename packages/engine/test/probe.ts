@@ -132,10 +132,10 @@ export class Probe {
             Effect.andThen(this.pause("pull")),
             Effect.andThen(real.ensureImage(image, onProgress))
           ),
-        provision: (spec) =>
+        provision: (spec, onProgress) =>
           this.record("provision").pipe(
             Effect.andThen(this.pause("beforeCreate")),
-            Effect.andThen(real.provision(spec)),
+            Effect.andThen(real.provision(spec, onProgress)),
             Effect.tap(() => this.pause("afterCreate"))
           ),
         start: (containerId) =>
@@ -148,10 +148,10 @@ export class Probe {
         listByLabel: (labels) => this.record("listByLabel").pipe(Effect.andThen(real.listByLabel(labels))),
         stop: (containerId) =>
           this.record("stop").pipe(Effect.andThen(this.failIf("stop")), Effect.andThen(real.stop(containerId))),
-        destroy: (containerId) =>
+        destroy: (containerId, options) =>
           this.record("destroy").pipe(
             Effect.andThen(this.failIf("destroy")),
-            Effect.andThen(real.destroy(containerId))
+            Effect.andThen(real.destroy(containerId, options))
           ),
         exec: (containerId, argv, options) =>
           this.record("exec").pipe(

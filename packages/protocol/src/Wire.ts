@@ -215,9 +215,13 @@ export const GcReport = Schema.Struct({
 })
 export type GcReport = typeof GcReport.Type
 
-/** Labelled containers of this PRBOX_HOME with no row, and workspace/home directories no row references. */
+/**
+ * Labelled containers of this PRBOX_HOME with no row, its sandboxes' volumes
+ * whose sandbox has no row, and workspace/home directories no row references.
+ */
 export const PrunePlan = Schema.Struct({
   containers: Schema.Array(Schema.String),
+  volumes: Schema.Array(Schema.String),
   directories: Schema.Array(Schema.String)
 })
 export type PrunePlan = typeof PrunePlan.Type

@@ -145,9 +145,11 @@ export const ensureCodeServerDistribution = Effect.fn("CodeServerDistribution.en
       `code-server distributions are built for Linux on x64 or arm64, not ${process.platform}-${process.arch}`
     )
   }
-  const root = `${options.dir}/${distributionName(arch)}`
+  const key = distributionName(arch)
+  const root = `${options.dir}/${key}`
   const distribution: CodeServerDistribution = {
     root,
+    key,
     node: NODE,
     entry: ENTRY,
     version: CODE_SERVER_VERSION,

@@ -1,11 +1,20 @@
-import { Docker } from "@prbox/docker"
-import { Effect, Fiber, Layer, Queue } from "effect"
-import { ContainerRuntime, type ContainerRuntimeShape, type ContainerState } from "../ContainerRuntime.ts"
+import { type Bind, Docker, type VolumeMount } from "@prbox/docker"
+import { Effect, Layer, Option } from "effect"
+import { Config } from "../Config.ts"
+import {
+  ContainerRuntime,
+  type ContainerRuntimeShape,
+  type ContainerSpec,
+  type ContainerState
+} from "../ContainerRuntime.ts"
 import { ContainerExited, ImageBuildFailed, PortTaken, RuntimeError } from "../Errors.ts"
+import { makeCarriedVolumes } from "./CarriedVolumes.ts"
 import { makeDockerRelay } from "./DockerRelay.ts"
+import { makeFilesMode } from "./FilesMode.ts"
 import { freePort } from "./FreePort.ts"
 import { makeHostPorts } from "./HostPorts.ts"
 import { ImageSource, makeImageTransfer } from "./ImageTransfer.ts"
+import { withProgress } from "./ProgressQueue.ts"
 import { makeSupervisedExec } from "./SupervisedExec.ts"
 
 const STOP_TIMEOUT_SECONDS = 10
@@ -22,41 +31,38 @@ const pullsAlways = (image: string): boolean => {
   return !name.includes(":") || name.endsWith(":latest")
 }
 
+/** On an engine that sees this machine's files, every folder is a bind mount. */
+const hostBinds = (spec: ContainerSpec): ReadonlyArray<Bind> => [
+  ...(spec.carried ?? []).map((folder) => ({
+    hostPath: folder.hostPath,
+    containerPath: folder.containerPath,
+    readOnly: false
+  })),
+  ...(spec.shared === undefined
+    ? []
+    : [{ hostPath: spec.shared.hostPath, containerPath: spec.shared.containerPath, readOnly: true }]),
+  ...spec.binds
+]
+
 /**
  * Containers on the Docker engine of the Docker service given (the local
- * socket, or a remote engine over SSH: its ports are forwarded here, see
- * HostPorts.ts; images it lacks come from ImageSource, this machine's
- * engine, see ImageTransfer.ts). The one place where Docker's types
- * (packages/docker) and the runtime port's (ContainerSpec, ContainerState) meet.
+ * socket, or a remote engine over SSH). The one place where Docker's types
+ * (packages/docker) and the runtime port's (ContainerSpec, ContainerState)
+ * meet. Where the engine sees this machine's files (probed once: FilesMode.ts)
+ * a sandbox's folders are bind-mounted; elsewhere they are carried into
+ * volumes (CarriedVolumes.ts). A remote engine's ports are forwarded here
+ * (HostPorts.ts); images it lacks come from ImageSource, this machine's
+ * engine (ImageTransfer.ts). `$PRBOX_HOME` (Config, when given) is where the
+ * files probe looks.
  */
 export const layer = Layer.effect(
   ContainerRuntime,
   Effect.gen(function* () {
     const docker = yield* Docker
     const ports = yield* makeHostPorts(docker)
-
-    /**
-     * Docker reports progress through a plain callback; a queue hands the
-     * lines to the caller's effect in order, repeated lines once.
-     */
-    const withProgress = <A, E>(
-      onProgress: (line: string) => Effect.Effect<void>,
-      run: (report: (line: string) => void) => Effect.Effect<A, E>
-    ) =>
-      Effect.gen(function* () {
-        const lines = yield* Queue.unbounded<string>()
-        const forward = yield* Queue.take(lines).pipe(Effect.flatMap(onProgress), Effect.forever, Effect.forkChild)
-        let last = ""
-        const result = yield* Effect.result(
-          run((line) => {
-            if (line !== last) Queue.offerUnsafe(lines, line)
-            last = line
-          })
-        )
-        yield* Fiber.interrupt(forward)
-        for (const line of yield* Queue.clear(lines)) yield* onProgress(line)
-        return result
-      })
+    const home = Option.getOrUndefined(yield* Effect.serviceOption(Config))?.home
+    const files = yield* makeFilesMode(docker, home)
+    const carried = yield* makeCarriedVolumes(docker)
 
     const state = (containerId: string): Effect.Effect<ContainerState, RuntimeError> =>
       docker.inspect(containerId).pipe(
@@ -73,8 +79,8 @@ export const layer = Layer.effect(
     const supervised = makeSupervisedExec(docker)
 
     return ContainerRuntime.of({
-      filesAt: Effect.succeed("host"),
       ensureImage: Effect.fn("DockerRuntime.ensureImage")(function* (image, onProgress) {
+        yield* files.remember(image)
         const brought = yield* withProgress(onProgress, (report) => transfer.bring(image, report))
         if (brought._tag === "Failure") return yield* brought.failure
         if (brought.success !== "not-local") return
@@ -104,33 +110,46 @@ export const layer = Layer.effect(
       }),
       imageInfo: (image) => docker.imageInfo(image).pipe(Effect.mapError(toRuntimeError)),
       freePort,
-      provision: Effect.fn("DockerRuntime.provision")(function* (spec) {
-        const created = yield* docker
-          .createContainer(
-            ports.publish({
-              name: spec.name,
-              image: spec.image,
-              ...(spec.entrypoint === undefined ? {} : { entrypoint: spec.entrypoint }),
-              cmd: spec.args,
-              env: spec.env,
-              labels: spec.labels,
-              binds: spec.binds,
-              user: spec.user,
-              workingDir: spec.workingDir,
-              exposedPort: spec.port,
-              ...(spec.hostPort === undefined ? {} : { hostPort: spec.hostPort }),
-              ...(spec.relayPort === undefined ? {} : { extraPorts: [spec.relayPort] }),
-              init: true,
-              ...(spec.cpus === undefined ? {} : { cpus: spec.cpus }),
-              ...(spec.memoryBytes === undefined ? {} : { memoryBytes: spec.memoryBytes }),
-              ...(spec.pidsLimit === undefined ? {} : { pidsLimit: spec.pidsLimit }),
-              ...(spec.privileged === undefined ? {} : { privileged: spec.privileged }),
-              ...(spec.capAdd === undefined ? {} : { capAdd: spec.capAdd }),
-              ...(spec.securityOpt === undefined ? {} : { securityOpt: spec.securityOpt })
-            })
-          )
-          .pipe(Effect.mapError(toRuntimeError))
-        return created.id
+      filesAt: files.filesAt,
+      provision: Effect.fn("DockerRuntime.provision")(function* (spec, onProgress = () => Effect.void) {
+        const create = (mounts: {
+          readonly binds: ReadonlyArray<Bind>
+          readonly volumes: ReadonlyArray<VolumeMount>
+        }) =>
+          docker
+            .createContainer(
+              ports.publish({
+                name: spec.name,
+                image: spec.image,
+                ...(spec.entrypoint === undefined ? {} : { entrypoint: spec.entrypoint }),
+                cmd: spec.args,
+                env: spec.env,
+                labels: spec.labels,
+                ...mounts,
+                user: spec.user,
+                workingDir: spec.workingDir,
+                exposedPort: spec.port,
+                ...(spec.hostPort === undefined ? {} : { hostPort: spec.hostPort }),
+                ...(spec.relayPort === undefined ? {} : { extraPorts: [spec.relayPort] }),
+                init: true,
+                ...(spec.cpus === undefined ? {} : { cpus: spec.cpus }),
+                ...(spec.memoryBytes === undefined ? {} : { memoryBytes: spec.memoryBytes }),
+                ...(spec.pidsLimit === undefined ? {} : { pidsLimit: spec.pidsLimit }),
+                ...(spec.privileged === undefined ? {} : { privileged: spec.privileged }),
+                ...(spec.capAdd === undefined ? {} : { capAdd: spec.capAdd }),
+                ...(spec.securityOpt === undefined ? {} : { securityOpt: spec.securityOpt })
+              })
+            )
+            .pipe(
+              Effect.map((created) => created.id),
+              Effect.mapError(toRuntimeError)
+            )
+        // A bare container carries nothing: where the files are does not matter to it.
+        const bare = (spec.carried ?? []).length === 0 && spec.shared === undefined
+        if (bare || (yield* files.forSpec(spec.image, spec.labels)) === "host") {
+          return yield* create({ binds: hostBinds(spec), volumes: [] })
+        }
+        return yield* carried.provision(spec, onProgress, (volumes) => create({ binds: [], volumes }))
       }),
       start: Effect.fn("DockerRuntime.start")(function* (containerId) {
         yield* docker.start(containerId).pipe(
@@ -161,13 +180,25 @@ export const layer = Layer.effect(
           // Only once it is confirmed down: a container a failed stop left running stays reachable.
           Effect.tap(() => ports.released(containerId))
         ),
-      destroy: (containerId) =>
-        docker.remove(containerId, { force: true, volumes: true }).pipe(
-          Effect.ensuring(Effect.andThen(ports.released(containerId), previews.forget(containerId))),
-          Effect.as("removed" as const),
-          Effect.catchTag("ContainerNotFound", () => Effect.succeed("absent" as const)),
-          Effect.mapError(toRuntimeError)
-        ),
+      destroy: Effect.fn("DockerRuntime.destroy")(
+        function* (containerId, options) {
+          const labels = yield* docker.inspect(containerId).pipe(
+            Effect.map((info) => info.labels),
+            Effect.catchTag("ContainerNotFound", () => Effect.succeed(undefined)),
+            Effect.mapError(toRuntimeError)
+          )
+          const removed = yield* docker.remove(containerId, { force: true, volumes: true }).pipe(
+            Effect.as("removed" as const),
+            Effect.catchTag("ContainerNotFound", () => Effect.succeed("absent" as const)),
+            Effect.mapError(toRuntimeError)
+          )
+          // Found by the sandbox's label: a container already gone leaves its volumes to prune.
+          if (labels !== undefined && options?.keepFiles !== true) yield* carried.removeSandboxVolumes(labels)
+          return removed
+        },
+        (effect, containerId) =>
+          Effect.ensuring(effect, Effect.andThen(ports.released(containerId), previews.forget(containerId)))
+      ),
       // CwdRefused only ever comes with `within`, as the port's overloads say.
       exec: supervised.exec as ContainerRuntimeShape["exec"],
       spawn: supervised.spawn,
@@ -176,6 +207,8 @@ export const layer = Layer.effect(
       hasPath: (containerId, path) => docker.hasPath(containerId, path).pipe(Effect.mapError(toRuntimeError)),
       awaitOutputLine: (containerId, since, matches) =>
         docker.awaitLogLine(containerId, { since, matches }).pipe(Effect.mapError(toRuntimeError)),
+      listFilesByLabel: (labels) => docker.listVolumesByLabel(labels).pipe(Effect.mapError(toRuntimeError)),
+      removeFiles: (name) => docker.removeVolume(name).pipe(Effect.asVoid, Effect.mapError(toRuntimeError)),
       listByLabel: (labels) =>
         docker.listByLabel(labels, { all: true }).pipe(
           Effect.map((containers) =>

@@ -118,23 +118,25 @@ const layer = engineLayer({
   }),
   runtime: (real) => ({
     ...real,
-    provision: (spec) =>
-      phase === "after-create-before-start" ? Effect.andThen(real.provision(spec), halt) : real.provision(spec),
+    provision: (spec, onProgress) =>
+      phase === "after-create-before-start"
+        ? Effect.andThen(real.provision(spec, onProgress), halt)
+        : real.provision(spec, onProgress),
     start: (containerId) =>
       phase === "after-start-before-running" ? Effect.andThen(real.start(containerId), halt) : real.start(containerId),
     // The row is `stopping` (or marked retiring); Docker is never asked.
     stop: (containerId) => (phase === "mid-stop" || phase === "mid-retirement" ? halt : real.stop(containerId)),
     // Mid-destroy: Docker was asked (the row's fence is written first) and never answered.
-    destroy: (containerId) =>
+    destroy: (containerId, options) =>
       phase === "mid-destroy"
         ? halt
         : phase === "mid-gc-cleanup"
-          ? Effect.andThen(real.destroy(containerId), halt)
+          ? Effect.andThen(real.destroy(containerId, options), halt)
           : phase === "fenced"
             ? Effect.fail(
                 new RuntimeError({ operation: "container.remove", detail: "injected: no answer from Docker" })
               )
-            : real.destroy(containerId)
+            : real.destroy(containerId, options)
   })
 })
 

@@ -1,0 +1,61 @@
+import type { Readable } from "node:stream"
+import type Dockerode from "dockerode"
+import { Effect } from "effect"
+import type { DockerShape } from "./Docker.ts"
+import { ContainerNotFound, DockerEngineError, EnumerationError } from "./DockerError.ts"
+import { VolumeListAnswer } from "./EngineAnswers.ts"
+import { call, decode } from "./EngineCall.ts"
+import { sourceFailure } from "./NodeImages.ts"
+
+type Volumes = Pick<DockerShape, "putArchive" | "createVolume" | "removeVolume" | "listVolumesByLabel">
+
+/**
+ * Named volumes and the archive upload that fills them. `patient` has no
+ * request timeout: an upload of a large folder is one long request whose
+ * caller bounds it.
+ */
+export const volumes = (api: Dockerode, patient: Dockerode): Volumes => ({
+  putArchive: Effect.fn("Docker.putArchive")(function* (id, path, archive) {
+    const operation = "container.archive"
+    const upload = call(
+      operation,
+      (signal) => patient.getContainer(id).putArchive(archive as NodeJS.ReadableStream, { path, abortSignal: signal }),
+      { 404: ContainerNotFound }
+    )
+    // An unreadable file fails the upload with its own reason rather than a cut connection.
+    const unreadable = (detail: string) =>
+      new DockerEngineError({ operation, detail: `reading the archive: ${detail}` })
+    yield* Effect.raceFirst(upload, sourceFailure(archive as Readable, unreadable)).pipe(
+      Effect.ensuring(Effect.sync(() => archive.destroy()))
+    )
+  }),
+
+  createVolume: Effect.fn("Docker.createVolume")(function* (name, labels) {
+    yield* call("volume.create", () => api.createVolume({ Name: name, Labels: { ...labels } }), {})
+  }),
+
+  removeVolume: Effect.fn("Docker.removeVolume")(function* (name) {
+    return yield* call("volume.remove", () => api.getVolume(name).remove(), {}).pipe(
+      Effect.as("removed" as const),
+      // A volume already gone is what removing it asks for (Docker answers 404).
+      Effect.catchIf(
+        (error) => error._tag === "DockerEngineError" && error.statusCode === 404,
+        () => Effect.succeed("absent" as const)
+      )
+    )
+  }),
+
+  listVolumesByLabel: Effect.fn("Docker.listVolumesByLabel")(function* (labels) {
+    const filters = Object.entries(labels).map(([key, value]) => (value === undefined ? key : `${key}=${value}`))
+    const answer = yield* call(
+      "volume.list",
+      () => api.listVolumes({ filters: JSON.stringify({ label: filters }) }),
+      {}
+    ).pipe(
+      Effect.flatMap(decode("volume.list", VolumeListAnswer)),
+      // Whatever went wrong, the caller must not mistake it for "no volumes".
+      Effect.mapError((error) => new EnumerationError({ operation: "volume.list", detail: error.detail }))
+    )
+    return (answer.Volumes ?? []).map((volume) => ({ name: volume.Name, labels: volume.Labels ?? {} }))
+  })
+})
