@@ -1,4 +1,4 @@
-import { type SandboxId, statePaths } from "@prbox/domain"
+import { type Sandbox, type SandboxId, statePaths } from "@prbox/domain"
 import { SandboxRepo } from "@prbox/store"
 import { Clock, Effect, FileSystem } from "effect"
 import { Config } from "./Config.ts"
@@ -102,20 +102,21 @@ export const makeTeardown = (workers: Workers) =>
      */
     const removeContainer = Effect.fnUntraced(function* (id: SandboxId, keepFiles: boolean) {
       // Its engine is reached before the fence is written: an unreachable one leaves the row as it is.
+      // A row without a container may still have files there: an open cut short after they were made.
       const before = yield* getRow(id)
-      const runtime = before.containerId === null ? undefined : yield* engines.runtimeFor(before.engine)
+      const touches = (row: Sandbox) => row.containerId !== null || !keepFiles
+      const runtime = touches(before) ? yield* engines.runtimeFor(before.engine) : undefined
       const stopped = yield* lifecycle.serialized(
         writeStatus(id, "stopped", { destroyFenced: true, expectedFrom: ["stopped"] })
       )
+      if (!touches(stopped)) return stopped
       const containerId = stopped.containerId
-      if (containerId !== null) {
-        const engine = runtime ?? (yield* engines.runtimeFor(stopped.engine))
-        const removal = engine.destroy(containerId, { keepFiles })
-        yield* confirmed(id, keepFiles ? removal : Effect.andThen(removal, removeFiles(engine, id)), {
-          to: "stopped",
-          error: "container removal not confirmed by Docker"
-        })
-      }
+      const engine = runtime ?? (yield* engines.runtimeFor(stopped.engine))
+      const removal = containerId === null ? Effect.void : engine.destroy(containerId, { keepFiles })
+      yield* confirmed(id, keepFiles ? removal : Effect.andThen(removal, removeFiles(engine, id)), {
+        to: "stopped",
+        error: "container removal not confirmed by Docker"
+      })
       return stopped
     })
 

@@ -21,14 +21,14 @@ const filesOnEngine = (real: ContainerRuntimeShape): ContainerRuntimeShape => ({
   filesAt: Effect.succeed("engine"),
   provision: (spec) =>
     Effect.suspend(() => {
-      const binds = spec.binds.map((bind) => {
-        if (bind.containerPath !== spec.workingDir) return bind
-        const copy = engineCopyOf(bind.hostPath)
-        execFileSync("cp", ["-a", bind.hostPath, copy])
+      const carried = (spec.carried ?? []).map((folder) => {
+        if (folder.kind !== "workspace") return folder
+        const copy = engineCopyOf(folder.hostPath)
+        execFileSync("cp", ["-a", folder.hostPath, copy])
         execFileSync("chown", ["-R", spec.user, copy])
-        return { ...bind, hostPath: copy }
+        return { ...folder, hostPath: copy }
       })
-      return real.provision({ ...spec, binds })
+      return real.provision({ ...spec, carried })
     })
 })
 
