@@ -13,6 +13,7 @@ import {
 } from "../../../packages/docker/test/RemoteEngine.ts"
 import { codeServerImage } from "../../../scripts/images/code-server.ts"
 import { imageTag } from "../../../scripts/images/images.ts"
+import { hostOf, portsOf, preview, startApp, tokenOf } from "./preview-support.ts"
 import { CLI_MAIN, hasStackTrace, makeHome, prbox, tearDown, until } from "./support.ts"
 
 // A sandbox opened, used, stopped, restarted and deleted on a second, real
@@ -183,6 +184,42 @@ describe("a sandbox on a remote engine over SSH", () => {
     expect(restarted.stdout).toContain(remoteUrl)
     expect(await healthz(remoteUrl)).toBe(200)
   }, 240_000)
+
+  it("a preview of the sandbox's app is reached through prboxd here, over SSH", async () => {
+    await startApp(home, remoteId, 3000, "0.0.0.0", "remote-app")
+    await until(
+      "port 3000 to be discovered",
+      async () => (await portsOf(home, remoteId)).ports.some((entry) => entry.port === 3000 && entry.listening),
+      { timeoutMs: 30_000, intervalMs: 200 }
+    )
+    const { previewPort } = await portsOf(home, remoteId)
+    const answer = await preview(previewPort, {
+      host: hostOf(remoteId, 3000, previewPort),
+      headers: { authorization: `Bearer ${await tokenOf(home, remoteId)}` }
+    })
+    expect(answer.status).toBe(200)
+    expect(answer.text).toContain("hello from remote-app")
+  }, 120_000)
+
+  it("update moves the container's copy to the PR's new head; this machine's copy is not touched", async () => {
+    const work = join(home, "project-work")
+    execFileSync("git", ["clone", "--quiet", repository, work])
+    git(work, "checkout", "--quiet", "--detach", prHead)
+    writeFileSync(join(work, "remote-update.txt"), "pushed after the open\n")
+    git(work, "add", "remote-update.txt")
+    git(work, "-c", "user.name=prbox test", "-c", "user.email=test@prbox.invalid", "commit", "--quiet", "-m", "more")
+    const pushed = git(work, "rev-parse", "HEAD")
+    git(work, "push", "--quiet", repository, `${pushed}:refs/pull/7/head`)
+    const updated = await prbox(home, ["update", remoteId], env)
+    expect(updated.code, `${updated.stdout}${updated.stderr}`).toBe(0)
+    const head = await prbox(home, ["exec", remoteId, "--", "git", "rev-parse", "HEAD"], env)
+    expect(head.stdout.trim(), head.stderr).toBe(pushed)
+    const file = await prbox(home, ["exec", remoteId, "--", "cat", "remote-update.txt"], env)
+    expect(file.stdout).toBe("pushed after the open\n")
+    // The host's workspace stays where the open left it: the container's copy is the sandbox's truth.
+    const hostCopy = join(home, "workspaces", remoteId)
+    expect(git(hostCopy, "-c", `safe.directory=${hostCopy}`, "rev-parse", "HEAD")).toBe(prHead)
+  }, 120_000)
 
   it("rm leaves no container and no volume on the remote; the local sandbox ran throughout", async () => {
     const { containerId } = await statusOf(remoteId)

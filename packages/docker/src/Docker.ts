@@ -2,6 +2,7 @@ import type { Duplex, Readable } from "node:stream"
 import type { ImageBuildRequest, ImageInfo } from "@prbox/domain"
 import { Context, type Effect, type Scope } from "effect"
 import type {
+  BindSourceMissing,
   ConnectionRefused,
   ContainerAlreadyStarted,
   ContainerAlreadyStopped,
@@ -218,9 +219,10 @@ export interface DockerShape {
    * read fails the load.
    */
   readonly loadImage: (archive: Readable, onProgress: (line: string) => void) => Effect.Effect<void, Unreachable>
+  /** BindSourceMissing: a bind's host folder does not exist where the engine runs. */
   readonly createContainer: (
     spec: ContainerSpec
-  ) => Effect.Effect<{ readonly id: string }, NameConflict | ImageNotFound | Unreachable>
+  ) => Effect.Effect<{ readonly id: string }, NameConflict | ImageNotFound | BindSourceMissing | Unreachable>
   /** Fails with PortInUse when the host port the container was created with is taken. */
   readonly start: (
     id: string

@@ -47,6 +47,17 @@ export class NameConflict extends Schema.TaggedError<NameConflict>()("NameConfli
 }
 
 /**
+ * A bind mount's source folder does not exist where the engine runs (the
+ * engine answers 400 "bind source path does not exist"): on an engine that
+ * cannot see this machine's files, a folder of this machine.
+ */
+export class BindSourceMissing extends Schema.TaggedError<BindSourceMissing>()("BindSourceMissing", fields) {
+  override get message() {
+    return `${this.operation}: ${this.detail}`
+  }
+}
+
+/**
  * A start found the container's host port held by another container or
  * process (the engine answers 500 "port is already allocated" or "address
  * already in use"). The binding is fixed at create: only a new container can
@@ -161,6 +172,7 @@ export type DockerError =
   | ContainerAlreadyStarted
   | ContainerAlreadyStopped
   | NameConflict
+  | BindSourceMissing
   | PortInUse
   | ConnectionRefused
   | EngineUnavailable

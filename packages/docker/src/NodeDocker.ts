@@ -4,6 +4,7 @@ import { Effect, Layer, type Scope } from "effect"
 import type { ExecResult } from "./Docker.ts"
 import { Docker } from "./Docker.ts"
 import {
+  BindSourceMissing,
   ContainerAlreadyStarted,
   ContainerAlreadyStopped,
   ContainerNotFound,
@@ -53,6 +54,7 @@ const defaultRequestTimeoutMs = 30_000
 
 // Taken by another container ("port is already allocated") or by a host process ("address already in use").
 const portTaken = /port is already allocated|address already in use/i
+const bindSourceMissing = /bind source path does not exist/i
 
 /** The SSH transport `options` name, if any: the one given, or one made for `address` (closed with the scope). */
 const sshTransport = (options: Options) =>
@@ -158,6 +160,17 @@ export const make = (options: Options = {}): Effect.Effect<Docker["Service"], En
             }),
           { 404: ImageNotFound, 409: NameConflict },
           Object.values(spec.env)
+        ).pipe(
+          // Only the engine's message tells a missing bind source from another refusal.
+          Effect.catchTag(
+            "DockerEngineError",
+            (error): Effect.Effect<never, BindSourceMissing | DockerEngineError> =>
+              Effect.fail(
+                bindSourceMissing.test(error.detail)
+                  ? new BindSourceMissing({ operation: error.operation, detail: error.detail })
+                  : error
+              )
+          )
         )
         return { id: container.id }
       }),

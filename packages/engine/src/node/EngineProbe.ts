@@ -29,8 +29,6 @@ export const PROBE_LABEL = "dev.prbox.probe"
 const PROBE_MOUNT = "/prbox-probe"
 const REQUEST_TIMEOUT_MS = 5000
 
-const missingSource = /bind source path does not exist/i
-
 /**
  * Whether the engine sees this machine's files, by trying: a fresh folder
  * holding a file with a random name is bind-mounted into a container that
@@ -72,7 +70,7 @@ export const probeLocation = (options: {
       })
     )
     if (created._tag === "Failure") {
-      return missingSource.test(created.failure.message)
+      return created.failure._tag === "BindSourceMissing"
         ? { location: "remote" as const, detail: `${folder} of this machine does not exist where the engine runs` }
         : { location: "unknown" as const, detail: `the probe container could not be made: ${created.failure.message}` }
     }
