@@ -13,6 +13,7 @@ const errorModules: ReadonlyArray<Record<string, unknown>> = [Engine, Domain]
 const endInsideTheEngine: Record<string, string> = {
   StopWon: "a worker that lost to a stop ends quietly",
   SetupFailed: "a create or restart step's failure is recorded on the row by its worker",
+  ContainerExited: "the start step records it on the row as 'its container exited' (StartContainer.ts)",
   PortTaken: "the start step moves the sandbox to a new port; a second refusal is recorded on the row by its worker",
   HookFailed: "a hook's failure is logged, never fatal",
   ImageBuildFailed: "a failed image build is recorded on the row by its worker",
