@@ -56,6 +56,15 @@ const defaultRequestTimeoutMs = 30_000
 const portTaken = /port is already allocated|address already in use/i
 const bindSourceMissing = /bind source path does not exist/i
 
+/**
+ * An engine error whose message matches `pattern` becomes the typed error
+ * `Typed` (the engine gives these no status of their own); others stay as they are.
+ */
+const reclassify =
+  <T>(pattern: RegExp, Typed: new (fields: { readonly operation: string; readonly detail: string }) => T) =>
+  (error: DockerEngineError): Effect.Effect<never, T | DockerEngineError> =>
+    Effect.fail(pattern.test(error.detail) ? new Typed({ operation: error.operation, detail: error.detail }) : error)
+
 /** The SSH transport `options` name, if any: the one given, or one made for `address` (closed with the scope). */
 const sshTransport = (options: Options) =>
   options.ssh !== undefined
@@ -162,15 +171,7 @@ export const make = (options: Options = {}): Effect.Effect<Docker["Service"], En
           Object.values(spec.env)
         ).pipe(
           // Only the engine's message tells a missing bind source from another refusal.
-          Effect.catchTag(
-            "DockerEngineError",
-            (error): Effect.Effect<never, BindSourceMissing | DockerEngineError> =>
-              Effect.fail(
-                bindSourceMissing.test(error.detail)
-                  ? new BindSourceMissing({ operation: error.operation, detail: error.detail })
-                  : error
-              )
-          )
+          Effect.catchTag("DockerEngineError", reclassify(bindSourceMissing, BindSourceMissing))
         )
         return { id: container.id }
       }),
@@ -181,15 +182,7 @@ export const make = (options: Options = {}): Effect.Effect<Docker["Service"], En
           304: ContainerAlreadyStarted
         }).pipe(
           // The engine has no status of its own for it: only its message says so.
-          Effect.catchTag(
-            "DockerEngineError",
-            (error): Effect.Effect<never, PortInUse | DockerEngineError> =>
-              Effect.fail(
-                portTaken.test(error.detail)
-                  ? new PortInUse({ operation: error.operation, detail: error.detail })
-                  : error
-              )
-          )
+          Effect.catchTag("DockerEngineError", reclassify(portTaken, PortInUse))
         )
       }),
 
