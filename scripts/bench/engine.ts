@@ -1,4 +1,4 @@
-import { AccountIdentity, ContainerRuntime, Reconciler, SandboxService } from "@prbox/engine"
+import { AccountIdentity, CodeServerHealth, ContainerRuntime, Reconciler, SandboxService } from "@prbox/engine"
 import { NodeEngine } from "@prbox/engine/node"
 import { Git, PullRequests, Workspaces } from "@prbox/git"
 import { SandboxRepo } from "@prbox/store"
@@ -64,7 +64,7 @@ export interface EngineOptions {
 /**
  * The real stack as the daemon builds it (NodeEngine: SQLite in `home`, the
  * Docker engine, git; static config, no account discovery nor hosting service), with the
- * runtime, git, workspaces and store calls timed into `recorder`.
+ * runtime, health, git, workspaces and store calls timed into `recorder`.
  */
 export const engineLayer = (options: EngineOptions) => {
   const { home, recorder } = options
@@ -79,6 +79,7 @@ export const engineLayer = (options: EngineOptions) => {
       git: (real) => Git.of({ run: (args, runOptions) => timed(recorder, gitOp(args), real.run(args, runOptions)) }),
       workspaces: (real) => Workspaces.of(instrument(recorder, "workspaces", real)),
       runtime: (real) => ContainerRuntime.of(instrument(recorder, "runtime", real)),
+      health: (real) => CodeServerHealth.of(instrument(recorder, "health", real)),
       repo: (real) => SandboxRepo.of(instrument(recorder, "store", real))
     }
   })

@@ -192,7 +192,7 @@ const prboxOpen = async (engine: Engine, recorder: Recorder, remote: string, pr:
   if (row.sourceCommit !== expected)
     throw new Error(`prbox opened PR ${pr} at ${row.sourceCommit}, expected ${expected}`)
   const spans = windowOf(recorder, t0, t1)
-  return { ms: t1 - t0, spans, probes: spans.filter((s) => s.op === "runtime.health").length, id: row.id, t0, t1 }
+  return { ms: t1 - t0, spans, probes: spans.filter((s) => s.op === "health.probe").length, id: row.id, t0, t1 }
 }
 
 const prboxReopen = async (engine: Engine, remote: string, pr: number, id: SandboxId): Promise<number> => {
@@ -218,7 +218,7 @@ const prboxRestart = async (engine: Engine, recorder: Recorder, sandboxId: Sandb
   return {
     ms: t1 - t0,
     spans,
-    probes: spans.filter((s) => s.op === "runtime.health").length,
+    probes: spans.filter((s) => s.op === "health.probe").length,
     id: sandboxId,
     t0,
     t1,
@@ -238,7 +238,7 @@ const openPhases = (run: PrboxRun): Phases => {
   const image = first("runtime.ensureImage")
   const provision = first("runtime.provision")
   const start = first("runtime.start")
-  const health = run.spans.filter((s) => s.op === "runtime.health").at(-1)
+  const health = run.spans.filter((s) => s.op === "health.probe").at(-1)
   if (!fetch || !workspace || !image || !provision || !start || !health) return {}
   const git = (op: string) => run.spans.filter((s) => s.op === op).reduce((sum, s) => sum + (s.end - s.start), 0)
   return {
@@ -266,7 +266,7 @@ const gitProcesses = (run: PrboxRun): number => run.spans.filter((s) => s.op.sta
 const restartPhases = (run: PrboxRun): Phases => {
   const stop = run.spans.find((s) => s.op === "runtime.stop")
   const start = run.spans.find((s) => s.op === "runtime.start")
-  const health = run.spans.filter((s) => s.op === "runtime.health").at(-1)
+  const health = run.spans.filter((s) => s.op === "health.probe").at(-1)
   if (!stop || !start || !health || run.tStop === undefined) return {}
   return {
     "stop: docker stop": stop.end - stop.start,
