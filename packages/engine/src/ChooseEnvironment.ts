@@ -16,6 +16,10 @@ export type EnvironmentChoice =
   | { readonly _tag: "Configured"; readonly image: string }
   | { readonly _tag: "Default" }
 
+/** Whether preparing the environment reads the checked-out files (a Dockerfile's build context). */
+export const readsWorkspace = (choice: EnvironmentChoice): boolean =>
+  choice._tag === "Devcontainer" && choice.spec.source._tag === "Build"
+
 /** Read access to a repository's files: a fetched commit's (git) or a workspace's (on disk). */
 export interface RepositoryFiles {
   readonly read: (path: string) => Effect.Effect<string | undefined, { readonly message: string }>

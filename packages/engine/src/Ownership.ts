@@ -68,20 +68,25 @@ export const makeOwnership = Effect.gen(function* () {
     return userFor(yield* ownerOf(workspacePath))
   })
 
-  /**
-   * Makes the sandbox's home directory, owned by the sandbox user, and
-   * returns what hands its workspace to that user: nothing, unless the
-   * workspace belongs to root (a daemon running as root), which is handed to
-   * a fixed non-root user. That walks the whole tree: the caller runs it
-   * while the container starts.
-   */
-  const prepare = Effect.fn("Ownership.prepare")(function* (id: SandboxId, workspacePath: string) {
+  /** Makes the sandbox's home directory, owned by the sandbox user; returns who that is and who owns the workspace. */
+  const makeHome = Effect.fn("Ownership.makeHome")(function* (id: SandboxId, workspacePath: string) {
     const owner = yield* ownerOf(workspacePath)
     const user = userFor(owner)
     const home = paths.sandboxHome(id)
     yield* fs
       .makeDirectory(home, { recursive: true, mode: 0o700 })
       .pipe(Effect.andThen(fs.chown(home, user.uid, user.gid)), Effect.mapError(failed("create the sandbox home")))
+    return { owner, user }
+  })
+
+  /**
+   * Makes the sandbox's home directory (makeHome) and returns what hands its
+   * workspace to the sandbox user: nothing, unless the workspace belongs to
+   * root (a daemon running as root), which is handed to a fixed non-root
+   * user. That walks the whole tree: the caller runs it while the container starts.
+   */
+  const prepare = Effect.fn("Ownership.prepare")(function* (id: SandboxId, workspacePath: string) {
+    const { owner, user } = yield* makeHome(id, workspacePath)
     return owner.uid === user.uid ? Effect.void : chownTree(workspacePath, user)
   })
 
@@ -93,7 +98,7 @@ export const makeOwnership = Effect.gen(function* () {
     yield* chownTree(workspacePath, yield* workspaceUser(workspacePath))
   })
 
-  return { workspaceUser, prepare, handBack, homeOf: paths.sandboxHome }
+  return { workspaceUser, makeHome, prepare, handBack, homeOf: paths.sandboxHome }
 })
 
 export type Ownership = Effect.Success<typeof makeOwnership>

@@ -109,7 +109,8 @@ export const makeStartContainer = (ownership: Ownership, extraLabels: Readonly<R
         const hostPort = requested ?? (yield* runtime.freePort(yield* keptPorts(row.id)))
         const containerId = yield* runtime.provision(
           codeServerSpec({
-            row,
+            // A container made while the checkout runs comes before the row records its workspace.
+            row: { ...row, workspacePath },
             config,
             plan,
             distribution,
@@ -188,6 +189,30 @@ export const makeStartContainer = (ownership: Ownership, extraLabels: Readonly<R
       )
     })
 
+    /**
+     * Makes the sandbox's container ahead of its start, while the checkout
+     * writes the workspace's files (the clone's `.git` is there already).
+     * Held and uninterruptible as `start` is: a container that exists is on
+     * the row, whatever a stop does meanwhile. `start` then starts this one.
+     */
+    const make = Effect.fn("SandboxService.makeContainer")(function* (
+      id: SandboxId,
+      config: PrboxConfig,
+      environment: ContainerEnvironment,
+      workspacePath: string
+    ) {
+      yield* lifecycle.holdSandbox(
+        id,
+        Effect.uninterruptible(
+          Effect.gen(function* () {
+            yield* failIfStopRequested(id)
+            const row = yield* getRow(id)
+            yield* create(row, config, environment, workspacePath, row.hostPort)
+          })
+        )
+      )
+    })
+
     /** What the container's output said: code-server listens, or the container stopped. */
     type Heard = "listening" | "ended"
 
@@ -238,7 +263,7 @@ export const makeStartContainer = (ownership: Ownership, extraLabels: Readonly<R
       return yield* probing.pipe(Effect.ensuring(Fiber.interrupt(follower)))
     })
 
-    return { start, waitHealthy }
+    return { make, start, waitHealthy }
   })
 
 export type StartContainer = Effect.Success<ReturnType<typeof makeStartContainer>>

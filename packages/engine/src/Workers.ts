@@ -9,7 +9,7 @@ import {
 } from "@prbox/domain"
 import { type FetchedPullRequest, type PullRequestRef, Workspaces } from "@prbox/git"
 import { Cause, Effect, Fiber, Option } from "effect"
-import type { EnvironmentChoice } from "./ChooseEnvironment.ts"
+import { type EnvironmentChoice, readsWorkspace } from "./ChooseEnvironment.ts"
 import { codeServerCommand, containerUser, homeEnv, readyDetail } from "./CodeServerSpec.ts"
 import { Config, type PrboxConfig } from "./Config.ts"
 import { ContainerRuntime } from "./ContainerRuntime.ts"
@@ -165,7 +165,11 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
      * A failed step is recorded on the row (`setupError`), not fatal; a
      * reused container keeps its create-time outcome.
      */
-    const becomeReady = Effect.fn("SandboxService.becomeReady")(function* (id: SandboxId, config: PrboxConfig) {
+    const becomeReady = Effect.fn("SandboxService.becomeReady")(function* (
+      id: SandboxId,
+      config: PrboxConfig,
+      madeEarly = false
+    ) {
       const current = yield* getRow(id)
       const handOver =
         current.workspacePath === null ? Effect.void : yield* ownership.prepare(id, current.workspacePath)
@@ -173,7 +177,9 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
       // starts the container; code-server is waited on once it is the user's.
       const handing = yield* Effect.forkChild(handOver)
       const environment = yield* containerEnvironment(current, config)
-      const { row, containerId, hostPort, since, movedFrom, created } = yield* container.start(id, config, environment)
+      const started = yield* container.start(id, config, environment)
+      const { row, containerId, hostPort, since, movedFrom } = started
+      const created = madeEarly || started.created
       yield* Fiber.join(handing).pipe(
         Effect.andThen(container.waitHealthy(row, { containerId, hostPort, since }, config)),
         Effect.tapError(() => stopUnanswered(row, containerId))
@@ -195,38 +201,56 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
           const onProgress = (line: string) => progress(cloning, line).pipe(Effect.ignore)
           const { ref, fetched, choice, lookup } = prepared
           const workspacePath = paths.workspace(row.id)
-          yield* workspaces.createWorkspace({
-            mirrorPath: fetched.mirrorPath,
-            commit: fetched.commit,
-            destination: workspacePath,
-            originUrl: ref.remoteUrl,
-            branchName: `pr-${ref.pullRequest}`,
-            onProgress
-          })
+          let environmentRecorded = false
+          let madeEarly = false
+          // An environment built from the workspace's files waits for them; any
+          // other gets its image and container while the checkout writes them,
+          // unless the engine is sent the files (its copy is of the whole checkout).
+          const early = readsWorkspace(choice)
+            ? undefined
+            : Effect.gen(function* () {
+                const recorded = yield* recordEnvironment(cloning, choice, workspacePath, config)
+                environmentRecorded = true
+                if ((yield* runtime.filesAt) !== "host") return
+                yield* ownership.makeHome(row.id, workspacePath)
+                yield* container.make(row.id, config, yield* containerEnvironment(recorded, config), workspacePath)
+                madeEarly = true
+              })
+          yield* workspaces.createWorkspace(
+            {
+              mirrorPath: fetched.mirrorPath,
+              commit: fetched.commit,
+              destination: workspacePath,
+              originUrl: ref.remoteUrl,
+              branchName: `pr-${ref.pullRequest}`,
+              onProgress
+            },
+            early
+          )
           const starting = yield* advance(row.id, "starting", {
             workspacePath,
             sourceCommit: fetched.commit,
             // The workspace's branch is pr-N; the row names the PR's own source branch when the service did.
             sourceBranch: lookup._tag === "Known" ? lookup.info.sourceBranch : `pr-${ref.pullRequest}`
           })
-          yield* recordEnvironment(starting, choice, workspacePath, config)
-          yield* becomeReady(row.id, config)
+          if (!environmentRecorded) yield* recordEnvironment(starting, choice, workspacePath, config)
+          yield* becomeReady(row.id, config, madeEarly)
         })
       )
 
-    /**
-     * A restart; with `rebuild` (the row's container was removed for it), the
-     * one that makes the new container, which then runs the create-time steps.
-     */
     /** The environment's image made present and its plan recorded on the row, before its container is made. */
     const recordEnvironment = (row: Sandbox, choice: EnvironmentChoice, workspacePath: string, config: PrboxConfig) =>
       Effect.gen(function* () {
         const { plan, environment } = yield* prepareEnvironment(row, choice, workspacePath, config, (line) =>
           progress(row, line).pipe(Effect.ignore)
         )
-        yield* advance(row.id, "starting", { environment, environmentPlan: plan })
+        return yield* advance(row.id, "starting", { environment, environmentPlan: plan })
       })
 
+    /**
+     * A restart; with `rebuild` (the row's container was removed for it), the
+     * one that makes the new container, which then runs the create-time steps.
+     */
     const restartWorker = (row: Sandbox, config: PrboxConfig, options: RestartOptions) =>
       supervise(
         row,

@@ -168,10 +168,10 @@ describe("drift pass", () => {
         {
           workspaces: (real) => ({
             ...real,
-            createWorkspace: (options) =>
+            createWorkspace: (options, alongsideCheckout) =>
               Deferred.succeed(reached, undefined).pipe(
                 Effect.andThen(release.await),
-                Effect.andThen(real.createWorkspace(options))
+                Effect.andThen(real.createWorkspace(options, alongsideCheckout))
               )
           })
         },

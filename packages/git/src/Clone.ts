@@ -33,7 +33,10 @@ export const makeCreateWorkspace = Effect.fnUntraced(function* (
 ) {
   const git = yield* Git
   const fs = yield* FileSystem.FileSystem
-  const createWorkspace = Effect.fn("Workspaces.createWorkspace")(function* (options: CreateWorkspaceOptions) {
+  const createWorkspace = Effect.fn("Workspaces.createWorkspace")(function* <E = never>(
+    options: CreateWorkspaceOptions,
+    alongsideCheckout?: Effect.Effect<void, E>
+  ) {
     const { branchName, commit, destination, mirrorPath, originUrl } = options
     const progress = options.onProgress ?? noProgress
     const refuse = (detail: string) => new UnsafeArgument({ operation: "createWorkspace", detail })
@@ -77,7 +80,10 @@ export const makeCreateWorkspace = Effect.fnUntraced(function* (
         return yield* classifyMirrorFailure("git clone", cloned, mirrorPath)
       }
       yield* progress(`checking out ${commit} as ${branchName}`)
-      yield* inWorkspace(["checkout", "--quiet", "-b", branchName, commit, "--"])
+      const checkout = inWorkspace(["checkout", "--quiet", "-b", branchName, commit, "--"])
+      yield* alongsideCheckout === undefined
+        ? checkout
+        : Effect.all([checkout, alongsideCheckout], { concurrency: 2, discard: true })
       // The clone's origin is the mirror; the workspace's is the real remote.
       yield* editOriginUrl(fs, NodePath.join(destination, ".git"), originUrl, withOriginUrl, inWorkspace)
       const created: CreatedWorkspace = { path: destination, branch: branchName, commit }

@@ -48,8 +48,13 @@ export class Workspaces extends Context.Service<
      * A self-contained clone of the mirror (hardlinked objects, its own `.git`
      * directory), checked out at `commit` on a new branch, `origin` set to
      * `originUrl`. A failed attempt leaves no destination behind.
+     * `alongsideCheckout` runs while the checkout writes the files, once the
+     * clone (and its `.git`) exists: a failure of either ends both.
      */
-    readonly createWorkspace: (options: CreateWorkspaceOptions) => Effect.Effect<CreatedWorkspace, WorkspaceError>
+    readonly createWorkspace: <E = never>(
+      options: CreateWorkspaceOptions,
+      alongsideCheckout?: Effect.Effect<void, E>
+    ) => Effect.Effect<CreatedWorkspace, WorkspaceError | E>
     /** Where the repository's mirror is (or would be): a sandbox's PR finds its mirror again from its row. */
     readonly mirrorPath: (key: MirrorKey) => string
     /**

@@ -114,7 +114,8 @@ const layer = engineLayer({
   workspaces: (real) => ({
     ...real,
     // The PR was fetched into the mirror; the workspace clone never starts.
-    createWorkspace: (options) => (phase === "mid-clone" ? halt : real.createWorkspace(options))
+    createWorkspace: (options, alongsideCheckout) =>
+      phase === "mid-clone" ? halt : real.createWorkspace(options, alongsideCheckout)
   }),
   runtime: (real) => ({
     ...real,
