@@ -148,9 +148,16 @@ export interface Daemon {
   readonly stop: () => Promise<{ readonly code: number | null; readonly signal: NodeJS.Signals | null }>
 }
 
-/** Spawns `node <flags> apps/daemon/src/main.ts --foreground` as `prbox` would, without waiting for it. */
-export const spawnDaemon = (home: string, env: Record<string, string> = {}): Daemon => {
-  const child = spawn(process.execPath, Launch.daemonArgs(DAEMON_MAIN, ["--foreground"]), {
+/**
+ * Spawns `launcher --foreground` without waiting for it; by default `node <flags>
+ * apps/daemon/src/main.ts` as `prbox` would.
+ */
+export const spawnDaemon = (
+  home: string,
+  env: Record<string, string> = {},
+  launcher: Launch.DaemonLauncher = Launch.node(DAEMON_MAIN)
+): Daemon => {
+  const child = spawn(launcher.command, [...launcher.args, "--foreground"], {
     env: Launch.daemonEnv({ ...process.env, PRBOX_HOME: home, ...env }),
     stdio: ["ignore", "pipe", "pipe"]
   })
@@ -182,8 +189,12 @@ export const spawnDaemon = (home: string, env: Record<string, string> = {}): Dae
 }
 
 /** Starts a daemon and waits (bounded) until it answers on its socket. */
-export const startDaemon = async (home: string, env: Record<string, string> = {}): Promise<Daemon> => {
-  const daemon = spawnDaemon(home, env)
+export const startDaemon = async (
+  home: string,
+  env: Record<string, string> = {},
+  launcher?: Launch.DaemonLauncher
+): Promise<Daemon> => {
+  const daemon = spawnDaemon(home, env, launcher)
   let exited = false
   void daemon.exit.then(() => {
     exited = true

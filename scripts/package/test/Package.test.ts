@@ -2,10 +2,11 @@ import { execFile, execFileSync } from "node:child_process"
 import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { delimiter, dirname, join } from "node:path"
+import { Launch } from "@prbox/client"
 import { PRBOX_VERSION } from "@prbox/domain/Version"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { hasStackTrace, tearDown } from "../../../apps/cli/test/support.ts"
-import { makeHome } from "../../../apps/daemon/test/support.ts"
+import { makeHome, startDaemon } from "../../../apps/daemon/test/support.ts"
 import { makeRemote, type TestRemote } from "../../../packages/git/test/helpers.ts"
 import { assetReferences } from "../bundle.ts"
 import { type InstalledPackage, installPackage } from "../install.ts"
@@ -37,14 +38,16 @@ interface Run {
   readonly stderr: string
 }
 
-/** Runs a program with this Node (24) first on PATH and the test's PRBOX_HOME. */
+/** PATH with this Node (24) first: what `#!/usr/bin/env node` in the bins finds. */
+const THIS_NODE_FIRST = `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ""}`
+
+/** Runs a program with this Node first on PATH and the test's PRBOX_HOME. */
 const run = (program: string, args: ReadonlyArray<string>, env: NodeJS.ProcessEnv = {}): Promise<Run> =>
   new Promise((resolve) => {
-    const path = `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ""}`
     execFile(
       program,
       args,
-      { env: { ...process.env, PATH: path, PRBOX_HOME: home, ...env }, timeout: 120_000 },
+      { env: { ...process.env, PATH: THIS_NODE_FIRST, PRBOX_HOME: home, ...env }, timeout: 120_000 },
       (error, stdout, stderr) =>
         resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : null, stdout, stderr })
     )
@@ -172,6 +175,26 @@ describe("the installed package", () => {
     expect(
       execFileSync("docker", ["ps", "-aq", "--filter", `label=dev.prbox.home=${home}`], { encoding: "utf8" })
     ).toBe("")
+  })
+
+  it("bin/prboxd started directly runs with the daemon's Node flags on its command line, as the pid it started as", async () => {
+    // As a user, a service unit or the VS Code extension starts it: the bin itself, its Node found on PATH.
+    const own = makeHome("bin")
+    try {
+      const daemon = await startDaemon(own, { PATH: THIS_NODE_FIRST }, Launch.executable(installed.prboxd))
+      try {
+        // One process throughout (execve): the pid its parent holds is the daemon's, in its pidfile too.
+        expect(readFileSync(join(own, "run", "prboxd.lock"), "utf8").trim()).toBe(String(daemon.pid))
+        const command = readFileSync(`/proc/${daemon.pid}/cmdline`, "utf8").split("\0")
+        // Each flag once (in the list's order).
+        const flags = command.filter((arg) => Launch.DAEMON_NODE_FLAGS.includes(arg))
+        expect(flags, command.join(" ")).toEqual(Launch.DAEMON_NODE_FLAGS)
+      } finally {
+        expect(await daemon.stop(), daemon.output()).toEqual({ code: 0, signal: null })
+      }
+    } finally {
+      await tearDown(own)
+    }
   })
 
   it.skipIf(!existsSync(OLD_NODE))("refuses the system Node 20 in one clear line", async () => {
