@@ -48,7 +48,7 @@ export interface LifecycleShape {
   readonly failIfStopRequested: (id: SandboxId) => Effect.Effect<void, StopWon>
 
   readonly getRow: (id: SandboxId) => Effect.Effect<Sandbox, SandboxNotFound | StoreFailures>
-  /** Writes a status (the caller holds the lifecycle permit) and publishes it. */
+  /** Writes a status and its journal entry in one transaction (the caller holds the lifecycle permit), then publishes it. */
   readonly writeStatus: (id: SandboxId, to: SandboxStatus, fields?: Omit<StatusUpdate, "to">) => Write<Sandbox>
   /** A worker's status write: under the lifecycle permit, and only while no stop is requested. */
   readonly advance: (
@@ -58,7 +58,7 @@ export interface LifecycleShape {
   ) => Effect.Effect<Sandbox, StopWon | StoreFailures | SandboxNotFound>
   /** Appends a progress line to the journal and publishes it. */
   readonly emit: (id: SandboxId, status: SandboxStatus, line: string) => Write<void>
-  /** A progress line: logged, published, and kept as the row's detail. */
+  /** A progress line: logged and kept as the row's detail in one transaction, then published. */
   readonly progress: (
     row: Pick<Sandbox, "id" | "status">,
     line: string
