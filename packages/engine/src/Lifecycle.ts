@@ -1,5 +1,5 @@
 import { type Sandbox, type SandboxEvent, type SandboxId, SandboxNotFound, type SandboxStatus } from "@prbox/domain"
-import { type NewLogEntry, SandboxRepo, type StatusUpdate } from "@prbox/store"
+import { SandboxRepo, type StatusUpdate } from "@prbox/store"
 import { Clock, Context, Deferred, Effect, Fiber, Layer, Option, PubSub, Ref, Semaphore, Stream } from "effect"
 import { mapStoreErrors, StopWon, type StoreFailure, type StoreFailures } from "./Errors.ts"
 
@@ -48,7 +48,7 @@ export interface LifecycleShape {
   readonly failIfStopRequested: (id: SandboxId) => Effect.Effect<void, StopWon>
 
   readonly getRow: (id: SandboxId) => Effect.Effect<Sandbox, SandboxNotFound | StoreFailures>
-  /** Writes a status (the caller holds the lifecycle permit) and publishes it. */
+  /** Writes a status and its journal entry in one transaction (the caller holds the lifecycle permit), then publishes it. */
   readonly writeStatus: (id: SandboxId, to: SandboxStatus, fields?: Omit<StatusUpdate, "to">) => Write<Sandbox>
   /** A worker's status write: under the lifecycle permit, and only while no stop is requested. */
   readonly advance: (
@@ -58,7 +58,7 @@ export interface LifecycleShape {
   ) => Effect.Effect<Sandbox, StopWon | StoreFailures | SandboxNotFound>
   /** Appends a progress line to the journal and publishes it. */
   readonly emit: (id: SandboxId, status: SandboxStatus, line: string) => Write<void>
-  /** A progress line: logged, published, and kept as the row's detail. */
+  /** A progress line: logged and kept as the row's detail in one transaction, then published. */
   readonly progress: (
     row: Pick<Sandbox, "id" | "status">,
     line: string
@@ -108,22 +108,22 @@ export class Lifecycle extends Context.Service<Lifecycle, LifecycleShape>()("prb
           Option.match({ onNone: () => Effect.fail(new SandboxNotFound({ id })), onSome: Effect.succeed })
         )
 
-      /** The journal: an entry is appended to the log (which numbers it) before it is published. */
-      const journal = (id: SandboxId, entry: NewLogEntry) =>
-        Effect.flatMap(repo.appendLog(id, entry), (event) => Effect.asVoid(PubSub.publish(events, event)))
+      // The journal: an entry is written to the log (which numbers it), with
+      // its row change in the same transaction, and published once committed.
+      const publish = (event: SandboxEvent) => Effect.asVoid(PubSub.publish(events, event))
 
       const emit = (id: SandboxId, status: SandboxStatus, line: string) =>
-        Effect.flatMap(Clock.currentTimeMillis, (at) => journal(id, { _tag: "Progress", at, status, line }))
+        Effect.flatMap(Clock.currentTimeMillis, (at) =>
+          Effect.flatMap(repo.appendLog(id, { _tag: "Progress", at, status, line }), publish)
+        )
 
+      // One transaction: the status write and, when it is a status change
+      // (not a write that only records a container id or a port), its entry.
       const writeStatus = (id: SandboxId, to: SandboxStatus, fields: Omit<StatusUpdate, "to"> = {}) =>
         Effect.gen(function* () {
-          const before = yield* repo.findById(id)
-          const row = yield* repo.updateStatus(id, { ...fields, to })
-          // A write that only records fields (a container id, a port) is not a status change.
-          if (Option.getOrUndefined(before)?.status !== to || fields.error !== undefined) {
-            const at = yield* Clock.currentTimeMillis
-            yield* journal(id, { _tag: "StatusChanged", at, status: to, error: row.error })
-          }
+          const at = yield* Clock.currentTimeMillis
+          const { row, logged } = yield* repo.updateStatusAndLog(id, { ...fields, to }, at)
+          if (Option.isSome(logged)) yield* publish(logged.value)
           return row
         })
 
@@ -171,7 +171,9 @@ export class Lifecycle extends Context.Service<Lifecycle, LifecycleShape>()("prb
           lifecycle.withPermit(Effect.andThen(failIfStopRequested(id), writeStatus(id, to, fields))),
         emit,
         progress: (row, line) =>
-          Effect.andThen(emit(row.id, row.status, line), repo.updateDetail(row.id, line)).pipe(
+          Clock.currentTimeMillis.pipe(
+            Effect.flatMap((at) => repo.updateDetailAndLog(row.id, { _tag: "Progress", at, status: row.status, line })),
+            Effect.flatMap(publish),
             mapStoreErrors("sandbox.progress")
           ),
         events: Stream.fromPubSub(events)

@@ -46,7 +46,12 @@ const decodeLogRow = (
     : Result.mapError(decoded, (error) => invalid(safeSummary(error)))
 }
 
+/** An entry as stored: numbered and filed under its sandbox. */
+export type Numbered<E extends NewLogEntry> = E & { readonly seq: number; readonly sandboxId: SandboxId }
+
 export interface SandboxLog extends Pick<SandboxRepoShape, "appendLog" | "readLog"> {
+  /** Appends an entry without a check or a transaction of its own: for a row write's transaction. */
+  readonly appendEntry: <E extends NewLogEntry>(id: SandboxId, entry: E) => Numbered<E>
   /** Removes a sandbox's entries; synchronous, for the row delete's transaction. */
   readonly deleteEntriesOf: (id: SandboxId) => void
 }
@@ -63,12 +68,19 @@ export const makeSandboxLog = (db: Database.Database, { write, read }: Transacti
   )
   const deleteLog = db.prepare<[string]>("DELETE FROM sandbox_log WHERE sandbox_id = ?")
 
+  const appendEntry = <E extends NewLogEntry>(id: SandboxId, entry: E): Numbered<E> => {
+    const seq = Number(insertLog.run(toLogColumns(id, entry)).lastInsertRowid)
+    return { ...entry, seq, sandboxId: id }
+  }
+
   const appendLog = Effect.fn("SandboxRepo.appendLog")(function* (id: SandboxId, entry: NewLogEntry) {
-    return yield* write("appendLog", (): Result.Result<SandboxEvent, SandboxNotFound> => {
-      if (rowExists.get(id) === undefined) return Result.fail(new SandboxNotFound({ id }))
-      const seq = Number(insertLog.run(toLogColumns(id, entry)).lastInsertRowid)
-      return Result.succeed({ ...entry, seq, sandboxId: id })
-    })
+    return yield* write(
+      "appendLog",
+      (): Result.Result<SandboxEvent, SandboxNotFound> =>
+        rowExists.get(id) === undefined
+          ? Result.fail(new SandboxNotFound({ id }))
+          : Result.succeed(appendEntry(id, entry))
+    )
   })
 
   const readLog = Effect.fn("SandboxRepo.readLog")(function* (id: SandboxId, options: ReadLogOptions) {
@@ -87,5 +99,5 @@ export const makeSandboxLog = (db: Database.Database, { write, read }: Transacti
     )
   })
 
-  return { appendLog, readLog, deleteEntriesOf: (id) => void deleteLog.run(id) }
+  return { appendLog, appendEntry, readLog, deleteEntriesOf: (id) => void deleteLog.run(id) }
 }

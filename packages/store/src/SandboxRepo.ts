@@ -124,8 +124,17 @@ export interface PullRequestSelector {
   readonly pullRequest: PullRequestNumber
 }
 
+/** A progress line to append: the store numbers it and files it under its sandbox. */
+export type NewProgress = Omit<Progress, "seq" | "sandboxId">
+
 /** A journal entry to append: the store numbers it and files it under its sandbox. */
-export type NewLogEntry = Omit<StatusChanged, "seq" | "sandboxId"> | Omit<Progress, "seq" | "sandboxId">
+export type NewLogEntry = Omit<StatusChanged, "seq" | "sandboxId"> | NewProgress
+
+/** A status write and, when it was a status change, the journal entry written with it. */
+export interface LoggedStatusUpdate {
+  readonly row: Sandbox
+  readonly logged: Option.Option<StatusChanged>
+}
 
 export interface ReadLogOptions {
   /** Only entries with a larger sequence number (for following a log). */
@@ -161,10 +170,24 @@ export interface SandboxRepoShape {
     id: SandboxId,
     update: StatusUpdate
   ) => Effect.Effect<Sandbox, SandboxNotFound | InvalidTransition | LiveSandboxExists | Failure>
+  /**
+   * `updateStatus` and its StatusChanged entry (at `at`, with the row's error
+   * after the write) in the same write transaction. The entry is written only
+   * when the status changes or `update.error` is given: a write that only
+   * records fields (a container id, a port) is not a status change. The
+   * previous status is read inside the transaction; a refused write logs nothing.
+   */
+  readonly updateStatusAndLog: (
+    id: SandboxId,
+    update: StatusUpdate,
+    at: Timestamp
+  ) => Effect.Effect<LoggedStatusUpdate, SandboxNotFound | InvalidTransition | LiveSandboxExists | Failure>
   /** Set or clear the destroy fence without a status change (a stopped row stays stopped). */
   readonly setFence: (id: SandboxId, fenced: boolean) => Effect.Effect<Sandbox, SandboxNotFound | Failure>
   /** The row's last progress line. */
   readonly updateDetail: (id: SandboxId, detail: string | null) => Effect.Effect<void, SandboxNotFound | Failure>
+  /** Appends a progress line and makes it the row's detail, in one write transaction; returns it as stored. */
+  readonly updateDetailAndLog: (id: SandboxId, entry: NewProgress) => Effect.Effect<Progress, SandboxNotFound | Failure>
   /**
    * What the hosting service said of the row's pull request: its title,
    * author, state and base branch; `closedSeenAt` is `now` when first seen

@@ -14,8 +14,11 @@ import {
 import type Database from "better-sqlite3"
 import { Effect, Option, Result } from "effect"
 import { type ColumnValues, decodeRow, encodeRow, type RawRow, SANDBOX_COLUMNS } from "./Rows.ts"
+import type { SandboxLog } from "./SandboxLog.ts"
 import {
   LiveSandboxExists,
+  type LoggedStatusUpdate,
+  type NewProgress,
   type NewSandbox,
   type PullRequestSelector,
   type SandboxRepoShape,
@@ -36,14 +39,19 @@ const NEWEST_FIRST = "ORDER BY created_at DESC, rowid DESC"
 
 export type SandboxRows = Omit<SandboxRepoShape, "generation" | "appendLog" | "readLog">
 
-/**
- * The sandboxes table: its queries and its checked writes. `deleteLogOf`
- * removes a sandbox's log entries inside the row delete's transaction.
- */
+/** What a row write does to the sandbox's other tables, inside the row write's transaction. */
+export interface RowDependents {
+  /** Removes the sandbox's log entries and jobs (the row delete). */
+  readonly deleteOwnedBy: (id: SandboxId) => void
+  /** Appends a journal entry (a status change or progress line written with the row). */
+  readonly appendEntry: SandboxLog["appendEntry"]
+}
+
+/** The sandboxes table: its queries and its checked writes, some with their journal entry. */
 export const makeSandboxRows = (
   db: Database.Database,
   { run, write }: Transactions,
-  deleteLogOf: (id: SandboxId) => void
+  dependents: RowDependents
 ): SandboxRows => {
   const selectById = db.prepare<[string], RawRow>(`SELECT ${COLUMNS} FROM sandboxes WHERE id = ?`)
   const selectAll = db.prepare<[], RawRow>(`SELECT ${COLUMNS} FROM sandboxes ${NEWEST_FIRST}`)
@@ -79,17 +87,30 @@ export const makeSandboxRows = (
     return holder === undefined ? Result.void : Result.fail(new LiveSandboxExists({ operation, existingId: holder }))
   }
 
-  /** Read-modify-write of one row in a write transaction; the new row is checked before it is stored. */
-  const modify = <E>(operation: string, id: SandboxId, change: (current: Sandbox) => Result.Result<Sandbox, E>) =>
+  /**
+   * Read-modify-write of one row in a write transaction; the new row is
+   * checked before it is stored, then `then` (given the row before and after)
+   * runs in the same transaction: what it writes commits or rolls back with the row.
+   */
+  const modifyThen = <A, E>(
+    operation: string,
+    id: SandboxId,
+    change: (current: Sandbox) => Result.Result<Sandbox, E>,
+    then: (before: Sandbox, after: Sandbox) => A
+  ) =>
     write(operation, () =>
       Result.gen(function* () {
         const raw = selectById.get(id)
         if (raw === undefined) return yield* Result.fail(new SandboxNotFound({ id }))
-        const next = yield* change(yield* decodeRow(operation, raw))
+        const current = yield* decodeRow(operation, raw)
+        const next = yield* change(current)
         updateRow.run(yield* encodeRow(operation, next))
-        return next
+        return then(current, next)
       })
     )
+
+  const modify = <E>(operation: string, id: SandboxId, change: (current: Sandbox) => Result.Result<Sandbox, E>) =>
+    modifyThen(operation, id, change, (_, next) => next)
 
   const insert = Effect.fn("SandboxRepo.insert")(function* (input: NewSandbox) {
     const row: Sandbox = {
@@ -154,34 +175,56 @@ export const makeSandboxRows = (
     return yield* run("findAll", () => decodeAll("findAll", selectAll.all()))
   })
 
-  const updateStatus = Effect.fn("SandboxRepo.updateStatus")(function* (id: SandboxId, update: StatusUpdate) {
-    return yield* modify(
-      "updateStatus",
-      id,
-      (current): Result.Result<Sandbox, InvalidTransition | LiveSandboxExists> => {
-        const allowed =
-          canTransition(current.status, update.to) && (update.expectedFrom?.includes(current.status) ?? true)
-        if (!allowed) return Result.fail(new InvalidTransition({ id, from: current.status, to: update.to }))
-        const next: Sandbox = {
-          ...current,
-          status: update.to,
-          containerId: keep(update.containerId, current.containerId),
-          hostPort: keep(update.hostPort, current.hostPort),
-          error: keep(update.error, current.error),
-          setupError: keep(update.setupError, current.setupError),
-          environment: keep(update.environment, current.environment),
-          environmentPlan: keep(update.environmentPlan, current.environmentPlan),
-          detail: keep(update.detail, current.detail),
-          legacyRetiredAt: keep(update.legacyRetiredAt, current.legacyRetiredAt),
-          destroyFenced: keep(update.destroyFenced, current.destroyFenced),
-          stoppedAt: keep(update.stoppedAt, current.stoppedAt),
-          workspacePath: keep(update.workspacePath, current.workspacePath),
-          sourceBranch: keep(update.sourceBranch, current.sourceBranch),
-          sourceCommit: keep(update.sourceCommit, current.sourceCommit)
-        }
-        // Only a status write can make a row live again (restart), so only it can collide.
-        return Result.map(checkLiveHolder("updateStatus", next), () => next)
+  /** A status write's check and new row. */
+  const statusChange =
+    (operation: string, id: SandboxId, update: StatusUpdate) =>
+    (current: Sandbox): Result.Result<Sandbox, InvalidTransition | LiveSandboxExists> => {
+      const allowed =
+        canTransition(current.status, update.to) && (update.expectedFrom?.includes(current.status) ?? true)
+      if (!allowed) return Result.fail(new InvalidTransition({ id, from: current.status, to: update.to }))
+      const next: Sandbox = {
+        ...current,
+        status: update.to,
+        containerId: keep(update.containerId, current.containerId),
+        hostPort: keep(update.hostPort, current.hostPort),
+        error: keep(update.error, current.error),
+        setupError: keep(update.setupError, current.setupError),
+        environment: keep(update.environment, current.environment),
+        environmentPlan: keep(update.environmentPlan, current.environmentPlan),
+        detail: keep(update.detail, current.detail),
+        legacyRetiredAt: keep(update.legacyRetiredAt, current.legacyRetiredAt),
+        destroyFenced: keep(update.destroyFenced, current.destroyFenced),
+        stoppedAt: keep(update.stoppedAt, current.stoppedAt),
+        workspacePath: keep(update.workspacePath, current.workspacePath),
+        sourceBranch: keep(update.sourceBranch, current.sourceBranch),
+        sourceCommit: keep(update.sourceCommit, current.sourceCommit)
       }
+      // Only a status write can make a row live again (restart), so only it can collide.
+      return Result.map(checkLiveHolder(operation, next), () => next)
+    }
+
+  const updateStatus = Effect.fn("SandboxRepo.updateStatus")(function* (id: SandboxId, update: StatusUpdate) {
+    return yield* modify("updateStatus", id, statusChange("updateStatus", id, update))
+  })
+
+  const updateStatusAndLog = Effect.fn("SandboxRepo.updateStatusAndLog")(function* (
+    id: SandboxId,
+    update: StatusUpdate,
+    at: Timestamp
+  ) {
+    return yield* modifyThen(
+      "updateStatusAndLog",
+      id,
+      statusChange("updateStatusAndLog", id, update),
+      (before, row): LoggedStatusUpdate => ({
+        row,
+        logged:
+          before.status !== update.to || update.error !== undefined
+            ? Option.some(
+                dependents.appendEntry(id, { _tag: "StatusChanged", at, status: update.to, error: row.error })
+              )
+            : Option.none()
+      })
     )
   })
 
@@ -191,6 +234,15 @@ export const makeSandboxRows = (
 
   const updateDetail = Effect.fn("SandboxRepo.updateDetail")(function* (id: SandboxId, detail: string | null) {
     yield* modify("updateDetail", id, (current) => Result.succeed({ ...current, detail }))
+  })
+
+  const updateDetailAndLog = Effect.fn("SandboxRepo.updateDetailAndLog")(function* (id: SandboxId, entry: NewProgress) {
+    return yield* modifyThen(
+      "updateDetailAndLog",
+      id,
+      (current) => Result.succeed({ ...current, detail: entry.line }),
+      () => dependents.appendEntry(id, entry)
+    )
   })
 
   const recordPullRequest = Effect.fn("SandboxRepo.recordPullRequest")(function* (
@@ -219,7 +271,7 @@ export const makeSandboxRows = (
   const remove = Effect.fn("SandboxRepo.delete")(function* (id: SandboxId) {
     yield* write("delete", () => {
       if (deleteRow.run(id).changes === 0) return Result.fail(new SandboxNotFound({ id }))
-      deleteLogOf(id)
+      dependents.deleteOwnedBy(id)
       return Result.void
     })
   })
@@ -231,8 +283,10 @@ export const makeSandboxRows = (
     findActive,
     findAll,
     updateStatus,
+    updateStatusAndLog,
     setFence,
     updateDetail,
+    updateDetailAndLog,
     recordPullRequest,
     touch,
     delete: remove

@@ -30,9 +30,12 @@ const make = Effect.fnUntraced(function* (options: Options) {
     try: () => makeJobRepo(db, tx, Date.now()),
     catch: (cause) => new StoreError({ operation: "markLostJobs", detail: sqliteDetail(cause) })
   })
-  const rows = makeSandboxRows(db, tx, (id) => {
-    log.deleteEntriesOf(id)
-    jobs.deleteJobsOf(id)
+  const rows = makeSandboxRows(db, tx, {
+    deleteOwnedBy: (id) => {
+      log.deleteEntriesOf(id)
+      jobs.deleteJobsOf(id)
+    },
+    appendEntry: log.appendEntry
   })
   return Context.make(
     SandboxRepo,

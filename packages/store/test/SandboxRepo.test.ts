@@ -1,5 +1,11 @@
 import { assert, describe, it } from "@effect/vitest"
-import { type PullRequestInfo, PullRequestNumber, type Sandbox, type SandboxStatus } from "@prbox/domain"
+import {
+  type PullRequestInfo,
+  PullRequestNumber,
+  type Sandbox,
+  type SandboxId,
+  type SandboxStatus
+} from "@prbox/domain"
 import { Cause, Effect, Exit, Option, Redacted } from "effect"
 import type { SandboxRepoShape, StatusUpdate } from "../src/SandboxRepo.ts"
 import {
@@ -15,6 +21,9 @@ import {
 } from "./support.ts"
 
 const freshRepo = Effect.flatMap(freshStateDir, (stateDir) => openRepo(stateDir))
+
+/** Any repository write, for tables of calls whose results differ. */
+type AnyWrite = Effect.Effect<unknown, Effect.Error<ReturnType<SandboxRepoShape["updateStatusAndLog"]>>>
 
 /** Walks a new row through the given statuses. */
 const driveTo = (repo: SandboxRepoShape, n: number, path: ReadonlyArray<SandboxStatus>) =>
@@ -424,6 +433,14 @@ describe("fence, detail, touch", () => {
   it.effect.each([
     { operation: "setFence", call: (repo: SandboxRepoShape) => repo.setFence(sandboxId(9), true) },
     { operation: "updateDetail", call: (repo: SandboxRepoShape) => repo.updateDetail(sandboxId(9), "x") },
+    {
+      operation: "updateDetailAndLog",
+      call: (repo: SandboxRepoShape) => repo.updateDetailAndLog(sandboxId(9), progressEntry(1, "x"))
+    },
+    {
+      operation: "updateStatusAndLog",
+      call: (repo: SandboxRepoShape): AnyWrite => repo.updateStatusAndLog(sandboxId(9), { to: "stopping" }, 1)
+    },
     { operation: "touch", call: (repo: SandboxRepoShape) => repo.touch(sandboxId(9), 1) },
     {
       operation: "recordPullRequest",
@@ -494,6 +511,122 @@ describe("log", () => {
       const id = yield* driveTo(repo, 1, [])
       const exit = yield* Effect.exit(repo.readLog(id, { limit }))
       assert.isTrue(Exit.isFailure(exit) && Cause.hasDies(exit.cause))
+    })
+  )
+})
+
+describe("a row write with its journal entry", () => {
+  /** What a failed write must have left as it was: the row and the whole log. */
+  const snapshot = (repo: SandboxRepoShape, id: SandboxId) =>
+    Effect.all({
+      row: Effect.map(repo.findById(id), (row) => Option.map(row, plain)),
+      log: repo.readLog(id, { limit: 100 })
+    })
+
+  /** Makes every log insert fail, through a second connection, the way a full disk would fail it. */
+  const failLogInserts = (stateDir: string) =>
+    Effect.acquireRelease(
+      Effect.map(rawDatabase(databaseIn(stateDir)), (raw) => {
+        raw.exec(
+          "CREATE TRIGGER fail_log_insert BEFORE INSERT ON sandbox_log BEGIN SELECT RAISE(ABORT, 'injected'); END"
+        )
+        return raw
+      }),
+      (raw) => Effect.sync(() => raw.exec("DROP TRIGGER fail_log_insert"))
+    )
+
+  it.effect("updateDetailAndLog appends the line and makes it the row's detail", () =>
+    Effect.gen(function* () {
+      const repo = yield* freshRepo
+      const id = yield* driveTo(repo, 1, [])
+      yield* repo.appendLog(id, progressEntry(10, "before"))
+      const entry = yield* repo.updateDetailAndLog(id, progressEntry(11, "cloning 40%", "cloning"))
+      assert.deepStrictEqual(entry, {
+        _tag: "Progress",
+        seq: 2,
+        sandboxId: id,
+        at: 11,
+        status: "cloning",
+        line: "cloning 40%"
+      })
+      assert.deepStrictEqual((yield* repo.readLog(id, { afterSeq: 1, limit: 10 })).at(0), entry)
+      assert.strictEqual(Option.getOrUndefined(yield* repo.findById(id))?.detail, "cloning 40%")
+    })
+  )
+
+  it.effect("updateStatusAndLog logs a status change or a given error, not a write of fields only", () =>
+    Effect.gen(function* () {
+      const repo = yield* freshRepo
+      const id = yield* driveTo(repo, 1, ["cloning"])
+      const logged = (update: StatusUpdate, at: number) =>
+        Effect.map(repo.updateStatusAndLog(id, update, at), ({ row, logged }) => {
+          assert.strictEqual(row.status, update.to)
+          return Option.getOrNull(logged)
+        })
+      const written = [
+        yield* logged({ to: "starting" }, 20),
+        // The container id and port recorded while starting: not a status change.
+        yield* logged({ to: "starting", containerId: "c-1", hostPort: 8080 }, 21),
+        // A given error is logged even on the same status, with the row's error after the write.
+        yield* logged({ to: "starting", error: "health check failed" }, 22),
+        yield* logged({ to: "error" }, 23)
+      ]
+      assert.deepStrictEqual(written, [
+        { _tag: "StatusChanged", seq: 1, sandboxId: id, at: 20, status: "starting", error: null },
+        null,
+        { _tag: "StatusChanged", seq: 2, sandboxId: id, at: 22, status: "starting", error: "health check failed" },
+        { _tag: "StatusChanged", seq: 3, sandboxId: id, at: 23, status: "error", error: "health check failed" }
+      ])
+      assert.deepStrictEqual(
+        yield* repo.readLog(id, { limit: 10 }),
+        written.filter((entry) => entry !== null)
+      )
+      const row = Option.getOrThrow(yield* repo.findById(id))
+      assert.deepStrictEqual([row.status, row.containerId, row.hostPort], ["error", "c-1", 8080])
+    })
+  )
+
+  it.effect("a refused status write logs nothing", () =>
+    Effect.gen(function* () {
+      const repo = yield* freshRepo
+      const id = yield* driveTo(repo, 1, [])
+      const before = yield* snapshot(repo, id)
+      const error = yield* Effect.flip(repo.updateStatusAndLog(id, { to: "running", error: "x" }, 5))
+      assertTag(error, "InvalidTransition")
+      assert.deepStrictEqual(yield* snapshot(repo, id), before)
+    })
+  )
+
+  it.effect.each([
+    {
+      write: "updateDetailAndLog",
+      call: (repo: SandboxRepoShape, id: SandboxId): AnyWrite =>
+        repo.updateDetailAndLog(id, progressEntry(30, "lost", "cloning"))
+    },
+    {
+      write: "updateStatusAndLog",
+      call: (repo: SandboxRepoShape, id: SandboxId): AnyWrite =>
+        repo.updateStatusAndLog(id, { to: "starting", detail: "lost", containerId: "c-lost" }, 30)
+    }
+  ])("$write: a failed log insert rolls the row back too, and numbering goes on without a gap", ({ call }) =>
+    Effect.gen(function* () {
+      const stateDir = yield* freshStateDir
+      const repo = yield* openRepo(stateDir)
+      const id = yield* driveTo(repo, 1, ["cloning"])
+      yield* repo.updateDetailAndLog(id, progressEntry(10, "kept", "cloning"))
+      const before = yield* snapshot(repo, id)
+      const error = yield* Effect.scoped(Effect.andThen(failLogInserts(stateDir), Effect.flip(call(repo, id))))
+      assertTag(error, "StoreError")
+      assert.include(error.detail, "injected")
+      assert.deepStrictEqual(yield* snapshot(repo, id), before)
+      // The rolled-back entry took no number: the next one follows the last kept one.
+      yield* call(repo, id)
+      const log = yield* repo.readLog(id, { limit: 10 })
+      assert.deepStrictEqual(
+        log.map((entry) => entry.seq),
+        [1, 2]
+      )
+      assert.strictEqual(Option.getOrUndefined(yield* repo.findById(id))?.detail, "lost")
     })
   )
 })
@@ -625,6 +758,10 @@ describe("write generation", () => {
       yield* moved("touch")
       yield* repo.appendLog(id, progressEntry(5_001, "a line"))
       yield* moved("appendLog")
+      yield* repo.updateDetailAndLog(id, progressEntry(5_002, "another line"))
+      yield* moved("updateDetailAndLog")
+      yield* repo.updateStatusAndLog(id, { to: "starting" }, 5_003)
+      yield* moved("updateStatusAndLog")
 
       yield* repo.findAll()
       yield* repo.findActive()

@@ -6,7 +6,7 @@ import { PullRequestNumber, SandboxId, type SandboxStatus, statePaths } from "@p
 import Database from "better-sqlite3"
 import { Context, Effect, Layer, Redacted } from "effect"
 import { JobRepo } from "../src/JobRepo.ts"
-import { type NewLogEntry, type NewSandbox, SandboxRepo } from "../src/SandboxRepo.ts"
+import { type NewLogEntry, type NewProgress, type NewSandbox, SandboxRepo } from "../src/SandboxRepo.ts"
 import { Settings } from "../src/Settings.ts"
 import { layer, type Options } from "../src/SqliteSandboxRepo.ts"
 
@@ -59,8 +59,8 @@ export const newSandbox = (n: number, overrides: Partial<NewSandbox> = {}): NewS
   ...overrides
 })
 
-/** A progress line for `appendLog`. */
-export const progressEntry = (at: number, line: string, status: SandboxStatus = "creating"): NewLogEntry => ({
+/** A progress line for `appendLog` or `updateDetailAndLog`. */
+export const progressEntry = (at: number, line: string, status: SandboxStatus = "creating"): NewProgress => ({
   _tag: "Progress",
   at,
   status,
