@@ -222,9 +222,8 @@ export const makeMirrors = Effect.fnUntraced(function* (options: MirrorsOptions)
       [
         `--git-dir=${mirrorPath}`,
         "fetch",
+        // FETCH_HEAD is written: the commit is read from it.
         "--no-tags",
-        // Whatever the user's fetch.writeFetchHead: the commit is read from it.
-        "--write-fetch-head",
         "--progress",
         "--end-of-options",
         "origin",

@@ -150,6 +150,30 @@ describe("a clone that fails leaves nothing", () => {
     })
   )
 
+  it.effect("a clone whose refs are not what git writes is refused, the clone removed", () =>
+    Effect.gen(function* () {
+      const root = yield* tempDir
+      const remote = makeRemote(root)
+      const garbled = testGit((run) => (args, options) => {
+        const target = args.at(-1) ?? ""
+        return run(args, options).pipe(
+          Effect.tap(() =>
+            Effect.sync(() => {
+              if (args[0] === "clone") writeFileSync(NodePath.join(target, "packed-refs"), "garbage\n")
+            })
+          )
+        )
+      })
+      const error = yield* fetchPullRequest(refOf(remote.path, 1)).pipe(
+        Effect.flip,
+        Effect.provide(workspacesLayer(NodePath.join(root, "state"), garbled))
+      )
+      assert.strictEqual(error._tag, "GitCommandFailed")
+      assert.include(error.message, "packed-refs")
+      assert.deepStrictEqual(readdirSync(mirrorsOf(root)), [])
+    })
+  )
+
   // An ssh "server" that never answers: the clone waits until it is stopped.
   const hangingGit = testGit(
     (run) => (args, options) => run(args, { ...options, env: { ...options.env, GIT_SSH_COMMAND: "cat >/dev/null #" } })
@@ -244,31 +268,6 @@ describe("the fetched commit, read from FETCH_HEAD", () => {
         Effect.provide(workspacesLayer(NodePath.join(root, "state")))
       )
       assert.strictEqual(error._tag, "MirrorCorrupt")
-    })
-  )
-
-  it.effect("is written even where the user's configuration turns FETCH_HEAD off", () =>
-    Effect.gen(function* () {
-      const root = yield* tempDir
-      const remote = makeRemote(root)
-      const noFetchHead = testGit(
-        (run) => (args, options) =>
-          run(args, {
-            ...options,
-            env: {
-              ...options.env,
-              GIT_CONFIG_COUNT: "1",
-              GIT_CONFIG_KEY_0: "fetch.writeFetchHead",
-              GIT_CONFIG_VALUE_0: "false"
-            }
-          })
-      )
-      const [first, second] = yield* Effect.all([
-        fetchPullRequest(refOf(remote.path, 1)),
-        fetchPullRequest(refOf(remote.path, 2))
-      ]).pipe(Effect.provide(workspacesLayer(NodePath.join(root, "state"), noFetchHead)))
-      assert.strictEqual(first.commit, remote.pr1)
-      assert.strictEqual(second.commit, remote.pr2)
     })
   )
 
