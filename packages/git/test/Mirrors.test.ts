@@ -4,14 +4,18 @@ import { NodeFileSystem } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Layer, Result } from "effect"
 import { type PullRequestRef, parsePullRequestRef, Workspaces } from "../src/index.ts"
-import { type GitRun, gitSync, makeRemote, tempDir, testGit, workspacesLayer } from "./helpers.ts"
+import {
+  fetchPullRequest,
+  type GitRun,
+  gitSync,
+  makeRemote,
+  refsOf,
+  tempDir,
+  testGit,
+  workspacesLayer
+} from "./helpers.ts"
 
 const refOf = (input: string, pr: number): PullRequestRef => Result.getOrThrow(parsePullRequestRef(input, { pr }))
-
-const refsOf = (gitDir: string, prefix = "refs/"): Array<string> =>
-  gitSync(gitDir, `--git-dir=${gitDir}`, "for-each-ref", "--format=%(refname) %(objectname)", prefix)
-    .split("\n")
-    .filter((line) => line !== "")
 
 /** Real git whose subcommands are recorded in `commands`. */
 const recordingGit = (commands: Array<string>, wrap: (run: GitRun) => GitRun = (run) => run) =>
@@ -19,9 +23,6 @@ const recordingGit = (commands: Array<string>, wrap: (run: GitRun) => GitRun = (
     commands.push(args.find((arg) => !arg.startsWith("-")) ?? "")
     return wrap(run)(args, options)
   })
-
-const fetchPullRequest = (ref: PullRequestRef, onProgress?: (line: string) => Effect.Effect<void>) =>
-  Workspaces.use((w) => w.fetchPullRequest(ref, onProgress === undefined ? {} : { onProgress }))
 
 describe("a new mirror is a clone of the remote's default branch", () => {
   it.effect("its branch kept as a base (no refs/heads), origin's URL alone in its config", () =>

@@ -3,7 +3,7 @@ import * as NodePath from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Result } from "effect"
 import { type ParseOptions, type PullRequestRef, parsePullRequestRef, Workspaces } from "../src/index.ts"
-import { gitSync, makeRemote, tempDir, testGit, workspacesLayer } from "./helpers.ts"
+import { fetchPullRequest, gitSync, makeRemote, refsOf, tempDir, testGit, workspacesLayer } from "./helpers.ts"
 
 const refOf = (input: string, options: ParseOptions): PullRequestRef =>
   Result.getOrThrow(parsePullRequestRef(input, options))
@@ -13,17 +13,8 @@ const collect = () => {
   return { lines, onProgress: (line: string) => Effect.sync(() => void lines.push(line)) }
 }
 
-/** Refs of a repository, `name sha` per line. */
-const refsOf = (gitDir: string): Array<string> =>
-  gitSync(gitDir, `--git-dir=${gitDir}`, "for-each-ref", "--format=%(refname) %(objectname)")
-    .split("\n")
-    .filter((line) => line !== "")
-
 /** What a new mirror holds besides pull requests: the remote's default branch, `main`. */
 const baseRefs = (main: string): Array<string> => [`refs/prbox/base/HEAD ${main}`, `refs/prbox/base/main ${main}`]
-
-const fetchPullRequest = (ref: PullRequestRef, onProgress?: (line: string) => Effect.Effect<void>) =>
-  Workspaces.use((w) => w.fetchPullRequest(ref, onProgress === undefined ? {} : { onProgress }))
 
 describe("Workspaces.fetchPullRequest", () => {
   it.effect("fetches only the pull request's head into a new bare mirror", () =>
