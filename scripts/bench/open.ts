@@ -240,15 +240,20 @@ const openPhases = (run: PrboxRun): Phases => {
   const start = first("runtime.start")
   const health = run.spans.filter((s) => s.op === "health.probe").at(-1)
   if (!fetch || !workspace || !image || !provision || !start || !health) return {}
-  const git = (op: string) => run.spans.filter((s) => s.op === op).reduce((sum, s) => sum + (s.end - s.start), 0)
+  // A cold mirror is a `git clone` too: each git span counts in the phase it ran in.
+  const git = (op: string, within: { readonly start: number; readonly end: number }) =>
+    run.spans
+      .filter((s) => s.op === op && s.start >= within.start && s.end <= within.end)
+      .reduce((sum, s) => sum + (s.end - s.start), 0)
+  const mirrorGit = git("git.clone", fetch) + git("git.fetch", fetch)
   return {
     "admission: permit, PR reconcile, row insert": fetch.start - run.t0,
-    "mirror: git fetch of the PR ref": git("git.fetch"),
-    "mirror: other git (init, rev-parse)": fetch.end - fetch.start - git("git.fetch"),
-    "workspace: git clone --local": git("git.clone"),
-    "workspace: git checkout": git("git.checkout"),
+    "mirror: git clone of the remote (cold), git fetch of the PR ref": mirrorGit,
+    "mirror: other (rev-parse, files)": fetch.end - fetch.start - mirrorGit,
+    "workspace: git clone --local": git("git.clone", workspace),
+    "workspace: git checkout": git("git.checkout", workspace),
     "workspace: other (origin in .git/config)":
-      workspace.end - workspace.start - git("git.clone") - git("git.checkout"),
+      workspace.end - workspace.start - git("git.clone", workspace) - git("git.checkout", workspace),
     "status writes, devcontainer.json lookup":
       workspace.start - fetch.end + (image.start - workspace.end) + (start.start - provision.end),
     "image check": image.end - image.start,
@@ -280,7 +285,7 @@ const restartPhases = (run: PrboxRun): Phases => {
 
 /** prbox phases with a raw counterpart (clone/fetch, checkout, docker create+start, health). */
 const SHARED_PHASES = new Set([
-  "mirror: git fetch of the PR ref",
+  "mirror: git clone of the remote (cold), git fetch of the PR ref",
   "workspace: git checkout",
   "docker create",
   "docker start + inspect",

@@ -3,14 +3,10 @@ import { Effect } from "effect"
 import { classifyMirrorFailure } from "./Classify.ts"
 import { GitCommandFailed, UnsafeArgument } from "./Errors.ts"
 import { Git, type GitOutput } from "./Git.ts"
+import { BASE_PREFIX, DEFAULT_BASE } from "./MirrorFiles.ts"
 import { commitPattern } from "./Mirrors.ts"
 import { stderrTail } from "./Redact.ts"
 import { isSafeRefName } from "./RefName.ts"
-
-/** Where a mirror keeps the base branches it fetched: `refs/prbox/base/<branch>`. */
-const BASE_PREFIX = "refs/prbox/base/"
-/** The remote's default branch, as last asked: a symbolic ref to its `refs/prbox/base/<branch>`. */
-const DEFAULT_BASE = `${BASE_PREFIX}HEAD`
 
 export interface BaseDiffOptions {
   /** The PR's base branch when the code host tells it; the remote's default branch otherwise. */

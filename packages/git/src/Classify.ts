@@ -45,6 +45,8 @@ const corrupt = [
 
 const repositoryMissing = [
   /does not appear to be a git repository/i,
+  // `git clone` of a local path that is not there
+  /repository '.*' does not exist/i,
   /repository .*not found/i,
   /could not read from remote repository/i,
   /authentication failed/i,
@@ -59,7 +61,7 @@ const repositoryMissing = [
 const matches = (patterns: ReadonlyArray<RegExp>, text: string): boolean =>
   patterns.some((pattern) => pattern.test(text))
 
-/** Why `git fetch` of a pull request into a mirror failed, for the user to act on. */
+/** Why `git fetch` of a pull request into a mirror (or the clone that makes it) failed, for the user to act on. */
 export const classifyFetchFailure = (
   operation: string,
   output: GitOutput,

@@ -48,13 +48,20 @@ interface OriginUrlLine {
   readonly value: string | undefined
 }
 
-/** The `url` lines of the config's one `[remote "origin"]` section; undefined when there is not exactly one. */
-const originUrlLines = (lines: ReadonlyArray<string>): ReadonlyArray<OriginUrlLine> | undefined => {
+/** Where the config's one `[remote "origin"]` section is (its header, the line past its end); undefined when there is not exactly one. */
+const originSection = (lines: ReadonlyArray<string>): { readonly start: number; readonly end: number } | undefined => {
   const headers = lines.flatMap((line, index) => (line.trim().startsWith("[") ? [index] : []))
   const origins = headers.filter((index) => lines[index]?.trim() === ORIGIN_SECTION)
   const [start, ...more] = origins
   if (start === undefined || more.length > 0) return undefined
-  const end = headers.find((index) => index > start) ?? lines.length
+  return { start, end: headers.find((index) => index > start) ?? lines.length }
+}
+
+/** The `url` lines of the config's one `[remote "origin"]` section; undefined when there is not exactly one. */
+const originUrlLines = (lines: ReadonlyArray<string>): ReadonlyArray<OriginUrlLine> | undefined => {
+  const section = originSection(lines)
+  if (section === undefined) return undefined
+  const { start, end } = section
   return lines.slice(start + 1, end).flatMap((line, offset) => {
     const match = /^\s*url\s*=(.*)$/i.exec(line)
     return match === null ? [] : [{ index: start + 1 + offset, value: readValue(match[1] ?? "") }]
@@ -82,4 +89,16 @@ export const withOriginSection = (config: string, url: string): string | undefin
   const quoted = quotedConfigValue(url)
   if (quoted === undefined || originUrlLines(config.split("\n")) !== undefined) return undefined
   return `${config.endsWith("\n") || config === "" ? config : `${config}\n`}${ORIGIN_SECTION}\n\turl = ${quoted}\n`
+}
+
+/**
+ * A cloned repository's config with its origin section cut down to `url`
+ * alone (a clone also writes `tagOpt`, or a fetch refspec); undefined when it
+ * has not exactly one origin section.
+ */
+export const withOnlyOriginUrl = (config: string, url: string): string | undefined => {
+  const lines = config.split("\n")
+  const section = originSection(lines)
+  if (section === undefined) return undefined
+  return withOriginSection([...lines.slice(0, section.start), ...lines.slice(section.end)].join("\n"), url)
 }

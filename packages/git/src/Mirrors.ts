@@ -1,13 +1,17 @@
 import { createHash, randomBytes } from "node:crypto"
 import * as NodePath from "node:path"
 import { Effect, FileSystem, Ref, Semaphore } from "effect"
-import type { PlatformError } from "effect/PlatformError"
 import { classifyFetchFailure, classifyMirrorFailure } from "./Classify.ts"
-import { hasOriginUrl, withOriginSection } from "./ConfigFile.ts"
-import { FileSystemFailed, GitCommandFailed, MirrorCorrupt, UnsafeArgument } from "./Errors.ts"
+import { hasOriginUrl, withOnlyOriginUrl } from "./ConfigFile.ts"
+import { MirrorCorrupt, UnsafeArgument } from "./Errors.ts"
 import { Git, type GitOutput } from "./Git.ts"
+import { commitPattern, fetchHeadEntry } from "./GitFiles.ts"
+import { fsStep, looseObjectTypeOf, moveClonedBranches } from "./MirrorFiles.ts"
 import type { PullRequestRef } from "./PullRequestRef.ts"
 import { hasUrlCredentials, redactCredentials, stderrTail } from "./Redact.ts"
+
+export { commitPattern } from "./GitFiles.ts"
+export { fsStep } from "./MirrorFiles.ts"
 
 export interface ProgressOptions {
   /** Receives human-readable progress lines (git's own, redacted, and ours). */
@@ -28,12 +32,6 @@ export interface FetchedPullRequest {
 export type MirrorKey = Pick<PullRequestRef, "host" | "repository" | "profile">
 
 export const noProgress = (): Effect.Effect<void> => Effect.void
-
-export const commitPattern = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/
-
-/** A file-system step of a fetch or clone, failing with what it was doing. */
-export const fsStep = <A, R>(operation: string, effect: Effect.Effect<A, PlatformError, R>) =>
-  Effect.mapError(effect, (error) => new FileSystemFailed({ operation, detail: redactCredentials(error.message) }))
 
 /**
  * Sets `remote.origin.url` of the repository whose git directory is `gitDir`
@@ -100,7 +98,11 @@ export const makeMirrors = Effect.fnUntraced(function* (options: MirrorsOptions)
   const expectSuccess = (operation: string, mirrorPath: string) => (output: GitOutput) =>
     output.exitCode === 0 ? Effect.succeed(output) : Effect.fail(classifyMirrorFailure(operation, output, mirrorPath))
 
-  const createMirror = Effect.fnUntraced(function* (mirrorPath: string, remoteUrl: string) {
+  const createMirror = Effect.fnUntraced(function* (
+    mirrorPath: string,
+    ref: PullRequestRef,
+    progress: (line: string) => Effect.Effect<void>
+  ) {
     const parent = NodePath.dirname(mirrorPath)
     yield* fsStep("create the mirrors directory", fs.makeDirectory(parent, { recursive: true, mode: 0o700 }))
     // Leftovers of a creation that crashed midway.
@@ -114,15 +116,34 @@ export const makeMirrors = Effect.fnUntraced(function* (options: MirrorsOptions)
     // Built aside and renamed into place, so a crash never leaves a half-made mirror.
     const temporary = `${mirrorPath}.tmp-${randomBytes(6).toString("hex")}`
     const build = Effect.gen(function* () {
-      const init = yield* git.run(["init", "--bare", "--quiet", temporary], { cwd: parent, timeoutMs: localTimeoutMs })
-      if (init.exitCode !== 0) {
-        return yield* new GitCommandFailed({
-          operation: "git init",
-          detail: stderrTail(init.stderr),
-          exitCode: init.exitCode
-        })
-      }
-      yield* editOriginUrl(fs, temporary, remoteUrl, withOriginSection, (args) =>
+      // A clone checks its one pack as a whole; a fetch into an empty
+      // repository walks every object it received. The remote's default
+      // branch comes along, so the pull request's fetch is incremental.
+      const cloned = yield* git.run(
+        [
+          "clone",
+          "--bare",
+          "--no-local",
+          "--no-tags",
+          "--single-branch",
+          "--origin=origin",
+          "--progress",
+          "--",
+          ref.remoteUrl,
+          temporary
+        ],
+        {
+          cwd: parent,
+          timeoutMs: fetchTimeoutMs,
+          onStderrLine: progress,
+          // The refs are moved in-process: the files backend whatever the user's default.
+          env: { GIT_DEFAULT_REF_FORMAT: "files" }
+        }
+      )
+      if (cloned.exitCode !== 0) return yield* classifyFetchFailure("git clone", cloned, ref, mirrorPath)
+      yield* moveClonedBranches(fs, temporary)
+      // The clone wrote its own origin (an absolute path for a local remote, `tagOpt`): the URL alone, as given.
+      yield* editOriginUrl(fs, temporary, ref.remoteUrl, withOnlyOriginUrl, (args) =>
         inMirror(temporary, args).pipe(Effect.flatMap(expectSuccess("git config", temporary)))
       )
       yield* fsStep("move the new mirror into place", fs.rename(temporary, mirrorPath))
@@ -133,12 +154,13 @@ export const makeMirrors = Effect.fnUntraced(function* (options: MirrorsOptions)
   /** Returns whether the mirror had to be created. */
   const ensureMirror = Effect.fnUntraced(function* (
     mirrorPath: string,
-    remoteUrl: string,
+    ref: PullRequestRef,
     progress: (line: string) => Effect.Effect<void>
   ) {
+    const { remoteUrl } = ref
     if (!(yield* fsStep("inspect the mirror", fs.exists(mirrorPath)))) {
-      yield* progress(`creating mirror ${mirrorPath}`)
-      yield* createMirror(mirrorPath, remoteUrl)
+      yield* progress(`creating mirror ${mirrorPath} from ${redactCredentials(remoteUrl)}`)
+      yield* createMirror(mirrorPath, ref, progress)
       return true
     }
     // A mirror git cannot read fails its fetch as corrupt; its config is read here only for the URL.
@@ -158,28 +180,24 @@ export const makeMirrors = Effect.fnUntraced(function* (options: MirrorsOptions)
     return false
   })
 
-  const fetchInto = Effect.fnUntraced(function* (
-    ref: PullRequestRef,
-    mirrorPath: string,
-    progress: (line: string) => Effect.Effect<void>
-  ) {
-    const mirrorCreated = yield* ensureMirror(mirrorPath, ref.remoteUrl, progress)
-    const localRef = `refs/prbox/pr/${ref.pullRequest}`
-    yield* progress(`fetching ${ref.headRef} from ${redactCredentials(ref.remoteUrl)}`)
-    const fetched = yield* git.run(
-      [
-        `--git-dir=${mirrorPath}`,
-        "fetch",
-        "--no-tags",
-        "--no-write-fetch-head",
-        "--progress",
-        "--end-of-options",
-        "origin",
-        `+${ref.headRef}:${localRef}`
-      ],
-      { cwd: NodePath.dirname(mirrorPath), timeoutMs: fetchTimeoutMs, onStderrLine: progress }
-    )
-    if (fetched.exitCode !== 0) return yield* classifyFetchFailure("git fetch", fetched, ref, mirrorPath)
+  /**
+   * The commit the pull request's fetch just wrote to `localRef`, from its
+   * FETCH_HEAD (the mirror's lock is held). git itself peels the object when it
+   * is not a loose commit here: an annotated tag, or a packed object.
+   */
+  const fetchedCommit = Effect.fnUntraced(function* (mirrorPath: string, localRef: string) {
+    const fetchHead = yield* fs
+      .readFileString(NodePath.join(mirrorPath, "FETCH_HEAD"))
+      .pipe(Effect.orElseSucceed(() => ""))
+    const entry = fetchHeadEntry(fetchHead)
+    if (entry === undefined) {
+      return yield* new MirrorCorrupt({
+        operation: "read FETCH_HEAD",
+        detail: `FETCH_HEAD does not name the one object fetched for ${localRef}`,
+        mirrorPath
+      })
+    }
+    if (entry.forMerge && (yield* looseObjectTypeOf(fs, mirrorPath, entry.oid)) === "commit") return entry.oid
     const resolved = yield* inMirror(mirrorPath, ["rev-parse", "--verify", "--end-of-options", `${localRef}^{commit}`])
     const commit = resolved.stdout.trim()
     if (resolved.exitCode !== 0 || !commitPattern.test(commit)) {
@@ -189,6 +207,32 @@ export const makeMirrors = Effect.fnUntraced(function* (options: MirrorsOptions)
         mirrorPath
       })
     }
+    return commit
+  })
+
+  const fetchInto = Effect.fnUntraced(function* (
+    ref: PullRequestRef,
+    mirrorPath: string,
+    progress: (line: string) => Effect.Effect<void>
+  ) {
+    const mirrorCreated = yield* ensureMirror(mirrorPath, ref, progress)
+    const localRef = `refs/prbox/pr/${ref.pullRequest}`
+    yield* progress(`fetching ${ref.headRef} from ${redactCredentials(ref.remoteUrl)}`)
+    const fetched = yield* git.run(
+      [
+        `--git-dir=${mirrorPath}`,
+        "fetch",
+        // FETCH_HEAD is written: the commit is read from it.
+        "--no-tags",
+        "--progress",
+        "--end-of-options",
+        "origin",
+        `+${ref.headRef}:${localRef}`
+      ],
+      { cwd: NodePath.dirname(mirrorPath), timeoutMs: fetchTimeoutMs, onStderrLine: progress }
+    )
+    if (fetched.exitCode !== 0) return yield* classifyFetchFailure("git fetch", fetched, ref, mirrorPath)
+    const commit = yield* fetchedCommit(mirrorPath, localRef)
     const result: FetchedPullRequest = { mirrorPath, commit, fetchedRefs: [ref.headRef], mirrorCreated }
     return result
   })

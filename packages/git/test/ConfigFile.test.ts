@@ -2,7 +2,13 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as NodePath from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { hasOriginUrl, quotedConfigValue, withOriginSection, withOriginUrl } from "../src/ConfigFile.ts"
+import {
+  hasOriginUrl,
+  quotedConfigValue,
+  withOnlyOriginUrl,
+  withOriginSection,
+  withOriginUrl
+} from "../src/ConfigFile.ts"
 import { gitSync } from "./helpers.ts"
 
 const root = mkdtempSync(NodePath.join(tmpdir(), "prbox-config-"))
@@ -51,6 +57,23 @@ describe("a repository's origin URL edited in its config file (read back by git)
     expect(gitSync(NodePath.dirname(file), "config", "--get", "core.bare")).toBe("true")
   })
 
+  it.each(URLS)("a bare clone's origin cut down to its URL: %s", (_name, url) => {
+    const dir = NodePath.join(root, `bare-clone-${++count}`)
+    gitSync(root, "clone", "--quiet", "--bare", "--no-tags", NodePath.join(root, "source.git"), dir)
+    const file = NodePath.join(dir, "config")
+    const edited = withOnlyOriginUrl(readFileSync(file, "utf8"), url)
+    expect(edited).toBeDefined()
+    writeFileSync(file, edited ?? "")
+    expect(gitSync(dir, "config", "--get-regexp", "^remote\\.")).toBe(`remote.origin.url ${url}`.trim())
+    expect(gitSync(dir, "config", "--get", "core.bare")).toBe("true")
+    expect(hasOriginUrl(edited ?? "", url)).toBe(true)
+  })
+
+  it("the sections after an origin stay", () => {
+    const config = '[remote "origin"]\n\turl = /a\n\ttagOpt = --no-tags\n[core]\n\tbare = true\n'
+    expect(withOnlyOriginUrl(config, "/b")).toBe('[core]\n\tbare = true\n[remote "origin"]\n\turl = "/b"\n')
+  })
+
   it.each(URLS)("an origin git itself wrote is recognised: %s", (_name, url) => {
     const file = repository("mirror")
     gitSync(NodePath.dirname(file), "config", "remote.origin.url", url)
@@ -75,8 +98,10 @@ describe("what the edit leaves to git", () => {
     ["no origin section", "[core]\n\tbare = true\n"],
     ["two origin sections", '[remote "origin"]\n\turl = a\n[remote "origin"]\n\turl = b\n'],
     ["two origin URLs", '[remote "origin"]\n\turl = a\n\turl = b\n']
-  ])("a config with %s is not edited", (_name, config) => {
+  ])("a config with %s is not edited", (name, config) => {
     expect(withOriginUrl(config, "https://host/r.git")).toBeUndefined()
+    // A clone's one origin section is rewritten whole, whatever URLs it had.
+    if (name !== "two origin URLs") expect(withOnlyOriginUrl(config, "https://host/r.git")).toBeUndefined()
     expect(hasOriginUrl(config, "a")).toBe(false)
   })
 

@@ -3,7 +3,7 @@ import * as NodePath from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Result } from "effect"
 import { type ParseOptions, type PullRequestRef, parsePullRequestRef, Workspaces } from "../src/index.ts"
-import { gitSync, makeRemote, tempDir, testGit, workspacesLayer } from "./helpers.ts"
+import { fetchPullRequest, gitSync, makeRemote, refsOf, tempDir, testGit, workspacesLayer } from "./helpers.ts"
 
 const refOf = (input: string, options: ParseOptions): PullRequestRef =>
   Result.getOrThrow(parsePullRequestRef(input, options))
@@ -13,14 +13,8 @@ const collect = () => {
   return { lines, onProgress: (line: string) => Effect.sync(() => void lines.push(line)) }
 }
 
-/** Refs of a repository, `name sha` per line. */
-const refsOf = (gitDir: string): Array<string> =>
-  gitSync(gitDir, `--git-dir=${gitDir}`, "for-each-ref", "--format=%(refname) %(objectname)")
-    .split("\n")
-    .filter((line) => line !== "")
-
-const fetchPullRequest = (ref: PullRequestRef, onProgress?: (line: string) => Effect.Effect<void>) =>
-  Workspaces.use((w) => w.fetchPullRequest(ref, onProgress === undefined ? {} : { onProgress }))
+/** What a new mirror holds besides pull requests: the remote's default branch, `main`. */
+const baseRefs = (main: string): Array<string> => [`refs/prbox/base/HEAD ${main}`, `refs/prbox/base/main ${main}`]
 
 describe("Workspaces.fetchPullRequest", () => {
   it.effect("fetches only the pull request's head into a new bare mirror", () =>
@@ -39,8 +33,8 @@ describe("Workspaces.fetchPullRequest", () => {
       assert.isTrue(fetched.mirrorPath.startsWith(`${NodePath.join(stateDir, "mirrors", "local")}${NodePath.sep}`))
       assert.match(fetched.mirrorPath, /remote\.git-[0-9a-f]{12}\.git$/)
       assert.strictEqual(gitSync(fetched.mirrorPath, "rev-parse", "--is-bare-repository"), "true")
-      // No branches, no tags, no other pull request: the one ref.
-      assert.deepStrictEqual(refsOf(fetched.mirrorPath), [`refs/prbox/pr/1 ${remote.pr1}`])
+      // No branches, no tags, no other pull request: the default branch as a base, and the one ref.
+      assert.deepStrictEqual(refsOf(fetched.mirrorPath), [...baseRefs(remote.main), `refs/prbox/pr/1 ${remote.pr1}`])
       assert.include(progress.lines, `fetching refs/pull/1/head from ${remote.path}`)
       assert.isFalse(progress.lines.some((line) => line.includes("\r")))
     })
@@ -77,6 +71,7 @@ describe("Workspaces.fetchPullRequest", () => {
       assert.strictEqual(second.commit, remote.pr2)
       assert.deepStrictEqual(second.fetchedRefs, ["refs/pull/2/head"])
       assert.deepStrictEqual(refsOf(second.mirrorPath), [
+        ...baseRefs(remote.main),
         `refs/prbox/pr/1 ${remote.pr1}`,
         `refs/prbox/pr/2 ${remote.pr2}`
       ])
@@ -113,7 +108,7 @@ describe("Workspaces.fetchPullRequest", () => {
       const root = yield* tempDir
       const remote = makeRemote(root)
       const mirrorCommands = { now: 0, max: 0 }
-      // Every git command on the mirror (init, config, fetch, rev-parse) counts.
+      // Every git command on the mirror (clone, fetch) counts.
       const git = testGit(
         (run) => (args, options) =>
           Effect.suspend(() => {
@@ -135,7 +130,11 @@ describe("Workspaces.fetchPullRequest", () => {
       assert.strictEqual(results.filter((result) => result.mirrorCreated).length, 1)
       const mirror = results[0]?.mirrorPath ?? ""
       gitSync(mirror, `--git-dir=${mirror}`, "fsck", "--strict", "--no-dangling")
-      assert.deepStrictEqual(refsOf(mirror), [`refs/prbox/pr/1 ${remote.pr1}`, `refs/prbox/pr/2 ${remote.pr2}`])
+      assert.deepStrictEqual(refsOf(mirror), [
+        ...baseRefs(remote.main),
+        `refs/prbox/pr/1 ${remote.pr1}`,
+        `refs/prbox/pr/2 ${remote.pr2}`
+      ])
       // Nothing left over from building the mirror aside.
       assert.deepStrictEqual(readdirSync(NodePath.dirname(mirror)), [NodePath.basename(mirror)])
     })
@@ -238,7 +237,7 @@ describe("a corrupt mirror", () => {
       assert.strictEqual(again.commit, remote.pr2)
       assert.isTrue(progress.lines.some((line) => line.includes("is corrupt") && line.includes("re-creating it")))
       // A fresh mirror: the first pull request's ref went with the old one.
-      assert.deepStrictEqual(refsOf(again.mirrorPath), [`refs/prbox/pr/2 ${remote.pr2}`])
+      assert.deepStrictEqual(refsOf(again.mirrorPath), [...baseRefs(remote.main), `refs/prbox/pr/2 ${remote.pr2}`])
     })
   )
 
@@ -357,7 +356,7 @@ describe("Workspaces.createWorkspace", () => {
 
 describe("the git processes of an open", () => {
   it.effect(
-    "a first and a second pull request: fetch, resolve, one listing (the root and .devcontainer together), clone, checkout; nothing else",
+    "a first and a second pull request: (a clone of the remote,) fetch, one listing (the root and .devcontainer together), clone, checkout; nothing else",
     () =>
       Effect.gen(function* () {
         const root = yield* tempDir
@@ -391,8 +390,9 @@ describe("the git processes of an open", () => {
         const [first, second] = yield* Effect.all([open(1), open(2)]).pipe(
           Effect.provide(workspacesLayer(NodePath.join(root, "state"), git))
         )
-        assert.deepStrictEqual(first, ["init", "fetch", "rev-parse", "ls-tree", "clone", "checkout"])
-        assert.deepStrictEqual(second, ["fetch", "rev-parse", "ls-tree", "clone", "checkout"])
+        // The commit fetched is read from FETCH_HEAD, not asked of git.
+        assert.deepStrictEqual(first, ["clone", "fetch", "ls-tree", "clone", "checkout"])
+        assert.deepStrictEqual(second, ["fetch", "ls-tree", "clone", "checkout"])
       })
   )
 })

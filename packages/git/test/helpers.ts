@@ -4,7 +4,7 @@ import { tmpdir } from "node:os"
 import * as NodePath from "node:path"
 import { NodeFileSystem } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
-import { Git, NodeGit, Workspaces } from "../src/index.ts"
+import { Git, NodeGit, type PullRequestRef, Workspaces } from "../src/index.ts"
 
 // Tests never read the machine's git configuration.
 export const isolatedEnv = {
@@ -132,3 +132,12 @@ export const testGit = (wrap: (run: GitRun) => GitRun = (run) => run): Layer.Lay
 
 export const workspacesLayer = (stateDir: string, git: Layer.Layer<Git> = testGit()) =>
   Workspaces.layer({ stateDir }).pipe(Layer.provide(Layer.mergeAll(git, NodeFileSystem.layer)))
+
+/** Refs of a repository under `prefix`, `name sha` per line. */
+export const refsOf = (gitDir: string, prefix = "refs/"): Array<string> =>
+  gitSync(gitDir, `--git-dir=${gitDir}`, "for-each-ref", "--format=%(refname) %(objectname)", prefix)
+    .split("\n")
+    .filter((line) => line !== "")
+
+export const fetchPullRequest = (ref: PullRequestRef, onProgress?: (line: string) => Effect.Effect<void>) =>
+  Workspaces.use((w) => w.fetchPullRequest(ref, onProgress === undefined ? {} : { onProgress }))
