@@ -230,7 +230,15 @@ const prboxRestart = async (engine: Engine, recorder: Recorder, sandboxId: Sandb
 
 type Phases = Record<string, number>
 
-/** Splits a prbox open into contiguous phases (they add up to its total). */
+/** Work an open does beside the checkout: shown, but not part of the total's phases. */
+const ALONGSIDE = "  (beside the checkout) "
+
+/**
+ * Splits a prbox open into contiguous phases (they add up to its total).
+ * An image's sandbox gets its image and container while the checkout runs:
+ * those show as `ALONGSIDE` rows, and the path waits on them only for what
+ * outlasts the checkout.
+ */
 const openPhases = (run: PrboxRun): Phases => {
   const first = (op: string) => run.spans.find((s) => s.op === op)
   const fetch = first("workspaces.fetchPullRequest")
@@ -240,28 +248,51 @@ const openPhases = (run: PrboxRun): Phases => {
   const start = first("runtime.start")
   const health = run.spans.filter((s) => s.op === "health.probe").at(-1)
   if (!fetch || !workspace || !image || !provision || !start || !health) return {}
+  const within = (op: string, span: { readonly start: number; readonly end: number }) =>
+    run.spans.filter((s) => s.op === op && s.start >= span.start && s.end <= span.end)
   // A cold mirror is a `git clone` too: each git span counts in the phase it ran in.
-  const git = (op: string, within: { readonly start: number; readonly end: number }) =>
-    run.spans
-      .filter((s) => s.op === op && s.start >= within.start && s.end <= within.end)
-      .reduce((sum, s) => sum + (s.end - s.start), 0)
+  const git = (op: string, span: { readonly start: number; readonly end: number }) =>
+    within(op, span).reduce((sum, s) => sum + (s.end - s.start), 0)
   const mirrorGit = git("git.clone", fetch) + git("git.fetch", fetch)
-  return {
+  const clone = git("git.clone", workspace)
+  const checkout = within("git.checkout", workspace).at(0)
+  const checkoutMs = checkout === undefined ? 0 : checkout.end - checkout.start
+  const beside = checkout !== undefined && provision.end <= workspace.end
+  const waited = beside ? Math.max(0, provision.end - checkout.end) : 0
+  const common = {
     "admission: permit, PR reconcile, row insert": fetch.start - run.t0,
     "mirror: git clone of the remote (cold), git fetch of the PR ref": mirrorGit,
     "mirror: other (rev-parse, files)": fetch.end - fetch.start - mirrorGit,
-    "workspace: git clone --local": git("git.clone", workspace),
-    "workspace: git checkout": git("git.checkout", workspace),
-    "workspace: other (origin in .git/config)":
-      workspace.end - workspace.start - git("git.clone", workspace) - git("git.checkout", workspace),
+    "workspace: git clone --local": clone,
+    "workspace: git checkout": checkoutMs,
+    "workspace: the container made beside it, past the checkout": waited,
+    "workspace: other (origin in .git/config)": workspace.end - workspace.start - clone - checkoutMs - waited
+  }
+  const ready = {
+    "docker start + inspect": start.end - start.start,
+    [HEALTH_WAIT]: health.end - start.end,
+    "ready: running write, awaitIdle": run.t1 - health.end
+  }
+  if (beside) {
+    return {
+      ...common,
+      "status writes, devcontainer.json lookup": workspace.start - fetch.end,
+      "image check": 0,
+      "permits, sandbox home (root: hand-over forked)": start.start - workspace.end,
+      "docker create": 0,
+      ...ready,
+      [`${ALONGSIDE}image check`]: image.end - image.start,
+      [`${ALONGSIDE}docker create`]: provision.end - provision.start
+    }
+  }
+  return {
+    ...common,
     "status writes, devcontainer.json lookup":
       workspace.start - fetch.end + (image.start - workspace.end) + (start.start - provision.end),
     "image check": image.end - image.start,
     "permits, sandbox home (root: hand-over forked)": provision.start - image.end,
     "docker create": provision.end - provision.start,
-    "docker start + inspect": start.end - start.start,
-    [HEALTH_WAIT]: health.end - start.end,
-    "ready: running write, awaitIdle": run.t1 - health.end
+    ...ready
   }
 }
 
@@ -526,7 +557,10 @@ const report = (
     restart: medianPhases(samples.rawRestart.map(rawPhases))
   }
   const probes = (runs: ReadonlyArray<Measured>) => median(runs.map((r) => r.probes))
-  out.push("", "where the time goes (median ms per phase; phases add up to the total)")
+  out.push(
+    "",
+    "where the time goes (median ms per phase; phases add up to the total, rows in parentheses ran beside the checkout)"
+  )
   const phaseRows = Object.keys(prboxProfile.cold).map((key) => [
     key,
     ms(prboxProfile.cold[key] ?? Number.NaN),
@@ -535,7 +569,10 @@ const report = (
   // Steps the raw path has no counterpart for (the mirror's own clone is one for a cold open only).
   const prboxOnly = (phases: Phases, cold: boolean) =>
     Object.entries(phases)
-      .filter(([key]) => !SHARED_PHASES.has(key) && (cold || key !== "workspace: git clone --local"))
+      .filter(
+        ([key]) =>
+          !SHARED_PHASES.has(key) && !key.startsWith(ALONGSIDE) && (cold || key !== "workspace: git clone --local")
+      )
       .reduce((sum, [, value]) => sum + value, 0)
   const coldOnly = median(samples.cold.map((run) => prboxOnly(openPhases(run), true)))
   const warmOnly = median(samples.warm.map((run) => prboxOnly(openPhases(run), false)))
