@@ -278,7 +278,7 @@ const openPhases = (run: PrboxRun): Phases => {
       ...common,
       "status writes, devcontainer.json lookup": workspace.start - fetch.end,
       "image check": 0,
-      "permits, sandbox home (root: hand-over forked)": start.start - workspace.end,
+      "permits, sandbox home": start.start - workspace.end,
       "docker create": 0,
       ...ready,
       [`${ALONGSIDE}image check`]: image.end - image.start,
@@ -290,7 +290,7 @@ const openPhases = (run: PrboxRun): Phases => {
     "status writes, devcontainer.json lookup":
       workspace.start - fetch.end + (image.start - workspace.end) + (start.start - provision.end),
     "image check": image.end - image.start,
-    "permits, sandbox home (root: hand-over forked)": provision.start - image.end,
+    "permits, sandbox home": provision.start - image.end,
     "docker create": provision.end - provision.start,
     ...ready
   }

@@ -1,4 +1,5 @@
 import { type SandboxId, statePaths } from "@prbox/domain"
+import { NodeGit } from "@prbox/git"
 import { Effect, FileSystem, Option } from "effect"
 import type { PlatformError } from "effect/PlatformError"
 import { ChildProcess, ChildProcessSpawner } from "effect/process"
@@ -64,6 +65,26 @@ export const makeOwnership = Effect.gen(function* () {
   const userFor = (owner: SandboxUser): SandboxUser =>
     owner.uid === 0 ? { uid: FALLBACK_UID, gid: FALLBACK_UID } : owner
 
+  /**
+   * Who a root daemon makes new workspaces for: the sandbox user, whose git
+   * writes the checkout (NodeGit.asUserCommand: a mount namespace, setpriv),
+   * so that no walk hands it over afterwards. Undefined when the daemon is
+   * not root, or cannot do that here (no mount namespaces in a container
+   * without CAP_SYS_ADMIN, no util-linux): `prepare`'s walk then does it.
+   * Tried once a daemon.
+   */
+  const newWorkspaceOwner = yield* Effect.cached(
+    Effect.gen(function* () {
+      if (process.platform !== "linux" || process.getuid?.() !== 0) return undefined
+      const user = userFor({ uid: 0, gid: 0 })
+      const [program, args] = NodeGit.asUserCommand(user, "/", ["true"])
+      const code = yield* spawner
+        .exitCode(ChildProcess.make(program, args, { stdin: "ignore", stdout: "ignore", stderr: "ignore" }))
+        .pipe(Effect.orElseSucceed(() => -1))
+      return code === 0 ? user : undefined
+    })
+  )
+
   const workspaceUser = Effect.fn("Ownership.workspaceUser")(function* (workspacePath: string) {
     return userFor(yield* ownerOf(workspacePath))
   })
@@ -98,7 +119,7 @@ export const makeOwnership = Effect.gen(function* () {
     yield* chownTree(workspacePath, yield* workspaceUser(workspacePath))
   })
 
-  return { workspaceUser, makeHome, prepare, handBack, homeOf: paths.sandboxHome }
+  return { workspaceUser, newWorkspaceOwner, makeHome, prepare, handBack, homeOf: paths.sandboxHome }
 })
 
 export type Ownership = Effect.Success<typeof makeOwnership>

@@ -216,6 +216,7 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
                 yield* container.make(row.id, config, yield* containerEnvironment(recorded, config), workspacePath)
                 madeEarly = true
               })
+          const owner = yield* ownership.newWorkspaceOwner
           yield* workspaces.createWorkspace(
             {
               mirrorPath: fetched.mirrorPath,
@@ -223,6 +224,7 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
               destination: workspacePath,
               originUrl: ref.remoteUrl,
               branchName: `pr-${ref.pullRequest}`,
+              ...(owner === undefined ? {} : { owner }),
               onProgress
             },
             early

@@ -3,7 +3,8 @@ import { Effect, FileSystem } from "effect"
 import { classifyMirrorFailure } from "./Classify.ts"
 import { withOriginUrl } from "./ConfigFile.ts"
 import { GitCommandFailed, UnsafeArgument } from "./Errors.ts"
-import { Git } from "./Git.ts"
+import { Git, type GitUser } from "./Git.ts"
+import { handOverClone } from "./HandOver.ts"
 import { commitPattern, editOriginUrl, fsStep, noProgress, type ProgressOptions } from "./Mirrors.ts"
 import { hasUrlCredentials, redactCredentials, stderrTail } from "./Redact.ts"
 import { isSafeBranchName } from "./RefName.ts"
@@ -16,6 +17,11 @@ export interface CreateWorkspaceOptions extends ProgressOptions {
   /** The real remote, without credentials: what `origin` points to in the workspace. */
   readonly originUrl: string
   readonly branchName: string
+  /**
+   * Who the workspace is for, when not the daemon's own user (a root
+   * daemon's sandbox user): the checkout runs as them, so its files are theirs.
+   */
+  readonly owner?: GitUser
 }
 
 export interface CreatedWorkspace {
@@ -52,8 +58,8 @@ export const makeCreateWorkspace = Effect.fnUntraced(function* (
     const parent = NodePath.dirname(destination)
     yield* fsStep("create the workspace's parent directory", fs.makeDirectory(parent, { recursive: true }))
     const existed = yield* fsStep("inspect the destination", fs.exists(destination))
-    const inWorkspace = (args: ReadonlyArray<string>) =>
-      git.run(args, { cwd: destination, timeoutMs: localTimeoutMs }).pipe(
+    const inWorkspace = (args: ReadonlyArray<string>, asUser?: GitUser) =>
+      git.run(args, { cwd: destination, timeoutMs: localTimeoutMs, ...(asUser === undefined ? {} : { asUser }) }).pipe(
         Effect.flatMap((output) =>
           output.exitCode === 0
             ? Effect.succeed(output)
@@ -79,13 +85,16 @@ export const makeCreateWorkspace = Effect.fnUntraced(function* (
       if (cloned.exitCode !== 0) {
         return yield* classifyMirrorFailure("git clone", cloned, mirrorPath)
       }
+      // The clone's origin is the mirror; the workspace's is the real remote.
+      yield* editOriginUrl(fs, NodePath.join(destination, ".git"), originUrl, withOriginUrl, (args) =>
+        inWorkspace(args)
+      )
+      if (options.owner !== undefined) yield* handOverClone(fs, destination, options.owner)
       yield* progress(`checking out ${commit} as ${branchName}`)
-      const checkout = inWorkspace(["checkout", "--quiet", "-b", branchName, commit, "--"])
+      const checkout = inWorkspace(["checkout", "--quiet", "-b", branchName, commit, "--"], options.owner)
       yield* alongsideCheckout === undefined
         ? checkout
         : Effect.all([checkout, alongsideCheckout], { concurrency: 2, discard: true })
-      // The clone's origin is the mirror; the workspace's is the real remote.
-      yield* editOriginUrl(fs, NodePath.join(destination, ".git"), originUrl, withOriginUrl, inWorkspace)
       const created: CreatedWorkspace = { path: destination, branch: branchName, commit }
       return created
     })

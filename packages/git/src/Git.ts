@@ -8,6 +8,14 @@ export interface GitRunOptions {
   readonly timeoutMs: number
   /** Each complete line of stderr (progress meters in their final state), as it arrives. */
   readonly onStderrLine?: (line: string) => Effect.Effect<void>
+  /** Runs git as this user, in `cwd` (a root daemon writing a workspace for the sandbox user; see NodeGit). */
+  readonly asUser?: GitUser
+}
+
+/** A user git runs as, by ids. */
+export interface GitUser {
+  readonly uid: number
+  readonly gid: number
 }
 
 /**

@@ -5,7 +5,7 @@ import { Duration, Effect, Layer, Stream } from "effect"
 import type { PlatformError } from "effect/PlatformError"
 import { ChildProcess, ChildProcessSpawner } from "effect/process"
 import { GitCommandFailed, GitTimeout } from "./Errors.ts"
-import { Git, type GitOutput, type GitRunOptions, REPOSITORY_ENV } from "./Git.ts"
+import { Git, type GitOutput, type GitRunOptions, type GitUser, REPOSITORY_ENV } from "./Git.ts"
 import { redactCredentials } from "./Redact.ts"
 
 // The user's environment passes through (HOME, SSH_AUTH_SOCK, credential
@@ -59,6 +59,41 @@ const forEachLine = (
   )
 }
 
+/**
+ * Runs git as another user in `dir` (Linux, as root). Git checks every folder
+ * above its work tree against that user, and a root daemon's state folder is
+ * private (0700): in a mount namespace of its own, the folder is bound at
+ * /mnt, then the user's git runs there (util-linux's unshare and setpriv).
+ * The mount ends with the process; nothing on the host sees it.
+ */
+const AS_USER_SCRIPT =
+  'dir=$0 uid=$1 gid=$2; shift 2; mount --bind -- "$dir" /mnt && cd /mnt && exec setpriv --reuid="$uid" --regid="$gid" --clear-groups -- "$@"'
+
+/** `argv` run as `user` in `dir` (see AS_USER_SCRIPT). */
+export const asUserCommand = (
+  user: GitUser,
+  dir: string,
+  argv: ReadonlyArray<string>
+): [string, ReadonlyArray<string>] => [
+  "unshare",
+  [
+    "--mount",
+    "--propagation",
+    "private",
+    "--",
+    "sh",
+    "-c",
+    AS_USER_SCRIPT,
+    dir,
+    String(user.uid),
+    String(user.gid),
+    ...argv
+  ]
+]
+
+// Another user's git has no home: the daemon's (root's) is not its to read.
+const otherUserEnv: Readonly<Record<string, string | undefined>> = { HOME: "/nonexistent", XDG_CONFIG_HOME: undefined }
+
 export const make = Effect.gen(function* () {
   const spawner = yield* ChildProcessSpawner.ChildProcessSpawner
 
@@ -66,9 +101,11 @@ export const make = Effect.gen(function* () {
     const operation = operationOf(args)
     const stderrLines: Array<string> = []
     const onStderrLine = options.onStderrLine
-    const command = ChildProcess.make("git", args, {
+    const [program, programArgs] =
+      options.asUser === undefined ? ["git", args] : asUserCommand(options.asUser, options.cwd, ["git", ...args])
+    const command = ChildProcess.make(program, programArgs, {
       cwd: options.cwd,
-      env: { ...options.env, ...fixedEnv },
+      env: { ...options.env, ...(options.asUser === undefined ? {} : otherUserEnv), ...fixedEnv },
       // Without it, `env` replaces the whole environment.
       extendEnv: true,
       stdin: "ignore",
