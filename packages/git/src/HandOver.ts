@@ -1,31 +1,39 @@
 import * as NodePath from "node:path"
 import { Effect, type FileSystem, Option } from "effect"
+import type { FileSystemFailed } from "./Errors.ts"
 import type { GitUser } from "./Git.ts"
 import { fsStep } from "./MirrorFiles.ts"
 
 /**
  * Gives `user` what a root daemon's `git clone --local --no-checkout` wrote
- * at `path` (a `.git` of ~100 entries), so that the checkout can run as that
- * user and write the working tree as theirs, with no walk over it afterwards.
- * Files with more than one link are left to root: they are the objects
- * shared with the mirror (handing them over would let one sandbox rewrite
- * every other's history). Symbolic links are left too: chown would follow
- * them. The folder itself goes last: its owner says the hand-over finished.
+ * at `path` (its `.git`), so that the checkout can run as that user and
+ * write the working tree as theirs, with no walk over it afterwards.
+ * Under `.git/objects` only the folders are handed over (new objects go
+ * there): its files are hardlinked from the mirror, and handing them over
+ * would let one sandbox rewrite every other's history, so they are not
+ * even listed. Elsewhere a file with more than one link is left to root
+ * for the same reason, and symbolic links are left (chown would follow
+ * them). The folder itself goes last: its owner says the hand-over finished.
  */
-export const handOverClone = (fs: FileSystem.FileSystem, path: string, user: GitUser) =>
-  Effect.gen(function* () {
-    const entries = yield* fsStep("list the new clone", fs.readDirectory(path, { recursive: true }))
-    const handOver = (target: string) => fsStep("hand the new clone over", fs.chown(target, user.uid, user.gid))
-    yield* Effect.forEach(
-      entries,
-      (entry) =>
-        Effect.gen(function* () {
-          const target = NodePath.join(path, entry)
-          const info = yield* fsStep("inspect the new clone", fs.lstat(target))
-          const shared = info.type === "File" && Option.getOrElse(info.nlink, () => 1n) > 1n
-          if (info.type === "Directory" || (info.type === "File" && !shared)) yield* handOver(target)
-        }),
-      { concurrency: 16, discard: true }
+export const handOverClone = (fs: FileSystem.FileSystem, path: string, user: GitUser) => {
+  const handOver = (target: string) => fsStep("hand the new clone over", fs.chown(target, user.uid, user.gid))
+  const objects = NodePath.join(path, ".git", "objects")
+  const walk = (dir: string): Effect.Effect<void, FileSystemFailed> =>
+    Effect.flatMap(fsStep("list the new clone", fs.readDirectoryEntries(dir)), (entries) =>
+      Effect.forEach(
+        entries,
+        (entry) => {
+          const target = NodePath.join(dir, entry.name)
+          const inObjects = dir === objects || dir.startsWith(`${objects}${NodePath.sep}`)
+          if (entry.type === "Directory")
+            return Effect.andThen(handOver(target), inObjects ? Effect.void : walk(target))
+          if (entry.type !== "File" || inObjects) return Effect.void
+          return Effect.flatMap(fsStep("inspect the new clone", fs.lstat(target)), (info) =>
+            Option.getOrElse(info.nlink, () => 1n) > 1n ? Effect.void : handOver(target)
+          )
+        },
+        { concurrency: 16, discard: true }
+      )
     )
-    yield* handOver(path)
-  })
+  return Effect.andThen(walk(path), handOver(path))
+}
