@@ -2,7 +2,7 @@ import * as NodePath from "node:path"
 import { Effect, FileSystem } from "effect"
 import { UnsafeArgument } from "./Errors.ts"
 import { Git } from "./Git.ts"
-import { fsStep } from "./Mirrors.ts"
+import { fsStep } from "./MirrorFiles.ts"
 import { checkCommit, failure, type WithMirrorLock } from "./WorkspaceUpdate.ts"
 
 /** The one ref a bundle carries (a bundle names refs, never bare commits). */

@@ -2,7 +2,7 @@ import * as NodePath from "node:path"
 import { Effect } from "effect"
 import { GitCommandFailed, type GitTimeout, UnsafeArgument } from "./Errors.ts"
 import { Git } from "./Git.ts"
-import { commitPattern } from "./Mirrors.ts"
+import { commitPattern } from "./GitFiles.ts"
 import { stderrTail } from "./Redact.ts"
 
 /** A file or folder directly inside a folder of a commit. */

@@ -10,9 +10,6 @@ import { fsStep, looseObjectTypeOf, moveClonedBranches } from "./MirrorFiles.ts"
 import type { PullRequestRef } from "./PullRequestRef.ts"
 import { hasUrlCredentials, redactCredentials, stderrTail } from "./Redact.ts"
 
-export { commitPattern } from "./GitFiles.ts"
-export { fsStep } from "./MirrorFiles.ts"
-
 export interface ProgressOptions {
   /** Receives human-readable progress lines (git's own, redacted, and ours). */
   readonly onProgress?: (line: string) => Effect.Effect<void>

@@ -2,7 +2,7 @@ import * as NodePath from "node:path"
 import { Effect } from "effect"
 import { GitCommandFailed, UnsafeArgument } from "./Errors.ts"
 import { Git, type GitOutput, type GitRun } from "./Git.ts"
-import { commitPattern } from "./Mirrors.ts"
+import { commitPattern } from "./GitFiles.ts"
 import { stderrTail } from "./Redact.ts"
 
 /** Where `--force` keeps the workspace's old head: `prbox/before-update-<n>`. */
