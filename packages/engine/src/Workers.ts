@@ -163,12 +163,13 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
      * From a started container to `running`: health, the ready hook, the
      * create-time work when the container is new, and `postStartCommand`.
      * A failed step is recorded on the row (`setupError`), not fatal; a
-     * reused container keeps its create-time outcome.
+     * reused container keeps its create-time outcome. `madeEarly`: the
+     * environment of a container made beside the checkout (it is new).
      */
     const becomeReady = Effect.fn("SandboxService.becomeReady")(function* (
       id: SandboxId,
       config: PrboxConfig,
-      madeEarly = false
+      madeEarly?: ContainerEnvironment
     ) {
       const current = yield* getRow(id)
       const handOver =
@@ -176,10 +177,10 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
       // A root daemon's workspace is handed to the sandbox user while Docker
       // starts the container; code-server is waited on once it is the user's.
       const handing = yield* Effect.forkChild(handOver)
-      const environment = yield* containerEnvironment(current, config)
+      const environment = madeEarly ?? (yield* containerEnvironment(current, config))
       const started = yield* container.start(id, config, environment)
       const { row, containerId, hostPort, since, movedFrom } = started
-      const created = madeEarly || started.created
+      const created = madeEarly !== undefined || started.created
       yield* Fiber.join(handing).pipe(
         Effect.andThen(container.waitHealthy(row, { containerId, hostPort, since }, config)),
         Effect.tapError(() => stopUnanswered(row, containerId))
@@ -202,7 +203,7 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
           const { ref, fetched, choice, lookup } = prepared
           const workspacePath = paths.workspace(row.id)
           let environmentRecorded = false
-          let madeEarly = false
+          let madeEarly: ContainerEnvironment | undefined
           // An environment built from the workspace's files waits for them; any
           // other gets its image and container while the checkout writes them,
           // unless the engine is sent the files (its copy is of the whole checkout).
@@ -213,8 +214,9 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
                 environmentRecorded = true
                 if ((yield* runtime.filesAt) !== "host") return
                 yield* ownership.makeHome(row.id, workspacePath)
-                yield* container.make(row.id, config, yield* containerEnvironment(recorded, config), workspacePath)
-                madeEarly = true
+                const environment = yield* containerEnvironment(recorded, config)
+                yield* container.make(row.id, config, environment, workspacePath)
+                madeEarly = environment
               })
           const owner = yield* ownership.newWorkspaceOwner
           yield* workspaces.createWorkspace(
