@@ -2,10 +2,10 @@
 import { currentHome } from "@prbox/client/Home"
 import { normalizeOpenInput } from "@prbox/client/OpenInput"
 import { PRBOX_VERSION } from "@prbox/domain/Version"
-import { API_VERSION } from "@prbox/protocol/ApiVersion"
+import { API_HEADER, servesThisApi } from "@prbox/protocol/ApiVersion"
 import { describe, listText, terminalColumns } from "./Format.ts"
 import type { DaemonQuery, QuickCommand } from "./QuickCommand.ts"
-import { sandboxList, sandboxView, versionInfo } from "./QuickView.ts"
+import { sandboxList, sandboxView } from "./QuickView.ts"
 
 /**
  * node:net through getBuiltinModule rather than `import`: an ES import of a
@@ -19,7 +19,11 @@ const { connect } = process.getBuiltinModule("node:net")
 /** Longer than a loaded daemon takes to list 200 rows; a slower one is left to the full CLI and its own deadline. */
 const QUIET_MS = 5_000
 
-/** The body of a `200` answer of type JSON, whole (as long as its content-length says), or undefined. */
+/**
+ * The body of a `200` answer of type JSON from a daemon that serves this
+ * client's API (its API_HEADER), whole (as long as its content-length says),
+ * or undefined.
+ */
 export const bodyOf = (answer: Buffer): string | undefined => {
   const end = answer.indexOf("\r\n\r\n")
   if (end < 0) return undefined
@@ -32,14 +36,15 @@ export const bodyOf = (answer: Buffer): string | undefined => {
       .trim()
   const body = answer.subarray(end + 4)
   if (!(header("content-type") ?? "").startsWith("application/json")) return undefined
+  if (!servesThisApi(header(API_HEADER))) return undefined
   if (header("transfer-encoding") !== undefined || header("content-length") !== String(body.length)) return undefined
   return body.toString("utf8")
 }
 
 /**
- * GET `path` on the daemon's socket: the parsed JSON of a whole 200 answer,
- * or undefined for anything else (no socket, refused, another status, not
- * JSON, a cut answer, silence for QUIET_MS).
+ * GET `path` on the daemon's socket: the parsed JSON of a whole 200 answer
+ * in this client's API, or undefined for anything else (no socket, refused,
+ * another status or API, not JSON, a cut answer, silence for QUIET_MS).
  */
 const getJson = (socketPath: string, path: string): Promise<unknown> =>
   new Promise((resolve) => {
@@ -96,11 +101,8 @@ export interface QuickContext {
  * CLI runs the same argv (it starts the daemon, reports the failure, ...).
  */
 export const quickAnswer = async (command: DaemonQuery, context: QuickContext): Promise<string | undefined> => {
-  const [version, answer] = await Promise.all([
-    getJson(context.socketPath, "/version"),
-    getJson(context.socketPath, pathOf(command, context.cwd))
-  ])
-  if (versionInfo(version)?.api.includes(API_VERSION) !== true) return undefined
+  // One request: the answer's own header says whether the daemon serves this API (the full CLI asks GET /version).
+  const answer = await getJson(context.socketPath, pathOf(command, context.cwd))
   const text = textOf(command, answer, context)
   return text === undefined ? undefined : `${text}\n`
 }

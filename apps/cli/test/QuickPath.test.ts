@@ -1,6 +1,7 @@
 import { chmodSync, mkdirSync } from "node:fs"
 import { createServer, type Server } from "node:http"
 import { join } from "node:path"
+import { API_HEADER } from "@prbox/protocol"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { writeV1Database } from "../../../packages/engine/test/legacy-fixtures.ts"
 import { writePullRequestFields } from "../../../packages/store/test/pull-request-rows.ts"
@@ -180,7 +181,7 @@ describe("without a daemon that answers, the fast path hands over", () => {
 
   describe("a server on the socket whose answers are not the API's", () => {
     let server: Server
-    let answer: { status: number; type: string; body: string; api: ReadonlyArray<number> }
+    let answer: { status: number; type: string; body: string; api: string | undefined }
     let socketPath: string
     let dir: string
 
@@ -188,13 +189,15 @@ describe("without a daemon that answers, the fast path hands over", () => {
       dir = makeHome("cli-quick-fake")
       mkdirSync(join(dir, "run"), { recursive: true })
       socketPath = socketOf(dir)
-      server = createServer((req, res) => {
-        const version = { name: "prboxd", version: "0.1.0", api: answer.api, pid: 1, home: dir, startedAt: 1 }
-        const [status, type, body] =
-          req.url === "/version"
-            ? [200, "application/json", JSON.stringify(version)]
-            : [answer.status, answer.type, answer.body]
-        res.writeHead(status, { "content-type": type, "content-length": Buffer.byteLength(body) }).end(body)
+      server = createServer((_req, res) => {
+        const { status, type, body, api } = answer
+        res
+          .writeHead(status, {
+            "content-type": type,
+            "content-length": Buffer.byteLength(body),
+            ...(api === undefined ? {} : { [API_HEADER]: api })
+          })
+          .end(body)
       })
       await new Promise<void>((resolve) => server.listen(socketPath, resolve))
     })
@@ -204,10 +207,16 @@ describe("without a daemon that answers, the fast path hands over", () => {
       removeHome(dir)
     })
 
-    const list = { status: 200, type: "application/json", body: "[]", api: [1] }
+    const list = { status: 200, type: "application/json", body: "[]", api: "1" }
     it.each([
       ["a well-formed list", list, "no active sandboxes (prbox ls -a shows all)\n"],
-      ["a daemon of another API generation", { ...list, api: [2] }, undefined],
+      [
+        "a daemon that serves this generation among others",
+        { ...list, api: "2, 1" },
+        "no active sandboxes (prbox ls -a shows all)\n"
+      ],
+      ["a daemon of another API generation", { ...list, api: "2" }, undefined],
+      ["a daemon that does not say its API generation", { ...list, api: undefined }, undefined],
       ["a row without its status", { ...list, body: JSON.stringify([{ id: "abcdefghij12" }]) }, undefined],
       ["an object for a list", { ...list, body: "{}" }, undefined],
       ["text that is not JSON", { ...list, body: "[" }, undefined],
@@ -222,12 +231,12 @@ describe("without a daemon that answers, the fast path hands over", () => {
 
 describe("reading the daemon's HTTP/1.0 answer (bodyOf)", () => {
   const answer = (head: string, body: string) => Buffer.from(`${head}\r\n\r\n${body}`)
-  const json = "HTTP/1.1 200 OK\r\ncontent-type: application/json"
+  const json = "HTTP/1.1 200 OK\r\nprbox-api: 1\r\ncontent-type: application/json"
   it.each([
     ["a whole 200 JSON answer", answer(`${json}\r\ncontent-length: 2`, "[]"), "[]"],
     [
       "headers in another case",
-      answer("HTTP/1.0 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2", "[]"),
+      answer("HTTP/1.0 200 OK\r\nPrbox-Api: 1\r\nContent-Type: application/json\r\nContent-Length: 2", "[]"),
       "[]"
     ],
     ["UTF-8 counted in bytes", answer(`${json}\r\ncontent-length: 4`, '"é"'), '"é"'],
@@ -240,7 +249,22 @@ describe("reading the daemon's HTTP/1.0 answer (bodyOf)", () => {
       undefined
     ],
     ["another type", answer("HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 2", "[]"), undefined],
-    ["no end of headers", Buffer.from(`${json}\r\ncontent-length: 2\r\n[]`), undefined]
+    ["no end of headers", Buffer.from(`${json}\r\ncontent-length: 2\r\n[]`), undefined],
+    [
+      "without the API header",
+      answer("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2", "[]"),
+      undefined
+    ],
+    [
+      "another API generation",
+      answer("HTTP/1.1 200 OK\r\nprbox-api: 2,11\r\ncontent-type: application/json\r\ncontent-length: 2", "[]"),
+      undefined
+    ],
+    [
+      "this generation among others",
+      answer("HTTP/1.1 200 OK\r\nprbox-api: 2, 1\r\ncontent-type: application/json\r\ncontent-length: 2", "[]"),
+      "[]"
+    ]
   ])("%s", (_, bytes, expected) => {
     expect(bodyOf(bytes)).toBe(expected)
   })

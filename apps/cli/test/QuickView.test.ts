@@ -1,7 +1,7 @@
-import { SandboxList, SandboxView, VersionInfo } from "@prbox/protocol"
+import { SandboxList, SandboxView } from "@prbox/protocol"
 import { Exit, Schema } from "effect"
 import { describe, expect, it } from "vitest"
-import { sandboxList, sandboxView, versionInfo } from "../src/QuickView.ts"
+import { sandboxList, sandboxView } from "../src/QuickView.ts"
 
 /** What decoding with the protocol's schema gives, as the full CLI prints it (`--json`): the JSON text, or undefined when it fails. */
 const bySchema = (schema: Schema.Top, input: unknown): string | undefined => {
@@ -40,8 +40,6 @@ const view = {
   url: "http://127.0.0.1:8080/",
   hasPassword: true
 } as const
-
-const version = { name: "prboxd", version: "0.1.0", api: [1], pid: 42, home: "/h", startedAt: 3 } as const
 
 /** Values of every JSON kind, and the edges of the schemas' checks (ids, ranges, word lists). */
 const probes: ReadonlyArray<unknown> = [
@@ -102,9 +100,5 @@ describe("the fast path's check of the daemon's answers agrees with the protocol
     ["[]"]
   ])("SandboxList %j", (input) => {
     expect(JSON.stringify(sandboxList(input))).toBe(bySchema(SandboxList, input))
-  })
-
-  it.each(variants(version).map((input) => [JSON.stringify(input), input]))("VersionInfo %s", (_, input) => {
-    expect(JSON.stringify(versionInfo(input))).toBe(bySchema(VersionInfo, input))
   })
 })

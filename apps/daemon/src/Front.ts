@@ -1,7 +1,15 @@
 import { unlinkSync } from "node:fs"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { type ApiErrorTag, ErrorCodes, errorBody, isProbePath, isStreamPath } from "@prbox/protocol"
+import {
+  API_HEADER,
+  type ApiErrorTag,
+  ErrorCodes,
+  errorBody,
+  isProbePath,
+  isStreamPath,
+  SERVED_API_VERSIONS
+} from "@prbox/protocol"
 import { Cause, Effect, SchemaIssue, type Scope } from "effect"
 import type { HttpServerRequest } from "effect/http"
 import { HttpServerError, HttpServerResponse } from "effect/http"
@@ -77,6 +85,7 @@ export interface Front {
  *   cap is answered 503 with `Retry-After`. `GET /version` and
  *   `GET /v1/health` are never refused, so a saturated daemon still answers
  *   whether it is alive.
+ * Every answer names the API generations the daemon serves (API_HEADER).
  * The server listens on the socket with a 0600 mode; closing the scope stops
  * accepting, cuts open connections (streams) and removes the socket file.
  */
@@ -113,8 +122,10 @@ export const serve = <E>(
       res.end(body)
     }
 
+    const apiHeader = SERVED_API_VERSIONS.join(",")
     const front = (req: IncomingMessage, res: ServerResponse, expectsContinue: boolean) => {
       options.timings?.observe(req, res)
+      res.setHeader(API_HEADER, apiHeader)
       const path = (req.url ?? "/").split("?")[0] ?? "/"
       const length = req.headers["content-length"]
       if (req.headers["transfer-encoding"] !== undefined) {

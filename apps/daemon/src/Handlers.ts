@@ -1,6 +1,6 @@
 import { isLive, PRBOX_VERSION, type PreviewPort, previewPathUrl, previewUrl, type SandboxId } from "@prbox/domain"
 import { Config, Previews, SandboxService } from "@prbox/engine"
-import { API_VERSION, Conflict, MAX_LOG_PAGE, type PortList, PrboxApi, toView } from "@prbox/protocol"
+import { Conflict, MAX_LOG_PAGE, type PortList, PrboxApi, SERVED_API_VERSIONS, toView } from "@prbox/protocol"
 import { Clock, Context, Effect, Layer, Redacted } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { sandboxEvents } from "./Events.ts"
@@ -32,7 +32,7 @@ const MetaLive = HttpApiBuilder.group(PrboxApi, "meta", (handlers) =>
         Effect.succeed({
           name: "prboxd",
           version: DAEMON_VERSION,
-          api: [API_VERSION],
+          api: SERVED_API_VERSIONS,
           pid: process.pid,
           home: info.home,
           startedAt: info.startedAt

@@ -1,7 +1,7 @@
 import { PreviewPort, Sandbox, SandboxEvent, SandboxId, Timestamp } from "@prbox/domain"
 import { Schema } from "effect"
 
-export { API_VERSION } from "./ApiVersion.ts"
+export { API_HEADER, API_VERSION, SERVED_API_VERSIONS, servesThisApi } from "./ApiVersion.ts"
 
 const PositiveInt = Schema.Int.check(Schema.isGreaterThan(0))
 const NonNegativeInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
