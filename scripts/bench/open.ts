@@ -235,9 +235,9 @@ const ALONGSIDE = "  (beside the checkout) "
 
 /**
  * Splits a prbox open into contiguous phases (they add up to its total).
- * An image's sandbox gets its image and container while the checkout runs:
- * those show as `ALONGSIDE` rows, and the path waits on them only for what
- * outlasts the checkout.
+ * An image's sandbox gets its image and its container, started, while the
+ * checkout runs: those show as `ALONGSIDE` rows, and the path waits on them
+ * only for what outlasts the checkout.
  */
 const openPhases = (run: PrboxRun): Phases => {
   const first = (op: string) => run.spans.find((s) => s.op === op)
@@ -246,8 +246,10 @@ const openPhases = (run: PrboxRun): Phases => {
   const image = first("runtime.ensureImage")
   const provision = first("runtime.provision")
   const start = first("runtime.start")
-  const health = run.spans.filter((s) => s.op === "health.probe").at(-1)
-  if (!fetch || !workspace || !image || !provision || !start || !health) return {}
+  const probes = run.spans.filter((s) => s.op === "health.probe")
+  const firstProbe = probes.at(0)
+  const health = probes.at(-1)
+  if (!fetch || !workspace || !image || !provision || !start || !firstProbe || !health) return {}
   const within = (op: string, span: { readonly start: number; readonly end: number }) =>
     run.spans.filter((s) => s.op === op && s.start >= span.start && s.end <= span.end)
   // A cold mirror is a `git clone` too: each git span counts in the phase it ran in.
@@ -257,32 +259,32 @@ const openPhases = (run: PrboxRun): Phases => {
   const clone = git("git.clone", workspace)
   const checkout = within("git.checkout", workspace).at(0)
   const checkoutMs = checkout === undefined ? 0 : checkout.end - checkout.start
-  const beside = checkout !== undefined && provision.end <= workspace.end
-  const waited = beside ? Math.max(0, provision.end - checkout.end) : 0
+  const beside = checkout !== undefined && start.end <= workspace.end
+  const waited = beside ? Math.max(0, start.end - checkout.end) : 0
   const common = {
     "admission: permit, PR reconcile, row insert": fetch.start - run.t0,
     "mirror: git clone of the remote (cold), git fetch of the PR ref": mirrorGit,
     "mirror: other (rev-parse, files)": fetch.end - fetch.start - mirrorGit,
     "workspace: git clone --local": clone,
     "workspace: git checkout": checkoutMs,
-    "workspace: the container made beside it, past the checkout": waited,
+    "workspace: the container started beside it, past the checkout": waited,
     "workspace: other (origin in .git/config)": workspace.end - workspace.start - clone - checkoutMs - waited
   }
-  const ready = {
-    "docker start + inspect": start.end - start.start,
-    [HEALTH_WAIT]: health.end - start.end,
-    "ready: running write, awaitIdle": run.t1 - health.end
-  }
+  const readyWrite = { "ready: running write, awaitIdle": run.t1 - health.end }
   if (beside) {
     return {
       ...common,
       "status writes, devcontainer.json lookup": workspace.start - fetch.end,
       "image check": 0,
-      "permits, sandbox home": start.start - workspace.end,
+      "permits, sandbox home": 0,
       "docker create": 0,
-      ...ready,
+      "docker start + inspect": 0,
+      "status writes, hand-over after the checkout": firstProbe.start - workspace.end,
+      [HEALTH_WAIT]: health.end - firstProbe.start,
+      ...readyWrite,
       [`${ALONGSIDE}image check`]: image.end - image.start,
-      [`${ALONGSIDE}docker create`]: provision.end - provision.start
+      [`${ALONGSIDE}docker create`]: provision.end - provision.start,
+      [`${ALONGSIDE}docker start + inspect`]: start.end - start.start
     }
   }
   return {
@@ -292,7 +294,9 @@ const openPhases = (run: PrboxRun): Phases => {
     "image check": image.end - image.start,
     "permits, sandbox home": provision.start - image.end,
     "docker create": provision.end - provision.start,
-    ...ready
+    "docker start + inspect": start.end - start.start,
+    [HEALTH_WAIT]: health.end - start.end,
+    ...readyWrite
   }
 }
 
@@ -318,6 +322,8 @@ const restartPhases = (run: PrboxRun): Phases => {
 const SHARED_PHASES = new Set([
   "mirror: git clone of the remote (cold), git fetch of the PR ref",
   "workspace: git checkout",
+  // The container's start, past the checkout it ran beside.
+  "workspace: the container started beside it, past the checkout",
   "docker create",
   "docker start + inspect",
   HEALTH_WAIT

@@ -141,11 +141,14 @@ export const makeStartContainer = (ownership: Ownership, extraLabels: Readonly<R
      * something else holds it does the sandbox move to a new container on a
      * new port (`movedFrom`), saying so in its log. `created` says whether
      * this start made a new container (its create-time steps are due).
+     * `workspacePath`: the workspace a start beside the checkout runs on,
+     * before the row records it (the clone's `.git` is there already).
      */
     const start = Effect.fn("SandboxService.startContainer")(function* (
       id: SandboxId,
       config: PrboxConfig,
-      environment: ContainerEnvironment
+      environment: ContainerEnvironment,
+      workspacePath?: string
     ) {
       return yield* lifecycle.holdSandbox(
         id,
@@ -155,14 +158,14 @@ export const makeStartContainer = (ownership: Ownership, extraLabels: Readonly<R
             // code-server's output from here on is this start's (a reused container's earlier runs' is not).
             const since = new Date(yield* Clock.currentTimeMillis)
             const row = yield* getRow(id)
-            const workspacePath = row.workspacePath
-            if (workspacePath === null) return yield* new SetupFailed({ reason: "the sandbox has no workspace" })
+            const workspace = workspacePath ?? row.workspacePath
+            if (workspace === null) return yield* new SetupFailed({ reason: "the sandbox has no workspace" })
             let containerId = row.containerId
             let requested = row.hostPort
             if (containerId !== null && (yield* runtime.state(containerId))._tag === "Absent") containerId = null
             let created = containerId === null
             if (containerId === null)
-              ({ containerId, hostPort: requested } = yield* create(row, config, environment, workspacePath, requested))
+              ({ containerId, hostPort: requested } = yield* create(row, config, environment, workspace, requested))
             let movedFrom: number | null = null
             const hostPort = yield* runtime.start(containerId).pipe(
               Effect.catchTag("PortTaken", () =>
@@ -172,7 +175,7 @@ export const makeStartContainer = (ownership: Ownership, extraLabels: Readonly<R
                   created = true
                   // The sandbox's carried files (the user's edits) stay for the new container.
                   yield* runtime.destroy(containerId as string, { keepFiles: true })
-                  ;({ containerId } = yield* create(row, config, environment, workspacePath, null))
+                  ;({ containerId } = yield* create(row, config, environment, workspace, null))
                   const moved = yield* runtime.start(containerId)
                   if (movedFrom !== null) yield* progress({ id, status: "starting" }, portMovedLine(movedFrom, moved))
                   return moved
@@ -181,33 +184,9 @@ export const makeStartContainer = (ownership: Ownership, extraLabels: Readonly<R
               // Exited before its port could be read: what the health wait says of a container that stops.
               Effect.catchTag("ContainerExited", () => Effect.fail(new SetupFailed({ reason: CONTAINER_EXITED })))
             )
-            const started = yield* writeStatus(id, "starting", { hostPort })
+            yield* writeStatus(id, "starting", { hostPort })
             yield* failIfStopRequested(id)
-            return { row: started, containerId, hostPort, since, movedFrom, created }
-          })
-        )
-      )
-    })
-
-    /**
-     * Makes the sandbox's container ahead of its start, while the checkout
-     * writes the workspace's files (the clone's `.git` is there already).
-     * Held and uninterruptible as `start` is: a container that exists is on
-     * the row, whatever a stop does meanwhile. `start` then starts this one.
-     */
-    const make = Effect.fn("SandboxService.makeContainer")(function* (
-      id: SandboxId,
-      config: PrboxConfig,
-      environment: ContainerEnvironment,
-      workspacePath: string
-    ) {
-      yield* lifecycle.holdSandbox(
-        id,
-        Effect.uninterruptible(
-          Effect.gen(function* () {
-            yield* failIfStopRequested(id)
-            const row = yield* getRow(id)
-            yield* create(row, config, environment, workspacePath, row.hostPort)
+            return { containerId, hostPort, since, movedFrom, created }
           })
         )
       )
@@ -263,7 +242,7 @@ export const makeStartContainer = (ownership: Ownership, extraLabels: Readonly<R
       return yield* probing.pipe(Effect.ensuring(Fiber.interrupt(follower)))
     })
 
-    return { make, start, waitHealthy }
+    return { start, waitHealthy }
   })
 
 export type StartContainer = Effect.Success<ReturnType<typeof makeStartContainer>>

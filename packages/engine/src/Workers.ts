@@ -21,7 +21,7 @@ import { type Ownership, userSpec } from "./Ownership.ts"
 import { imagePlan, makePrepareEnvironment } from "./PrepareEnvironment.ts"
 import { makeRunHook } from "./SandboxHooks.ts"
 import { SandboxTools } from "./SandboxTools.ts"
-import { type ContainerEnvironment, makeStartContainer } from "./StartContainer.ts"
+import { type ContainerEnvironment, makeStartContainer, type StartContainer } from "./StartContainer.ts"
 
 export interface RestartOptions {
   /**
@@ -29,6 +29,12 @@ export interface RestartOptions {
    * environment (read again from the workspace).
    */
   readonly rebuild?: EnvironmentChoice
+}
+
+/** A container started beside the checkout, and the environment it was made from. */
+interface StartedEarly {
+  readonly environment: ContainerEnvironment
+  readonly started: Effect.Success<ReturnType<StartContainer["start"]>>
 }
 
 /** A setup's outcome until it ends: what a reused container shows when it never did. */
@@ -163,13 +169,13 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
      * From a started container to `running`: health, the ready hook, the
      * create-time work when the container is new, and `postStartCommand`.
      * A failed step is recorded on the row (`setupError`), not fatal; a
-     * reused container keeps its create-time outcome. `madeEarly`: the
-     * environment of a container made beside the checkout (it is new).
+     * reused container keeps its create-time outcome. `startedEarly`: the
+     * container started beside the checkout, and its environment.
      */
     const becomeReady = Effect.fn("SandboxService.becomeReady")(function* (
       id: SandboxId,
       config: PrboxConfig,
-      madeEarly?: ContainerEnvironment
+      startedEarly?: StartedEarly
     ) {
       const current = yield* getRow(id)
       const handOver =
@@ -177,10 +183,10 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
       // A root daemon's workspace is handed to the sandbox user while Docker
       // starts the container; code-server is waited on once it is the user's.
       const handing = yield* Effect.forkChild(handOver)
-      const environment = madeEarly ?? (yield* containerEnvironment(current, config))
-      const started = yield* container.start(id, config, environment)
-      const { row, containerId, hostPort, since, movedFrom } = started
-      const created = madeEarly !== undefined || started.created
+      const environment = startedEarly?.environment ?? (yield* containerEnvironment(current, config))
+      const { containerId, hostPort, since, movedFrom, created } =
+        startedEarly?.started ?? (yield* container.start(id, config, environment))
+      const row = yield* getRow(id)
       yield* Fiber.join(handing).pipe(
         Effect.andThen(container.waitHealthy(row, { containerId, hostPort, since }, config)),
         Effect.tapError(() => stopUnanswered(row, containerId))
@@ -203,10 +209,12 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
           const { ref, fetched, choice, lookup } = prepared
           const workspacePath = paths.workspace(row.id)
           let environmentRecorded = false
-          let madeEarly: ContainerEnvironment | undefined
+          let startedEarly: StartedEarly | undefined
           // An environment built from the workspace's files waits for them; any
-          // other gets its image and container while the checkout writes them,
-          // unless the engine is sent the files (its copy is of the whole checkout).
+          // other gets its image and its container started (code-server's start
+          // is most of an open) while the checkout writes them, unless the engine
+          // is sent the files (its copy is of the whole checkout). What needs the
+          // files (health, hooks, setup steps) waits for the checkout.
           const early = readsWorkspace(choice)
             ? undefined
             : Effect.gen(function* () {
@@ -215,8 +223,8 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
                 if ((yield* runtime.filesAt) !== "host") return
                 yield* ownership.makeHome(row.id, workspacePath)
                 const environment = yield* containerEnvironment(recorded, config)
-                yield* container.make(row.id, config, environment, workspacePath)
-                madeEarly = environment
+                const started = yield* container.start(row.id, config, environment, workspacePath)
+                startedEarly = { environment, started }
               })
           const owner = yield* ownership.newWorkspaceOwner
           yield* workspaces.createWorkspace(
@@ -238,7 +246,7 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
             sourceBranch: lookup._tag === "Known" ? lookup.info.sourceBranch : `pr-${ref.pullRequest}`
           })
           if (!environmentRecorded) yield* recordEnvironment(starting, choice, workspacePath, config)
-          yield* becomeReady(row.id, config, madeEarly)
+          yield* becomeReady(row.id, config, startedEarly)
         })
       )
 
