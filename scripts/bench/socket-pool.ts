@@ -16,6 +16,10 @@ import { connect, type Socket } from "node:net"
  * replaces a connection the daemon closed, and sends a request again, once,
  * when its connection closed before any byte of the answer came (a GET the
  * daemon may never have read; the caller's timing includes the retry).
+ * Each connection reads into one buffer of its own (`onread`): a Buffer per
+ * read, 125 MiB/s of them at 1,000 answers of 129 KiB, made the generator
+ * run a full collection every ~0.5 s, and its pauses were timed as the
+ * daemon's latency.
  */
 
 export interface PoolAnswer {
@@ -36,6 +40,7 @@ interface Connection {
 }
 
 const HEAD_END = "\r\n\r\n"
+const READ_BUFFER_BYTES = 64 * 1024
 
 /**
  * One connection answering one request at a time; `onIdle` hands it the next.
@@ -49,7 +54,17 @@ const open = (
   onGone: (connection: Connection, unanswered: Waiter | undefined, error: Error) => void
 ): Promise<Connection> =>
   new Promise((resolve, reject) => {
-    const socket = connect({ path: socketPath })
+    const readBuffer = Buffer.allocUnsafe(READ_BUFFER_BYTES)
+    const socket = connect({
+      path: socketPath,
+      onread: {
+        buffer: readBuffer,
+        callback: (size) => {
+          onChunk(readBuffer.subarray(0, size))
+          return true
+        }
+      }
+    })
     const request = Buffer.from(`GET ${path} HTTP/1.1\r\nHost: localhost\r\n\r\n`, "latin1")
     let current: Waiter | undefined
     let head: Buffer | null = null
@@ -72,21 +87,26 @@ const open = (
         socket.write(request)
       }
     }
-    socket.on("data", (chunk: Buffer) => {
+    // `chunk` is the read buffer's, valid only until the next read: the head is read where it lies, and
+    // copied only when a read ends inside it (a copy of every first read was 64 MiB/s of garbage).
+    const onChunk = (chunk: Buffer) => {
       // An answer to no request: the daemon's 408 before it closes a connection that sent none.
       if (current === undefined) return socket.destroy()
       let body = chunk
       if (remaining < 0) {
-        head = head === null ? chunk : Buffer.concat([head, chunk])
-        const end = head.indexOf(HEAD_END)
-        if (end < 0) return
-        const text = head.toString("latin1", 0, end)
+        const seen = head === null ? chunk : Buffer.concat([head, chunk])
+        const end = seen.indexOf(HEAD_END)
+        if (end < 0) {
+          head = seen === chunk ? Buffer.from(chunk) : seen
+          return
+        }
+        const text = seen.toString("latin1", 0, end)
         const declared = /\r\ncontent-length:\s*(\d+)/i.exec(text)
         if (declared === null) return fail(new Error(`GET ${path}: an answer without a content-length`))
         status = Number(text.slice(9, 12))
         length = Number(declared[1])
         remaining = length
-        body = head.subarray(end + HEAD_END.length)
+        body = seen.subarray(end + HEAD_END.length)
         head = null
       }
       remaining -= body.length
@@ -97,7 +117,7 @@ const open = (
       current = undefined
       waiter.resolve({ status, bytes: length })
       onIdle(connection)
-    })
+    }
     socket.once("connect", () => {
       connected = true
       resolve(connection)

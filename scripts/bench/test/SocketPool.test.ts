@@ -54,6 +54,19 @@ describe("the open loop's connection pool (socket-pool.ts) against a server that
     expect(seen.slice(3)).toEqual(seen.slice(0, 3))
   })
 
+  it("counts an answer read in pieces: its head cut between two reads, its body longer than the read buffer", async () => {
+    const body = "y".repeat(200_000)
+    const { socketPath } = await serve((req) => {
+      // Raw bytes under node:http's response: the head's second half comes once the first was sent.
+      req.socket.write("HTTP/1.1 200 OK\r\nContent-Le", () =>
+        setTimeout(() => req.socket.write(`ngth: ${body.length}\r\n\r\n${body}`), 20)
+      )
+    })
+    const pool = await socketPool(socketPath, "/", 1)
+    expect(await pool.get()).toEqual({ status: 200, bytes: body.length })
+    pool.close()
+  })
+
   it("replaces the connections the server closed while idle (its keep-alive timeout): later requests are answered", async () => {
     const { socketPath, server, connected } = await serve((_req, res) => answer(res))
     const pool = await socketPool(socketPath, "/", 2)
