@@ -94,7 +94,8 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
 
     /**
      * code-server never answered (or its workspace could not be handed to
-     * the sandbox user): the worker stops the container it started
+     * the sandbox user, or the checkout it was started beside failed): the
+     * worker stops the container it started
      * (which keeps its output for `docker logs`) before the row goes to
      * `error`. A stop Docker does not confirm is left to reconcile, which
      * stops an ended row's running container.
@@ -227,18 +228,33 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
                 startedEarly = { environment, started }
               })
           const owner = yield* ownership.newWorkspaceOwner
-          yield* workspaces.createWorkspace(
-            {
-              mirrorPath: fetched.mirrorPath,
-              commit: fetched.commit,
-              destination: workspacePath,
-              originUrl: ref.remoteUrl,
-              branchName: `pr-${ref.pullRequest}`,
-              ...(owner === undefined ? {} : { owner }),
-              onProgress
-            },
-            early
-          )
+          yield* workspaces
+            .createWorkspace(
+              {
+                mirrorPath: fetched.mirrorPath,
+                commit: fetched.commit,
+                destination: workspacePath,
+                originUrl: ref.remoteUrl,
+                branchName: `pr-${ref.pullRequest}`,
+                ...(owner === undefined ? {} : { owner }),
+                onProgress
+              },
+              early
+            )
+            .pipe(
+              // A checkout that failed leaves no code-server running on its files: the row's error is the whole truth.
+              // The row, not startedEarly, says whether one started: the failure may cut in before that is set.
+              // (A stop that interrupted the checkout stops the container itself.)
+              Effect.tapCause((cause) =>
+                Cause.hasFails(cause) || Cause.hasDies(cause)
+                  ? Effect.ignore(
+                      Effect.flatMap(getRow(row.id), ({ containerId }) =>
+                        containerId === null ? Effect.void : stopUnanswered(cloning, containerId)
+                      )
+                    )
+                  : Effect.void
+              )
+            )
           const starting = yield* advance(row.id, "starting", {
             workspacePath,
             sourceCommit: fetched.commit,

@@ -1,10 +1,10 @@
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { Git } from "@prbox/git"
+import { Git, GitCommandFailed } from "@prbox/git"
 import { Deferred, Effect } from "effect"
 import { SandboxService } from "../src/index.ts"
-import { bounded, rowOf, withEngine } from "./harness.ts"
+import { bounded, inspectContainer, rowOf, withEngine } from "./harness.ts"
 
 /**
  * An environment that needs nothing from the workspace's files (an image)
@@ -55,5 +55,43 @@ describe("the container is made and started while the checkout runs", () => {
             })
         )
       })
+  )
+
+  it.live("a checkout that fails after the container started: the row is in error and its container stopped", () =>
+    Effect.gen(function* () {
+      const started = yield* Deferred.make<void>()
+      return yield* withEngine(
+        {
+          git: (real) =>
+            Git.of({
+              run: (args, options) =>
+                args.includes("checkout")
+                  ? Deferred.await(started).pipe(
+                      bounded("the checkout waited for a container started only after it"),
+                      Effect.andThen(
+                        Effect.fail(new GitCommandFailed({ operation: "checkout", exitCode: 128, detail: "disk full" }))
+                      )
+                    )
+                  : real.run(args, options)
+            }),
+          runtime: (real) => ({
+            ...real,
+            start: (containerId) => real.start(containerId).pipe(Effect.tap(() => Deferred.succeed(started, undefined)))
+          })
+        },
+        ({ remote }) =>
+          Effect.gen(function* () {
+            const sandboxes = yield* SandboxService
+            const opened = yield* sandboxes.open({ input: remote.path, pr: 1 })
+            yield* sandboxes.awaitIdle(opened.id)
+            const row = yield* rowOf(opened.id)
+            assert.strictEqual(row.status, "error")
+            assert.include(row.error ?? "", "disk full")
+            // The row says error: no code-server keeps running on a half-written workspace.
+            assert.isNotNull(row.containerId)
+            assert.isFalse(inspectContainer(row.containerId ?? "").State.Running)
+          })
+      )
+    })
   )
 })
