@@ -34,11 +34,25 @@ const USER = "1000:1000"
 const packageVsix = (): string =>
   execFileSync(process.execPath, [join(VSCODE_APP, "scripts", "package.ts")], { encoding: "utf8" }).trim()
 
-/** The Docker bridge's gateway: the host address the containers reach. */
-const bridgeGateway = (): string =>
-  execFileSync("docker", ["network", "inspect", "bridge", "--format", "{{(index .IPAM.Config 0).Gateway}}"], {
-    encoding: "utf8"
-  }).trim()
+/**
+ * The Docker bridge's gateway: the host address the containers reach. Docker
+ * does not always record it in the network's IPAM config (a first start of
+ * Docker 20.10 records the subnet alone); it is then the subnet's first
+ * address, as Docker's IPAM gives it to the bridge.
+ */
+const bridgeGateway = (): string => {
+  const [gateway = "", subnet = ""] = execFileSync(
+    "docker",
+    ["network", "inspect", "bridge", "--format", "{{range .IPAM.Config}}{{.Gateway}}|{{.Subnet}}{{end}}"],
+    { encoding: "utf8" }
+  )
+    .trim()
+    .split("|")
+  if (gateway !== "") return gateway
+  const network = /^(\d+)\.(\d+)\.(\d+)\.(\d+)\/\d+$/.exec(subnet)
+  if (network === null) throw new Error(`Docker's bridge has neither a gateway nor an IPv4 subnet ("${subnet}")`)
+  return `${network[1]}.${network[2]}.${network[3]}.${Number(network[4]) + 1}`
+}
 
 /** The real runtime, with every exec's argv recorded. */
 const runtimeLayer = (execs: Array<ReadonlyArray<string>>) =>
