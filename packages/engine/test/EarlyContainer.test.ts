@@ -1,10 +1,35 @@
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { Git, GitCommandFailed } from "@prbox/git"
+import { Git, GitCommandFailed, type GitOutput, type GitTimeout } from "@prbox/git"
 import { Deferred, Effect } from "effect"
-import { SandboxService } from "../src/index.ts"
-import { bounded, inspectContainer, rowOf, withEngine } from "./harness.ts"
+import { bounded, type EngineOptions, inspectContainer, openRunning, openSettled, withEngine } from "./harness.ts"
+
+/**
+ * Engine options that hold every `git checkout` until a container has
+ * started, then run `checkout` (the real one, or a failure) in its place.
+ */
+const checkoutAfterStart = (
+  started: Deferred.Deferred<void>,
+  checkout: (
+    real: Effect.Effect<GitOutput, GitCommandFailed | GitTimeout>
+  ) => Effect.Effect<GitOutput, GitCommandFailed | GitTimeout>
+): Pick<EngineOptions, "git" | "runtime"> => ({
+  git: (real) =>
+    Git.of({
+      run: (args, options) =>
+        args.includes("checkout")
+          ? Deferred.await(started).pipe(
+              bounded("the checkout waited for a container started only after it"),
+              Effect.andThen(checkout(real.run(args, options)))
+            )
+          : real.run(args, options)
+    }),
+  runtime: (real) => ({
+    ...real,
+    start: (containerId) => real.start(containerId).pipe(Effect.tap(() => Deferred.succeed(started, undefined)))
+  })
+})
 
 /**
  * An environment that needs nothing from the workspace's files (an image)
@@ -21,31 +46,10 @@ describe("the container is made and started while the checkout runs", () => {
         // What the setup reads is the checkout's: run before it ended, it would find no pr1.txt.
         const setupCommands = ["cat pr1.txt >> setup-saw.txt"]
         return yield* withEngine(
-          {
-            config: { setupCommands },
-            git: (real) =>
-              Git.of({
-                run: (args, options) =>
-                  args.includes("checkout")
-                    ? Deferred.await(started).pipe(
-                        bounded("the checkout waited for a container started only after it"),
-                        Effect.andThen(real.run(args, options))
-                      )
-                    : real.run(args, options)
-              }),
-            runtime: (real) => ({
-              ...real,
-              start: (containerId) =>
-                real.start(containerId).pipe(Effect.tap(() => Deferred.succeed(started, undefined)))
-            })
-          },
+          { config: { setupCommands }, ...checkoutAfterStart(started, (real) => real) },
           ({ remote }) =>
             Effect.gen(function* () {
-              const sandboxes = yield* SandboxService
-              const opened = yield* sandboxes.open({ input: remote.path, pr: 1 })
-              yield* sandboxes.awaitIdle(opened.id)
-              const row = yield* rowOf(opened.id)
-              assert.strictEqual(row.status, "running", row.error ?? "")
+              const row = yield* openRunning(remote.path, 1)
               assert.strictEqual(row.sourceCommit, remote.pr1)
               assert.isNull(row.setupError)
               const workspace = row.workspacePath ?? ""
@@ -60,31 +64,12 @@ describe("the container is made and started while the checkout runs", () => {
   it.live("a checkout that fails after the container started: the row is in error and its container stopped", () =>
     Effect.gen(function* () {
       const started = yield* Deferred.make<void>()
+      const diskFull = new GitCommandFailed({ operation: "checkout", exitCode: 128, detail: "disk full" })
       return yield* withEngine(
-        {
-          git: (real) =>
-            Git.of({
-              run: (args, options) =>
-                args.includes("checkout")
-                  ? Deferred.await(started).pipe(
-                      bounded("the checkout waited for a container started only after it"),
-                      Effect.andThen(
-                        Effect.fail(new GitCommandFailed({ operation: "checkout", exitCode: 128, detail: "disk full" }))
-                      )
-                    )
-                  : real.run(args, options)
-            }),
-          runtime: (real) => ({
-            ...real,
-            start: (containerId) => real.start(containerId).pipe(Effect.tap(() => Deferred.succeed(started, undefined)))
-          })
-        },
+        checkoutAfterStart(started, () => Effect.fail(diskFull)),
         ({ remote }) =>
           Effect.gen(function* () {
-            const sandboxes = yield* SandboxService
-            const opened = yield* sandboxes.open({ input: remote.path, pr: 1 })
-            yield* sandboxes.awaitIdle(opened.id)
-            const row = yield* rowOf(opened.id)
+            const row = yield* openSettled(remote.path, 1)
             assert.strictEqual(row.status, "error")
             assert.include(row.error ?? "", "disk full")
             // The row says error: no code-server keeps running on a half-written workspace.
