@@ -134,7 +134,8 @@ export const runReconcile = async (options: ReconcileOptions): Promise<void> => 
           binds: [],
           user: "1000:1000",
           workingDir: "/",
-          port: 8080
+          port: 8080,
+          capDrop: []
         })
       )
       const hostPort = await engine.run(engine.runtime.start(containerId))

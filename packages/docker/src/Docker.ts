@@ -72,6 +72,8 @@ export interface ContainerSpec {
   readonly privileged?: boolean
   readonly capAdd?: ReadonlyArray<string>
   readonly securityOpt?: ReadonlyArray<string>
+  /** Capabilities of Docker's default set the container does without. */
+  readonly capDrop?: ReadonlyArray<string>
   /** Run Docker's init as PID 1 (reaps zombies, forwards signals). */
   readonly init?: boolean
 }

@@ -164,6 +164,7 @@ export const make = (options: Options = {}): Effect.Effect<Docker["Service"], En
                 Privileged: spec.privileged,
                 CapAdd: spec.capAdd === undefined ? undefined : [...spec.capAdd],
                 SecurityOpt: spec.securityOpt === undefined ? undefined : [...spec.securityOpt],
+                CapDrop: spec.capDrop === undefined ? undefined : [...spec.capDrop],
                 Init: spec.init
               }
             }),

@@ -48,7 +48,13 @@ export const Sandbox = Schema.Struct({
   legacyRetiredAt: Schema.NullOr(Timestamp),
   destroyFenced: Schema.Boolean,
   /** The Docker engine the sandbox lives on (its configured address); null: the local engine (rows before v8). */
-  engine: Schema.NullOr(Schema.String)
+  engine: Schema.NullOr(Schema.String),
+  /**
+   * The remote the PR was fetched from at open, without credentials: what
+   * `update` fetches again (internal: never read back from the workspace,
+   * which the sandbox can write). Null on rows before v9.
+   */
+  remoteUrl: Schema.NullOr(Schema.String)
 })
 export type Sandbox = typeof Sandbox.Type
 

@@ -49,7 +49,8 @@ const row = (id: string, status: SandboxStatus, lastActivityAt: number, stoppedA
   pullRequestState: null,
   baseRef: null,
   closedSeenAt: null,
-  engine: null
+  engine: null,
+  remoteUrl: null
 })
 
 const answered = (lastHeartbeat: number): HeartbeatProbe => ({ _tag: "Answered", lastHeartbeat })

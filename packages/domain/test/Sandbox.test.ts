@@ -40,7 +40,8 @@ const base: Sandbox = {
   pullRequestState: null,
   baseRef: null,
   closedSeenAt: null,
-  engine: null
+  engine: null,
+  remoteUrl: null
 }
 const row = (patch: Partial<Sandbox>): Sandbox => ({ ...base, ...patch })
 

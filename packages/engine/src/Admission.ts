@@ -257,7 +257,8 @@ export const makeAdmission = (workers: Workers) =>
               accessPassword: Redacted.make(newPassword()),
               createdAt: now,
               lastActivityAt: now,
-              engine: engines.current
+              engine: engines.current,
+              remoteUrl: prepared.create.ref.remoteUrl
             })
             yield* lifecycle.emit(inserted.id, inserted.status, `opening ${formatPullRequestKey(key)}`)
             const row = yield* prepareCreate.record(inserted, prepared.create.lookup)

@@ -1,4 +1,4 @@
-import type { EnvironmentPlan, Sandbox } from "@prbox/domain"
+import { capabilitiesToDrop, type EnvironmentPlan, type Sandbox } from "@prbox/domain"
 import { Redacted } from "effect"
 import type { PrboxConfig } from "./Config.ts"
 import type { ContainerSpec } from "./ContainerRuntime.ts"
@@ -146,6 +146,7 @@ export const codeServerSpec = ({
     ...(widening === undefined
       ? {}
       : { privileged: widening.privileged, capAdd: widening.capAdd, securityOpt: widening.securityOpt }),
+    capDrop: capabilitiesToDrop(widening?.capAdd),
     workingDir: plan.workspaceFolder,
     port: CODE_SERVER_PORT,
     hostPort,

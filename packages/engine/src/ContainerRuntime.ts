@@ -76,6 +76,8 @@ export interface ContainerSpec {
   readonly privileged?: boolean
   readonly capAdd?: ReadonlyArray<string>
   readonly securityOpt?: ReadonlyArray<string>
+  /** Capabilities of Docker's default set the container does without (domain `capabilitiesToDrop`). */
+  readonly capDrop: ReadonlyArray<string>
 }
 
 export type ContainerState =

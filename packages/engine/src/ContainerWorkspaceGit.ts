@@ -22,7 +22,7 @@ const GIT_OUTPUT_BYTES = 16 * 1024 * 1024
 /** The sandbox's image has no `git`. */
 export class GitMissing extends Data.TaggedError("GitMissing") {
   override get message(): string {
-    return "the sandbox's image has no git; updating a sandbox whose workspace lives on its engine runs git in its container"
+    return "the sandbox's image has no git; `prbox update` runs git inside the sandbox"
   }
 }
 
@@ -66,8 +66,9 @@ const inContainer =
     })
 
 /**
- * The workspace inside the sandbox's container, where a remote engine keeps
- * it: git runs there. A new commit comes from the mirror on this machine as
+ * The workspace inside the sandbox's container, on every engine: git runs
+ * there, as the sandbox user, so nothing the sandbox wrote into the
+ * workspace's config or hooks can make the host act. A new commit comes from the mirror on this machine as
  * a git bundle of just what the workspace lacks, over the exec's stdin; the
  * container needs no network and sees no credential.
  */
@@ -90,7 +91,27 @@ export const containerWorkspaceGit = (
     isAncestor: (ancestor, descendant) => steps.isAncestor(path, ancestor, descendant),
     fastForward: (commit) => steps.fastForward(path, commit),
     nextKeepBranch: steps.nextKeepBranch(path),
-    keepAndReset: (commit) => steps.keepAndReset(path, commit),
-    handBack: Effect.void
+    keepAndReset: (commit) => steps.keepAndReset(path, commit)
   }
 }
+
+/**
+ * A new workspace's checkout, by the sandbox's own git as its user: the
+ * open's clone (its `.git`) is made on the host before the container runs,
+ * the files are written here, so no host program reads what the container
+ * writes meanwhile (its hooks, its config, links swapped into the tree).
+ */
+export const checkoutInContainer = (
+  runtime: ContainerRuntimeShape,
+  target: ExecTarget,
+  branch: string,
+  commit: string
+) =>
+  workspaceSteps(inContainer(runtime, target), GIT_TIMEOUT_MS).succeed(target.workspaceFolder, [
+    "checkout",
+    "--quiet",
+    "-b",
+    branch,
+    commit,
+    "--"
+  ])

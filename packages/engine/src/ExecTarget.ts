@@ -48,7 +48,7 @@ export const makeExecTarget = Effect.gen(function* () {
         state: "not-running"
       })
     }
-    const owner = userSpec(yield* ownership.workspaceUser(row.workspacePath))
+    const owner = userSpec(ownership.sandboxUser)
     const plan = row.environmentPlan
     yield* repo.touch(id, yield* Clock.currentTimeMillis)
     const target: ExecTarget = {

@@ -85,14 +85,20 @@ export const makeOwnership = Effect.gen(function* () {
     })
   )
 
-  const workspaceUser = Effect.fn("Ownership.workspaceUser")(function* (workspacePath: string) {
-    return userFor(yield* ownerOf(workspacePath))
-  })
+  /**
+   * Who this daemon's sandboxes run as: its own user, or a fixed non-root
+   * user for a root daemon. Never read from a workspace: root in a sandbox
+   * can chown its own files, and would choose who the next start runs as.
+   */
+  const daemonUid = process.getuid?.() ?? 0
+  const sandboxUser = userFor({ uid: daemonUid, gid: process.getgid?.() ?? 0 })
+  /** Whether what the daemon writes for a sandbox is handed to the sandbox user (a root daemon's). */
+  const handedOver = sandboxUser.uid !== daemonUid
 
   /** Makes the sandbox's home directory, owned by the sandbox user; returns who that is and who owns the workspace. */
   const makeHome = Effect.fn("Ownership.makeHome")(function* (id: SandboxId, workspacePath: string) {
     const owner = yield* ownerOf(workspacePath)
-    const user = userFor(owner)
+    const user = sandboxUser
     const home = paths.sandboxHome(id)
     yield* fs
       .makeDirectory(home, { recursive: true, mode: 0o700 })
@@ -101,25 +107,21 @@ export const makeOwnership = Effect.gen(function* () {
   })
 
   /**
-   * Makes the sandbox's home directory (makeHome) and returns what hands its
-   * workspace to the sandbox user: nothing, unless the workspace belongs to
-   * root (a daemon running as root), which is handed to a fixed non-root
-   * user. That walks the whole tree: the caller runs it while the container starts.
+   * Makes the sandbox's home directory (makeHome) and hands its workspace to
+   * the sandbox user: nothing to do unless the workspace belongs to root (a
+   * daemon running as root, which could not check it out as that user),
+   * then a walk over the whole tree. Only while no container of the sandbox
+   * runs: one could swap a folder for a link under the walk.
    */
   const prepare = Effect.fn("Ownership.prepare")(function* (id: SandboxId, workspacePath: string) {
     const { owner, user } = yield* makeHome(id, workspacePath)
-    return owner.uid === user.uid ? Effect.void : chownTree(workspacePath, user)
+    if (owner.uid !== user.uid) yield* chownTree(workspacePath, user)
   })
 
-  /**
-   * Hands what the daemon wrote into a workspace (git run by an update) back
-   * to the sandbox user; the mirror's hardlinked objects stay as they are.
-   */
-  const handBack = Effect.fn("Ownership.handBack")(function* (workspacePath: string) {
-    yield* chownTree(workspacePath, yield* workspaceUser(workspacePath))
-  })
+  /** Hands a whole workspace the daemon checked out to the sandbox user (a walk: only while no container of it runs). */
+  const handOver = (workspacePath: string) => chownTree(workspacePath, sandboxUser)
 
-  return { workspaceUser, newWorkspaceOwner, makeHome, prepare, handBack, homeOf: paths.sandboxHome }
+  return { sandboxUser, handedOver, handOver, newWorkspaceOwner, makeHome, prepare, homeOf: paths.sandboxHome }
 })
 
 export type Ownership = Effect.Success<typeof makeOwnership>

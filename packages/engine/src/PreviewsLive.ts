@@ -79,7 +79,6 @@ export const make = Effect.gen(function* () {
       : Effect.succeed(Redacted.value(row.accessPassword))
 
   /** The row of a running sandbox with a container, or why not with what to do. */
-  /** The row's container and workspace when it is running, or why not with what to do. */
   const requireRunning = (row: Sandbox) => {
     if (row.status !== "running" || row.containerId === null || row.workspacePath === null) {
       return Effect.fail(
@@ -92,15 +91,15 @@ export const make = Effect.gen(function* () {
         })
       )
     }
-    return Effect.succeed({ row, containerId: row.containerId, workspacePath: row.workspacePath })
+    return Effect.succeed({ row, containerId: row.containerId })
   }
 
   const runningRow = (id: SandboxId) => Effect.flatMap(lifecycle.getRow(id), requireRunning)
 
-  const relayOf = (row: Sandbox, workspacePath: string) =>
+  const relayOf = (row: Sandbox) =>
     Effect.gen(function* () {
       const node = row.environmentPlan?.codeServer === "included" ? "node" : yield* mountedNode
-      const user = userSpec(yield* ownership.workspaceUser(workspacePath))
+      const user = userSpec(ownership.sandboxUser)
       return { token: relayToken(yield* password(row)), node: [node], user } satisfies RelayAccess
     })
 
@@ -138,10 +137,8 @@ export const make = Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
       const cached = discovered.get(id)
       if (cached !== undefined && now - cached.at < DISCOVERY_TTL_MS) return cached.ports
-      const { row, containerId, workspacePath } = yield* requireRunning(sandbox)
-      const ports = yield* runtime
-        .listeningPorts(containerId, yield* relayOf(row, workspacePath))
-        .pipe(Effect.mapError(inSandbox(id)))
+      const { row, containerId } = yield* requireRunning(sandbox)
+      const ports = yield* runtime.listeningPorts(containerId, yield* relayOf(row)).pipe(Effect.mapError(inSandbox(id)))
       discovered.set(id, { at: now, ports })
       return ports
     })
@@ -160,8 +157,8 @@ export const make = Effect.gen(function* () {
   }, mapStoreErrors("preview.ports"))
 
   const connect = Effect.fn("Previews.connect")(function* (id: SandboxId, port: number) {
-    const { row, containerId, workspacePath } = yield* runningRow(id)
-    const relay = yield* relayOf(row, workspacePath)
+    const { row, containerId } = yield* runningRow(id)
+    const relay = yield* relayOf(row)
     yield* activity(id)
     return yield* runtime.connect(containerId, port, relay).pipe(Effect.mapError(inSandbox(id)))
   }, mapStoreErrors("preview.connect"))

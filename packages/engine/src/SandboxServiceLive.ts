@@ -33,7 +33,7 @@ export const make = (options: SandboxServiceOptions = {}) =>
     const workers = yield* makeWorkers(ownership, options.labels ?? {})
     const { open, restart } = yield* makeAdmission(workers)
     const teardown = yield* makeTeardown(workers)
-    const update = yield* makeUpdate(ownership, workers.runUpdateContent)
+    const update = yield* makeUpdate(workers.runUpdateContent)
     const rebuild = yield* makeRebuild(workers, teardown)
     const { getRow } = lifecycle
 

@@ -23,6 +23,19 @@ import type { CodeServerDistribution } from "./SandboxTools.ts"
 /** A sandbox's error when its container stopped before code-server answered. */
 const CONTAINER_EXITED = "code-server did not answer: its container exited"
 
+/** Where an image's git may be: a checkout runs in the container only where one is. */
+const GIT_PATHS = ["/usr/bin/git", "/usr/local/bin/git", "/bin/git"]
+
+/**
+ * A start before the workspace's files are written: the clone (its `.git`)
+ * is there; the container's own git writes the files once it runs, or, in
+ * an image without git, `checkoutHere` does before it first starts.
+ */
+export interface CheckoutAtStart<E> {
+  readonly workspacePath: string
+  readonly checkoutHere: Effect.Effect<void, E>
+}
+
 /** What a container is made from: the environment's plan and the code-server to mount (null: the image's own). */
 export interface ContainerEnvironment {
   readonly plan: EnvironmentPlan
@@ -90,6 +103,13 @@ export const makeStartContainer = (ownership: Ownership, extraLabels: Readonly<R
         })
       })
 
+    /** Whether a created container's image has git (where images keep it). */
+    const hasGit = (containerId: string) =>
+      Effect.gen(function* () {
+        for (const path of GIT_PATHS) if (yield* runtime.hasPath(containerId, path)) return true
+        return false
+      })
+
     /**
      * A new container publishing on `requested` (the row's port), or on a
      * free port when the sandbox has none yet; both are recorded on the row.
@@ -104,7 +124,7 @@ export const makeStartContainer = (ownership: Ownership, extraLabels: Readonly<R
       Effect.gen(function* () {
         const { plan, distribution } = environment
         yield* refuseUnseenMounts(config, plan)
-        const user = userSpec(yield* ownership.workspaceUser(workspacePath))
+        const user = userSpec(ownership.sandboxUser)
         const homePath = ownership.homeOf(row.id)
         const hostPort = requested ?? (yield* runtime.freePort(yield* keptPorts(row.id)))
         const containerId = yield* runtime.provision(
@@ -141,14 +161,15 @@ export const makeStartContainer = (ownership: Ownership, extraLabels: Readonly<R
      * something else holds it does the sandbox move to a new container on a
      * new port (`movedFrom`), saying so in its log. `created` says whether
      * this start made a new container (its create-time steps are due).
-     * `workspacePath`: the workspace a start beside the checkout runs on,
-     * before the row records it (the clone's `.git` is there already).
+     * `early`: a start before the checkout (the row records the workspace
+     * only after it); `checkoutInContainer` says whether the container's own
+     * git is to write the files, else they were written before it started.
      */
-    const start = Effect.fn("SandboxService.startContainer")(function* (
+    const start = Effect.fn("SandboxService.startContainer")(function* <E = never>(
       id: SandboxId,
       config: PrboxConfig,
       environment: ContainerEnvironment,
-      workspacePath?: string
+      early?: CheckoutAtStart<E>
     ) {
       return yield* lifecycle.holdSandbox(
         id,
@@ -158,7 +179,7 @@ export const makeStartContainer = (ownership: Ownership, extraLabels: Readonly<R
             // code-server's output from here on is this start's (a reused container's earlier runs' is not).
             const since = new Date(yield* Clock.currentTimeMillis)
             const row = yield* getRow(id)
-            const workspace = workspacePath ?? row.workspacePath
+            const workspace = early?.workspacePath ?? row.workspacePath
             if (workspace === null) return yield* new SetupFailed({ reason: "the sandbox has no workspace" })
             let containerId = row.containerId
             let requested = row.hostPort
@@ -166,6 +187,9 @@ export const makeStartContainer = (ownership: Ownership, extraLabels: Readonly<R
             let created = containerId === null
             if (containerId === null)
               ({ containerId, hostPort: requested } = yield* create(row, config, environment, workspace, requested))
+            // Nothing of the container has run yet: without git of its own, its files are written here first.
+            const checkoutInContainer = early !== undefined && (yield* hasGit(containerId))
+            if (early !== undefined && !checkoutInContainer) yield* early.checkoutHere
             let movedFrom: number | null = null
             const hostPort = yield* runtime.start(containerId).pipe(
               Effect.catchTag("PortTaken", () =>
@@ -186,7 +210,7 @@ export const makeStartContainer = (ownership: Ownership, extraLabels: Readonly<R
             )
             yield* writeStatus(id, "starting", { hostPort })
             yield* failIfStopRequested(id)
-            return { containerId, hostPort, since, movedFrom, created }
+            return { containerId, hostPort, since, movedFrom, created, checkoutInContainer }
           })
         )
       )

@@ -8,8 +8,7 @@ import { Engines, otherEngineRefusal } from "./Engines.ts"
 import { GitFailed, mapStoreErrors, UpdateRefused } from "./Errors.ts"
 import { makeExecTarget } from "./ExecTarget.ts"
 import { Lifecycle } from "./Lifecycle.ts"
-import type { Ownership } from "./Ownership.ts"
-import { hostWorkspaceGit, type WorkspaceGit } from "./WorkspaceGit.ts"
+import type { WorkspaceGit } from "./WorkspaceGit.ts"
 
 /**
  * Runs the sandbox's `updateContentCommand` in its container: the failure's
@@ -53,7 +52,7 @@ const gitStep =
  * first), never over the user's uncommitted changes; then runs the
  * sandbox's `updateContentCommand`.
  */
-export const makeUpdate = (ownership: Ownership, runUpdateContent: RunUpdateContent) =>
+export const makeUpdate = (runUpdateContent: RunUpdateContent) =>
   Effect.gen(function* () {
     const workspaces = yield* Workspaces
     const lifecycle = yield* Lifecycle
@@ -81,9 +80,13 @@ export const makeUpdate = (ownership: Ownership, runUpdateContent: RunUpdateCont
         const { id } = row
         const say = (line: string) => lifecycle.emit(id, row.status, line)
         yield* say("fetching the PR's head")
-        const state = yield* git.state.pipe(gitStep(id, "read the workspace"))
-        const located = pullRequestRefOf(row, state.originUrl, refPattern)
+        // The remote is the one recorded at open: the workspace's `origin` is the sandbox's to rewrite.
+        if (row.remoteUrl === null) {
+          return yield* conflict(id, "it was opened before prbox recorded its PR's remote; open the PR again")
+        }
+        const located = pullRequestRefOf(row, row.remoteUrl, refPattern)
         if (Result.isFailure(located)) return yield* conflict(id, located.failure.message)
+        const state = yield* git.state.pipe(gitStep(id, "read the workspace"))
         const fetched = yield* workspaces
           .fetchPullRequest(located.success, { onProgress: (line) => Effect.ignore(say(line)) })
           .pipe(gitStep(id, "fetch the PR"))
@@ -134,23 +137,16 @@ export const makeUpdate = (ownership: Ownership, runUpdateContent: RunUpdateCont
         }
         const elsewhere = otherEngineRefusal(engines, row)
         if (elsewhere !== undefined) return yield* elsewhere
-        const { containerId, workspacePath } = row
-        if (row.status !== "running" || containerId === null || workspacePath === null) {
+        const { containerId } = row
+        if (row.status !== "running" || containerId === null || row.workspacePath === null) {
           return yield* conflict(id, `it is ${row.status}; start it first with \`prbox restart ${id}\``)
         }
         yield* stillStopping(id)
-        // Where the copy that counts is: the host's when the engine bind-mounts
-        // it; else the container's (the host's is what it was opened from).
-        const git = yield* Effect.flatMap(runtime.filesAt, (filesAt) =>
-          filesAt === "host"
-            ? Effect.succeed(hostWorkspaceGit(workspaces, ownership, workspacePath))
-            : Effect.map(execTarget(id, "update"), (target) => containerWorkspaceGit(runtime, workspaces, target))
-        ).pipe(
-          Effect.catchTag(["RuntimeError", "HostFailure"], (error) =>
-            Effect.fail(new GitFailed({ operation: "find the workspace", detail: error.message }))
-          )
-        )
-        return yield* moveWith(row, containerId, git, force, refPattern).pipe(Effect.ensuring(git.handBack))
+        // git runs in the container, as the sandbox user, on every engine: the
+        // workspace's config, hooks and files are the sandbox's, and host git
+        // would obey them. The new commit goes in as a bundle from the mirror.
+        const git = containerWorkspaceGit(runtime, workspaces, yield* execTarget(id, "update"))
+        return yield* moveWith(row, containerId, git, force, refPattern)
       })
 
     const update = Effect.fn("SandboxService.update")(function* (id: SandboxId, options: { readonly force: boolean }) {

@@ -8,12 +8,14 @@ import {
   statePaths
 } from "@prbox/domain"
 import { type FetchedPullRequest, type PullRequestRef, Workspaces } from "@prbox/git"
-import { Cause, Effect, Fiber, Option } from "effect"
+import { Cause, Effect, Option } from "effect"
 import { type EnvironmentChoice, readsWorkspace } from "./ChooseEnvironment.ts"
 import { codeServerCommand, containerUser, homeEnv, readyDetail } from "./CodeServerSpec.ts"
 import { Config, type PrboxConfig } from "./Config.ts"
 import { ContainerRuntime } from "./ContainerRuntime.ts"
+import { checkoutInContainer } from "./ContainerWorkspaceGit.ts"
 import { StopWon, safeReason } from "./Errors.ts"
+import type { ExecTarget } from "./ExecTarget.ts"
 import { makeInstallExtensions } from "./Extensions.ts"
 import { Lifecycle } from "./Lifecycle.ts"
 import { makeLifecycleSteps, stepsFor } from "./LifecycleSteps.ts"
@@ -115,8 +117,7 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
       row.environmentPlan ?? { ...imagePlan(config, config.image ?? LEGACY_IMAGE), codeServer: "included" }
 
     /** Who the sandbox's commands run as: the workspace owner (root only for a trusted repository that asked). */
-    const userOf = (row: Sandbox, plan: EnvironmentPlan) =>
-      Effect.map(ownership.workspaceUser(row.workspacePath ?? "/"), (owner) => containerUser(plan, userSpec(owner)))
+    const userOf = (plan: EnvironmentPlan) => containerUser(plan, userSpec(ownership.sandboxUser))
 
     const containerEnvironment = (row: Sandbox, config: PrboxConfig) =>
       Effect.gen(function* () {
@@ -142,7 +143,7 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
       // Nothing to cut short: the running write records the (empty) setup's outcome.
       if (plan.extensions.length === 0 && steps.length === 0) return null
       yield* advance(row.id, "starting", { setupError: SETUP_INTERRUPTED })
-      const user = yield* userOf(row, plan)
+      const user = userOf(plan)
       if (plan.extensions.length > 0) {
         yield* installExtensions({
           containerId,
@@ -162,7 +163,7 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
       Effect.gen(function* () {
         const steps = stepsFor(plan, "start")
         if (steps.length === 0) return null
-        const user = yield* userOf(row, plan)
+        const user = userOf(plan)
         return yield* runSteps(row, containerId, user, plan, steps)
       })
 
@@ -179,19 +180,19 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
       startedEarly?: StartedEarly
     ) {
       const current = yield* getRow(id)
-      const handOver =
-        current.workspacePath === null ? Effect.void : yield* ownership.prepare(id, current.workspacePath)
-      // A root daemon's workspace is handed to the sandbox user while Docker
-      // starts the container; code-server is waited on once it is the user's.
-      const handing = yield* Effect.forkChild(handOver)
+      // A root daemon's workspace checked out on the host is handed to the
+      // sandbox user before a container of it starts: a walk beside a running
+      // container would follow the links it swaps in.
+      if (startedEarly === undefined && current.workspacePath !== null) {
+        yield* ownership.prepare(id, current.workspacePath)
+      }
       const environment = startedEarly?.environment ?? (yield* containerEnvironment(current, config))
       const { containerId, hostPort, since, movedFrom, created } =
         startedEarly?.started ?? (yield* container.start(id, config, environment))
       const row = yield* getRow(id)
-      yield* Fiber.join(handing).pipe(
-        Effect.andThen(container.waitHealthy(row, { containerId, hostPort, since }, config)),
-        Effect.tapError(() => stopUnanswered(row, containerId))
-      )
+      yield* container
+        .waitHealthy(row, { containerId, hostPort, since }, config)
+        .pipe(Effect.tapError(() => stopUnanswered(row, containerId)))
       yield* runHook(row, "onSandboxReady", config)
       const createError = created ? yield* runCreateSteps(row, containerId, environment) : null
       // A failed create-time step ended the setup: postStartCommand runs only after a complete one.
@@ -201,67 +202,130 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
       yield* advance(id, "running", { detail: readyDetail(hostPort, movedFrom), ...setupError })
     })
 
+    /**
+     * A new sandbox of an image on the local engine: the clone (its `.git`)
+     * is made on the host and the image made ready, then the container
+     * starts (code-server's start is most of an open) and its own git writes
+     * the files, as the sandbox user, while code-server starts. No host
+     * program runs in the workspace once the container may run. An image
+     * without git gets undefined back, its container removed unstarted.
+     */
+    const checkoutInSandbox = (
+      cloning: Sandbox,
+      config: PrboxConfig,
+      prepared: PreparedCreate,
+      workspacePath: string
+    ) =>
+      Effect.gen(function* () {
+        const { ref, fetched, choice } = prepared
+        const branch = `pr-${ref.pullRequest}`
+        const onProgress = (line: string) => progress(cloning, line).pipe(Effect.ignore)
+        const clone = workspaces.createWorkspace({
+          mirrorPath: fetched.mirrorPath,
+          commit: fetched.commit,
+          destination: workspacePath,
+          originUrl: ref.remoteUrl,
+          branchName: branch,
+          checkout: false,
+          ...(ownership.handedOver ? { owner: ownership.sandboxUser } : {}),
+          onProgress
+        })
+        // One after the other: the row says `cloning` until the clone is made.
+        yield* clone
+        const recorded = yield* recordEnvironment(cloning, choice, workspacePath, config)
+        yield* ownership.makeHome(cloning.id, workspacePath)
+        const environment = yield* containerEnvironment(recorded, config)
+        const started = yield* container.start(cloning.id, config, environment, {
+          workspacePath,
+          checkoutHere: checkoutCloneHere(workspacePath, branch, fetched.commit)
+        })
+        const early: StartedEarly = { environment, started }
+        if (!started.checkoutInContainer) return early
+        yield* onProgress(`checking out ${fetched.commit} as ${branch} in the sandbox`)
+        const target: ExecTarget = {
+          id: cloning.id,
+          containerId: started.containerId,
+          user: userSpec(ownership.sandboxUser),
+          workspaceFolder: environment.plan.workspaceFolder,
+          env: {},
+          sourceCommit: fetched.commit
+        }
+        // A checkout that failed leaves no code-server running on its files: the row's error is the whole truth.
+        yield* checkoutInContainer(runtime, target, branch, fetched.commit).pipe(
+          Effect.tapCause((cause) =>
+            Cause.hasFails(cause) || Cause.hasDies(cause) ? stopUnanswered(cloning, target.containerId) : Effect.void
+          )
+        )
+        return early
+      })
+
+    /**
+     * The files of a clone made for a container whose image has no git,
+     * written here before it first starts: as the sandbox user where a root
+     * daemon can, else handed to them by a walk (nothing runs there yet).
+     */
+    const checkoutCloneHere = (workspacePath: string, branchName: string, commit: string) =>
+      Effect.gen(function* () {
+        const owner = yield* ownership.newWorkspaceOwner
+        yield* workspaces.checkoutClone({
+          destination: workspacePath,
+          branchName,
+          commit,
+          ...(owner === undefined ? {} : { owner })
+        })
+        if (ownership.handedOver && owner === undefined) yield* ownership.handOver(workspacePath)
+      })
+
+    /**
+     * The whole checkout on the host, before any container of the sandbox
+     * runs: an environment built from the files, or an engine that is sent
+     * them. An environment that needs no files has its image made ready
+     * meanwhile.
+     */
+    const checkoutOnHost = (
+      cloning: Sandbox,
+      config: PrboxConfig,
+      prepared: PreparedCreate,
+      workspacePath: string,
+      recordAlongside: boolean
+    ) =>
+      Effect.gen(function* () {
+        const { ref, fetched, choice } = prepared
+        const owner = yield* ownership.newWorkspaceOwner
+        yield* workspaces.createWorkspace(
+          {
+            mirrorPath: fetched.mirrorPath,
+            commit: fetched.commit,
+            destination: workspacePath,
+            originUrl: ref.remoteUrl,
+            branchName: `pr-${ref.pullRequest}`,
+            ...(owner === undefined ? {} : { owner }),
+            onProgress: (line) => progress(cloning, line).pipe(Effect.ignore)
+          },
+          recordAlongside ? recordEnvironment(cloning, choice, workspacePath, config) : undefined
+        )
+      })
+
     const createWorker = (row: Sandbox, config: PrboxConfig, prepared: PreparedCreate) =>
       supervise(
         row,
         Effect.gen(function* () {
           const cloning = yield* advance(row.id, "cloning")
-          const onProgress = (line: string) => progress(cloning, line).pipe(Effect.ignore)
           const { ref, fetched, choice, lookup } = prepared
           const workspacePath = paths.workspace(row.id)
-          let environmentRecorded = false
-          let startedEarly: StartedEarly | undefined
-          // An environment built from the workspace's files waits for them; any
-          // other gets its image and its container started (code-server's start
-          // is most of an open) while the checkout writes them, unless the engine
-          // is sent the files (its copy is of the whole checkout). What needs the
-          // files (health, hooks, setup steps) waits for the checkout.
-          const early = readsWorkspace(choice)
-            ? undefined
-            : Effect.gen(function* () {
-                const recorded = yield* recordEnvironment(cloning, choice, workspacePath, config)
-                environmentRecorded = true
-                if ((yield* runtime.filesAt) !== "host") return
-                yield* ownership.makeHome(row.id, workspacePath)
-                const environment = yield* containerEnvironment(recorded, config)
-                const started = yield* container.start(row.id, config, environment, workspacePath)
-                startedEarly = { environment, started }
-              })
-          const owner = yield* ownership.newWorkspaceOwner
-          yield* workspaces
-            .createWorkspace(
-              {
-                mirrorPath: fetched.mirrorPath,
-                commit: fetched.commit,
-                destination: workspacePath,
-                originUrl: ref.remoteUrl,
-                branchName: `pr-${ref.pullRequest}`,
-                ...(owner === undefined ? {} : { owner }),
-                onProgress
-              },
-              early
-            )
-            .pipe(
-              // A checkout that failed leaves no code-server running on its files: the row's error is the whole truth.
-              // The row, not startedEarly, says whether one started: the failure may cut in before that is set.
-              // (A stop that interrupted the checkout stops the container itself.)
-              Effect.tapCause((cause) =>
-                Cause.hasFails(cause) || Cause.hasDies(cause)
-                  ? Effect.ignore(
-                      Effect.flatMap(getRow(row.id), ({ containerId }) =>
-                        containerId === null ? Effect.void : stopUnanswered(cloning, containerId)
-                      )
-                    )
-                  : Effect.void
-              )
-            )
+          const imageOnly = !readsWorkspace(choice)
+          const inSandbox = imageOnly && (yield* runtime.filesAt) === "host"
+          const startedEarly = inSandbox
+            ? yield* checkoutInSandbox(cloning, config, prepared, workspacePath)
+            : undefined
+          if (!inSandbox) yield* checkoutOnHost(cloning, config, prepared, workspacePath, imageOnly)
           const starting = yield* advance(row.id, "starting", {
             workspacePath,
             sourceCommit: fetched.commit,
             // The workspace's branch is pr-N; the row names the PR's own source branch when the service did.
             sourceBranch: lookup._tag === "Known" ? lookup.info.sourceBranch : `pr-${ref.pullRequest}`
           })
-          if (!environmentRecorded) yield* recordEnvironment(starting, choice, workspacePath, config)
+          if (!imageOnly) yield* recordEnvironment(starting, choice, workspacePath, config)
           yield* becomeReady(row.id, config, startedEarly)
         })
       )
@@ -316,7 +380,7 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
         const plan = row.environmentPlan ?? planOf(row, yield* configs.load)
         const steps = stepsFor(plan, "update")
         if (steps.length === 0) return null
-        const user = yield* userOf(row, plan)
+        const user = userOf(plan)
         return yield* runSteps(row, containerId, user, plan, steps)
       }).pipe(Effect.catch((error) => Effect.succeed(safeReason(error))))
 

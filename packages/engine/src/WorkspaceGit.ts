@@ -1,13 +1,13 @@
-import type { WorkspaceError, WorkspaceState, Workspaces } from "@prbox/git"
-import { Effect } from "effect"
-import type { Ownership } from "./Ownership.ts"
+import type { WorkspaceState } from "@prbox/git"
+import type { Effect } from "effect"
 
 /**
- * git on one running sandbox's workspace, wherever the copy that counts
- * is: what `prbox update` needs to move it to its PR's new head.
+ * git on one running sandbox's workspace, inside its container (the only
+ * place git may run on it once the container may have run): what `prbox
+ * update` needs to move it to its PR's new head.
  */
 export interface WorkspaceGit<E> {
-  /** Its head, changed files (tracked and untracked) and `origin`. */
+  /** Its head and changed files (tracked and untracked). */
   readonly state: Effect.Effect<WorkspaceState, E>
   /**
    * Puts `commit` of the mirror (on this machine) into the workspace's
@@ -22,21 +22,4 @@ export interface WorkspaceGit<E> {
   readonly nextKeepBranch: Effect.Effect<string, E>
   /** Keeps the head on `prbox/before-update-<n>`, then `git reset --hard commit`; returns the branch. */
   readonly keepAndReset: (commit: string) => Effect.Effect<string, E>
-  /** Gives what git wrote to the sandbox's user (whatever happened; never fails). */
-  readonly handBack: Effect.Effect<void>
 }
-
-/** The workspace on this machine (the engine bind-mounts it): the daemon's git, then a hand-back of what it wrote. */
-export const hostWorkspaceGit = (
-  workspaces: Workspaces["Service"],
-  ownership: Ownership,
-  path: string
-): WorkspaceGit<WorkspaceError> => ({
-  state: workspaces.workspaceState(path),
-  bringCommit: (mirrorPath, commit) => workspaces.bringCommit(path, mirrorPath, commit),
-  isAncestor: (ancestor, descendant) => workspaces.isAncestor(path, ancestor, descendant),
-  fastForward: (commit) => workspaces.fastForward(path, commit),
-  nextKeepBranch: workspaces.nextKeepBranch(path),
-  keepAndReset: (commit) => workspaces.keepAndReset(path, commit),
-  handBack: Effect.ignore(ownership.handBack(path))
-})

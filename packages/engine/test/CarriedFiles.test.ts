@@ -64,6 +64,7 @@ const sandboxSpec = (id: string, folders: Folders, overrides: Partial<ContainerS
   image: healthzTag,
   args: [],
   env: {},
+  capDrop: [],
   labels: {
     [TEST_RUN_LABEL]: inject("testRunId"),
     [LABELS.sandbox]: id,

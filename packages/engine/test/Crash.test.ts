@@ -13,7 +13,8 @@ import { Reconciler, SandboxService } from "../src/index.ts"
 import { addLegacyFiller, readDatabase } from "./crash/legacy.ts"
 import { CHILD_ENV, PHASES, type Phase, PULL_REQUEST, phaseLine } from "./crash/phases.ts"
 import { engineLayer } from "./engine-layer.ts"
-import { bounded, containersOf, healthzTag, rowOf } from "./harness.ts"
+import { healthzGitImage } from "./git-image.ts"
+import { bounded, containersOf, rowOf } from "./harness.ts"
 import { runLabelled, writeV1Database } from "./legacy-fixtures.ts"
 
 /**
@@ -133,7 +134,8 @@ const killAtPhase = (phase: Phase, { home, remote }: Home) =>
         [CHILD_ENV.home]: home,
         [CHILD_ENV.remote]: remote.path,
         [CHILD_ENV.runId]: inject("testRunId"),
-        [CHILD_ENV.image]: healthzTag
+        // An image with git: the open's checkout runs in the container, as on most images.
+        [CHILD_ENV.image]: healthzGitImage()
       },
       stdio: ["ignore", "pipe", "pipe"]
     })
@@ -315,7 +317,9 @@ const crashAt = (phase: Phase) =>
       entry.outcome = steps.join(", ")
     })
 
-    yield* check.pipe(Effect.provide(engineLayer({ home, runId: inject("testRunId"), config: { image: healthzTag } })))
+    yield* check.pipe(
+      Effect.provide(engineLayer({ home, runId: inject("testRunId"), config: { image: healthzGitImage() } }))
+    )
   }).pipe(
     Effect.tapCause((cause) =>
       Effect.sync(() => {

@@ -84,7 +84,8 @@ const codeServerContainer = (gallerySetting: string) =>
         binds: [],
         user: USER,
         workingDir: "/workspace",
-        port: 8080
+        port: 8080,
+        capDrop: []
       })
       yield* runtime.start(containerId)
       return containerId

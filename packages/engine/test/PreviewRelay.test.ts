@@ -38,6 +38,7 @@ const sandbox = (overrides: Partial<ContainerSpec>) =>
         user: USER,
         workingDir: "/tmp",
         port: 8080,
+        capDrop: [],
         ...overrides
       }),
       (containerId) => Effect.orDie(runtime.destroy(containerId))

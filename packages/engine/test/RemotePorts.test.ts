@@ -71,7 +71,8 @@ const healthzSandbox = (hostPort: number): ContainerSpec => ({
   workingDir: "/",
   port: 8080,
   hostPort,
-  relayPort: PREVIEW_RELAY_PORT
+  relayPort: PREVIEW_RELAY_PORT,
+  capDrop: []
 })
 
 /** A healthz sandbox on the remote engine, removed when the test's scope closes. */

@@ -31,7 +31,8 @@ const containerOf = (image: string) =>
         binds: [],
         user: USER,
         workingDir: "/tmp",
-        port: 8080
+        port: 8080,
+        capDrop: []
       })
       yield* runtime.start(containerId)
       yield* run(containerId, ["sh", "-c", `mkdir -p ${WS}/sub && touch ${WS}/file && ln -s /etc ${WS}/out`])

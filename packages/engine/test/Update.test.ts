@@ -6,6 +6,7 @@ import type { Sandbox } from "@prbox/domain"
 import { Effect } from "effect"
 import { movePullRequest } from "../../git/test/helpers.ts"
 import { SandboxService } from "../src/index.ts"
+import { healthzGitImage } from "./git-image.ts"
 import { bounded, containersOf, openRunning, rowOf, withEngine } from "./harness.ts"
 import { refusesOverUncommittedChanges } from "./update-fixtures.ts"
 
@@ -21,9 +22,12 @@ const progressLines = (row: Sandbox) =>
     Effect.map((events) => events.flatMap((event) => (event._tag === "Progress" ? [event.line] : [])))
   )
 
+/** `update` runs git in the sandbox: its image has git. */
+const gitImage = { config: { image: healthzGitImage() } }
+
 describe("update", () => {
   it.live("fast-forwards a running sandbox's workspace to the PR's new head, then is up to date", () =>
-    withEngine({}, ({ home, remote }) =>
+    withEngine(gitImage, ({ home, remote }) =>
       Effect.gen(function* () {
         const sandboxes = yield* SandboxService
         const running = yield* openRunning(remote.path, 1)
@@ -41,7 +45,7 @@ describe("update", () => {
         assert.strictEqual(inWorkspace(running, "rev-parse", "HEAD"), next)
         const added = join(running.workspacePath ?? "", "next.txt")
         assert.strictEqual(readFileSync(added, "utf8"), "next.txt\n")
-        // What the daemon's git wrote belongs to the sandbox's user.
+        // What git wrote (in the sandbox, as its user) belongs to the sandbox's user.
         assert.strictEqual(statSync(added).uid, statSync(running.workspacePath ?? "").uid)
         const lines = yield* progressLines(running)
         assert.include(lines, "fetching the PR's head")
@@ -55,7 +59,7 @@ describe("update", () => {
   )
 
   it.live("refuses on a dirty workspace with its files listed, and touches nothing", () =>
-    withEngine({}, (fixture) =>
+    withEngine(gitImage, (fixture) =>
       Effect.gen(function* () {
         const sandboxes = yield* SandboxService
         const running = yield* openRunning(fixture.remote.path, 1)
@@ -73,7 +77,7 @@ describe("update", () => {
   )
 
   it.live("refuses a force-push without --force; --force keeps the old head on prbox/before-update-1", () =>
-    withEngine({}, ({ home, remote }) =>
+    withEngine(gitImage, ({ home, remote }) =>
       Effect.gen(function* () {
         const sandboxes = yield* SandboxService
         const running = yield* openRunning(remote.path, 1)

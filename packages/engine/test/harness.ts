@@ -150,6 +150,7 @@ export interface Inspected {
   readonly State: { readonly Running: boolean; readonly StartedAt: string }
   readonly HostConfig: {
     readonly CapAdd: ReadonlyArray<string> | null
+    readonly CapDrop: ReadonlyArray<string> | null
     readonly PortBindings: Readonly<
       Record<string, ReadonlyArray<{ readonly HostIp: string; readonly HostPort: string }>>
     >

@@ -68,7 +68,8 @@ export const labelledContainer = (
       binds: [],
       user: "1000:1000",
       workingDir: "/",
-      port: 8080
+      port: 8080,
+      capDrop: []
     })
     if (options.running) yield* runtime.start(containerId)
     return containerId

@@ -24,6 +24,21 @@ export interface CreateWorkspaceOptions extends ProgressOptions {
    * daemon's sandbox user): the checkout runs as them, so its files are theirs.
    */
   readonly owner?: GitUser
+  /**
+   * False: only the clone (its `.git`, handed to `owner`); the caller checks
+   * it out inside the sandbox, where no host program reads what the
+   * sandbox writes meanwhile. Default true: checked out here.
+   */
+  readonly checkout?: boolean
+}
+
+/** A clone made without its files, and what to check out in it. */
+export interface CloneCheckout {
+  readonly destination: string
+  readonly commit: string
+  readonly branchName: string
+  /** Who checks it out, when not the daemon's own user (as for createWorkspace). */
+  readonly owner?: GitUser
 }
 
 export interface CreatedWorkspace {
@@ -41,6 +56,22 @@ export const makeCreateWorkspace = Effect.fnUntraced(function* (
 ) {
   const git = yield* Git
   const fs = yield* FileSystem.FileSystem
+  /** git with `folder` as its working folder, as `asUser` when given; a non-zero exit fails. */
+  const inFolder = (folder: string) => (args: ReadonlyArray<string>, asUser?: GitUser) =>
+    git.run(args, { cwd: folder, timeoutMs: localTimeoutMs, ...(asUser === undefined ? {} : { asUser }) }).pipe(
+      Effect.flatMap((output) =>
+        output.exitCode === 0
+          ? Effect.succeed(output)
+          : Effect.fail(
+              new GitCommandFailed({
+                operation: `git ${args[0]}`,
+                detail: stderrTail(output.stderr),
+                exitCode: output.exitCode
+              })
+            )
+      )
+    )
+  const checkoutArgs = (branchName: string, commit: string) => ["checkout", "--quiet", "-b", branchName, commit, "--"]
   const createWorkspace = Effect.fn("Workspaces.createWorkspace")(function* <E = never>(
     options: CreateWorkspaceOptions,
     alongsideCheckout?: Effect.Effect<void, E>
@@ -60,29 +91,32 @@ export const makeCreateWorkspace = Effect.fnUntraced(function* (
     const parent = NodePath.dirname(destination)
     yield* fsStep("create the workspace's parent directory", fs.makeDirectory(parent, { recursive: true }))
     const existed = yield* fsStep("inspect the destination", fs.exists(destination))
-    const inWorkspace = (args: ReadonlyArray<string>, asUser?: GitUser) =>
-      git.run(args, { cwd: destination, timeoutMs: localTimeoutMs, ...(asUser === undefined ? {} : { asUser }) }).pipe(
-        Effect.flatMap((output) =>
-          output.exitCode === 0
-            ? Effect.succeed(output)
-            : Effect.fail(
-                new GitCommandFailed({
-                  operation: `git ${args[0]}`,
-                  detail: stderrTail(output.stderr),
-                  exitCode: output.exitCode
-                })
-              )
-        )
-      )
+    const inWorkspace = inFolder(destination)
     const build = Effect.gen(function* () {
       yield* progress(`cloning ${mirrorPath} into ${destination}`)
-      // `--local` hardlinks the mirror's objects; the lock keeps a fetch (and
-      // its auto-gc) from repacking them mid-clone.
+      // The mirror's objects are copied, never hardlinked: a sandbox can write
+      // its own files (chmod, then rewrite), and an inode it shares with the
+      // mirror would let it change what every other sandbox of the repository
+      // checks out. The lock keeps a fetch (and its auto-gc) from repacking
+      // them mid-clone.
       const cloned = yield* git
-        .run(["clone", "--no-checkout", "--local", "--no-tags", "--quiet", "--", mirrorPath, destination], {
-          cwd: parent,
-          timeoutMs: localTimeoutMs
-        })
+        .run(
+          [
+            "clone",
+            "--no-checkout",
+            "--local",
+            "--no-hardlinks",
+            "--no-tags",
+            "--quiet",
+            "--",
+            mirrorPath,
+            destination
+          ],
+          {
+            cwd: parent,
+            timeoutMs: localTimeoutMs
+          }
+        )
         .pipe(withMirrorLock(mirrorPath))
       if (cloned.exitCode !== 0) {
         return yield* classifyMirrorFailure("git clone", cloned, mirrorPath)
@@ -92,12 +126,13 @@ export const makeCreateWorkspace = Effect.fnUntraced(function* (
         inWorkspace(args)
       )
       if (options.owner !== undefined) yield* handOverClone(fs, destination, options.owner)
+      const created: CreatedWorkspace = { path: destination, branch: branchName, commit }
+      if (options.checkout === false) return created
       yield* progress(`checking out ${commit} as ${branchName}`)
-      const checkout = inWorkspace(["checkout", "--quiet", "-b", branchName, commit, "--"], options.owner)
+      const checkout = inWorkspace(checkoutArgs(branchName, commit), options.owner)
       yield* alongsideCheckout === undefined
         ? checkout
         : Effect.all([checkout, alongsideCheckout], { concurrency: 2, discard: true })
-      const created: CreatedWorkspace = { path: destination, branch: branchName, commit }
       return created
     })
     return yield* build.pipe(
@@ -105,5 +140,18 @@ export const makeCreateWorkspace = Effect.fnUntraced(function* (
     )
   })
 
-  return createWorkspace
+  /**
+   * Checks out a clone `createWorkspace` made without its files (`checkout:
+   * false`), here: only while no container has run on it.
+   */
+  const checkoutClone = Effect.fn("Workspaces.checkoutClone")(function* (options: CloneCheckout) {
+    const { branchName, commit, destination } = options
+    const refuse = (detail: string) => new UnsafeArgument({ operation: "checkoutClone", detail })
+    if (!isSafeBranchName(branchName)) return yield* refuse(`${JSON.stringify(branchName)} is not a valid branch name`)
+    if (!commitPattern.test(commit)) return yield* refuse("the commit must be a full hexadecimal object id")
+    if (!NodePath.isAbsolute(destination)) return yield* refuse("the workspace must be an absolute path")
+    yield* inFolder(destination)(checkoutArgs(branchName, commit), options.owner)
+  })
+
+  return { createWorkspace, checkoutClone }
 })

@@ -9,11 +9,10 @@ import { fsStep } from "./MirrorFiles.ts"
  * at `path` (its `.git`), so that the checkout can run as that user and
  * write the working tree as theirs, with no walk over it afterwards.
  * Under `.git/objects` only the folders are handed over (new objects go
- * there): its files are hardlinked from the mirror, and handing them over
- * would let one sandbox rewrite every other's history, so they are not
- * even listed. Elsewhere a file with more than one link is left to root
- * for the same reason, and symbolic links are left (chown would follow
- * them). The folder itself goes last: its owner says the hand-over finished.
+ * there): its files are copies of the mirror's, read-only, which git never
+ * rewrites, so they are not even listed. Elsewhere a file with more than
+ * one link is left to root (it is shared with something else), and
+ * symbolic links are left (chown would follow them). The folder itself goes last: its owner says the hand-over finished.
  */
 export const handOverClone = (fs: FileSystem.FileSystem, path: string, user: GitUser) => {
   const handOver = (target: string) => fsStep("hand the new clone over", fs.chown(target, user.uid, user.gid))

@@ -189,17 +189,18 @@ export interface PullRequestOfRow {
 
 /**
  * An existing sandbox's pull request, located again: its key from the row,
- * its remote from the workspace's `origin`, its head ref from the provider
+ * its remote as recorded at open (never the workspace's `origin`, which the
+ * sandbox can rewrite), its head ref from the provider
  * (a plain remote's from the ref pattern). A PR opened with `--ref` (Bitbucket
  * Cloud, CodeCommit) has no ref to find again and is refused.
  */
 export const pullRequestRefOf = (
   row: PullRequestOfRow,
-  originUrl: string,
+  remoteUrl: string,
   refPattern: string = defaultRefPattern
 ): Result.Result<PullRequestRef, InvalidPullRequestRef> => {
   const refused = (reason: string) =>
-    Result.fail(new InvalidPullRequestRef({ input: redactCredentials(originUrl), reason }))
+    Result.fail(new InvalidPullRequestRef({ input: redactCredentials(remoteUrl), reason }))
   if (row.host === null) return refused("the sandbox records no host; open the PR again")
   const n = row.pullRequest
   const headRef =
@@ -220,7 +221,7 @@ export const pullRequestRefOf = (
     host: row.host,
     repository: row.repository,
     pullRequest: n,
-    remoteUrl: originUrl,
+    remoteUrl: remoteUrl,
     headRef
   })
 }

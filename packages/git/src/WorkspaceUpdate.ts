@@ -1,7 +1,7 @@
 import * as NodePath from "node:path"
 import { Effect } from "effect"
 import { GitCommandFailed, UnsafeArgument } from "./Errors.ts"
-import { Git, type GitOutput, type GitRun } from "./Git.ts"
+import type { GitOutput, GitRun } from "./Git.ts"
 import { commitPattern } from "./GitFiles.ts"
 import { stderrTail } from "./Redact.ts"
 
@@ -11,13 +11,9 @@ export const KEEP_BRANCH_PREFIX = "prbox/before-update-"
 export interface WorkspaceState {
   /** The commit checked out now. */
   readonly head: string
-  /** Where the workspace's `origin` points (the pull request's repository). */
-  readonly originUrl: string
   /** Tracked files with changes and untracked files, relative to the workspace; empty when clean. */
   readonly changedFiles: ReadonlyArray<string>
 }
-
-export type WithMirrorLock = (mirrorPath: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 
 /**
  * Paths of `git status --porcelain=v1 -z`: `XY path` entries, NUL-separated;
@@ -37,6 +33,8 @@ export const parsePorcelainZ = (output: string): Array<string> => {
   }
   return paths
 }
+
+export type WithMirrorLock = (mirrorPath: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 
 const refuse = (operation: string, detail: string) => new UnsafeArgument({ operation, detail })
 const checkPath = (operation: string, path: string) =>
@@ -80,13 +78,8 @@ export const workspaceSteps = <E>(run: GitRun<E>, timeoutMs: number) => {
   const workspaceState = Effect.fn("Workspaces.workspaceState")(function* (path: string) {
     yield* checkPath("workspaceState", path)
     const head = (yield* succeed(path, ["rev-parse", "--verify", "HEAD^{commit}"])).stdout.trim()
-    const origin = yield* succeed(path, ["remote", "get-url", "--end-of-options", "origin"])
     const status = yield* succeed(path, ["status", "--porcelain=v1", "-z", "--untracked-files=all"])
-    const result: WorkspaceState = {
-      head,
-      originUrl: origin.stdout.trim(),
-      changedFiles: parsePorcelainZ(status.stdout)
-    }
+    const result: WorkspaceState = { head, changedFiles: parsePorcelainZ(status.stdout) }
     return result
   })
 
@@ -144,34 +137,3 @@ export const workspaceSteps = <E>(run: GitRun<E>, timeoutMs: number) => {
 }
 
 export type WorkspaceSteps<E> = ReturnType<typeof workspaceSteps<E>>
-
-/** Moving an existing workspace here to a pull request's new head; the caller hands new files back afterwards. */
-export const makeWorkspaceUpdate = Effect.fnUntraced(function* (
-  localTimeoutMs: number,
-  withMirrorLock: WithMirrorLock
-) {
-  const git = yield* Git
-  const { workspaceState, isAncestor, fastForward, nextKeepBranch, keepAndReset, succeed } = workspaceSteps(
-    git.run,
-    localTimeoutMs
-  )
-
-  /** Copies `commit` (and what it needs) from the mirror into the workspace; no ref or file changes. */
-  const bringCommit = Effect.fn("Workspaces.bringCommit")(function* (path: string, mirrorPath: string, commit: string) {
-    yield* checkPath("bringCommit", path)
-    yield* checkCommit("bringCommit", commit)
-    if (!NodePath.isAbsolute(mirrorPath)) return yield* refuse("bringCommit", "the mirror must be an absolute path")
-    // The lock keeps a fetch into the mirror (and its auto-gc) from repacking under this read.
-    yield* succeed(path, [
-      "fetch",
-      "--no-tags",
-      "--no-write-fetch-head",
-      "--quiet",
-      "--end-of-options",
-      mirrorPath,
-      commit
-    ]).pipe(withMirrorLock(mirrorPath))
-  })
-
-  return { workspaceState, bringCommit, isAncestor, fastForward, nextKeepBranch, keepAndReset }
-})

@@ -3,16 +3,15 @@ import { statePaths } from "@prbox/domain"
 import { Context, Effect, type FileSystem, Layer } from "effect"
 import { type BaseDiff, type BaseDiffOptions, makeBaseDiff } from "./BaseDiff.ts"
 import { makeBundleCommit } from "./Bundle.ts"
-import { type CreatedWorkspace, type CreateWorkspaceOptions, makeCreateWorkspace } from "./Clone.ts"
+import { type CloneCheckout, type CreatedWorkspace, type CreateWorkspaceOptions, makeCreateWorkspace } from "./Clone.ts"
 import { type CommitFiles, makeCommitFiles } from "./CommitFiles.ts"
 import type { FetchError, WorkspaceError } from "./Errors.ts"
 import type { Git } from "./Git.ts"
 import { type FetchedPullRequest, type MirrorKey, makeMirrors, type ProgressOptions } from "./Mirrors.ts"
 import type { PullRequestRef } from "./PullRequestRef.ts"
-import { makeWorkspaceUpdate, type WorkspaceState } from "./WorkspaceUpdate.ts"
 
 export type { BaseDiff, BaseDiffOptions } from "./BaseDiff.ts"
-export type { CreatedWorkspace, CreateWorkspaceOptions } from "./Clone.ts"
+export type { CloneCheckout, CreatedWorkspace, CreateWorkspaceOptions } from "./Clone.ts"
 export type { CommitEntry, CommitFiles } from "./CommitFiles.ts"
 export type { FetchedPullRequest, MirrorKey, ProgressOptions } from "./Mirrors.ts"
 export {
@@ -45,9 +44,10 @@ export class Workspaces extends Context.Service<
       options?: ProgressOptions
     ) => Effect.Effect<FetchedPullRequest, FetchError>
     /**
-     * A self-contained clone of the mirror (hardlinked objects, its own `.git`
-     * directory), checked out at `commit` on a new branch, `origin` set to
-     * `originUrl`. A failed attempt leaves no destination behind.
+     * A self-contained clone of the mirror (copied objects, its own `.git`
+     * directory), checked out at `commit` on a new branch (unless `checkout`
+     * is false), `origin` set to `originUrl`. A failed attempt leaves no
+     * destination behind.
      * `alongsideCheckout` runs while the checkout writes the files, once the
      * clone (and its `.git`) exists: a failure of either ends both.
      */
@@ -55,6 +55,8 @@ export class Workspaces extends Context.Service<
       options: CreateWorkspaceOptions,
       alongsideCheckout?: Effect.Effect<void, E>
     ) => Effect.Effect<CreatedWorkspace, WorkspaceError | E>
+    /** Checks out a clone made with `checkout: false`, on this machine (no container has run on it). */
+    readonly checkoutClone: (options: CloneCheckout) => Effect.Effect<void, WorkspaceError>
     /** Where the repository's mirror is (or would be): a sandbox's PR finds its mirror again from its row. */
     readonly mirrorPath: (key: MirrorKey) => string
     /**
@@ -69,8 +71,6 @@ export class Workspaces extends Context.Service<
     ) => Effect.Effect<BaseDiff, FetchError>
     /** Reads files of a fetched commit in its mirror, without a checkout (symbolic links are refused). */
     readonly commitFiles: (mirrorPath: string, commit: string) => CommitFiles
-    /** The workspace's head and its changed files (tracked and untracked). */
-    readonly workspaceState: (path: string) => Effect.Effect<WorkspaceState, WorkspaceError>
     /**
      * A git bundle of `commit` from its mirror, leaving out the history of
      * `have` (commits the receiver holds; those the mirror lacks are skipped):
@@ -81,15 +81,6 @@ export class Workspaces extends Context.Service<
       commit: string,
       have: ReadonlyArray<string>
     ) => Effect.Effect<Uint8Array, WorkspaceError>
-    /** Copies a commit of the mirror into the workspace's objects; refs and files stay as they are. */
-    readonly bringCommit: (path: string, mirrorPath: string, commit: string) => Effect.Effect<void, WorkspaceError>
-    readonly isAncestor: (path: string, ancestor: string, descendant: string) => Effect.Effect<boolean, WorkspaceError>
-    /** `git merge --ff-only`: the checked-out branch moves to `commit`, or nothing changes. */
-    readonly fastForward: (path: string, commit: string) => Effect.Effect<void, WorkspaceError>
-    /** The branch `keepAndReset` would keep the head on now: `prbox/before-update-<next n>`. */
-    readonly nextKeepBranch: (path: string) => Effect.Effect<string, WorkspaceError>
-    /** Keeps the head on `prbox/before-update-<n>`, then `git reset --hard commit`; returns the branch. */
-    readonly keepAndReset: (path: string, commit: string) => Effect.Effect<string, WorkspaceError>
   }
 >()("prbox/git/Workspaces") {
   static readonly layer = (config: WorkspacesConfig): Layer.Layer<Workspaces, never, Git | FileSystem.FileSystem> =>
@@ -105,17 +96,16 @@ const make = Effect.fn("Workspaces.make")(function* (config: WorkspacesConfig) {
     localTimeoutMs
   })
   const diffAgainstBase = yield* makeBaseDiff({ local: localTimeoutMs, fetch: fetchTimeoutMs }, mirrors.withMirrorLock)
-  const createWorkspace = yield* makeCreateWorkspace(localTimeoutMs, mirrors.withMirrorLock)
+  const { createWorkspace, checkoutClone } = yield* makeCreateWorkspace(localTimeoutMs, mirrors.withMirrorLock)
   const commitFiles = yield* makeCommitFiles(localTimeoutMs)
-  const update = yield* makeWorkspaceUpdate(localTimeoutMs, mirrors.withMirrorLock)
   const bundleCommit = yield* makeBundleCommit(localTimeoutMs, mirrors.withMirrorLock)
   return Workspaces.of({
     fetchPullRequest: mirrors.fetchPullRequest,
     mirrorPath: mirrors.mirrorPathOf,
     diffAgainstBase,
     createWorkspace,
+    checkoutClone,
     commitFiles,
-    bundleCommit,
-    ...update
+    bundleCommit
   })
 })

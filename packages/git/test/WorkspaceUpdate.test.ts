@@ -3,10 +3,17 @@ import { readFileSync, writeFileSync } from "node:fs"
 import * as NodePath from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { PullRequestNumber } from "@prbox/domain"
-import { Effect, Result } from "effect"
-import { parsePullRequestRef, pullRequestRefOf, Workspaces } from "../src/index.ts"
-import { parsePorcelainZ } from "../src/WorkspaceUpdate.ts"
-import { gitSync, makeRemote, movePullRequest, type TestRemote, tempDir, workspacesLayer } from "./helpers.ts"
+import { Effect, Layer, Result } from "effect"
+import {
+  Git,
+  type GitCommandFailed,
+  type GitTimeout,
+  parsePullRequestRef,
+  pullRequestRefOf,
+  Workspaces
+} from "../src/index.ts"
+import { parsePorcelainZ, type WorkspaceSteps, workspaceSteps } from "../src/WorkspaceUpdate.ts"
+import { gitSync, makeRemote, movePullRequest, type TestRemote, tempDir, testGit, workspacesLayer } from "./helpers.ts"
 
 /** git in a workspace the sandbox's user owns. */
 const inWs = (path: string, ...args: ReadonlyArray<string>): string =>
@@ -31,8 +38,27 @@ const workspaceOf = (root: string, remote: TestRemote) =>
     return { path, ref, mirrorPath: fetched.mirrorPath }
   })
 
-const run = <A, E>(root: string, body: Effect.Effect<A, E, Workspaces>) =>
-  body.pipe(Effect.provide(workspacesLayer(NodePath.join(root, "state"))))
+const run = <A, E>(root: string, body: Effect.Effect<A, E, Workspaces | Git>) =>
+  body.pipe(Effect.provide(Layer.merge(workspacesLayer(NodePath.join(root, "state")), testGit())))
+
+/**
+ * The steps `update` runs, given this machine's git on a test workspace (in
+ * the product they run in the sandbox's container, on its copy).
+ */
+const steps = <A, E>(use: (steps: WorkspaceSteps<GitCommandFailed | GitTimeout>) => Effect.Effect<A, E>) =>
+  Effect.gen(function* () {
+    const git = yield* Git
+    return yield* use(workspaceSteps(git.run, 60_000))
+  })
+
+/** A commit of the mirror brought into the workspace as `update` brings it: a bundle of what it lacks. */
+const bringCommit = (path: string, mirrorPath: string, commit: string, have: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const bundle = yield* Workspaces.use((w) => w.bundleCommit(mirrorPath, commit, have))
+    const file = NodePath.join(NodePath.dirname(path), "update.bundle")
+    writeFileSync(file, bundle)
+    yield* steps((s) => s.succeed(path, ["bundle", "unbundle", file]))
+  })
 
 describe("a workspace's state", () => {
   it.effect("lists changed tracked files and untracked ones (in new directories too)", () =>
@@ -43,12 +69,12 @@ describe("a workspace's state", () => {
         root,
         Effect.gen(function* () {
           const { path } = yield* workspaceOf(root, remote)
-          const clean = yield* Workspaces.use((w) => w.workspaceState(path))
-          assert.deepStrictEqual(clean, { head: remote.pr1, originUrl: remote.path, changedFiles: [] })
+          const clean = yield* steps((s) => s.workspaceState(path))
+          assert.deepStrictEqual(clean, { head: remote.pr1, changedFiles: [] })
           writeFileSync(NodePath.join(path, "README.md"), "changed\n")
           execFileSync("mkdir", ["-p", NodePath.join(path, "new dir")])
           writeFileSync(NodePath.join(path, "new dir", "note.txt"), "new\n")
-          return yield* Workspaces.use((w) => w.workspaceState(path))
+          return yield* steps((s) => s.workspaceState(path))
         })
       )
       assert.deepStrictEqual([...state.changedFiles].sort(), ["README.md", "new dir/note.txt"])
@@ -73,10 +99,10 @@ describe("moving a workspace to the PR's new head", () => {
           const next = movePullRequest(root, remote.pr1, "next.txt")
           const fetched = yield* Workspaces.use((w) => w.fetchPullRequest(ref))
           assert.strictEqual(fetched.commit, next)
-          yield* Workspaces.use((w) => w.bringCommit(path, mirrorPath, next))
-          assert.isTrue(yield* Workspaces.use((w) => w.isAncestor(path, remote.pr1, next)))
-          assert.isFalse(yield* Workspaces.use((w) => w.isAncestor(path, next, remote.pr1)))
-          yield* Workspaces.use((w) => w.fastForward(path, next))
+          yield* bringCommit(path, mirrorPath, next, [remote.pr1])
+          assert.isTrue(yield* steps((s) => s.isAncestor(path, remote.pr1, next)))
+          assert.isFalse(yield* steps((s) => s.isAncestor(path, next, remote.pr1)))
+          yield* steps((s) => s.fastForward(path, next))
           return { path, next }
         })
       )
@@ -99,11 +125,11 @@ describe("moving a workspace to the PR's new head", () => {
           inWs(path, "add", "mine.txt")
           inWs(path, "commit", "--quiet", "-m", "mine")
           yield* Workspaces.use((w) => w.fetchPullRequest(ref))
-          yield* Workspaces.use((w) => w.bringCommit(path, mirrorPath, next))
-          const state = yield* Workspaces.use((w) => w.workspaceState(path))
+          yield* bringCommit(path, mirrorPath, next, [remote.pr1])
+          const state = yield* steps((s) => s.workspaceState(path))
           assert.deepStrictEqual(state.changedFiles, [])
-          assert.isTrue(yield* Workspaces.use((w) => w.isAncestor(path, remote.pr1, next)))
-          assert.isFalse(yield* Workspaces.use((w) => w.isAncestor(path, state.head, next)))
+          assert.isTrue(yield* steps((s) => s.isAncestor(path, remote.pr1, next)))
+          assert.isFalse(yield* steps((s) => s.isAncestor(path, state.head, next)))
         })
       )
     })
@@ -119,10 +145,10 @@ describe("moving a workspace to the PR's new head", () => {
           const { path, ref, mirrorPath } = yield* workspaceOf(root, remote)
           const rewritten = movePullRequest(root, remote.main, "rewritten.txt")
           yield* Workspaces.use((w) => w.fetchPullRequest(ref))
-          yield* Workspaces.use((w) => w.bringCommit(path, mirrorPath, rewritten))
-          assert.isFalse(yield* Workspaces.use((w) => w.isAncestor(path, remote.pr1, rewritten)))
-          assert.strictEqual(yield* Workspaces.use((w) => w.nextKeepBranch(path)), "prbox/before-update-1")
-          const kept = yield* Workspaces.use((w) => w.keepAndReset(path, rewritten))
+          yield* bringCommit(path, mirrorPath, rewritten, [remote.pr1])
+          assert.isFalse(yield* steps((s) => s.isAncestor(path, remote.pr1, rewritten)))
+          assert.strictEqual(yield* steps((s) => s.nextKeepBranch(path)), "prbox/before-update-1")
+          const kept = yield* steps((s) => s.keepAndReset(path, rewritten))
           return { path, kept, rewritten }
         })
       )
@@ -146,8 +172,8 @@ describe("moving a workspace to the PR's new head", () => {
           inWs(path, "branch", "prbox/before-update-1", remote.main)
           inWs(path, "branch", "prbox/before-update-x", remote.main)
           yield* Workspaces.use((w) => w.fetchPullRequest(ref))
-          yield* Workspaces.use((w) => w.bringCommit(path, mirrorPath, rewritten))
-          const kept = yield* Workspaces.use((w) => w.keepAndReset(path, rewritten))
+          yield* bringCommit(path, mirrorPath, rewritten, [remote.pr1])
+          const kept = yield* steps((s) => s.keepAndReset(path, rewritten))
           return { path, kept }
         })
       )
@@ -168,8 +194,8 @@ describe("moving a workspace to the PR's new head", () => {
           const next = movePullRequest(root, remote.pr1, "next.txt")
           writeFileSync(NodePath.join(path, "next.txt"), "mine\n")
           yield* Workspaces.use((w) => w.fetchPullRequest(ref))
-          yield* Workspaces.use((w) => w.bringCommit(path, mirrorPath, next))
-          const error = yield* Workspaces.use((w) => w.fastForward(path, next)).pipe(Effect.flip)
+          yield* bringCommit(path, mirrorPath, next, [remote.pr1])
+          const error = yield* steps((s) => s.fastForward(path, next)).pipe(Effect.flip)
           return { path, error }
         })
       )

@@ -12,19 +12,26 @@ const NonNegativeInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
  * `password` call returns it), the environment plan stays inside (it may
  * carry the user's env values), and `url` is derived from the port.
  */
-export const SandboxView = Sandbox.mapFields(({ accessPassword: _password, environmentPlan: _plan, ...fields }) => ({
-  ...fields,
-  /** `http://127.0.0.1:<port>/` once a port is published. */
-  url: Schema.NullOr(Schema.String),
-  hasPassword: Schema.Boolean
-}))
+export const SandboxView = Sandbox.mapFields(
+  ({ accessPassword: _password, environmentPlan: _plan, remoteUrl: _remote, ...fields }) => ({
+    ...fields,
+    /** `http://127.0.0.1:<port>/` once a port is published. */
+    url: Schema.NullOr(Schema.String),
+    hasPassword: Schema.Boolean
+  })
+)
 export type SandboxView = typeof SandboxView.Type
 
 export const sandboxUrl = (hostPort: number | null): string | null =>
   hostPort === null ? null : `http://127.0.0.1:${hostPort}/`
 
 /** The wire view of a row; the password never leaves this function. */
-export const toView = ({ accessPassword, environmentPlan: _plan, ...row }: Sandbox): SandboxView => ({
+export const toView = ({
+  accessPassword,
+  environmentPlan: _plan,
+  remoteUrl: _remote,
+  ...row
+}: Sandbox): SandboxView => ({
   ...row,
   url: sandboxUrl(row.hostPort),
   hasPassword: accessPassword !== null

@@ -52,7 +52,8 @@ const row: Sandbox = Schema.decodeUnknownSync(SandboxSchema)({
   pullRequestState: null,
   baseRef: null,
   closedSeenAt: null,
-  engine: null
+  engine: null,
+  remoteUrl: null
 })
 
 describe("wire sandbox", () => {

@@ -186,6 +186,15 @@ ALTER TABLE sandboxes ADD COLUMN closed_seen_at INTEGER;
 ALTER TABLE sandboxes ADD COLUMN engine TEXT;
 `
 
+/**
+ * v9: the remote each sandbox's PR was fetched from, so that `update`
+ * fetches from what the user opened, never from the workspace's `origin`
+ * (which the sandbox can rewrite). Older rows keep null.
+ */
+export const V9_SCHEMA = `
+ALTER TABLE sandboxes ADD COLUMN remote_url TEXT;
+`
+
 export interface Migration {
   readonly version: number
   readonly sql: string
@@ -200,7 +209,8 @@ export const migrations: ReadonlyArray<Migration> = [
   { version: 5, sql: V5_SCHEMA },
   { version: 6, sql: V6_SCHEMA },
   { version: 7, sql: V7_SCHEMA },
-  { version: 8, sql: V8_SCHEMA }
+  { version: 8, sql: V8_SCHEMA },
+  { version: 9, sql: V9_SCHEMA }
 ]
 
 export const latestVersion = migrations.reduce((latest, migration) => Math.max(latest, migration.version), 0)

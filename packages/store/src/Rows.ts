@@ -32,7 +32,8 @@ export const SANDBOX_COLUMNS = [
   "pull_request_state",
   "base_ref",
   "closed_seen_at",
-  "engine"
+  "engine",
+  "remote_url"
 ] as const
 
 type SandboxColumn = (typeof SANDBOX_COLUMNS)[number]
@@ -71,7 +72,8 @@ const toColumns = (row: typeof Sandbox.Encoded): ColumnValues => ({
   pull_request_state: row.pullRequestState,
   base_ref: row.baseRef,
   closed_seen_at: row.closedSeenAt,
-  engine: row.engine
+  engine: row.engine,
+  remote_url: row.remoteUrl
 })
 
 const json = (value: unknown): string | null => (value === null ? null : JSON.stringify(value))
@@ -118,7 +120,8 @@ const fromColumns = (raw: RawRow): unknown => ({
   pullRequestState: raw.pull_request_state,
   baseRef: raw.base_ref,
   closedSeenAt: raw.closed_seen_at,
-  engine: raw.engine
+  engine: raw.engine,
+  remoteUrl: raw.remote_url
 })
 
 // Schema messages can quote the offending value (with `reportInput`, even

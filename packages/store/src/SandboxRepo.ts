@@ -92,6 +92,8 @@ export interface NewSandbox {
   readonly detail?: string | null
   /** Null or absent: the local engine. */
   readonly engine?: string | null
+  /** The remote the PR is fetched from (no credentials). */
+  readonly remoteUrl?: string | null
 }
 
 /**

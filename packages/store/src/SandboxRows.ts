@@ -142,7 +142,8 @@ export const makeSandboxRows = (
       stoppedAt: null,
       legacyRetiredAt: null,
       destroyFenced: false,
-      engine: input.engine ?? null
+      engine: input.engine ?? null,
+      remoteUrl: input.remoteUrl ?? null
     }
     return yield* write("insert", () =>
       Result.gen(function* () {

@@ -211,7 +211,8 @@ const expectedFromLegacy = (row: (typeof legacyRows)[number]): ReturnType<typeof
   pullRequestState: null,
   baseRef: null,
   closedSeenAt: null,
-  engine: null
+  engine: null,
+  remoteUrl: null
 })
 
 const schemaOf = (raw: Database.Database) =>
@@ -361,9 +362,9 @@ describe("migrations", () => {
       const migrated = yield* rawDatabase(databaseIn(migratedDir), { readonly: true })
       const fresh = yield* rawDatabase(databaseIn(freshDir), { readonly: true })
       assert.deepStrictEqual(schemaOf(migrated), schemaOf(fresh))
-      assert.deepStrictEqual(versionsOf(migrated), [1, 2, 3, 4, 5, 6, 7, 8])
-      assert.deepStrictEqual(versionsOf(fresh), [1, 2, 3, 4, 5, 6, 7, 8])
-      assert.strictEqual(latestVersion, 8)
+      assert.deepStrictEqual(versionsOf(migrated), [1, 2, 3, 4, 5, 6, 7, 8, 9])
+      assert.deepStrictEqual(versionsOf(fresh), [1, 2, 3, 4, 5, 6, 7, 8, 9])
+      assert.strictEqual(latestVersion, 9)
       assert.strictEqual(migrated.prepare("SELECT count(*) FROM sandboxes").pluck().get(), legacyRows.length)
     })
   )

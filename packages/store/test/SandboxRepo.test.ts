@@ -74,7 +74,8 @@ describe("insert and find", () => {
         pullRequestState: null,
         baseRef: null,
         closedSeenAt: null,
-        engine: null
+        engine: null,
+        remoteUrl: null
       }
       assert.deepStrictEqual(plain(inserted), expected)
       const found = yield* repo.findById(sandboxId(1))

@@ -137,7 +137,8 @@ export const layer = Layer.effect(
                 ...(spec.pidsLimit === undefined ? {} : { pidsLimit: spec.pidsLimit }),
                 ...(spec.privileged === undefined ? {} : { privileged: spec.privileged }),
                 ...(spec.capAdd === undefined ? {} : { capAdd: spec.capAdd }),
-                ...(spec.securityOpt === undefined ? {} : { securityOpt: spec.securityOpt })
+                ...(spec.securityOpt === undefined ? {} : { securityOpt: spec.securityOpt }),
+                capDrop: spec.capDrop
               })
             )
             .pipe(
