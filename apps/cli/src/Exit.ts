@@ -1,3 +1,4 @@
+import { terminalSafe } from "@prbox/domain"
 import { ExitCode as ApiExitCode, exitCodeOf } from "@prbox/protocol"
 import { Cause, Effect, Schema } from "effect"
 
@@ -77,7 +78,7 @@ export const printFailure = (output: Output, failure: Reported): void => {
     const files = failure.changedFiles === undefined ? {} : { changedFiles: failure.changedFiles }
     process.stdout.write(`${JSON.stringify({ error: { tag: failure.tag, message: failure.message, ...files } })}\n`)
   } else {
-    process.stderr.write(`prbox: ${oneLine(failure.message)}\n`)
+    process.stderr.write(`prbox: ${oneLine(terminalSafe(failure.message))}\n`)
   }
   process.exitCode = failure.code
 }

@@ -1,10 +1,16 @@
 import type { PrboxClientShape } from "@prbox/client"
-import type { SandboxId } from "@prbox/domain"
+import { type SandboxId, terminalSafe } from "@prbox/domain"
 import { DEFAULT_LIST_DEPTH, type FileEntry, MAX_LIST_DEPTH, MAX_READ_BYTES } from "@prbox/protocol"
 import { Effect, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { printJson, usageError } from "./Exit.ts"
 import { idArgument, json, needsDaemon, note, resolveId } from "./Params.ts"
+
+/**
+ * A file's content or a diff, as the sandbox wrote it: made safe on a
+ * terminal, byte for byte when piped (a file or another program reads it).
+ */
+const forReader = (text: string): string => (process.stdout.isTTY === true ? terminalSafe(text) : text)
 
 /** The commands that look at a running sandbox's workspace from outside: a file, a folder, the changes. */
 
@@ -33,7 +39,7 @@ const readAll = (client: PrboxClientShape, id: SandboxId, path: string, startLin
         maxBytes: MAX_READ_BYTES
       })
       if (page.binary) return yield* note(`${path} is a binary file (${page.size} bytes); not printed`)
-      process.stdout.write(page.content)
+      process.stdout.write(forReader(page.content))
       const last = endLine ?? page.totalLines
       if (!page.truncated || page.endLine >= last) return
       // One line longer than a page cannot be paged by lines.
@@ -100,7 +106,7 @@ const files = Command.make(
       const view = yield* resolveId(client, config.id)
       const listing = yield* client.listFiles(view.id, { path: config.path, depth: config.depth })
       if (config.json) return printJson(listing)
-      for (const entry of listing.entries) process.stdout.write(`${entryLine(entry)}\n`)
+      for (const entry of listing.entries) process.stdout.write(`${terminalSafe(entryLine(entry))}\n`)
       if (listing.truncated) yield* note("the listing was cut; list a subfolder or pass a smaller --depth")
     })
   )
@@ -140,7 +146,7 @@ const diff = Command.make(
         maxBytes: MAX_READ_BYTES
       })
       if (config.json) return printJson(result)
-      process.stdout.write(result.diff)
+      process.stdout.write(forReader(result.diff))
       if (result.truncated) yield* note(`the diff was cut at ${MAX_READ_BYTES} bytes; pass paths or --stat`)
     })
   )

@@ -1,4 +1,8 @@
-import { serveStdio } from "@prbox/mcp"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import { currentHome } from "@prbox/client"
+import { Config } from "@prbox/engine"
+import { type McpPolicy, serveStdio } from "@prbox/mcp"
+import { Effect } from "effect"
 import { Command } from "effect/cli"
 import { needsDaemon } from "./Params.ts"
 
@@ -9,13 +13,27 @@ export const MCP_CLIENT_CONFIG = `{
     }
   }`
 
+/**
+ * What config.json allows agents, read afresh for each call (a change
+ * applies without restarting the server); a config that cannot be read
+ * allows nothing more.
+ */
+const policy: McpPolicy = {
+  allowLocalPaths: Effect.flatMap(Config, (config) => config.load).pipe(
+    Effect.map((config) => config.mcp.allowLocalPaths),
+    Effect.provide(Config.layer({ home: currentHome().home })),
+    Effect.provide(NodeFileSystem.layer),
+    Effect.orElseSucceed(() => false)
+  )
+}
+
 /** `prbox mcp`: the MCP server on stdio, a client of prboxd (started when it is not running). */
 export const mcpCommand = (version: string) =>
   Command.make(
     "mcp",
     {},
     // Failures (prboxd cannot be started) are one line on stderr: stdout is the protocol's.
-    () => needsDaemon((client) => serveStdio(client, version))({ json: false })
+    () => needsDaemon((client) => serveStdio(client, version, policy))({ json: false })
   ).pipe(
     Command.withDescription(
       [

@@ -1,5 +1,6 @@
 import { createInterface } from "node:readline/promises"
 import { type ClientError, normalizeOpenInput, type PrboxClientShape } from "@prbox/client"
+import { terminalSafe } from "@prbox/domain"
 import type { SandboxView } from "@prbox/protocol"
 import { Effect, Option } from "effect"
 import { Argument, Flag } from "effect/cli"
@@ -35,8 +36,9 @@ export const dryRunFlag = Flag.Boolean("dry-run").pipe(
 export const followFlag = (description: string) =>
   Flag.Boolean("follow").pipe(Flag.withAlias("f"), Flag.withDescription(description), Flag.withDefault(false))
 
-export const out = (text: string) => Effect.sync(() => process.stdout.write(`${text}\n`))
-export const note = (text: string) => Effect.sync(() => process.stderr.write(`prbox: ${text}\n`))
+/** A line for the reader (what the sandbox wrote in it made safe: domain terminalSafe). */
+export const out = (text: string) => Effect.sync(() => process.stdout.write(`${terminalSafe(text)}\n`))
+export const note = (text: string) => Effect.sync(() => process.stderr.write(`prbox: ${terminalSafe(text)}\n`))
 
 export const optionalNumber = (value: Option.Option<number>) => Option.getOrUndefined(value)
 

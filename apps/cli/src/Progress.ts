@@ -1,5 +1,5 @@
 import { followUntilSettled, type PrboxClientShape } from "@prbox/client"
-import { describeEvent, type SandboxEvent } from "@prbox/domain"
+import { describeEvent, type SandboxEvent, terminalSafe } from "@prbox/domain"
 import type { SandboxView } from "@prbox/protocol"
 import { Effect } from "effect"
 import { CliFailure, ExitCode } from "./Exit.ts"
@@ -20,7 +20,9 @@ interface Renderer {
 /** Non-TTY: one plain line per event, on stderr. */
 const plainRenderer = (since: number): Renderer => ({
   event: (event) =>
-    process.stderr.write(`[${seconds(event.at - since).padStart(6)}] ${event.status}: ${describeEvent(event)}\n`),
+    process.stderr.write(
+      `[${seconds(event.at - since).padStart(6)}] ${event.status}: ${terminalSafe(describeEvent(event))}\n`
+    ),
   close: () => {}
 })
 
@@ -42,7 +44,8 @@ const ttyRenderer = (since: number, initial: string): Renderer => {
     event: (event) => {
       status = event.status
       step = stepOf(event) ?? step
-      last = describeEvent(event)
+      // One line: what the sandbox wrote, without its controls or line breaks.
+      last = terminalSafe(describeEvent(event)).replace(/\s+/g, " ")
       draw()
     },
     close: () => {

@@ -1,6 +1,7 @@
 // Modules, not the packages' indexes: nothing here loads effect (a `prbox ls` then starts in a few milliseconds).
 import { currentHome } from "@prbox/client/Home"
 import { normalizeOpenInput } from "@prbox/client/OpenInput"
+import { terminalSafe } from "@prbox/domain/TerminalText"
 import { PRBOX_VERSION } from "@prbox/domain/Version"
 import { API_HEADER, servesThisApi } from "@prbox/protocol/ApiVersion"
 import { describe, listText, terminalColumns } from "./Format.ts"
@@ -122,6 +123,6 @@ export const answerQuickly = async (command: QuickCommand): Promise<boolean> => 
     columns: terminalColumns(process.stdout)
   })
   if (text === undefined) return false
-  process.stdout.write(text)
+  process.stdout.write(terminalSafe(text))
   return true
 }

@@ -3,9 +3,11 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeRemote, pushPullRequest, type TestRemote } from "../../../packages/git/test/helpers.ts"
+import { codeServerImage } from "../../../scripts/images/code-server.ts"
+import { imageTag } from "../../../scripts/images/images.ts"
 import { type Called, callTool as call, connectPrboxMcp } from "../../../scripts/testing/mcp-client.ts"
 import { previewHome } from "./preview-support.ts"
-import { containersOfHome, prbox, tearDown, until } from "./support.ts"
+import { containersOfHome, prbox, tearDown, until, writeConfig } from "./support.ts"
 
 // The SDK's own client spawns `prbox mcp` (the real CLI) over stdio, against a
 // real daemon (started by the first server) and Docker, on a PR of a local bare
@@ -95,6 +97,17 @@ describe("prbox mcp through the SDK's client", () => {
     expect(byName.get("sandbox_open")?.inputSchema.required).toEqual(["input"])
     expect(byName.get("sandbox_read_file")?.annotations?.readOnlyHint).toBe(true)
     expect(byName.get("sandbox_stop")?.annotations?.destructiveHint).toBe(true)
+  })
+
+  it("refuses a repository on this machine until config.json allows it (read afresh for each call)", async () => {
+    const client = clients[0] ?? (await connect())
+    for (const input of [remote.path, `file://${remote.path}`, "../../somewhere-else"]) {
+      const refused = await call(client, "sandbox_open", { input, pr: 7 })
+      expect(errorCode(refused)).toBe("invalid_input")
+      expect(refused.text).toContain('"mcp": {"allowLocalPaths": true}')
+    }
+    expect(containersOfHome(home, true)).toHaveLength(0)
+    writeConfig(home, { image: imageTag(codeServerImage), healthTimeoutSeconds: 120, mcp: { allowLocalPaths: true } })
   })
 
   it("two clients opening the same PR concurrently get one sandbox, with progress on the way", async () => {

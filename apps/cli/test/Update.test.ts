@@ -2,6 +2,7 @@ import { rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { SandboxView, UpdateReport } from "@prbox/protocol"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { healthzGitImage } from "../../../packages/engine/test/git-image.ts"
 import { makeRemote, movePullRequest, type TestRemote } from "../../../packages/git/test/helpers.ts"
 import { decode, hasStackTrace, makeHome, prbox, tearDown } from "./support.ts"
 
@@ -10,7 +11,8 @@ let remote: TestRemote
 let view: SandboxView
 
 beforeAll(() => {
-  home = makeHome("cli-update", {})
+  // `update` runs git in the sandbox: an image with git.
+  home = makeHome("cli-update", { image: healthzGitImage() })
   remote = makeRemote(home)
 })
 

@@ -11,6 +11,7 @@ import {
   repoOf,
   setupFailureOf
 } from "@prbox/client"
+import { terminalSafe } from "@prbox/domain"
 import type { PortList, PortView, SandboxEvent, SandboxId, SandboxStatus, SandboxView } from "./Protocol.ts"
 
 export { age, repoOf }
@@ -158,6 +159,7 @@ const tooltipOf = (view: SandboxView, now: number): string =>
     `created ${age(view.createdAt, now)} ago`
   ]
     .filter((line) => line !== undefined)
+    .map(terminalSafe)
     .join("\n")
 
 /** The status with what needs the user (a setup to fix, a legacy row to delete), then a merged or closed PR. */

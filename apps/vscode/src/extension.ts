@@ -1,4 +1,5 @@
 import { homedir } from "node:os"
+import { terminalSafe } from "@prbox/domain"
 import * as vscode from "vscode"
 import { Ctx } from "./Ctx.ts"
 import { Daemon } from "./Daemon.ts"
@@ -19,11 +20,16 @@ const readSettings = () => {
   })
 }
 
+// What the extension shows may quote what a sandbox wrote (errors, step output): made safe first.
 const vscodeUi = (ctx: Ctx): Ui => ({
-  info: async (message, ...actions) => vscode.window.showInformationMessage(message, ...actions),
-  error: (message) => void vscode.window.showErrorMessage(message),
+  info: async (message, ...actions) => vscode.window.showInformationMessage(terminalSafe(message), ...actions),
+  error: (message) => void vscode.window.showErrorMessage(terminalSafe(message)),
   confirm: async (message, detail, action) =>
-    (await vscode.window.showWarningMessage(message, { modal: true, detail }, action)) === action,
+    (await vscode.window.showWarningMessage(
+      terminalSafe(message),
+      { modal: true, detail: terminalSafe(detail) },
+      action
+    )) === action,
   input: async ({ prompt, placeHolder, value }) =>
     vscode.window.showInputBox({
       prompt,
@@ -61,7 +67,7 @@ const vscodeUi = (ctx: Ctx): Ui => ({
 const outputSink = (name: string): LogSink => {
   const channel = vscode.window.createOutputChannel(name)
   return {
-    append: (line) => channel.appendLine(line),
+    append: (line) => channel.appendLine(terminalSafe(line)),
     show: () => channel.show(true),
     dispose: () => channel.dispose()
   }

@@ -7,6 +7,7 @@ import { PullRequestNumber, SandboxId } from "@prbox/domain"
 import { SandboxRepo, layer as sqliteRepo } from "@prbox/store"
 import { Effect, Redacted } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { healthzGitImage } from "../../../packages/engine/test/git-image.ts"
 import { makeRemote, type TestRemote } from "../../../packages/git/test/helpers.ts"
 import { prbox, tearDown } from "../../cli/test/support.ts"
 import { makeHome, type Daemon as Prboxd, startDaemon, until } from "../../daemon/test/support.ts"
@@ -54,7 +55,8 @@ const seedEnded = (stateDir: string) =>
 
 beforeAll(async () => {
   // gc only when asked: the timer must not collect the seeded row first.
-  home = makeHome("vscode", { gcIntervalMinutes: 1440 })
+  // "Update to the PR's Head" runs git in the sandbox: an image with git.
+  home = makeHome("vscode", { gcIntervalMinutes: 1440, image: healthzGitImage() })
   await seedEnded(home)
   remote = makeRemote(home)
   prboxd = await startDaemon(home)

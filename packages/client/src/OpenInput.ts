@@ -74,3 +74,36 @@ export const openRequest = (
   ...(options.ref === undefined ? {} : { ref: options.ref }),
   ...(options.devcontainer === undefined ? {} : { devcontainer: options.devcontainer })
 })
+
+/** `owner/repo#N`: github.com's shorthand. */
+const SHORTHAND = /^[A-Za-z0-9][A-Za-z0-9-]*\/[A-Za-z0-9._-]+#[1-9]\d*$/
+/** `[user@]host:path`, git's scp-like form of an ssh remote. */
+const SCP_LIKE = /^(?:[^@/:]+@)?(\[[^\]]+\]|[^@/:[]+):(?!\/\/)/
+/** Names of this machine a remote's host may use. */
+const LOOPBACK = /^(?:localhost|127(?:\.\d{1,3}){3}|\[?::1\]?|\[?::ffff:127(?:\.\d{1,3}){3}\]?|0\.0\.0\.0|0)$/i
+
+const isLoopback = (host: string): boolean => LOOPBACK.test(host.replace(/\.$/, ""))
+
+/**
+ * Whether an open's input (as `openRequest` normalised it) reaches a
+ * repository on this machine: a path (absolute, relative, `~`), a `file:`
+ * URL, or a remote whose host is this machine. Anything that is not plainly
+ * a remote on another host counts as local: the daemon reads a relative
+ * path against its own folder.
+ */
+export const isLocalOpenInput = (input: string): boolean => {
+  const text = input.trim()
+  if (SHORTHAND.test(text)) return false
+  if (/^codecommit::/i.test(text)) return false
+  if (/^file:/i.test(text)) return true
+  if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(text)) {
+    try {
+      const url = new URL(text)
+      return url.hostname === "" || isLoopback(url.hostname)
+    } catch {
+      return true
+    }
+  }
+  const scp = SCP_LIKE.exec(text)
+  return scp === null || isLoopback(scp[1] ?? "")
+}

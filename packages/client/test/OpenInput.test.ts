@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs"
 import { homedir, tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { normalizeOpenInput, openRequest, parseOpenInput } from "../src/index.ts"
+import { isLocalOpenInput, normalizeOpenInput, openRequest, parseOpenInput } from "../src/index.ts"
 
 const base = mkdtempSync(join(tmpdir(), "prbox-input-"))
 mkdirSync(join(base, "repo.git"))
@@ -48,5 +48,35 @@ describe("parseOpenInput: the extension's one-line form of `prbox open`", () => 
   ]
   for (const [text, expected] of cases) {
     it(JSON.stringify(text), () => expect(parseOpenInput(text, base)).toEqual(expected))
+  }
+})
+
+describe("isLocalOpenInput: what reaches a repository on this machine", () => {
+  const cases: ReadonlyArray<readonly [string, boolean]> = [
+    ["https://github.com/o/r/pull/1", false],
+    ["o/r#12", false],
+    ["git@github.com:o/r.git", false],
+    ["github.com:o/r.git", false],
+    ["ssh://git@git.example.com:2222/o/r.git", false],
+    ["https://gitlab.example.com/g/sub/r/-/merge_requests/3", false],
+    ["codecommit::eu-west-1://profile@repo", false],
+    ["/home/me/private", true],
+    ["./repo", true],
+    ["../../other", true],
+    ["repo", true],
+    ["~/src/repo", true],
+    ["file:///home/me/private", true],
+    ["FILE:/home/me/private", true],
+    ["ssh://localhost/home/me/private.git", true],
+    ["https://127.0.0.1:3000/o/r.git", true],
+    ["git://[::1]/r.git", true],
+    ["me@localhost:private.git", true],
+    ["127.0.0.1:private.git", true],
+    ["http://localhost./r.git", true]
+  ]
+  for (const [input, local] of cases) {
+    it(`${input}: ${local ? "local" : "remote"}`, () => {
+      expect(isLocalOpenInput(input)).toBe(local)
+    })
   }
 })

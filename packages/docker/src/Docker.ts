@@ -49,7 +49,7 @@ export interface ContainerSpec {
   readonly labels: Readonly<Record<string, string>>
   /** Host paths must exist: a missing one fails the create instead of appearing as a root-owned directory. */
   readonly binds: ReadonlyArray<Bind>
-  /** Named volumes (created first: see createVolume). */
+  /** Named volumes (created first: see createVolume), never seeded from the image's files at their path. */
   readonly volumes?: ReadonlyArray<VolumeMount>
   readonly user?: string
   readonly workingDir?: string

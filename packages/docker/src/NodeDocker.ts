@@ -20,6 +20,10 @@ import { EXPOSED_PORT_LABEL, InspectAnswer, ListAnswer, toInfo, toSummary, Versi
 import { call, decode, envList } from "./EngineCall.ts"
 import { cappedSink, type Demux } from "./ExecOutput.ts"
 import { createExec, exitCodeOf, makeExecStreamed, runExec } from "./ExecStream.ts"
+
+// The typings ask for every volume option; the engine takes any of them alone.
+const NO_COPY = { NoCopy: true } as Dockerode.MountSettings["VolumeOptions"]
+
 import { makeAwaitLogLine } from "./LogFollow.ts"
 import { localLoopback, sshLoopback } from "./Loopback.ts"
 import { images } from "./NodeImages.ts"
@@ -151,11 +155,14 @@ export const make = (options: Options = {}): Effect.Effect<Docker["Service"], En
                     Target: bind.containerPath,
                     ReadOnly: bind.readOnly
                   })),
+                  // Never seeded from the image: what a volume holds is what prbox put there (an image
+                  // could ship the fill marker, or its own "code-server" for every later sandbox).
                   ...(spec.volumes ?? []).map((mount) => ({
                     Type: "volume" as const,
                     Source: mount.volume,
                     Target: mount.containerPath,
-                    ReadOnly: mount.readOnly
+                    ReadOnly: mount.readOnly,
+                    VolumeOptions: NO_COPY
                   }))
                 ],
                 NanoCpus: spec.cpus === undefined ? undefined : Math.round(spec.cpus * 1e9),

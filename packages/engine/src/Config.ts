@@ -74,7 +74,9 @@ export const PrboxConfig = Schema.Struct({
       onSandboxDestroy: Schema.optionalKey(Argv)
     }),
     {}
-  )
+  ),
+  /** What `prbox mcp` lets agents do beyond what a user's own PR links reach. */
+  mcp: withDefault(Schema.Struct({ allowLocalPaths: withDefault(Schema.Boolean, false) }), {})
 })
 export type PrboxConfig = typeof PrboxConfig.Type
 

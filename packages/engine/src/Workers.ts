@@ -13,17 +13,16 @@ import { type EnvironmentChoice, readsWorkspace } from "./ChooseEnvironment.ts"
 import { codeServerCommand, containerUser, homeEnv, readyDetail } from "./CodeServerSpec.ts"
 import { Config, type PrboxConfig } from "./Config.ts"
 import { ContainerRuntime } from "./ContainerRuntime.ts"
-import { checkoutInContainer } from "./ContainerWorkspaceGit.ts"
 import { StopWon, safeReason } from "./Errors.ts"
-import type { ExecTarget } from "./ExecTarget.ts"
 import { makeInstallExtensions } from "./Extensions.ts"
 import { Lifecycle } from "./Lifecycle.ts"
 import { makeLifecycleSteps, stepsFor } from "./LifecycleSteps.ts"
+import { makeOpenCheckout, type StartedEarly } from "./OpenCheckout.ts"
 import { type Ownership, userSpec } from "./Ownership.ts"
 import { imagePlan, makePrepareEnvironment } from "./PrepareEnvironment.ts"
 import { makeRunHook } from "./SandboxHooks.ts"
 import { SandboxTools } from "./SandboxTools.ts"
-import { type ContainerEnvironment, makeStartContainer, type StartContainer } from "./StartContainer.ts"
+import { type ContainerEnvironment, makeStartContainer } from "./StartContainer.ts"
 
 export interface RestartOptions {
   /**
@@ -31,12 +30,6 @@ export interface RestartOptions {
    * environment (read again from the workspace).
    */
   readonly rebuild?: EnvironmentChoice
-}
-
-/** A container started beside the checkout, and the environment it was made from. */
-interface StartedEarly {
-  readonly environment: ContainerEnvironment
-  readonly started: Effect.Success<ReturnType<StartContainer["start"]>>
 }
 
 /** A setup's outcome until it ends: what a reused container shows when it never did. */
@@ -102,7 +95,7 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
      * `error`. A stop Docker does not confirm is left to reconcile, which
      * stops an ended row's running container.
      */
-    const stopUnanswered = (row: Sandbox, containerId: string) =>
+    const stopUnanswered = (row: Pick<Sandbox, "id" | "status">, containerId: string) =>
       lifecycle.withContainer(row.id, runtime.stop(containerId)).pipe(
         Effect.catch((error) => progress(row, `could not stop its container: ${error.message}`)),
         Effect.ignore
@@ -118,6 +111,8 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
 
     /** Who the sandbox's commands run as: the workspace owner (root only for a trusted repository that asked). */
     const userOf = (plan: EnvironmentPlan) => containerUser(plan, userSpec(ownership.sandboxUser))
+
+    const checkout = yield* makeOpenCheckout(ownership, container, stopUnanswered)
 
     const containerEnvironment = (row: Sandbox, config: PrboxConfig) =>
       Effect.gen(function* () {
@@ -202,110 +197,6 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
       yield* advance(id, "running", { detail: readyDetail(hostPort, movedFrom), ...setupError })
     })
 
-    /**
-     * A new sandbox of an image on the local engine: the clone (its `.git`)
-     * is made on the host and the image made ready, then the container
-     * starts (code-server's start is most of an open) and its own git writes
-     * the files, as the sandbox user, while code-server starts. No host
-     * program runs in the workspace once the container may run. An image
-     * without git gets undefined back, its container removed unstarted.
-     */
-    const checkoutInSandbox = (
-      cloning: Sandbox,
-      config: PrboxConfig,
-      prepared: PreparedCreate,
-      workspacePath: string
-    ) =>
-      Effect.gen(function* () {
-        const { ref, fetched, choice } = prepared
-        const branch = `pr-${ref.pullRequest}`
-        const onProgress = (line: string) => progress(cloning, line).pipe(Effect.ignore)
-        const clone = workspaces.createWorkspace({
-          mirrorPath: fetched.mirrorPath,
-          commit: fetched.commit,
-          destination: workspacePath,
-          originUrl: ref.remoteUrl,
-          branchName: branch,
-          checkout: false,
-          ...(ownership.handedOver ? { owner: ownership.sandboxUser } : {}),
-          onProgress
-        })
-        // One after the other: the row says `cloning` until the clone is made.
-        yield* clone
-        const recorded = yield* recordEnvironment(cloning, choice, workspacePath, config)
-        yield* ownership.makeHome(cloning.id, workspacePath)
-        const environment = yield* containerEnvironment(recorded, config)
-        const started = yield* container.start(cloning.id, config, environment, {
-          workspacePath,
-          checkoutHere: checkoutCloneHere(workspacePath, branch, fetched.commit)
-        })
-        const early: StartedEarly = { environment, started }
-        if (!started.checkoutInContainer) return early
-        yield* onProgress(`checking out ${fetched.commit} as ${branch} in the sandbox`)
-        const target: ExecTarget = {
-          id: cloning.id,
-          containerId: started.containerId,
-          user: userSpec(ownership.sandboxUser),
-          workspaceFolder: environment.plan.workspaceFolder,
-          env: {},
-          sourceCommit: fetched.commit
-        }
-        // A checkout that failed leaves no code-server running on its files: the row's error is the whole truth.
-        yield* checkoutInContainer(runtime, target, branch, fetched.commit).pipe(
-          Effect.tapCause((cause) =>
-            Cause.hasFails(cause) || Cause.hasDies(cause) ? stopUnanswered(cloning, target.containerId) : Effect.void
-          )
-        )
-        return early
-      })
-
-    /**
-     * The files of a clone made for a container whose image has no git,
-     * written here before it first starts: as the sandbox user where a root
-     * daemon can, else handed to them by a walk (nothing runs there yet).
-     */
-    const checkoutCloneHere = (workspacePath: string, branchName: string, commit: string) =>
-      Effect.gen(function* () {
-        const owner = yield* ownership.newWorkspaceOwner
-        yield* workspaces.checkoutClone({
-          destination: workspacePath,
-          branchName,
-          commit,
-          ...(owner === undefined ? {} : { owner })
-        })
-        if (ownership.handedOver && owner === undefined) yield* ownership.handOver(workspacePath)
-      })
-
-    /**
-     * The whole checkout on the host, before any container of the sandbox
-     * runs: an environment built from the files, or an engine that is sent
-     * them. An environment that needs no files has its image made ready
-     * meanwhile.
-     */
-    const checkoutOnHost = (
-      cloning: Sandbox,
-      config: PrboxConfig,
-      prepared: PreparedCreate,
-      workspacePath: string,
-      recordAlongside: boolean
-    ) =>
-      Effect.gen(function* () {
-        const { ref, fetched, choice } = prepared
-        const owner = yield* ownership.newWorkspaceOwner
-        yield* workspaces.createWorkspace(
-          {
-            mirrorPath: fetched.mirrorPath,
-            commit: fetched.commit,
-            destination: workspacePath,
-            originUrl: ref.remoteUrl,
-            branchName: `pr-${ref.pullRequest}`,
-            ...(owner === undefined ? {} : { owner }),
-            onProgress: (line) => progress(cloning, line).pipe(Effect.ignore)
-          },
-          recordAlongside ? recordEnvironment(cloning, choice, workspacePath, config) : undefined
-        )
-      })
-
     const createWorker = (row: Sandbox, config: PrboxConfig, prepared: PreparedCreate) =>
       supervise(
         row,
@@ -313,17 +204,43 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
           const cloning = yield* advance(row.id, "cloning")
           const { ref, fetched, choice, lookup } = prepared
           const workspacePath = paths.workspace(row.id)
+          const branch = `pr-${ref.pullRequest}`
           const imageOnly = !readsWorkspace(choice)
-          const inSandbox = imageOnly && (yield* runtime.filesAt) === "host"
-          const startedEarly = inSandbox
-            ? yield* checkoutInSandbox(cloning, config, prepared, workspacePath)
-            : undefined
-          if (!inSandbox) yield* checkoutOnHost(cloning, config, prepared, workspacePath, imageOnly)
+          // An environment built from the files gets them first; any other, only the clone's `.git`.
+          const newOwner = imageOnly
+            ? ownership.handedOver
+              ? ownership.sandboxUser
+              : undefined
+            : yield* ownership.newWorkspaceOwner
+          yield* workspaces.createWorkspace({
+            mirrorPath: fetched.mirrorPath,
+            commit: fetched.commit,
+            destination: workspacePath,
+            originUrl: ref.remoteUrl,
+            branchName: branch,
+            checkout: !imageOnly,
+            ...(newOwner === undefined ? {} : { owner: newOwner }),
+            onProgress: (line) => progress(cloning, line).pipe(Effect.ignore)
+          })
+          let startedEarly: StartedEarly | undefined
+          if (imageOnly) {
+            const recorded = yield* recordEnvironment(cloning, choice, workspacePath, config)
+            // An engine that is sent the files gets the whole checkout, made here (its containers never see it).
+            if ((yield* runtime.filesAt) === "host") {
+              yield* ownership.makeHome(row.id, workspacePath)
+              const environment = yield* containerEnvironment(recorded, config)
+              startedEarly = yield* checkout.startAndCheckOut(cloning, config, environment, {
+                workspacePath,
+                branch,
+                commit: fetched.commit
+              })
+            } else yield* checkout.checkoutCloneHere({ workspacePath, branch, commit: fetched.commit })
+          }
           const starting = yield* advance(row.id, "starting", {
             workspacePath,
             sourceCommit: fetched.commit,
             // The workspace's branch is pr-N; the row names the PR's own source branch when the service did.
-            sourceBranch: lookup._tag === "Known" ? lookup.info.sourceBranch : `pr-${ref.pullRequest}`
+            sourceBranch: lookup._tag === "Known" ? lookup.info.sourceBranch : branch
           })
           if (!imageOnly) yield* recordEnvironment(starting, choice, workspacePath, config)
           yield* becomeReady(row.id, config, startedEarly)

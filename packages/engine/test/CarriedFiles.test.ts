@@ -194,6 +194,49 @@ layer(onRemote, { excludeTestServices: true, timeout: 300_000 })(
         })
     )
 
+    it.effect(
+      "an image that ships prbox's fill markers and its own code-server seeds no volume: prbox's files are copied",
+      () =>
+        Effect.gen(function* () {
+          const runtime = yield* ContainerRuntime
+          const docker = yield* Docker
+          const folders = yield* hostFolders
+          // A PR's image, built on the engine, with files where prbox's volumes are mounted: a "node" and every marker a fill leaves.
+          const context = mkdtempSync(join(tmpdir(), "prbox-seeding-"))
+          yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(context, { recursive: true, force: true })))
+          writeFileSync(
+            join(context, "Dockerfile"),
+            [
+              `FROM ${healthzTag}`,
+              "RUN mkdir -p /prbox-fill/bin /workspace /home/prbox && echo evil > /prbox-fill/bin/node && touch /prbox-fill/.prbox-carried /workspace/.prbox-carried /home/prbox/.prbox-carried && echo evil > /workspace/run.sh",
+              ""
+            ].join("\n")
+          )
+          const { tag: hostile } = yield* runtime.buildImage(
+            {
+              contextDir: context,
+              dockerfile: "Dockerfile",
+              args: {},
+              repository: "prbox-test/seeding",
+              labels: { [TEST_RUN_LABEL]: inject("testRunId") }
+            },
+            () => Effect.void
+          )
+          const key = `test-seeding-${randomBytes(4).toString("hex")}`
+          yield* Effect.addFinalizer(() => Effect.ignore(docker.removeVolume(codeServerVolumeName(key))))
+          const spec = sandboxSpec(newId(), folders, {
+            image: hostile,
+            shared: { hostPath: folders.shared, containerPath: "/opt/prbox/code-server", key }
+          })
+          const made = yield* provisioned(spec)
+          assert.isTrue(made.lines.some((line) => line.startsWith("copying code-server")))
+          assert.isTrue(made.lines.some((line) => line.startsWith("copying the workspace")))
+          yield* runtime.start(made.containerId)
+          const seen = yield* sh(made.containerId, "cat /opt/prbox/code-server/bin/node /workspace/run.sh")
+          assert.strictEqual(seen.stdout, "not really node\necho from the pr\n")
+        })
+    )
+
     it.effect("the user's own mounts are refused before anything is made", () =>
       Effect.gen(function* () {
         const runtime = yield* ContainerRuntime

@@ -289,13 +289,14 @@ describe("Workspaces.createWorkspace", () => {
       assert.strictEqual(gitSync(destination, "status", "--porcelain"), "")
       assert.strictEqual(readFileSync(NodePath.join(destination, "pr2.txt"), "utf8"), "pr2.txt\n")
       assert.strictEqual(gitSync(destination, "remote", "get-url", "origin"), originUrl)
-      // Hardlinked, not borrowed: no alternates pointing outside the workspace.
+      // Copied, neither borrowed nor hardlinked: no alternates pointing outside the workspace, no inode shared with the mirror.
       assert.throws(() => statSync(NodePath.join(destination, ".git", "objects", "info", "alternates")))
       const object = NodePath.join("objects", remote.pr2.slice(0, 2), remote.pr2.slice(2))
-      assert.strictEqual(
+      assert.notStrictEqual(
         statSync(NodePath.join(destination, ".git", object)).ino,
         statSync(NodePath.join(fetched.mirrorPath, object)).ino
       )
+      assert.strictEqual(statSync(NodePath.join(destination, ".git", object)).nlink, 1)
       // Self-contained: it survives the mirror.
       rmSync(fetched.mirrorPath, { recursive: true })
       gitSync(destination, "fsck", "--strict")

@@ -3,7 +3,7 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import type { PrboxClientShape } from "@prbox/client"
 import { Effect } from "effect"
-import { errorResult, type Tool } from "./Tool.ts"
+import { errorResult, type McpPolicy, type Tool } from "./Tool.ts"
 import { execTools } from "./ToolsExec.ts"
 import { fileTools } from "./ToolsFiles.ts"
 import { sandboxTools } from "./ToolsSandbox.ts"
@@ -35,9 +35,9 @@ const answerBadArgumentsAsInvalidInput = (server: McpServer): void => {
 }
 
 /** An MCP server whose tools call prboxd through `client`. */
-export const makeServer = (client: PrboxClientShape, version: string): McpServer => {
+export const makeServer = (client: PrboxClientShape, version: string, policy: McpPolicy): McpServer => {
   const server = new McpServer({ name: "prbox", version }, { instructions: INSTRUCTIONS })
-  for (const tool of TOOLS) tool.register(server, client)
+  for (const tool of TOOLS) tool.register(server, client, policy)
   answerBadArgumentsAsInvalidInput(server)
   return server
 }
@@ -46,9 +46,9 @@ export const makeServer = (client: PrboxClientShape, version: string): McpServer
  * Serves MCP on this process's stdin/stdout until the client closes stdin.
  * Only JSON-RPC goes to stdout; anything else this process says goes to stderr.
  */
-export const serveStdio = (client: PrboxClientShape, version: string): Effect.Effect<void> =>
+export const serveStdio = (client: PrboxClientShape, version: string, policy: McpPolicy): Effect.Effect<void> =>
   Effect.callback<void>((resume) => {
-    const server = makeServer(client, version)
+    const server = makeServer(client, version, policy)
     const transport = new StdioServerTransport()
     transport.onclose = () => resume(Effect.void)
     process.stdin.once("end", () => {

@@ -11,6 +11,12 @@ import { Cause, Effect, Exit, Option } from "effect"
 import * as z from "zod"
 import { renderToolError, type TaggedFailure, type ToolError, toToolError } from "./ToolErrors.ts"
 
+/** What the user's config.json allows agents (`"mcp": {...}`), read afresh for each call; unreadable: nothing. */
+export interface McpPolicy {
+  /** Whether sandbox_open may open a repository on this machine (a path, `file:`, a remote on this host). */
+  readonly allowLocalPaths: Effect.Effect<boolean>
+}
+
 /** What the SDK hands a tool besides its arguments: the cancel signal, `_meta`, notifications. */
 export type ToolExtra = RequestHandlerExtra<ServerRequest, ServerNotification>
 
@@ -34,14 +40,15 @@ export interface ToolDefinition<I extends z.ZodRawShape, O extends z.ZodRawShape
   readonly run: (
     client: PrboxClientShape,
     args: Of<I>,
-    extra: ToolExtra
+    extra: ToolExtra,
+    policy: McpPolicy
   ) => Effect.Effect<ToolAnswer<Of<O>>, TaggedFailure>
 }
 
 /** A tool ready for a server: its name, and how it registers itself with the daemon's client. */
 export interface Tool {
   readonly name: string
-  readonly register: (server: McpServer, client: PrboxClientShape) => void
+  readonly register: (server: McpServer, client: PrboxClientShape, policy: McpPolicy) => void
 }
 
 /** Where an error result carries its code and message for a client to switch on. */
@@ -95,7 +102,7 @@ export const defineTool = <I extends z.ZodRawShape, O extends z.ZodRawShape>(
   definition: ToolDefinition<I, O>
 ): Tool => ({
   name: definition.name,
-  register: (server, client) => {
+  register: (server, client, policy) => {
     const output = z.object(definition.output)
     server.registerTool(
       definition.name,
@@ -109,7 +116,7 @@ export const defineTool = <I extends z.ZodRawShape, O extends z.ZodRawShape>(
       // The SDK types the callback's arguments by the input shape.
       (async (args: Of<I>, extra: ToolExtra) =>
         toResult(
-          await Effect.runPromiseExit(definition.run(client, args, extra), { signal: extra.signal }),
+          await Effect.runPromiseExit(definition.run(client, args, extra, policy), { signal: extra.signal }),
           output,
           definition.name
         )) as never

@@ -1,10 +1,10 @@
-import { followUntilSettled, openRequest } from "@prbox/client"
+import { followUntilSettled, isLocalOpenInput, openRequest } from "@prbox/client"
 import { describeEvent } from "@prbox/domain"
 import { Effect } from "effect"
 import * as z from "zod"
 import { asSandboxId, describeSandbox, sandboxId, sandboxSummary, summaryOf } from "./Schemas.ts"
 import { defineTool, type ToolExtra } from "./Tool.ts"
-import { Timeout } from "./ToolErrors.ts"
+import { InvalidInput, Timeout } from "./ToolErrors.ts"
 
 /** The tools of a sandbox's life: open, list, status, logs, stop. */
 
@@ -48,11 +48,18 @@ const open = defineTool({
   },
   output: sandboxSummary,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
-  run: (client, args, extra) =>
+  run: (client, args, extra, policy) =>
     Effect.gen(function* () {
       const since = Date.now()
       const report = progressReporter(extra)
-      const opened = yield* client.open(openRequest(args.input, process.cwd(), { pr: args.pr, ref: args.ref }))
+      const request = openRequest(args.input, process.cwd(), { pr: args.pr, ref: args.ref })
+      // Text in a PR can steer an agent: it opens what a user would, not any repository on this machine.
+      if (isLocalOpenInput(request.input) && !(yield* policy.allowLocalPaths)) {
+        return yield* new InvalidInput({
+          message: `${args.input} is a repository on this machine; sandbox_open opens those only when the user's config.json says "mcp": {"allowLocalPaths": true}`
+        })
+      }
+      const opened = yield* client.open(request)
       report(`sandbox ${opened.id} is ${opened.status}`)
       const settled = yield* followUntilSettled(client, opened, {
         since,

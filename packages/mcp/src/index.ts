@@ -1,3 +1,3 @@
 export { makeServer, serveStdio, TOOLS } from "./Server.ts"
-export { ERROR_META_KEY, type Tool, type ToolAnswer, type ToolDefinition } from "./Tool.ts"
+export { ERROR_META_KEY, type McpPolicy, type Tool, type ToolAnswer, type ToolDefinition } from "./Tool.ts"
 export * from "./ToolErrors.ts"

@@ -1,0 +1,95 @@
+import type { Sandbox } from "@prbox/domain"
+import { Workspaces } from "@prbox/git"
+import { Cause, Effect } from "effect"
+import type { PrboxConfig } from "./Config.ts"
+import { ContainerRuntime } from "./ContainerRuntime.ts"
+import { checkoutInContainer } from "./ContainerWorkspaceGit.ts"
+import type { ExecTarget } from "./ExecTarget.ts"
+import { Lifecycle } from "./Lifecycle.ts"
+import { type Ownership, userSpec } from "./Ownership.ts"
+import type { ContainerEnvironment, StartContainer } from "./StartContainer.ts"
+
+/** A container started before its files were written, and the environment it was made from. */
+export interface StartedEarly {
+  readonly environment: ContainerEnvironment
+  readonly started: Effect.Success<ReturnType<StartContainer["start"]>>
+}
+
+/** What a new clone (its `.git`, made with `checkout: false`) is to be checked out as. */
+export interface CloneTarget {
+  readonly workspacePath: string
+  readonly branch: string
+  readonly commit: string
+}
+
+/**
+ * How a new sandbox of an image gets its files once its clone is made: no
+ * host program runs in the workspace once a container of it may run.
+ * `stopUnanswered` stops a container whose checkout failed.
+ */
+export const makeOpenCheckout = (
+  ownership: Ownership,
+  container: StartContainer,
+  stopUnanswered: (row: Pick<Sandbox, "id" | "status">, containerId: string) => Effect.Effect<void>
+) =>
+  Effect.gen(function* () {
+    const workspaces = yield* Workspaces
+    const runtime = yield* ContainerRuntime
+    const { progress } = yield* Lifecycle
+
+    /**
+     * The files written here while no container of the sandbox has run
+     * (one made is not started yet, or the engine has its own copy): as the
+     * sandbox user where a root daemon can, else handed to them by a walk.
+     */
+    const checkoutCloneHere = (clone: CloneTarget) =>
+      Effect.gen(function* () {
+        const owner = yield* ownership.newWorkspaceOwner
+        yield* workspaces.checkoutClone({
+          destination: clone.workspacePath,
+          branchName: clone.branch,
+          commit: clone.commit,
+          ...(owner === undefined ? {} : { owner })
+        })
+        if (ownership.handedOver && owner === undefined) yield* ownership.handOver(clone.workspacePath)
+      })
+
+    /**
+     * On the local engine: the container starts (code-server's start is most
+     * of an open) and its own git writes the files, as the sandbox user,
+     * while code-server starts. An image without git gets them from the
+     * host before its container first starts.
+     */
+    const startAndCheckOut = (
+      cloning: Sandbox,
+      config: PrboxConfig,
+      environment: ContainerEnvironment,
+      clone: CloneTarget
+    ) =>
+      Effect.gen(function* () {
+        const started = yield* container.start(cloning.id, config, environment, {
+          workspacePath: clone.workspacePath,
+          checkoutHere: checkoutCloneHere(clone)
+        })
+        const early: StartedEarly = { environment, started }
+        if (!started.checkoutInContainer) return early
+        yield* progress(cloning, `checking out ${clone.commit} as ${clone.branch} in the sandbox`).pipe(Effect.ignore)
+        const target: ExecTarget = {
+          id: cloning.id,
+          containerId: started.containerId,
+          user: userSpec(ownership.sandboxUser),
+          workspaceFolder: environment.plan.workspaceFolder,
+          env: {},
+          sourceCommit: clone.commit
+        }
+        // A checkout that failed leaves no code-server running on its files: the row's error is the whole truth.
+        yield* checkoutInContainer(runtime, target, clone.branch, clone.commit).pipe(
+          Effect.tapCause((cause) =>
+            Cause.hasFails(cause) || Cause.hasDies(cause) ? stopUnanswered(cloning, target.containerId) : Effect.void
+          )
+        )
+        return early
+      })
+
+    return { startAndCheckOut, checkoutCloneHere }
+  })
