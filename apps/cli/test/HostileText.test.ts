@@ -17,6 +17,7 @@ const HOSTILE = [
 ].join("; ")
 
 /** Escape, BEL and the 8-bit CSI/OSC: none of them may reach the reader. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what the test looks for
 const CONTROL = /[\u001b\u0007\u009b\u009d]/
 
 describe("text a sandbox wrote, printed by the CLI", () => {

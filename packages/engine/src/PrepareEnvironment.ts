@@ -3,7 +3,7 @@ import * as NodePath from "node:path"
 import { planEnvironment } from "@prbox/devcontainer"
 import type { EnvironmentPlan, ImageInfo, LifecycleStep, Sandbox, SandboxEnvironment } from "@prbox/domain"
 import { Effect, FileSystem } from "effect"
-import type { EnvironmentChoice } from "./ChooseEnvironment.ts"
+import { type EnvironmentChoice, workspaceFiles } from "./ChooseEnvironment.ts"
 import { CONTAINER_WORKSPACE } from "./CodeServerSpec.ts"
 import { checkMounts, type PrboxConfig } from "./Config.ts"
 import { ContainerRuntime } from "./ContainerRuntime.ts"
@@ -127,6 +127,21 @@ export const makePrepareEnvironment = Effect.gen(function* () {
           yield* runtime.ensureImage(image, onProgress)
         } else {
           const { context, dockerfile, args, target } = spec.source
+          // Checked again here, where no container of the sandbox runs (an open before its first, a
+          // rebuild after the old one went): the folder packed is the workspace's, through no link.
+          const files = workspaceFiles(fs, workspacePath)
+          const unsafe = (error: { readonly message: string }) =>
+            new SetupFailed({ reason: `${spec.path}: the build's ${error.message}` })
+          if ((yield* files.list(context).pipe(Effect.mapError(unsafe))) === undefined) {
+            return yield* new SetupFailed({
+              reason: `${spec.path}: build.context ${context} is not a folder of the workspace`
+            })
+          }
+          if ((yield* files.read(dockerfile).pipe(Effect.mapError(unsafe))) === undefined) {
+            return yield* new SetupFailed({
+              reason: `${spec.path}: build.dockerfile ${dockerfile} is not a file of the workspace`
+            })
+          }
           const contextDir = NodePath.join(workspacePath, context)
           yield* onProgress(`building ${dockerfile} (${spec.path})`)
           const built = yield* runtime.buildImage(

@@ -2,8 +2,11 @@ import { restartRefusal, SandboxConflict, type SandboxId } from "@prbox/domain"
 import { Effect, FileSystem } from "effect"
 import { chooseEnvironment, configurationName, workspaceFiles } from "./ChooseEnvironment.ts"
 import { Config } from "./Config.ts"
+import { containerFiles } from "./ContainerFiles.ts"
+import { ContainerRuntime } from "./ContainerRuntime.ts"
 import { Engines, otherEngineRefusal } from "./Engines.ts"
 import { mapStoreErrors } from "./Errors.ts"
+import { makeExecTarget } from "./ExecTarget.ts"
 import { Lifecycle } from "./Lifecycle.ts"
 import type { Teardown } from "./Teardown.ts"
 import type { Workers } from "./Workers.ts"
@@ -13,7 +16,7 @@ const STILL_STOPPING = "it is still stopping; retry after it has stopped"
 /**
  * `prbox rebuild`: a new container for the sandbox, keeping its workspace,
  * home and port. Its environment is read again from the workspace's
- * devcontainer.json (or the config); then the old container is stopped and
+ * devcontainer.json as the container sees it (or the config); then the old container is stopped and
  * removed (fence first), and the restart worker builds or pulls the image,
  * makes the new container and runs the create-time steps.
  */
@@ -23,6 +26,8 @@ export const makeRebuild = (workers: Workers, teardown: Teardown) =>
     const lifecycle = yield* Lifecycle
     const fs = yield* FileSystem.FileSystem
     const engines = yield* Engines
+    const runtime = yield* ContainerRuntime
+    const execTarget = yield* makeExecTarget
 
     return Effect.fn("SandboxService.rebuild")(function* (id: SandboxId) {
       const cfg = yield* config.load.pipe(
@@ -38,9 +43,15 @@ export const makeRebuild = (workers: Workers, teardown: Teardown) =>
           if (refusal !== undefined) return yield* new SandboxConflict({ id, reason: refusal })
           const elsewhere = otherEngineRefusal(engines, row)
           if (elsewhere !== undefined) return yield* elsewhere
-          // The environment is read again from the workspace, and refused before the old container goes.
+          // The environment is read again from the workspace, and refused before the old container goes:
+          // a running sandbox's through its container (the files are its to change under a host read);
+          // a stopped one's here, where nothing of it runs.
+          const files =
+            row.status === "running"
+              ? containerFiles(runtime, yield* execTarget(id, "rebuild"))
+              : workspaceFiles(fs, row.workspacePath ?? "")
           const choice = yield* chooseEnvironment(
-            workspaceFiles(fs, row.workspacePath ?? ""),
+            files,
             { host: row.host ?? "", repository: row.repository },
             cfg,
             configurationName(row.environment)
