@@ -49,6 +49,40 @@ const repoFiles = (files: RepositoryFiles) => {
 
 const isRoot = (path: string) => path === "" || path === "."
 
+/** What a configuration is read from: devcontainer.json, and the Dockerfile it builds. */
+const configurationFiles = (spec: DevcontainerSpec): ReadonlyArray<string> =>
+  spec.source._tag === "Build" ? [spec.path, spec.source.dockerfile] : [spec.path]
+
+/**
+ * Whether the PR's configuration is the base branch's, byte for byte; why
+ * not, for the log. A base that cannot be read counts as different.
+ */
+const sameAsBase = (
+  files: RepositoryFiles,
+  base: Effect.Effect<RepositoryFiles, { readonly message: string }>,
+  spec: DevcontainerSpec
+) =>
+  Effect.gen(function* () {
+    const baseFiles = yield* base
+    for (const path of configurationFiles(spec)) {
+      const [mine, theirs] = yield* Effect.all([files.read(path), baseFiles.read(path)])
+      if (mine !== theirs) {
+        return {
+          same: false as const,
+          why: `this PR changes ${path} from its base branch: the trusted repository's widening (trustedRepositories) applies to the configuration as the base branch has it, so it is not applied here until the change is merged`
+        }
+      }
+    }
+    return { same: true as const }
+  }).pipe(
+    Effect.catch((error) =>
+      Effect.succeed({
+        same: false as const,
+        why: `the base branch's configuration could not be read (${error.message}): the trusted repository's widening is not applied`
+      })
+    )
+  )
+
 /** A build's context folder and Dockerfile must be in the PR's commit: found now, not by a failing build. */
 const checkBuildInputs = (files: RepositoryFiles, spec: DevcontainerSpec) =>
   Effect.gen(function* () {
@@ -66,21 +100,31 @@ const checkBuildInputs = (files: RepositoryFiles, spec: DevcontainerSpec) =>
     }
   })
 
+/**
+ * `files` are the PR's (its commit, or a running sandbox's workspace);
+ * `base` reads its base branch's, asked only for a repository the user trusts.
+ */
 export const chooseEnvironment = Effect.fn("SandboxService.chooseEnvironment")(function* (
   files: RepositoryFiles,
   ref: RepositoryName,
   config: PrboxConfig,
-  wanted: string | undefined
+  wanted: string | undefined,
+  base: Effect.Effect<RepositoryFiles, { readonly message: string }>
 ) {
   const invalid = (error: DevcontainerError) => new InvalidDevcontainer({ reason: error.message })
   const located = yield* locateDevcontainer(repoFiles(files), wanted).pipe(Effect.mapError(invalid))
   if (located !== undefined) {
-    const spec = yield* readDevcontainer({
-      located,
-      host: ref.host,
-      repository: ref.repository,
-      trustedRepositories: config.trustedRepositories
-    }).pipe(Effect.mapError(invalid))
+    const read = (trustedRepositories: ReadonlyArray<string>) =>
+      readDevcontainer({ located, host: ref.host, repository: ref.repository, trustedRepositories })
+    const asTrusted = yield* read(config.trustedRepositories).pipe(Effect.mapError(invalid))
+    // Trust is the repository's: its widening holds for the configuration as the base branch has it.
+    const asBase = asTrusted.trusted ? yield* sameAsBase(files, base, asTrusted) : { same: true as const }
+    const spec = asBase.same
+      ? asTrusted
+      : yield* read([]).pipe(
+          Effect.map((untrusted) => ({ ...untrusted, warnings: [...untrusted.warnings, asBase.why] })),
+          Effect.mapError((error) => new InvalidDevcontainer({ reason: `${asBase.why}; ${error.message}` }))
+        )
     yield* checkBuildInputs(files, spec)
     return { _tag: "Devcontainer", spec } satisfies EnvironmentChoice
   }

@@ -101,14 +101,22 @@ export const makePrepareCreate = Effect.gen(function* () {
     return { ref, fetched, lookup: answer }
   })
 
+  /** The files of the PR's base branch (the remote's default when the service did not say) in the mirror. */
+  const baseFiles = (mirrorPath: string, baseRef: string | undefined) =>
+    Effect.map(workspaces.baseCommit(mirrorPath, baseRef), ({ tip }) => workspaces.commitFiles(mirrorPath, tip)).pipe(
+      Effect.mapError((error) => ({ message: safeReason(error) }))
+    )
+
   const prepare = Effect.fn("SandboxService.prepareCreate")(function* (
     target: PullRequestTarget,
     cfg: PrboxConfig,
     devcontainer: string | undefined
   ) {
     const got = yield* isHeadFromService(target) ? viaService(target) : viaGit(target)
-    const files = workspaces.commitFiles(got.fetched.mirrorPath, got.fetched.commit)
-    const choice = yield* chooseEnvironment(files, got.ref, cfg, devcontainer)
+    const { mirrorPath, commit } = got.fetched
+    const files = workspaces.commitFiles(mirrorPath, commit)
+    const baseRef = got.lookup._tag === "Known" ? got.lookup.info.baseRef : undefined
+    const choice = yield* chooseEnvironment(files, got.ref, cfg, devcontainer, baseFiles(mirrorPath, baseRef))
     return { ...got, choice } satisfies PreparedCreate
   })
 

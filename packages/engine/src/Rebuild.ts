@@ -1,11 +1,12 @@
 import { restartRefusal, SandboxConflict, type SandboxId } from "@prbox/domain"
+import { Workspaces } from "@prbox/git"
 import { Effect, FileSystem } from "effect"
 import { chooseEnvironment, configurationName, workspaceFiles } from "./ChooseEnvironment.ts"
 import { Config } from "./Config.ts"
 import { containerFiles } from "./ContainerFiles.ts"
 import { ContainerRuntime } from "./ContainerRuntime.ts"
 import { Engines, otherEngineRefusal } from "./Engines.ts"
-import { mapStoreErrors } from "./Errors.ts"
+import { mapStoreErrors, safeReason } from "./Errors.ts"
 import { makeExecTarget } from "./ExecTarget.ts"
 import { Lifecycle } from "./Lifecycle.ts"
 import type { Teardown } from "./Teardown.ts"
@@ -28,6 +29,7 @@ export const makeRebuild = (workers: Workers, teardown: Teardown) =>
     const engines = yield* Engines
     const runtime = yield* ContainerRuntime
     const execTarget = yield* makeExecTarget
+    const workspaces = yield* Workspaces
 
     return Effect.fn("SandboxService.rebuild")(function* (id: SandboxId) {
       const cfg = yield* config.load.pipe(
@@ -50,11 +52,20 @@ export const makeRebuild = (workers: Workers, teardown: Teardown) =>
             row.status === "running"
               ? containerFiles(runtime, yield* execTarget(id, "rebuild"))
               : workspaceFiles(fs, row.workspacePath ?? "")
+          const mirrorPath = workspaces.mirrorPath({
+            host: row.host ?? "",
+            repository: row.repository,
+            ...(cfg.profile === undefined ? {} : { profile: cfg.profile })
+          })
+          const base = Effect.map(workspaces.baseCommit(mirrorPath, row.baseRef ?? undefined), ({ tip }) =>
+            workspaces.commitFiles(mirrorPath, tip)
+          ).pipe(Effect.mapError((error) => ({ message: safeReason(error) })))
           const choice = yield* chooseEnvironment(
             files,
             { host: row.host ?? "", repository: row.repository },
             cfg,
-            configurationName(row.environment)
+            configurationName(row.environment),
+            base
           )
           const dropped = yield* teardown.dropContainer(id)
           return yield* workers.admitRestart(dropped, cfg, { rebuild: choice })

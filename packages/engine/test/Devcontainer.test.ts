@@ -212,37 +212,62 @@ describe("a PR's devcontainer.json", () => {
     )
   )
 
-  it.live("a repository the user trusts (config.json, never the PR) may widen its container: root, capabilities", () =>
-    withEngine({ configFile: true }, ({ remote, home }) =>
-      Effect.gen(function* () {
-        pushPullRequest(remote.path, 41, {
-          ".devcontainer/devcontainer.json": JSON.stringify({
+  it.live(
+    "a repository the user trusts (config.json, never the PR) may widen its container as its base branch configures it",
+    () =>
+      withEngine({ configFile: true }, ({ remote, home }) =>
+        Effect.gen(function* () {
+          const widened = {
             image: base,
             remoteUser: "root",
             runArgs: ["--cap-add", "SYS_PTRACE", "--network=host"],
             postCreateCommand: "id -u > /tmp/uid"
+          }
+          // The base branch has the widening configuration; PR 41 leaves it as it is.
+          const onBase = pushPullRequest(remote.path, 40, {
+            ".devcontainer/devcontainer.json": JSON.stringify(widened)
           })
-        })
-        const config = (trusted: ReadonlyArray<string>) =>
-          writeFileSync(
-            join(home, "config.json"),
-            JSON.stringify({ healthTimeoutSeconds: 30, trustedRepositories: trusted })
+          execFileSync("git", [`--git-dir=${remote.path}`, "update-ref", "refs/heads/main", onBase])
+          pushPullRequest(remote.path, 41, { "feature.txt": "a change of code only\n" })
+          const config = (trusted: ReadonlyArray<string>) =>
+            writeFileSync(
+              join(home, "config.json"),
+              JSON.stringify({ healthTimeoutSeconds: 30, trustedRepositories: trusted })
+            )
+          config([])
+          const untrusted = yield* Effect.flip(SandboxService.use((s) => s.open({ input: remote.path, pr: 41 })))
+          assert.match(untrusted.message, /runArgs/)
+          config([`local${remote.path}`])
+          const row = yield* openSettled(remote.path, 41)
+          assert.strictEqual(row.status, "running", row.error ?? "")
+          const id = row.containerId ?? assert.fail("no container")
+          assert.strictEqual(inContainer(id, "cat /tmp/uid"), "0")
+          assert.include(inspectContainer(id).HostConfig.CapAdd ?? [], "SYS_PTRACE")
+          const lines = (yield* SandboxService.use((s) => s.logs(row.id, { limit: 1000 }))).flatMap((event) =>
+            event._tag === "Progress" ? [event.line] : []
           )
-        config([])
-        const untrusted = yield* Effect.flip(SandboxService.use((s) => s.open({ input: remote.path, pr: 41 })))
-        assert.match(untrusted.message, /runArgs/)
-        config([`local${remote.path}`])
-        const row = yield* openSettled(remote.path, 41)
-        assert.strictEqual(row.status, "running", row.error ?? "")
-        const id = row.containerId ?? assert.fail("no container")
-        assert.strictEqual(inContainer(id, "cat /tmp/uid"), "0")
-        assert.include(inspectContainer(id).HostConfig.CapAdd ?? [], "SYS_PTRACE")
-        const lines = (yield* SandboxService.use((s) => s.logs(row.id, { limit: 1000 }))).flatMap((event) =>
-          event._tag === "Progress" ? [event.line] : []
-        )
-        assert.isTrue(lines.some((line) => line.includes("runArgs --network=host is not supported")))
-      })
-    )
+          assert.isTrue(lines.some((line) => line.includes("runArgs --network=host is not supported")))
+
+          // A PR of the same trusted repository that changes the configuration gets none of its widening.
+          pushPullRequest(remote.path, 42, {
+            ".devcontainer/devcontainer.json": JSON.stringify({ ...widened, runArgs: ["--privileged"] })
+          })
+          const changed = yield* Effect.flip(SandboxService.use((s) => s.open({ input: remote.path, pr: 42 })))
+          assert.include(changed.message, "this PR changes .devcontainer/devcontainer.json from its base branch")
+          assert.match(changed.message, /runArgs/)
+          // One that changes it without asking for widening opens, as an untrusted PR would, and says why.
+          pushPullRequest(remote.path, 43, {
+            ".devcontainer/devcontainer.json": JSON.stringify({ image: base, postCreateCommand: "id -u > /tmp/uid" })
+          })
+          const plain = yield* openSettled(remote.path, 43)
+          assert.strictEqual(plain.status, "running", plain.error ?? "")
+          assert.notStrictEqual(inContainer(plain.containerId ?? "", "cat /tmp/uid"), "0")
+          const said = (yield* SandboxService.use((s) => s.logs(plain.id, { limit: 1000 }))).flatMap((event) =>
+            event._tag === "Progress" ? [event.line] : []
+          )
+          assert.isTrue(said.some((line) => line.includes("this PR changes .devcontainer/devcontainer.json")))
+        })
+      )
   )
 
   it.live("update runs updateContentCommand; rebuild reads devcontainer.json again from the workspace", () =>

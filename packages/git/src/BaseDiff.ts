@@ -98,7 +98,16 @@ export const makeBaseDiff = Effect.fnUntraced(function* (
       return (yield* gitOk("git rev-parse", mirrorPath, ["rev-parse", "--verify", `${ref}^{commit}`])).trim()
     })
 
-  return Effect.fn("Workspaces.diffAgainstBase")(function* (
+  /** The base branch (`base`, else the remote's default) and its tip in the mirror, fetched when it is missing. */
+  const baseCommit = (mirrorPath: string, base: string | undefined) =>
+    withMirrorLock(mirrorPath)(
+      Effect.gen(function* () {
+        const branch = base ?? (yield* defaultBranch(mirrorPath))
+        return { branch, tip: yield* baseTip(mirrorPath, branch, base === undefined) }
+      })
+    )
+
+  const diffAgainstBase = Effect.fn("Workspaces.diffAgainstBase")(function* (
     mirrorPath: string,
     head: string,
     options: BaseDiffOptions
@@ -109,12 +118,7 @@ export const makeBaseDiff = Effect.fnUntraced(function* (
         detail: "the head must be a full hexadecimal object id"
       })
     }
-    const { branch, tip } = yield* withMirrorLock(mirrorPath)(
-      Effect.gen(function* () {
-        const branch = options.base ?? (yield* defaultBranch(mirrorPath))
-        return { branch, tip: yield* baseTip(mirrorPath, branch, options.base === undefined) }
-      })
-    )
+    const { branch, tip } = yield* baseCommit(mirrorPath, options.base)
     const found = yield* inMirror(mirrorPath, ["merge-base", tip, head])
     const mergeBase = found.stdout.trim()
     if (found.exitCode !== 0 || !commitPattern.test(mergeBase)) {
@@ -140,4 +144,6 @@ export const makeBaseDiff = Effect.fnUntraced(function* (
     const result: BaseDiff = { mergeBase, baseBranch: branch, diff }
     return result
   })
+
+  return { diffAgainstBase, baseCommit }
 })

@@ -69,6 +69,14 @@ export class Workspaces extends Context.Service<
       head: string,
       options: BaseDiffOptions
     ) => Effect.Effect<BaseDiff, FetchError>
+    /**
+     * The PR's base branch (`base`, else the remote's default branch) and its
+     * tip in the mirror, fetched into it when it is missing there.
+     */
+    readonly baseCommit: (
+      mirrorPath: string,
+      base: string | undefined
+    ) => Effect.Effect<{ readonly branch: string; readonly tip: string }, FetchError>
     /** Reads files of a fetched commit in its mirror, without a checkout (symbolic links are refused). */
     readonly commitFiles: (mirrorPath: string, commit: string) => CommitFiles
     /**
@@ -95,7 +103,10 @@ const make = Effect.fn("Workspaces.make")(function* (config: WorkspacesConfig) {
     fetchTimeoutMs,
     localTimeoutMs
   })
-  const diffAgainstBase = yield* makeBaseDiff({ local: localTimeoutMs, fetch: fetchTimeoutMs }, mirrors.withMirrorLock)
+  const { diffAgainstBase, baseCommit } = yield* makeBaseDiff(
+    { local: localTimeoutMs, fetch: fetchTimeoutMs },
+    mirrors.withMirrorLock
+  )
   const { createWorkspace, checkoutClone } = yield* makeCreateWorkspace(localTimeoutMs, mirrors.withMirrorLock)
   const commitFiles = yield* makeCommitFiles(localTimeoutMs)
   const bundleCommit = yield* makeBundleCommit(localTimeoutMs, mirrors.withMirrorLock)
@@ -103,6 +114,7 @@ const make = Effect.fn("Workspaces.make")(function* (config: WorkspacesConfig) {
     fetchPullRequest: mirrors.fetchPullRequest,
     mirrorPath: mirrors.mirrorPathOf,
     diffAgainstBase,
+    baseCommit,
     createWorkspace,
     checkoutClone,
     commitFiles,
