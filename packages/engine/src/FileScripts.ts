@@ -110,7 +110,9 @@ echo $created
  * `<workspace> <commit> <stat 0|1> <bytes> <paths...>`: the workspace
  * (untracked files too) against the commit, through a temporary index (the
  * user's own index and files are untouched): at most `<bytes>` bytes of it.
- * The stat info of the user's index is reused, so only changed files are hashed.
+ * The stat info of the user's index is reused, so only changed files are hashed;
+ * its copy keeps the index's time (`cp -p`), which is how git tells a file
+ * changed in the second the index was written (same size, same mtime second).
  */
 export const DIFF_HEAD_SH = `command -v git >/dev/null 2>&1 || exit ${EXIT.noGit}
 cd -- "$1" 2>/dev/null || exit 123
@@ -121,7 +123,7 @@ trap 'rm -rf -- "$t"' EXIT
 index=$(git rev-parse --git-path index)
 GIT_INDEX_FILE="$t/index"; export GIT_INDEX_FILE
 git cat-file -e "$commit^{commit}" 2>/dev/null || exit ${EXIT.noHeadCommit}
-{ cp -- "$index" "$t/index" 2>/dev/null && git read-tree -m "$commit" 2>/dev/null; } ||
+{ cp -p -- "$index" "$t/index" 2>/dev/null && git read-tree -m "$commit" 2>/dev/null; } ||
   { rm -f -- "$t/index"; git read-tree "$commit" 2>/dev/null; } || exit ${EXIT.gitFailed}
 git add -A >/dev/null 2>&1 || exit ${EXIT.gitFailed}
 if [ "$stat" = 1 ]; then set -- --stat "$commit" -- "$@"; else set -- "$commit" -- "$@"; fi
