@@ -9,7 +9,7 @@ import { Effect, Ref } from "effect"
 import { gitSync, movePullRequest } from "../../git/test/helpers.ts"
 import { Gc, Reconciler, SandboxFiles, SandboxService } from "../src/index.ts"
 import { healthzGitImage } from "./git-image.ts"
-import { type EngineFixture, type EngineOptions, openRunning, rowOf, withEngine } from "./harness.ts"
+import { type EngineFixture, type EngineOptions, openRunning, openSettled, rowOf, withEngine } from "./harness.ts"
 
 /**
  * A sandbox that attacks through git: its setup (as a PR's postCreateCommand
@@ -174,6 +174,50 @@ describe("a sandbox whose setup plants git config, hooks and links in its worksp
               noMarkers(markers)
               assert.deepStrictEqual(inWorkspace(yield* Ref.get(calls), row), [])
             })
+          )
+        })
+      )
+  )
+})
+
+describe("an image whose own processes plant hooks while the open writes its files", () => {
+  it.live(
+    "the checkout runs in the container: hooks and config planted before it (held by a latch) run nothing on the host",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const markers = yield* markerFolder
+          const calls = yield* Ref.make<ReadonlyArray<HostGitCall>>([])
+          const plants = attacks.filter((attack) => attack.name.startsWith("hook-") || attack.name === "fsmonitor")
+          const planted = yield* Ref.make(false)
+          return yield* withEngine(
+            {
+              config: { image: healthzGitImage() },
+              ...recordingGit(calls),
+              // The latch: the open's checkout waits until a process of the container (as an image's
+              // entrypoint would) has planted every hook and the fsmonitor in the clone's .git.
+              runtime: (real) => ({
+                ...real,
+                exec: (containerId, command, options) =>
+                  command.includes("checkout")
+                    ? Effect.gen(function* () {
+                        const plant = plants.map((attack) => `( ${attack.plant(markerOf(markers, attack.name))} )`)
+                        const done = yield* real.exec(containerId, ["sh", "-c", plant.join(" && ")], options)
+                        yield* Ref.set(planted, done.exitCode === 0)
+                        return yield* real.exec(containerId, command, options)
+                      })
+                    : real.exec(containerId, command, options)
+              })
+            },
+            (fixture) =>
+              Effect.gen(function* () {
+                // The planted fsmonitor breaks the sandbox's own checkout: that is the sandbox's to lose.
+                const row = yield* openSettled(fixture.remote.path, 1)
+                assert.isTrue(yield* Ref.get(planted), "the hooks were not planted before the checkout")
+                if (row.status === "running") yield* Effect.result(moveAndUpdate(fixture, row))
+                noMarkers(markers)
+                assert.deepStrictEqual(inWorkspace(yield* Ref.get(calls), row), [])
+              })
           )
         })
       )
