@@ -1,9 +1,10 @@
-import { chmodSync, copyFileSync, mkdtempSync, rmSync } from "node:fs"
+import { chmodSync, copyFileSync, mkdtempSync, realpathSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { DefaultImage } from "@prbox/engine/node"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { hasStackTrace, makeHome, prbox, type RunAs, removeHome } from "./support.ts"
+import { type InstalledPackage, installPackage } from "../../../scripts/package/install.ts"
+import { hasStackTrace, makeHome, prbox, type RunAs, removeHome, runEntry } from "./support.ts"
 
 const { DEFAULT_IMAGE } = DefaultImage
 
@@ -11,8 +12,20 @@ let home: string
 let nodeDir: string
 /** nobody, with a copy of this Node it can execute (the toolchain's may sit under root's home). */
 let nobody: RunAs
+/**
+ * prbox installed as a package where nobody can read it: the checkout may
+ * sit in a folder other users cannot enter (a clone under /root, a 0700
+ * temporary folder), so nobody runs the installed CLI, not the sources.
+ */
+let installed: InstalledPackage
 
-beforeAll(() => {
+/** The installed CLI, run as nobody. */
+const asNobody = (args: ReadonlyArray<string>) => runEntry(installed.prbox, home, args, { HOME: home }, nobody)
+
+beforeAll(async () => {
+  const prefix = realpathSync(mkdtempSync(join(tmpdir(), "prbox-prefix-")))
+  chmodSync(prefix, 0o755)
+  installed = await installPackage(prefix)
   home = makeHome("image")
   chmodSync(home, 0o755)
   nodeDir = mkdtempSync(join(tmpdir(), "prbox-node-"))
@@ -20,11 +33,12 @@ beforeAll(() => {
   copyFileSync(process.execPath, join(nodeDir, "node"))
   chmodSync(join(nodeDir, "node"), 0o755)
   nobody = { uid: 65534, gid: 65534, node: join(nodeDir, "node") }
-})
+}, 600_000)
 
 afterAll(() => {
   removeHome(home)
   rmSync(nodeDir, { recursive: true, force: true })
+  rmSync(installed.prefix, { recursive: true, force: true })
 })
 
 describe("prbox image build", () => {
@@ -40,7 +54,7 @@ describe("prbox image build", () => {
   })
 
   it("refuses a user who is not root: exit 2, the command to run and the config key, nothing on stdout", async () => {
-    const run = await prbox(home, ["image", "build"], { HOME: home }, nobody)
+    const run = await asNobody(["image", "build"])
     expect(run.code, run.stderr).toBe(2)
     expect(run.stdout).toBe("")
     expect(run.stderr).toMatch(
@@ -58,7 +72,7 @@ describe("prbox image build", () => {
   })
 
   it("--json refuses with a JSON error on stdout", async () => {
-    const run = await prbox(home, ["image", "build", "--json"], { HOME: home }, nobody)
+    const run = await asNobody(["image", "build", "--json"])
     expect(run.code, run.stderr).toBe(2)
     expect(JSON.parse(run.stdout)).toMatchObject({ error: { tag: "DefaultImageUnavailable" } })
   })
