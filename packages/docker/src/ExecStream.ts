@@ -1,7 +1,7 @@
 import type { Readable } from "node:stream"
 import { Writable } from "node:stream"
 import type Dockerode from "dockerode"
-import { Effect, Schedule } from "effect"
+import { Effect, Option, Schedule } from "effect"
 import type { StreamedExecOptions, Unreachable } from "./Docker.ts"
 import { ContainerNotFound, DockerEngineError, EngineUnavailable } from "./DockerError.ts"
 import { ExecAnswer } from "./EngineAnswers.ts"
@@ -58,6 +58,12 @@ const forward = (onChunk: (chunk: Uint8Array) => void) =>
     }
   })
 
+const cutShort = new EngineUnavailable({ operation: OPERATION, detail: "output stream closed before the end" })
+
+/** A stream closed without its end: the end after all when the engine says the exec has finished. */
+const closedEarly = (answer: Option.Option<typeof ExecAnswer.Type>) =>
+  Option.isSome(answer) && !answer.value.Running && answer.value.ExitCode !== null ? Effect.void : Effect.fail(cutShort)
+
 /**
  * Starts a created exec, writes `stdin` and closes it (as `docker exec -i`
  * does), and hands every output chunk to `onOutput` until the output ends.
@@ -91,12 +97,11 @@ const streamExec = (
         resume(Effect.void)
       })
       duplex.on("error", failed)
+      // A transport can close the stream rather than end it once the exec is over (an SSH
+      // channel's socket destroyed as the engine hangs up): the engine is asked whether the
+      // exec ran to its end, which makes the output that arrived all there is.
       duplex.on("close", () => {
-        if (!ended) {
-          resume(
-            Effect.fail(new EngineUnavailable({ operation: OPERATION, detail: "output stream closed before the end" }))
-          )
-        }
+        if (!ended) resume(Effect.flatMap(inspectExec(exec, secrets).pipe(Effect.option), closedEarly))
       })
       if (stdin !== undefined) {
         duplex.write?.(stdin)
