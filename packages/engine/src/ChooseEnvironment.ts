@@ -1,9 +1,10 @@
 import * as NodePath from "node:path"
 import { DevcontainerError, type DevcontainerSpec, locateDevcontainer, readDevcontainer } from "@prbox/devcontainer"
 import type { SandboxEnvironment } from "@prbox/domain"
+import type { Workspaces } from "@prbox/git"
 import { Effect, type FileSystem } from "effect"
 import type { PrboxConfig } from "./Config.ts"
-import { InvalidDevcontainer } from "./Errors.ts"
+import { InvalidDevcontainer, safeReason } from "./Errors.ts"
 
 /**
  * Where a new sandbox's environment comes from, decided before it is
@@ -139,6 +140,15 @@ export const chooseEnvironment = Effect.fn("SandboxService.chooseEnvironment")(f
 /** The named configuration (`.devcontainer/<name>/devcontainer.json`) a sandbox was made from, if any. */
 export const configurationName = (environment: SandboxEnvironment | null): string | undefined =>
   /^\.devcontainer\/([^/]+)\/devcontainer\.json$/.exec(environment?.path ?? "")?.[1]
+
+/**
+ * The files of a PR's base branch (`baseRef`, else the remote's default) in
+ * its mirror, where host git may run: what trust is judged against.
+ */
+export const baseBranchFiles = (workspaces: Workspaces["Service"], mirrorPath: string, baseRef: string | undefined) =>
+  Effect.map(workspaces.baseCommit(mirrorPath, baseRef), ({ tip }) => workspaces.commitFiles(mirrorPath, tip)).pipe(
+    Effect.mapError((error) => ({ message: safeReason(error) }))
+  )
 
 const MAX_FILE_BYTES = 1024 * 1024
 

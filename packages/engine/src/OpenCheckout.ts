@@ -1,6 +1,6 @@
 import type { Sandbox } from "@prbox/domain"
 import { Workspaces } from "@prbox/git"
-import { Cause, Effect } from "effect"
+import { Effect } from "effect"
 import type { PrboxConfig } from "./Config.ts"
 import { ContainerRuntime } from "./ContainerRuntime.ts"
 import { checkoutInContainer } from "./ContainerWorkspaceGit.ts"
@@ -25,13 +25,8 @@ export interface CloneTarget {
 /**
  * How a new sandbox of an image gets its files once its clone is made: no
  * host program runs in the workspace once a container of it may run.
- * `stopUnanswered` stops a container whose checkout failed.
  */
-export const makeOpenCheckout = (
-  ownership: Ownership,
-  container: StartContainer,
-  stopUnanswered: (row: Pick<Sandbox, "id" | "status">, containerId: string) => Effect.Effect<void>
-) =>
+export const makeOpenCheckout = (ownership: Ownership, container: StartContainer) =>
   Effect.gen(function* () {
     const workspaces = yield* Workspaces
     const runtime = yield* ContainerRuntime
@@ -51,7 +46,7 @@ export const makeOpenCheckout = (
           commit: clone.commit,
           ...(owner === undefined ? {} : { owner })
         })
-        if (ownership.handedOver && owner === undefined) yield* ownership.handOver(clone.workspacePath)
+        yield* ownership.handOverCheckout(clone.workspacePath, owner)
       })
 
     /**
@@ -82,12 +77,8 @@ export const makeOpenCheckout = (
           env: {},
           sourceCommit: clone.commit
         }
-        // A checkout that failed leaves no code-server running on its files: the row's error is the whole truth.
-        yield* checkoutInContainer(runtime, target, clone.branch, clone.commit).pipe(
-          Effect.tapCause((cause) =>
-            Cause.hasFails(cause) || Cause.hasDies(cause) ? stopUnanswered(cloning, target.containerId) : Effect.void
-          )
-        )
+        // A checkout that fails ends the worker, which stops the container (Workers' supervise).
+        yield* checkoutInContainer(runtime, target, clone.branch, clone.commit)
         return early
       })
 

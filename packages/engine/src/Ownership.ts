@@ -1,6 +1,6 @@
 import { type SandboxId, statePaths } from "@prbox/domain"
 import { NodeGit } from "@prbox/git"
-import { Effect, FileSystem, Option } from "effect"
+import { Effect, FileSystem } from "effect"
 import type { PlatformError } from "effect/PlatformError"
 import { ChildProcess, ChildProcessSpawner } from "effect/process"
 import { Config } from "./Config.ts"
@@ -55,13 +55,7 @@ export const makeOwnership = Effect.gen(function* () {
     )
   }
 
-  const ownerOf = (workspacePath: string) =>
-    Effect.map(fs.stat(workspacePath).pipe(Effect.mapError(failed("read the workspace"))), (info) => ({
-      uid: Option.getOrElse(info.uid, () => 0),
-      gid: Option.getOrElse(info.gid, () => 0)
-    }))
-
-  /** The user a sandbox runs as: the workspace's owner, never root. */
+  /** The user a sandbox of `owner`'s daemon runs as: that user, never root. */
   const userFor = (owner: SandboxUser): SandboxUser =>
     owner.uid === 0 ? { uid: FALLBACK_UID, gid: FALLBACK_UID } : owner
 
@@ -70,7 +64,7 @@ export const makeOwnership = Effect.gen(function* () {
    * writes the checkout (NodeGit.asUserCommand: a mount namespace, setpriv),
    * so that no walk hands it over afterwards. Undefined when the daemon is
    * not root, or cannot do that here (no mount namespaces in a container
-   * without CAP_SYS_ADMIN, no util-linux): `prepare`'s walk then does it.
+   * without CAP_SYS_ADMIN, no util-linux): `handOverCheckout`'s walk then does it.
    * Tried once a daemon.
    */
   const newWorkspaceOwner = yield* Effect.cached(
@@ -95,33 +89,43 @@ export const makeOwnership = Effect.gen(function* () {
   /** Whether what the daemon writes for a sandbox is handed to the sandbox user (a root daemon's). */
   const handedOver = sandboxUser.uid !== daemonUid
 
-  /** Makes the sandbox's home directory, owned by the sandbox user; returns who that is and who owns the workspace. */
-  const makeHome = Effect.fn("Ownership.makeHome")(function* (id: SandboxId, workspacePath: string) {
-    const owner = yield* ownerOf(workspacePath)
-    const user = sandboxUser
+  /**
+   * The workspace folder is there (a start on a missing one fails with this
+   * reason, not Docker's): a look at the folder prbox made, never inside it.
+   */
+  const requireWorkspace = (workspacePath: string) =>
+    Effect.asVoid(fs.stat(workspacePath).pipe(Effect.mapError(failed("read the workspace"))))
+
+  /** Makes the sandbox's home directory, owned by the sandbox user. */
+  const makeHome = Effect.fn("Ownership.makeHome")(function* (id: SandboxId) {
     const home = paths.sandboxHome(id)
     yield* fs
       .makeDirectory(home, { recursive: true, mode: 0o700 })
-      .pipe(Effect.andThen(fs.chown(home, user.uid, user.gid)), Effect.mapError(failed("create the sandbox home")))
-    return { owner, user }
+      .pipe(
+        Effect.andThen(fs.chown(home, sandboxUser.uid, sandboxUser.gid)),
+        Effect.mapError(failed("create the sandbox home"))
+      )
   })
 
   /**
-   * Makes the sandbox's home directory (makeHome) and hands its workspace to
-   * the sandbox user: nothing to do unless the workspace belongs to root (a
-   * daemon running as root, which could not check it out as that user),
-   * then a walk over the whole tree. Only while no container of the sandbox
-   * runs: one could swap a folder for a link under the walk.
+   * Hands the files the daemon checked out into a new workspace, as `owner`
+   * (undefined: as itself), to the sandbox user: a walk, needed only when a
+   * root daemon could not check them out as that user. Only before any
+   * container of the sandbox has run: one could swap a folder for a link
+   * under the walk.
    */
-  const prepare = Effect.fn("Ownership.prepare")(function* (id: SandboxId, workspacePath: string) {
-    const { owner, user } = yield* makeHome(id, workspacePath)
-    if (owner.uid !== user.uid) yield* chownTree(workspacePath, user)
-  })
+  const handOverCheckout = (workspacePath: string, owner: SandboxUser | undefined) =>
+    handedOver && owner === undefined ? chownTree(workspacePath, sandboxUser) : Effect.void
 
-  /** Hands a whole workspace the daemon checked out to the sandbox user (a walk: only while no container of it runs). */
-  const handOver = (workspacePath: string) => chownTree(workspacePath, sandboxUser)
-
-  return { sandboxUser, handedOver, handOver, newWorkspaceOwner, makeHome, prepare, homeOf: paths.sandboxHome }
+  return {
+    sandboxUser,
+    handedOver,
+    handOverCheckout,
+    newWorkspaceOwner,
+    requireWorkspace,
+    makeHome,
+    homeOf: paths.sandboxHome
+  }
 })
 
 export type Ownership = Effect.Success<typeof makeOwnership>

@@ -11,7 +11,7 @@ import {
 } from "@prbox/git"
 import { SandboxRepo } from "@prbox/store"
 import { Clock, Effect, Fiber, Option, Result } from "effect"
-import { chooseEnvironment } from "./ChooseEnvironment.ts"
+import { baseBranchFiles, chooseEnvironment } from "./ChooseEnvironment.ts"
 import type { PrboxConfig } from "./Config.ts"
 import { GitFailed, InvalidPullRequestInput, PullRequestMissing, PullRequestUnresolved, safeReason } from "./Errors.ts"
 import { Lifecycle } from "./Lifecycle.ts"
@@ -101,12 +101,6 @@ export const makePrepareCreate = Effect.gen(function* () {
     return { ref, fetched, lookup: answer }
   })
 
-  /** The files of the PR's base branch (the remote's default when the service did not say) in the mirror. */
-  const baseFiles = (mirrorPath: string, baseRef: string | undefined) =>
-    Effect.map(workspaces.baseCommit(mirrorPath, baseRef), ({ tip }) => workspaces.commitFiles(mirrorPath, tip)).pipe(
-      Effect.mapError((error) => ({ message: safeReason(error) }))
-    )
-
   const prepare = Effect.fn("SandboxService.prepareCreate")(function* (
     target: PullRequestTarget,
     cfg: PrboxConfig,
@@ -116,7 +110,8 @@ export const makePrepareCreate = Effect.gen(function* () {
     const { mirrorPath, commit } = got.fetched
     const files = workspaces.commitFiles(mirrorPath, commit)
     const baseRef = got.lookup._tag === "Known" ? got.lookup.info.baseRef : undefined
-    const choice = yield* chooseEnvironment(files, got.ref, cfg, devcontainer, baseFiles(mirrorPath, baseRef))
+    const base = baseBranchFiles(workspaces, mirrorPath, baseRef)
+    const choice = yield* chooseEnvironment(files, got.ref, cfg, devcontainer, base)
     return { ...got, choice } satisfies PreparedCreate
   })
 

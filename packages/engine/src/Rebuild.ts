@@ -1,12 +1,12 @@
 import { restartRefusal, SandboxConflict, type SandboxId } from "@prbox/domain"
 import { Workspaces } from "@prbox/git"
 import { Effect, FileSystem } from "effect"
-import { chooseEnvironment, configurationName, workspaceFiles } from "./ChooseEnvironment.ts"
+import { baseBranchFiles, chooseEnvironment, configurationName, workspaceFiles } from "./ChooseEnvironment.ts"
 import { Config } from "./Config.ts"
 import { containerFiles } from "./ContainerFiles.ts"
 import { ContainerRuntime } from "./ContainerRuntime.ts"
 import { Engines, otherEngineRefusal } from "./Engines.ts"
-import { mapStoreErrors, safeReason } from "./Errors.ts"
+import { mapStoreErrors } from "./Errors.ts"
 import { makeExecTarget } from "./ExecTarget.ts"
 import { Lifecycle } from "./Lifecycle.ts"
 import type { Teardown } from "./Teardown.ts"
@@ -57,9 +57,7 @@ export const makeRebuild = (workers: Workers, teardown: Teardown) =>
             repository: row.repository,
             ...(cfg.profile === undefined ? {} : { profile: cfg.profile })
           })
-          const base = Effect.map(workspaces.baseCommit(mirrorPath, row.baseRef ?? undefined), ({ tip }) =>
-            workspaces.commitFiles(mirrorPath, tip)
-          ).pipe(Effect.mapError((error) => ({ message: safeReason(error) })))
+          const base = baseBranchFiles(workspaces, mirrorPath, row.baseRef ?? undefined)
           const choice = yield* chooseEnvironment(
             files,
             { host: row.host ?? "", repository: row.repository },

@@ -70,8 +70,26 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
     const { advance, getRow, progress } = lifecycle
 
     /**
+     * A worker's failure leaves no code-server running on a row in `error`:
+     * the container the row records is stopped (its output kept for `docker
+     * logs`) before the row says so, whichever step failed (the checkout, the
+     * health wait, a status write). The row, not the worker, says whether one
+     * exists: a failure may cut in before the worker knew. A stop Docker does
+     * not confirm is left to reconcile, which stops an ended row's container.
+     */
+    const stopRecorded = (row: Sandbox) =>
+      Effect.flatMap(getRow(row.id), ({ containerId }) =>
+        containerId === null
+          ? Effect.void
+          : lifecycle
+              .withContainer(row.id, runtime.stop(containerId))
+              .pipe(Effect.catch((error) => progress(row, `could not stop its container: ${error.message}`)))
+      ).pipe(Effect.ignore)
+
+    /**
      * Ends a worker: a stop ends it quietly, an interruption goes through, and
-     * any other failure or defect puts the row in `error` with a safe reason.
+     * any other failure or defect stops its container and puts the row in
+     * `error` with a safe reason.
      */
     const supervise = <E>(row: Sandbox, work: Effect.Effect<void, E>): Effect.Effect<void> =>
       Effect.catchCause(work, (cause) => {
@@ -84,22 +102,8 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
           : Effect.logError("sandbox worker died", cause).pipe(
               Effect.andThen(advance(row.id, "error", { error: safeReason(Cause.squash(cause)) }))
             )
-        return Effect.ignore(record)
+        return Effect.andThen(stopRecorded(row), Effect.ignore(record))
       })
-
-    /**
-     * code-server never answered (or its workspace could not be handed to
-     * the sandbox user, or the checkout it was started beside failed): the
-     * worker stops the container it started
-     * (which keeps its output for `docker logs`) before the row goes to
-     * `error`. A stop Docker does not confirm is left to reconcile, which
-     * stops an ended row's running container.
-     */
-    const stopUnanswered = (row: Pick<Sandbox, "id" | "status">, containerId: string) =>
-      lifecycle.withContainer(row.id, runtime.stop(containerId)).pipe(
-        Effect.catch((error) => progress(row, `could not stop its container: ${error.message}`)),
-        Effect.ignore
-      )
 
     /**
      * The plan a row's container is made from. A row from before environments
@@ -112,7 +116,7 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
     /** Who the sandbox's commands run as: the workspace owner (root only for a trusted repository that asked). */
     const userOf = (plan: EnvironmentPlan) => containerUser(plan, userSpec(ownership.sandboxUser))
 
-    const checkout = yield* makeOpenCheckout(ownership, container, stopUnanswered)
+    const checkout = yield* makeOpenCheckout(ownership, container)
 
     const containerEnvironment = (row: Sandbox, config: PrboxConfig) =>
       Effect.gen(function* () {
@@ -175,19 +179,17 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
       startedEarly?: StartedEarly
     ) {
       const current = yield* getRow(id)
-      // A root daemon's workspace checked out on the host is handed to the
-      // sandbox user before a container of it starts: a walk beside a running
-      // container would follow the links it swaps in.
-      if (startedEarly === undefined && current.workspacePath !== null) {
-        yield* ownership.prepare(id, current.workspacePath)
+      // The workspace is the sandbox user's since its create (handOverCheckout): a
+      // start never walks it, since a container may have swapped links into it.
+      if (startedEarly === undefined) {
+        if (current.workspacePath !== null) yield* ownership.requireWorkspace(current.workspacePath)
+        yield* ownership.makeHome(id)
       }
       const environment = startedEarly?.environment ?? (yield* containerEnvironment(current, config))
       const { containerId, hostPort, since, movedFrom, created } =
         startedEarly?.started ?? (yield* container.start(id, config, environment))
       const row = yield* getRow(id)
-      yield* container
-        .waitHealthy(row, { containerId, hostPort, since }, config)
-        .pipe(Effect.tapError(() => stopUnanswered(row, containerId)))
+      yield* container.waitHealthy(row, { containerId, hostPort, since }, config)
       yield* runHook(row, "onSandboxReady", config)
       const createError = created ? yield* runCreateSteps(row, containerId, environment) : null
       // A failed create-time step ended the setup: postStartCommand runs only after a complete one.
@@ -222,12 +224,13 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
             ...(newOwner === undefined ? {} : { owner: newOwner }),
             onProgress: (line) => progress(cloning, line).pipe(Effect.ignore)
           })
+          if (!imageOnly) yield* ownership.handOverCheckout(workspacePath, newOwner)
           let startedEarly: StartedEarly | undefined
           if (imageOnly) {
             const recorded = yield* recordEnvironment(cloning, choice, workspacePath, config)
             // An engine that is sent the files gets the whole checkout, made here (its containers never see it).
             if ((yield* runtime.filesAt) === "host") {
-              yield* ownership.makeHome(row.id, workspacePath)
+              yield* ownership.makeHome(row.id)
               const environment = yield* containerEnvironment(recorded, config)
               startedEarly = yield* checkout.startAndCheckOut(cloning, config, environment, {
                 workspacePath,

@@ -168,10 +168,10 @@ describe("drift pass", () => {
         {
           workspaces: (real) => ({
             ...real,
-            createWorkspace: (options, alongsideCheckout) =>
+            createWorkspace: (options) =>
               Deferred.succeed(reached, undefined).pipe(
                 Effect.andThen(release.await),
-                Effect.andThen(real.createWorkspace(options, alongsideCheckout))
+                Effect.andThen(real.createWorkspace(options))
               )
           })
         },

@@ -164,10 +164,10 @@ export class Probe {
         fetchPullRequest: (ref, options) =>
           this.record("fetch").pipe(Effect.andThen(real.fetchPullRequest(ref, options))),
         // The worker's clone: the PR was fetched (and its environment chosen) before admission.
-        createWorkspace: (options, alongsideCheckout) =>
+        createWorkspace: (options) =>
           this.record("clone").pipe(
             Effect.andThen(this.pause("clone", pullRequestOfBranch(options.branchName))),
-            Effect.andThen(real.createWorkspace(options, alongsideCheckout))
+            Effect.andThen(real.createWorkspace(options))
           )
       }),
       hooks: (real): HooksShape => ({

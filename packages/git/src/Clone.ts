@@ -72,10 +72,7 @@ export const makeCreateWorkspace = Effect.fnUntraced(function* (
       )
     )
   const checkoutArgs = (branchName: string, commit: string) => ["checkout", "--quiet", "-b", branchName, commit, "--"]
-  const createWorkspace = Effect.fn("Workspaces.createWorkspace")(function* <E = never>(
-    options: CreateWorkspaceOptions,
-    alongsideCheckout?: Effect.Effect<void, E>
-  ) {
+  const createWorkspace = Effect.fn("Workspaces.createWorkspace")(function* (options: CreateWorkspaceOptions) {
     const { branchName, commit, destination, mirrorPath, originUrl } = options
     const progress = options.onProgress ?? noProgress
     const refuse = (detail: string) => new UnsafeArgument({ operation: "createWorkspace", detail })
@@ -129,10 +126,7 @@ export const makeCreateWorkspace = Effect.fnUntraced(function* (
       const created: CreatedWorkspace = { path: destination, branch: branchName, commit }
       if (options.checkout === false) return created
       yield* progress(`checking out ${commit} as ${branchName}`)
-      const checkout = inWorkspace(checkoutArgs(branchName, commit), options.owner)
-      yield* alongsideCheckout === undefined
-        ? checkout
-        : Effect.all([checkout, alongsideCheckout], { concurrency: 2, discard: true })
+      yield* inWorkspace(checkoutArgs(branchName, commit), options.owner)
       return created
     })
     return yield* build.pipe(

@@ -48,13 +48,8 @@ export class Workspaces extends Context.Service<
      * directory), checked out at `commit` on a new branch (unless `checkout`
      * is false), `origin` set to `originUrl`. A failed attempt leaves no
      * destination behind.
-     * `alongsideCheckout` runs while the checkout writes the files, once the
-     * clone (and its `.git`) exists: a failure of either ends both.
      */
-    readonly createWorkspace: <E = never>(
-      options: CreateWorkspaceOptions,
-      alongsideCheckout?: Effect.Effect<void, E>
-    ) => Effect.Effect<CreatedWorkspace, WorkspaceError | E>
+    readonly createWorkspace: (options: CreateWorkspaceOptions) => Effect.Effect<CreatedWorkspace, WorkspaceError>
     /** Checks out a clone made with `checkout: false`, on this machine (no container has run on it). */
     readonly checkoutClone: (options: CloneCheckout) => Effect.Effect<void, WorkspaceError>
     /** Where the repository's mirror is (or would be): a sandbox's PR finds its mirror again from its row. */

@@ -114,8 +114,7 @@ const layer = engineLayer({
   workspaces: (real) => ({
     ...real,
     // The PR was fetched into the mirror; the workspace clone never starts.
-    createWorkspace: (options, alongsideCheckout) =>
-      phase === "mid-clone" ? halt : real.createWorkspace(options, alongsideCheckout)
+    createWorkspace: (options) => (phase === "mid-clone" ? halt : real.createWorkspace(options))
   }),
   runtime: (real) => ({
     ...real,
