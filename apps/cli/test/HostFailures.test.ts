@@ -32,7 +32,7 @@ describe("prbox when host I/O fails", () => {
     expect(opened.code, opened.stderr).toBe(0)
     const id = /sandbox ([a-z0-9]{12}) is running/.exec(opened.stdout)?.[1] ?? ""
     expect((await prbox(home, ["stop", id])).code).toBe(0)
-    rmSync(join(home, "workspaces", id), { recursive: true, force: true })
+    rmSync(join(home, "sandboxes", id), { recursive: true, force: true })
 
     const run = await timed(["restart", id])
     expect(run.ms).toBeLessThan(10_000)
@@ -42,15 +42,15 @@ describe("prbox when host I/O fails", () => {
     expect(hasStackTrace(run.stderr)).toBe(false)
   })
 
-  it("open when the sandbox home cannot be created fails within 10 s", async () => {
-    rmSync(join(home, "homes"), { recursive: true, force: true })
-    writeFileSync(join(home, "homes"), "not a directory")
+  it("open when the sandbox's folder cannot be created fails within 10 s", async () => {
+    rmSync(join(home, "sandboxes"), { recursive: true, force: true })
+    writeFileSync(join(home, "sandboxes"), "not a directory")
 
     const run = await timed(["open", remote.path, "--pr", "2"])
     expect(run.ms).toBeLessThan(10_000)
     expect(run.code, run.stderr).not.toBe(0)
     expect(run.code).not.toBeNull()
-    expect(run.stderr).toContain("could not create the sandbox home")
+    expect(run.stderr).toContain("could not create the sandbox's folder")
     expect(hasStackTrace(run.stderr)).toBe(false)
   })
 })

@@ -217,7 +217,7 @@ describe("a sandbox on a remote engine over SSH", () => {
     const file = await prbox(home, ["exec", remoteId, "--", "cat", "remote-update.txt"], env)
     expect(file.stdout).toBe("pushed after the open\n")
     // The host's workspace stays where the open left it: the container's copy is the sandbox's truth.
-    const hostCopy = join(home, "workspaces", remoteId)
+    const hostCopy = join(home, "sandboxes", remoteId, "sealed", "workspace")
     expect(git(hostCopy, "-c", `safe.directory=${hostCopy}`, "rev-parse", "HEAD")).toBe(prHead)
   }, 120_000)
 

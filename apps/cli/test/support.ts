@@ -37,7 +37,29 @@ export interface RunAs {
   readonly uid: number
   readonly gid: number
   readonly node: string
+  /**
+   * Its supplementary groups (as `setpriv --groups` sets them: Node's own
+   * `uid`/`gid` spawn options clear them), e.g. the group of Docker's socket.
+   */
+  readonly groups?: ReadonlyArray<number>
 }
+
+/** `command args` as `as` would run it: its uid, gid and supplementary groups (none unless given). */
+export const asUserCommand = (
+  as: Pick<RunAs, "uid" | "gid" | "groups">,
+  command: string,
+  args: ReadonlyArray<string>
+): [string, Array<string>] => [
+  "setpriv",
+  [
+    `--reuid=${as.uid}`,
+    `--regid=${as.gid}`,
+    ...(as.groups === undefined || as.groups.length === 0 ? ["--clear-groups"] : [`--groups=${as.groups.join(",")}`]),
+    "--",
+    command,
+    ...args
+  ]
+]
 
 /** Runs the real CLI (`node apps/cli/src/main.ts`) with PRBOX_HOME set, not on a TTY. */
 export const prbox = (
@@ -73,14 +95,20 @@ export const runEntry = (
   args: ReadonlyArray<string>,
   env: Record<string, string> = {},
   as?: RunAs
-): Promise<Run> =>
-  outputOf(
+): Promise<Run> => {
+  const environment = { ...process.env, PRBOX_HOME: home, ...env }
+  if (as?.groups !== undefined) {
+    const [command, withUser] = asUserCommand(as, as.node, [entry, ...args])
+    return outputOf(spawn(command, withUser, { env: environment, stdio: ["ignore", "pipe", "pipe"] }))
+  }
+  return outputOf(
     spawn(as?.node ?? process.execPath, [entry, ...args], {
-      env: { ...process.env, PRBOX_HOME: home, ...env },
+      env: environment,
       stdio: ["ignore", "pipe", "pipe"],
       ...(as === undefined ? {} : { uid: as.uid, gid: as.gid })
     })
   )
+}
 
 /**
  * Runs `entry` as `runEntry` does, but on a terminal `columns` wide (a

@@ -126,3 +126,11 @@ export const packFile = (name: string, content: string): Readable => {
   pack.finalize()
   return pack
 }
+
+/** A tar stream of one folder entry, owned by root, with `mode`: extracted over a folder, it sets both. */
+export const packFolder = (name: string, mode: number): Readable => {
+  const pack = tar.pack()
+  pack.entry({ name, type: "directory", mode, uid: 0, gid: 0, mtime: new Date() })
+  pack.finalize()
+  return pack
+}

@@ -22,12 +22,18 @@ export interface StatePaths {
   readonly database: string
   /** One bare mirror per repository. */
   readonly mirrors: string
+  /** Where sandboxes made before the sealed layout keep their workspaces (`<id>`), and their homes. */
   readonly workspaces: string
-  /** The PR's checkout, bind-mounted at the container's workspace. */
-  readonly workspace: (id: string) => string
   readonly sandboxHomes: string
-  /** The sandbox user's home directory inside the container. */
-  readonly sandboxHome: (id: string) => string
+  /** One folder per sandbox (`<id>`), holding its sealed folder. */
+  readonly sandboxes: string
+  /**
+   * The sandbox's own folders: `sealed/workspace` (the PR's checkout, the
+   * container's workspace) and `sealed/home` (its user's home). Once a
+   * container may run, `sealed` is root's and 0700: nothing root in the
+   * container leaves there (a setuid shell) is in reach of a host user.
+   */
+  readonly sandbox: (id: string) => SandboxFolders
   /** `run/` (0700): the daemon's socket and lock. */
   readonly run: string
   readonly socket: string
@@ -41,15 +47,39 @@ export interface StatePaths {
   readonly codeServer: string
 }
 
+export interface SandboxFolders {
+  readonly root: string
+  /** The folder the host closes once a container may run; undefined for a sandbox of the old layout. */
+  readonly sealed: string | undefined
+  readonly workspace: string
+  readonly home: string
+}
+
+/**
+ * A sandbox's folders, from where its row says its workspace is: a sandbox
+ * made before the sealed layout keeps `workspaces/<id>` and `homes/<id>`
+ * (unsealed) for life; every other is `sandboxes/<id>`'s.
+ */
+export const sandboxFolders = (paths: StatePaths, id: string, workspacePath: string | null): SandboxFolders => {
+  const current = paths.sandbox(id)
+  if (workspacePath === null || workspacePath === current.workspace) return current
+  return { root: workspacePath, sealed: undefined, workspace: workspacePath, home: join(paths.sandboxHomes, id) }
+}
+
 export const statePaths = (home: string): StatePaths => ({
   home,
   config: join(home, "config.json"),
   database: join(home, "prbox.db"),
   mirrors: join(home, "mirrors"),
   workspaces: join(home, "workspaces"),
-  workspace: (id) => join(home, "workspaces", id),
   sandboxHomes: join(home, "homes"),
-  sandboxHome: (id) => join(home, "homes", id),
+  sandboxes: join(home, "sandboxes"),
+  sandbox: (id) => ({
+    root: join(home, "sandboxes", id),
+    sealed: join(home, "sandboxes", id, "sealed"),
+    workspace: join(home, "sandboxes", id, "sealed", "workspace"),
+    home: join(home, "sandboxes", id, "sealed", "home")
+  }),
   run: join(home, "run"),
   socket: join(home, "run", "prboxd.sock"),
   lock: join(home, "run", "prboxd.lock"),

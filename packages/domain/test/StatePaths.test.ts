@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { resolveHome, statePaths } from "@prbox/domain"
+import { resolveHome, sandboxFolders, statePaths } from "@prbox/domain"
 
 describe("resolveHome", () => {
   const cases: ReadonlyArray<readonly [string, { PRBOX_HOME?: string }, string, string]> = [
@@ -21,8 +21,8 @@ describe("statePaths", () => {
         paths.config,
         paths.database,
         paths.mirrors,
-        paths.workspace("abc"),
-        paths.sandboxHome("abc"),
+        paths.sandbox("abc").workspace,
+        paths.sandbox("abc").home,
         paths.socket,
         paths.lock,
         paths.daemonLog,
@@ -33,8 +33,8 @@ describe("statePaths", () => {
         "/h/config.json",
         "/h/prbox.db",
         "/h/mirrors",
-        "/h/workspaces/abc",
-        "/h/homes/abc",
+        "/h/sandboxes/abc/sealed/workspace",
+        "/h/sandboxes/abc/sealed/home",
         "/h/run/prboxd.sock",
         "/h/run/prboxd.lock",
         "/h/logs/prboxd.log",
@@ -43,4 +43,26 @@ describe("statePaths", () => {
       ]
     )
   })
+})
+
+describe("sandboxFolders", () => {
+  const paths = statePaths("/h")
+  const sealed = {
+    root: "/h/sandboxes/abc",
+    sealed: "/h/sandboxes/abc/sealed",
+    workspace: "/h/sandboxes/abc/sealed/workspace",
+    home: "/h/sandboxes/abc/sealed/home"
+  }
+  const cases: ReadonlyArray<readonly [string, string | null, unknown]> = [
+    ["a new sandbox (no workspace recorded yet): the sealed layout", null, sealed],
+    ["a row that records the sealed workspace", "/h/sandboxes/abc/sealed/workspace", sealed],
+    [
+      "a row made before the sealed layout keeps its folders, unsealed",
+      "/h/workspaces/abc",
+      { root: "/h/workspaces/abc", sealed: undefined, workspace: "/h/workspaces/abc", home: "/h/homes/abc" }
+    ]
+  ]
+  for (const [name, workspacePath, expected] of cases) {
+    it(name, () => assert.deepStrictEqual(sandboxFolders(paths, "abc", workspacePath), expected))
+  }
 })

@@ -262,6 +262,24 @@ export interface ContainerRuntimeShape {
     options: CommandOptions,
     onOutput: (chunk: Uint8Array) => void
   ) => Effect.Effect<RunningCommand, RuntimeError | CwdRefused>
+  /**
+   * Where files are at "host", what only root may do to a sandbox's folder
+   * `parent/name` of this machine, done by the engine without running a
+   * program: `sealFolder` makes it root's and 0700 (its content kept);
+   * `clearFolder` deletes its tree (links not followed), leaving an empty
+   * file of that name for `parent`'s owner to remove. `labels` go on the
+   * throwaway container it takes.
+   */
+  readonly sealFolder: (
+    parent: string,
+    name: string,
+    labels: Readonly<Record<string, string>>
+  ) => Effect.Effect<void, RuntimeError>
+  readonly clearFolder: (
+    parent: string,
+    name: string,
+    labels: Readonly<Record<string, string>>
+  ) => Effect.Effect<void, RuntimeError>
   /** Whether `path` exists in the container's filesystem (works on a created, never started container). */
   readonly hasPath: (containerId: string, path: string) => Effect.Effect<boolean, RuntimeError>
   /**

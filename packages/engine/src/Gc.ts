@@ -18,6 +18,7 @@ import { Engines } from "./Engines.ts"
 import {
   CleanupIncomplete,
   DiscoveryFailed,
+  HostFailure,
   hostErrorCode,
   mapStoreErrors,
   type StoreFailure,
@@ -25,6 +26,7 @@ import {
 } from "./Errors.ts"
 import { Installation, ownInstall } from "./Installation.ts"
 import { LABELS } from "./Labels.ts"
+import { removeSandboxFolders } from "./Ownership.ts"
 import { SandboxService } from "./SandboxService.ts"
 
 const MINUTE = 60_000
@@ -205,6 +207,7 @@ export class Gc extends Context.Service<Gc, GcShape>()("prbox/engine/Gc") {
           .listFilesByLabel({ [LABELS.install]: install })
           .pipe(Effect.mapError((error) => new DiscoveryFailed({ operation: "volumes", detail: error.message })))
         const directories = [
+          ...(yield* listDirectories(paths.sandboxes)),
           ...(yield* listDirectories(paths.workspaces)),
           ...(yield* listDirectories(paths.sandboxHomes))
         ]
@@ -222,6 +225,16 @@ export class Gc extends Context.Service<Gc, GcShape>()("prbox/engine/Gc") {
           directories: directories.filter((d) => !ids.has(d.name)).map((d) => d.path)
         } satisfies PrunePlan
       })
+
+      /** A sandbox's folder of the sealed layout goes as a delete's does (the engine clears a sealed one). */
+      const removeDirectory = (path: string) => {
+        const name = path.slice(paths.sandboxes.length + 1)
+        return path === `${paths.sandboxes}/${name}`
+          ? removeSandboxFolders(fs, paths.sandbox(name), Effect.succeed(runtime), {})
+          : fs
+              .remove(path, { recursive: true, force: true })
+              .pipe(Effect.mapError((error) => new HostFailure({ operation: "remove", detail: hostErrorCode(error) })))
+      }
 
       const prune = Effect.fn("Gc.prune")(function* (confirmed: PrunePlan) {
         const current = yield* planPrune
@@ -242,10 +255,8 @@ export class Gc extends Context.Service<Gc, GcShape>()("prbox/engine/Gc") {
           )
         )
         const directoryFailures = yield* Effect.forEach(acted.directories, (path) =>
-          Effect.map(Effect.result(fs.remove(path, { recursive: true, force: true })), (result) =>
-            result._tag === "Success"
-              ? undefined
-              : { sandboxId: path, detail: `could not remove (${hostErrorCode(result.failure)})` }
+          Effect.map(Effect.result(removeDirectory(path)), (result) =>
+            result._tag === "Success" ? undefined : { sandboxId: path, detail: result.failure.message }
           )
         )
         const failures = [...containerFailures, ...volumeFailures, ...directoryFailures].filter((f) => f !== undefined)

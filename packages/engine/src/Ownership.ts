@@ -1,9 +1,10 @@
-import { type SandboxId, statePaths } from "@prbox/domain"
+import { type SandboxFolders, type SandboxId, sandboxFolders, statePaths } from "@prbox/domain"
 import { NodeGit } from "@prbox/git"
 import { Effect, FileSystem } from "effect"
 import type { PlatformError } from "effect/PlatformError"
 import { ChildProcess, ChildProcessSpawner } from "effect/process"
 import { Config } from "./Config.ts"
+import type { ContainerRuntimeShape } from "./ContainerRuntime.ts"
 import { HostFailure, hostErrorCode, SetupFailed } from "./Errors.ts"
 
 /** Used when the workspace belongs to root: a sandbox never runs as root. */
@@ -23,6 +24,35 @@ export const userSpec = (user: SandboxUser): string => `${user.uid}:${user.gid}`
 /** A host I/O failure as a reason the row can keep: what failed and the errno code. */
 const failed = (operation: string) => (error: PlatformError) =>
   new HostFailure({ operation, detail: hostErrorCode(error) })
+
+/**
+ * Removes a sandbox's folders once no container of it runs. A sealed folder
+ * another user (root) owns is cleared by the engine first: a daemon that is
+ * not root could neither enter it nor remove what root in the container
+ * left there. Links in them are removed, never followed.
+ */
+export const removeSandboxFolders = Effect.fn("Ownership.removeFolders")(function* <E>(
+  fs: FileSystem.FileSystem,
+  folders: SandboxFolders,
+  runtime: Effect.Effect<ContainerRuntimeShape, E>,
+  labels: Readonly<Record<string, string>>
+) {
+  const daemonUid = process.getuid?.() ?? 0
+  const remove = (path: string, what: string) =>
+    fs.remove(path, { recursive: true, force: true }).pipe(Effect.mapError(failed(`remove ${what}`)))
+  if (folders.sealed === undefined) {
+    yield* remove(folders.workspace, "the workspace")
+    yield* remove(folders.home, "the sandbox home")
+    return
+  }
+  const owner = yield* fs.stat(folders.sealed).pipe(
+    Effect.map((info) => (info.uid._tag === "Some" ? info.uid.value : daemonUid)),
+    Effect.catchReason("PlatformError", "NotFound", () => Effect.succeed(daemonUid)),
+    Effect.mapError(failed("read the sandbox's folder"))
+  )
+  if (owner !== daemonUid) yield* (yield* runtime).clearFolder(folders.root, "sealed", labels)
+  yield* remove(folders.root, "the sandbox's folder")
+})
 
 /**
  * Who a sandbox runs as and what it owns on the host: its workspace and its
@@ -89,22 +119,63 @@ export const makeOwnership = Effect.gen(function* () {
   /** Whether what the daemon writes for a sandbox is handed to the sandbox user (a root daemon's). */
   const handedOver = sandboxUser.uid !== daemonUid
 
-  /**
-   * The workspace folder is there (a start on a missing one fails with this
-   * reason, not Docker's): a look at the folder prbox made, never inside it.
-   */
-  const requireWorkspace = (workspacePath: string) =>
-    Effect.asVoid(fs.stat(workspacePath).pipe(Effect.mapError(failed("read the workspace"))))
+  /** The sandbox's folders, where its row says its workspace is (domain `sandboxFolders`). */
+  const foldersOf = (id: SandboxId, workspacePath: string | null) => sandboxFolders(paths, id, workspacePath)
 
-  /** Makes the sandbox's home directory, owned by the sandbox user. */
-  const makeHome = Effect.fn("Ownership.makeHome")(function* (id: SandboxId) {
-    const home = paths.sandboxHome(id)
+  /**
+   * The sandbox's folders are there (a start on a missing one fails with
+   * this reason, not Docker's): a look at the folder that holds them, never
+   * inside it.
+   */
+  const requireFolders = (folders: SandboxFolders) =>
+    Effect.asVoid(fs.stat(folders.sealed ?? folders.workspace).pipe(Effect.mapError(failed("read the workspace"))))
+
+  /**
+   * Makes a new sandbox's sealed folder (0700: a root daemon's is sealed
+   * from the start) and its home in it, owned by the sandbox user. Only
+   * before any container of the sandbox has run; a sandbox of the old
+   * layout gets its home made again at every start, as it always did.
+   */
+  const makeFolders = Effect.fn("Ownership.makeFolders")(function* (folders: SandboxFolders) {
+    if (folders.sealed !== undefined) {
+      yield* fs
+        .makeDirectory(folders.sealed, { recursive: true, mode: 0o700 })
+        .pipe(Effect.mapError(failed("create the sandbox's folder")))
+    }
     yield* fs
-      .makeDirectory(home, { recursive: true, mode: 0o700 })
+      .makeDirectory(folders.home, { recursive: true, mode: 0o700 })
       .pipe(
-        Effect.andThen(fs.chown(home, sandboxUser.uid, sandboxUser.gid)),
+        Effect.andThen(fs.chown(folders.home, sandboxUser.uid, sandboxUser.gid)),
         Effect.mapError(failed("create the sandbox home"))
       )
+  })
+
+  /** Whether the sealed folder is root's and 0700: only root (the daemon, or the engine for it) made it so. */
+  const isSealed = (sealed: string) =>
+    fs.stat(sealed).pipe(
+      Effect.map((info) => info.uid._tag === "Some" && info.uid.value === 0 && (info.mode & 0o7777) === 0o700),
+      Effect.mapError(failed("read the sandbox's folder"))
+    )
+
+  /**
+   * Closes the sealed folder before a container of the sandbox starts:
+   * root's, 0700. Whatever root in the container leaves in the workspace
+   * or the home (a setuid shell, files of other users) is then out of
+   * every host user's reach but root's, a non-root daemon's user included.
+   * A daemon that is not root has the engine do it; the result is checked.
+   */
+  const seal = Effect.fn("Ownership.seal")(function* (
+    folders: SandboxFolders,
+    runtime: ContainerRuntimeShape,
+    labels: Readonly<Record<string, string>>
+  ) {
+    const sealed = folders.sealed
+    if (sealed === undefined || (yield* isSealed(sealed))) return
+    if (daemonUid === 0) yield* fs.chmod(sealed, 0o700).pipe(Effect.mapError(failed("seal the sandbox's folder")))
+    else yield* runtime.sealFolder(folders.root, "sealed", labels)
+    if (!(yield* isSealed(sealed))) {
+      return yield* new SetupFailed({ reason: "the sandbox's folder could not be sealed (root's, 0700)" })
+    }
   })
 
   /**
@@ -122,9 +193,10 @@ export const makeOwnership = Effect.gen(function* () {
     handedOver,
     handOverCheckout,
     newWorkspaceOwner,
-    requireWorkspace,
-    makeHome,
-    homeOf: paths.sandboxHome
+    foldersOf,
+    requireFolders,
+    makeFolders,
+    seal
   }
 })
 

@@ -32,7 +32,7 @@ export const make = (options: SandboxServiceOptions = {}) =>
     const ownership = yield* makeOwnership
     const workers = yield* makeWorkers(ownership, options.labels ?? {})
     const { open, restart } = yield* makeAdmission(workers)
-    const teardown = yield* makeTeardown(workers)
+    const teardown = yield* makeTeardown(workers, ownership, options.labels ?? {})
     const update = yield* makeUpdate(workers.runUpdateContent)
     const rebuild = yield* makeRebuild(workers, teardown)
     const { getRow } = lifecycle

@@ -125,7 +125,7 @@ export const makeStartContainer = (ownership: Ownership, extraLabels: Readonly<R
         const { plan, distribution } = environment
         yield* refuseUnseenMounts(config, plan)
         const user = userSpec(ownership.sandboxUser)
-        const homePath = ownership.homeOf(row.id)
+        const homePath = ownership.foldersOf(row.id, workspacePath).home
         const hostPort = requested ?? (yield* runtime.freePort(yield* keptPorts(row.id)))
         const containerId = yield* runtime.provision(
           codeServerSpec({
@@ -190,6 +190,10 @@ export const makeStartContainer = (ownership: Ownership, extraLabels: Readonly<R
             // Nothing of the container has run yet: without git of its own, its files are written here first.
             const checkoutInContainer = early !== undefined && (yield* hasGit(containerId))
             if (early !== undefined && !checkoutInContainer) yield* early.checkoutHere
+            // The host's last look inside: from here on a container of the sandbox may run.
+            if ((yield* runtime.filesAt) === "host") {
+              yield* ownership.seal(ownership.foldersOf(id, workspace), runtime, extraLabels)
+            }
             let movedFrom: number | null = null
             const hostPort = yield* runtime.start(containerId).pipe(
               Effect.catchTag("PortTaken", () =>

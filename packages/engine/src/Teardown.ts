@@ -1,17 +1,18 @@
-import { type Sandbox, type SandboxId, statePaths } from "@prbox/domain"
+import type { Sandbox, SandboxId } from "@prbox/domain"
 import { SandboxRepo } from "@prbox/store"
 import { Clock, Effect, FileSystem } from "effect"
 import { Config } from "./Config.ts"
 import type { ContainerRuntimeShape } from "./ContainerRuntime.ts"
 import { Engines } from "./Engines.ts"
-import { DestroyNotConfirmed, HostFailure, hostErrorCode, mapStoreErrors, type RuntimeError } from "./Errors.ts"
+import { DestroyNotConfirmed, mapStoreErrors, type RuntimeError } from "./Errors.ts"
 import { Installation } from "./Installation.ts"
 import { LABELS } from "./Labels.ts"
 import { Lifecycle } from "./Lifecycle.ts"
+import { type Ownership, removeSandboxFolders } from "./Ownership.ts"
 import type { Workers } from "./Workers.ts"
 
 /** Stop (stop wins over any create or restart step) and delete (container, workspace, home, row). */
-export const makeTeardown = (workers: Workers) =>
+export const makeTeardown = (workers: Workers, ownership: Ownership, extraLabels: Readonly<Record<string, string>>) =>
   Effect.gen(function* () {
     const repo = yield* SandboxRepo
     const engines = yield* Engines
@@ -19,7 +20,6 @@ export const makeTeardown = (workers: Workers) =>
     const fs = yield* FileSystem.FileSystem
     const lifecycle = yield* Lifecycle
     const install = (yield* Installation).id
-    const paths = statePaths(config.home)
     const { getRow, writeStatus } = lifecycle
 
     /**
@@ -75,13 +75,6 @@ export const makeTeardown = (workers: Workers) =>
       mapStoreErrors("sandbox.stop")
     )
 
-    const remove = (path: string, what: string) =>
-      fs
-        .remove(path, { recursive: true, force: true })
-        .pipe(
-          Effect.mapError((error) => new HostFailure({ operation: `remove ${what}`, detail: hostErrorCode(error) }))
-        )
-
     /**
      * The sandbox's carried files left on its engine: the container's
      * removal takes them, but one whose removal was cut short after the
@@ -124,12 +117,12 @@ export const makeTeardown = (workers: Workers) =>
       yield* stop(id)
       // Only the row's deletion, after Docker confirmed, lifts the fence.
       const stopped = yield* removeContainer(id, false)
-      yield* Effect.all(
-        [
-          stopped.workspacePath === null ? Effect.void : remove(stopped.workspacePath, "workspace"),
-          remove(paths.sandboxHome(id), "sandbox home")
-        ],
-        { concurrency: 2, discard: true }
+      // No container of it runs any more: its folders can go.
+      yield* removeSandboxFolders(
+        fs,
+        ownership.foldersOf(id, stopped.workspacePath),
+        engines.runtimeFor(stopped.engine),
+        extraLabels
       )
       yield* lifecycle.serialized(repo.delete(id))
       yield* lifecycle.forgetContainer(id)

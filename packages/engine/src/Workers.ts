@@ -4,8 +4,7 @@ import {
   restartRefusal,
   type Sandbox,
   SandboxConflict,
-  type SandboxId,
-  statePaths
+  type SandboxId
 } from "@prbox/domain"
 import { type FetchedPullRequest, type PullRequestRef, Workspaces } from "@prbox/git"
 import { Cause, Effect, Option } from "effect"
@@ -60,7 +59,6 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
     const workspaces = yield* Workspaces
     const lifecycle = yield* Lifecycle
     const configs = yield* Config
-    const paths = statePaths(configs.home)
     const container = yield* makeStartContainer(ownership, extraLabels)
     const runSteps = yield* makeLifecycleSteps
     const prepareEnvironment = yield* makePrepareEnvironment
@@ -182,8 +180,9 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
       // The workspace is the sandbox user's since its create (handOverCheckout): a
       // start never walks it, since a container may have swapped links into it.
       if (startedEarly === undefined) {
-        if (current.workspacePath !== null) yield* ownership.requireWorkspace(current.workspacePath)
-        yield* ownership.makeHome(id)
+        const folders = ownership.foldersOf(id, current.workspacePath)
+        yield* ownership.requireFolders(folders)
+        if (folders.sealed === undefined) yield* ownership.makeFolders(folders)
       }
       const environment = startedEarly?.environment ?? (yield* containerEnvironment(current, config))
       const { containerId, hostPort, since, movedFrom, created } =
@@ -205,7 +204,9 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
         Effect.gen(function* () {
           const cloning = yield* advance(row.id, "cloning")
           const { ref, fetched, choice, lookup } = prepared
-          const workspacePath = paths.workspace(row.id)
+          const folders = ownership.foldersOf(row.id, null)
+          yield* ownership.makeFolders(folders)
+          const workspacePath = folders.workspace
           const branch = `pr-${ref.pullRequest}`
           const imageOnly = !readsWorkspace(choice)
           // An environment built from the files gets them first; any other, only the clone's `.git`.
@@ -230,7 +231,6 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
             const recorded = yield* recordEnvironment(cloning, choice, workspacePath, config)
             // An engine that is sent the files gets the whole checkout, made here (its containers never see it).
             if ((yield* runtime.filesAt) === "host") {
-              yield* ownership.makeHome(row.id)
               const environment = yield* containerEnvironment(recorded, config)
               startedEarly = yield* checkout.startAndCheckOut(cloning, config, environment, {
                 workspacePath,

@@ -1,7 +1,6 @@
 import { existsSync } from "node:fs"
-import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import type { SandboxId } from "@prbox/domain"
+import { type SandboxId, statePaths } from "@prbox/domain"
 import { SandboxRepo } from "@prbox/store"
 import { Effect, Option } from "effect"
 import { SandboxService } from "../src/index.ts"
@@ -24,7 +23,7 @@ const assertGone = (id: SandboxId, workspacePath: string | null, home: string) =
     assert.isTrue(Option.isNone(yield* repo.findById(id)), "the row is still there")
     assert.deepStrictEqual(containersOf(id, { all: true }), [], "a container is still there")
     assert.isFalse(existsSync(workspacePath ?? ""), "the workspace is still there")
-    assert.isFalse(existsSync(join(home, "homes", id)), "the sandbox's home is still there")
+    assert.isFalse(existsSync(statePaths(home).sandbox(id).root), "the sandbox's folder (its home) is still there")
   })
 
 /** Cleanup deletes container, workspace and row; a removal Docker does not confirm leaves the fence. */
@@ -35,7 +34,7 @@ describe("cleanup", () => {
       Effect.gen(function* () {
         const sandboxes = yield* SandboxService
         const row = yield* openRunningWithWorkspace(remote.path)
-        assert.isTrue(existsSync(join(home, "homes", row.id)))
+        assert.isTrue(existsSync(statePaths(home).sandbox(row.id).home))
         yield* sandboxes.delete(row.id)
         yield* assertGone(row.id, row.workspacePath, home)
       })

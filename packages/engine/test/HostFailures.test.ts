@@ -40,7 +40,7 @@ describe("host I/O that fails puts the row in error with a reason (never stuck i
         const sandboxes = yield* SandboxService
         const running = yield* openRunning(remote.path, 1)
         yield* sandboxes.stop(running.id)
-        rmSync(statePaths(home).workspace(running.id), { recursive: true, force: true })
+        rmSync(statePaths(home).sandbox(running.id).root, { recursive: true, force: true })
 
         const restarting = yield* sandboxes.restart(running.id)
         assert.strictEqual(restarting.status, "starting")
@@ -50,21 +50,21 @@ describe("host I/O that fails puts the row in error with a reason (never stuck i
     )
   )
 
-  it.live("a sandbox home that cannot be created ($PRBOX_HOME/homes is a file)", () =>
+  it.live("a sandbox's folder that cannot be created ($PRBOX_HOME/sandboxes is a file)", () =>
     withEngine({}, ({ home, remote }) =>
       Effect.gen(function* () {
-        writeFileSync(statePaths(home).sandboxHomes, "not a directory")
+        writeFileSync(statePaths(home).sandboxes, "not a directory")
         const row = yield* openSettled(remote.path, 1).pipe(bounded("the create worker did not end"))
-        assertFailedWith(row, /could not create the sandbox home \((ENOTDIR|EEXIST)\)/)
+        assertFailedWith(row, /could not create the sandbox's folder \((ENOTDIR|EEXIST)\)/)
       })
     )
   )
 
-  it.live("a workspace that cannot be written (the workspaces directory on a full tmpfs)", () =>
+  it.live("a workspace that cannot be written (the sandboxes directory on a full tmpfs)", () =>
     withEngine({}, ({ home, remote }) =>
       Effect.scoped(
         Effect.gen(function* () {
-          const workspaces = statePaths(home).workspaces
+          const workspaces = statePaths(home).sandboxes
           yield* tmpfs(workspaces, "size=64k")
           fill(workspaces)
           const row = yield* openSettled(remote.path, 1).pipe(bounded("the create worker did not end"))
@@ -75,11 +75,11 @@ describe("host I/O that fails puts the row in error with a reason (never stuck i
     )
   )
 
-  it.live("a workspace that cannot be written (the workspaces directory is a read-only mount)", () =>
+  it.live("a workspace that cannot be written (the sandboxes directory is a read-only mount)", () =>
     withEngine({}, ({ home, remote }) =>
       Effect.scoped(
         Effect.gen(function* () {
-          yield* tmpfs(statePaths(home).workspaces, "ro,size=64k")
+          yield* tmpfs(statePaths(home).sandboxes, "ro,size=64k")
           const row = yield* openSettled(remote.path, 1).pipe(bounded("the create worker did not end"))
           assertFailedWith(row, /.+/)
           assert.isNull(row.containerId)

@@ -60,14 +60,16 @@ describe("root in a sandbox, against the host", () => {
           const left = asRootIn(containerId, `cp /bin/sh ${folder}/rootsh && chmod 4755 ${folder}/rootsh`)
           assert.strictEqual(left.status, 0, left.stderr)
         }
-        const onHost = [join(row.workspacePath ?? "", "rootsh"), join(statePaths(home).sandboxHome(row.id), "rootsh")]
+        const onHost = [join(row.workspacePath ?? "", "rootsh"), join(statePaths(home).sandbox(row.id).home, "rootsh")]
         for (const path of onHost) {
           assert.strictEqual(statSync(path).mode & 0o4000, 0o4000, "the setuid bit was not left as the test expects")
           const run = asNobody(path)
           assert.notStrictEqual(run.stdout.trim(), "0", `${path} gave another user root`)
           assert.notStrictEqual(run.status, 0, `${path} ran for another user`)
         }
-        // What keeps it out of reach: the state folder is the daemon's alone.
+        // What keeps it out of reach: the folder holding both is root's alone, and so is the state folder.
+        const sealed = statSync(statePaths(home).sandbox(row.id).sealed ?? "")
+        assert.deepStrictEqual([sealed.uid, sealed.mode & 0o7777], [0, 0o700], "the sandbox's folder is not sealed")
         assert.strictEqual(statSync(home).mode & 0o077, 0, "the state folder is open to other users")
         assert.strictEqual(statSync(home).uid, process.getuid?.())
       })

@@ -149,7 +149,7 @@ const assertNowhere = (
       const row = yield* rowOf(id)
       assert.notInclude(JSON.stringify(row), token)
       assert.isTrue(existsSync(join(row.workspacePath ?? "", ".git", "config")))
-      assert.isTrue(existsSync(paths.sandboxHome(id)))
+      assert.isTrue(existsSync(paths.sandbox(id).home))
       assert.notInclude(JSON.stringify(inspectContainer(row.containerId ?? "")), token)
       const log = yield* logLines(id)
       assert.isAbove(log.length, 5)

@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto"
 import { existsSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { describeEvent } from "@prbox/domain"
+import { describeEvent, statePaths } from "@prbox/domain"
 import { Effect, Stream } from "effect"
 import { SandboxService } from "../src/index.ts"
 import { bounded, filesContaining, inspectContainer, rowOf, withEngine } from "./harness.ts"
@@ -95,7 +95,7 @@ describe("secrets", () => {
             // The workspace (its .git included) and the sandbox's home directory.
             assert.isTrue(existsSync(join(row.workspacePath ?? "", ".git", "config")))
             assert.deepStrictEqual(filesContaining(row.workspacePath ?? "", secret), [])
-            assert.deepStrictEqual(filesContaining(join(home, "homes", row.id), secret), [])
+            assert.deepStrictEqual(filesContaining(statePaths(home).sandbox(row.id).home, secret), [])
             // The row's errors and detail, the log, the events.
             assert.notInclude(`${row.error} ${row.setupError} ${row.detail}`, secret)
             const log = yield* sandboxes.logs(row.id, { limit: 10_000 })

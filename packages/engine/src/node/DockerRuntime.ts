@@ -15,6 +15,7 @@ import { freePort } from "./FreePort.ts"
 import { makeHostPorts } from "./HostPorts.ts"
 import { ImageSource, makeImageTransfer } from "./ImageTransfer.ts"
 import { withProgress } from "./ProgressQueue.ts"
+import { makeSealedFolders } from "./SealedFolders.ts"
 import { makeSupervisedExec } from "./SupervisedExec.ts"
 
 const STOP_TIMEOUT_SECONDS = 10
@@ -63,6 +64,7 @@ export const layer = Layer.effect(
     const home = Option.getOrUndefined(yield* Effect.serviceOption(Config))?.home
     const files = yield* makeFilesMode(docker, home)
     const carried = yield* makeCarriedVolumes(docker)
+    const sealed = yield* makeSealedFolders(docker)
 
     const state = (containerId: string): Effect.Effect<ContainerState, RuntimeError> =>
       docker.inspect(containerId).pipe(
@@ -205,6 +207,8 @@ export const layer = Layer.effect(
       spawn: supervised.spawn,
       connect: previews.connect,
       listeningPorts: previews.listeningPorts,
+      sealFolder: sealed.seal,
+      clearFolder: sealed.clear,
       hasPath: (containerId, path) => docker.hasPath(containerId, path).pipe(Effect.mapError(toRuntimeError)),
       awaitOutputLine: (containerId, since, matches) =>
         docker.awaitLogLine(containerId, { since, matches }).pipe(Effect.mapError(toRuntimeError)),
