@@ -208,3 +208,30 @@ const removesCleanly = async (sandbox: SandboxView, asRoot: ReadonlyArray<string
   expect(lstatSync(join(outside(), "canary")).isFile()).toBe(true)
   expect(snapshot(host.home)).toEqual(before)
 }
+
+describe("a non-root daemon's sealed sandbox", () => {
+  it("is rebuilt from a stopped sandbox's Dockerfile, read through the engine: its folder is not the daemon's to enter", async () => {
+    const sandbox = await openPr(host, 5)
+    expect(sandbox.environment?.kind).toBe("devcontainer")
+    const sealed = statePaths(host.state).sandbox(sandbox.id).sealed ?? ""
+    expect(host.asUser("ls", [sealed]).status, "the daemon's user can enter the sealed folder").not.toBe(0)
+    // An edit made in the sandbox is what the rebuild builds.
+    const edit = "printf 'LABEL dev.prbox.test-edit=1\\n' >> .devcontainer/Dockerfile"
+    const edited = await host.prbox(["exec", sandbox.id, "--", "sh", "-c", edit])
+    expect(edited.code, edited.stderr).toBe(0)
+    expect((await host.prbox(["stop", sandbox.id])).code).toBe(0)
+    const rebuilt = await host.prbox(["rebuild", sandbox.id])
+    expect(rebuilt.code, `${rebuilt.stdout}${rebuilt.stderr}`).toBe(0)
+    const status = await host.prbox(["status", sandbox.id, "--json"])
+    const after = JSON.parse(status.stdout) as SandboxView
+    expect(after.status).toBe("running")
+    const labels = execFileSync(
+      "docker",
+      ["image", "inspect", "-f", "{{json .Config.Labels}}", after.environment?.image ?? ""],
+      {
+        encoding: "utf8"
+      }
+    )
+    expect(labels).toContain("dev.prbox.test-edit")
+  }, 180_000)
+})

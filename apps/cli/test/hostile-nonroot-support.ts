@@ -100,6 +100,11 @@ export const makeNonRootHost = async (): Promise<NonRootHost> => {
   const remote = makeRemote(remoteRoot)
   pushPullRequest(remote.path, 3, { "pr3.txt": "three\n" })
   pushPullRequest(remote.path, 4, { "pr4.txt": "four\n" })
+  // A Dockerfile devcontainer: its rebuild reads the workspace after a container ran in it.
+  pushPullRequest(remote.path, 5, {
+    ".devcontainer/devcontainer.json": JSON.stringify({ build: { dockerfile: "Dockerfile" } }),
+    ".devcontainer/Dockerfile": `FROM ${healthzGitImage()}\nLABEL dev.prbox.test-pr=5\n`
+  })
   chownTree(remoteRoot, owner)
 
   const env = { ...process.env, HOME: home, PATH: `${nodeDir}:${process.env.PATH ?? ""}` }

@@ -288,6 +288,13 @@ export interface DockerShape {
     path: string,
     archive: Readable
   ) => Effect.Effect<void, ContainerNotFound | Unreachable>
+  /**
+   * A tar stream of `path` in the container's filesystem (through its
+   * mounts; a created, never-started container's too): a folder with all it
+   * holds, links as links. Undefined when the path is missing there. The
+   * stream is closed with the scope.
+   */
+  readonly getArchive: (id: string, path: string) => Effect.Effect<Readable | undefined, Unreachable, Scope.Scope>
   /** Creates a named volume; one of that name already there is kept as it is. */
   readonly createVolume: (name: string, labels: Readonly<Record<string, string>>) => Effect.Effect<void, Unreachable>
   /** Removes a volume; fails while a container still uses it. */

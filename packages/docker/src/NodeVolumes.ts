@@ -7,7 +7,7 @@ import { VolumeListAnswer } from "./EngineAnswers.ts"
 import { call, decode } from "./EngineCall.ts"
 import { sourceFailure } from "./NodeImages.ts"
 
-type Volumes = Pick<DockerShape, "putArchive" | "createVolume" | "removeVolume" | "listVolumesByLabel">
+type Volumes = Pick<DockerShape, "putArchive" | "getArchive" | "createVolume" | "removeVolume" | "listVolumesByLabel">
 
 /**
  * Named volumes and the archive upload that fills them. `patient` has no
@@ -28,6 +28,28 @@ export const volumes = (api: Dockerode, patient: Dockerode): Volumes => ({
     yield* Effect.raceFirst(upload, sourceFailure(archive as Readable, unreadable)).pipe(
       Effect.ensuring(Effect.sync(() => archive.destroy()))
     )
+  }),
+
+  getArchive: Effect.fn("Docker.getArchive")(function* (id, path) {
+    const archive = yield* Effect.acquireRelease(
+      call(
+        "container.archive",
+        (signal) =>
+          patient
+            .getContainer(id)
+            .getArchive({ path, abortSignal: signal })
+            .then((answer: NodeJS.ReadableStream) => answer as Readable),
+        {}
+      ).pipe(
+        // The container is the caller's: Docker's 404 then says the path is missing.
+        Effect.catchIf(
+          (error) => error._tag === "DockerEngineError" && error.statusCode === 404,
+          () => Effect.succeed(undefined)
+        )
+      ),
+      (answer) => Effect.sync(() => answer?.destroy())
+    )
+    return archive
   }),
 
   createVolume: Effect.fn("Docker.createVolume")(function* (name, labels) {

@@ -1,3 +1,4 @@
+export * as ArchiveRead from "./ArchiveRead.ts"
 export * from "./Docker.ts"
 export * from "./DockerError.ts"
 export * as FolderArchive from "./FolderArchive.ts"

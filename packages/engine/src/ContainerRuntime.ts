@@ -1,6 +1,6 @@
-import type { Duplex, Writable } from "node:stream"
+import type { Duplex, Readable, Writable } from "node:stream"
 import type { CarriedKind, FilesAt, ImageBuildRequest, ImageInfo } from "@prbox/domain"
-import { Context, type Effect } from "effect"
+import { Context, type Effect, type Scope } from "effect"
 import type {
   ContainerExited,
   CwdRefused,
@@ -280,6 +280,17 @@ export interface ContainerRuntimeShape {
     name: string,
     labels: Readonly<Record<string, string>>
   ) => Effect.Effect<void, RuntimeError>
+  /**
+   * `path` (relative, `.` for all) of this machine's folder `folder` as the
+   * engine reads it, a tar stream (links as links), undefined when missing:
+   * links on the way resolve inside a container that sees only that folder,
+   * never on this machine. Closed with the scope.
+   */
+  readonly readFolder: (
+    folder: string,
+    path: string,
+    labels: Readonly<Record<string, string>>
+  ) => Effect.Effect<Readable | undefined, RuntimeError, Scope.Scope>
   /** Whether `path` exists in the container's filesystem (works on a created, never started container). */
   readonly hasPath: (containerId: string, path: string) => Effect.Effect<boolean, RuntimeError>
   /**

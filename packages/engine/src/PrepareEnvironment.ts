@@ -7,6 +7,7 @@ import { type EnvironmentChoice, workspaceFiles } from "./ChooseEnvironment.ts"
 import { CONTAINER_WORKSPACE } from "./CodeServerSpec.ts"
 import { checkMounts, type PrboxConfig } from "./Config.ts"
 import { ContainerRuntime } from "./ContainerRuntime.ts"
+import { stageContext } from "./EngineWorkspace.ts"
 import { RuntimeError, SetupFailed } from "./Errors.ts"
 import { SandboxTools } from "./SandboxTools.ts"
 import { decideWidening } from "./TrustedWidening.ts"
@@ -47,6 +48,15 @@ const buildRepository = (row: Sandbox): string =>
  * its Dockerfile built (from the workspace), a configured image pulled, the
  * default image built when it is missing. The environment says which.
  */
+/**
+ * Where a build reads the workspace: by host path (an open, before any
+ * container of the sandbox ran) or through the engine (`labels` on the
+ * throwaway container it takes).
+ */
+export type BuildFiles =
+  | { readonly _tag: "Host" }
+  | { readonly _tag: "Engine"; readonly labels: Readonly<Record<string, string>> }
+
 export const makePrepareEnvironment = Effect.gen(function* () {
   const runtime = yield* ContainerRuntime
   const tools = yield* SandboxTools
@@ -97,11 +107,54 @@ export const makePrepareEnvironment = Effect.gen(function* () {
     imageDigest: info.digest ?? info.id
   })
 
+  /**
+   * The folder a build's context is packed from. At an open, before any
+   * container of the sandbox ran, the workspace's own, checked here through
+   * no link; after, a copy the engine reads (EngineWorkspace.ts): the host
+   * resolves nothing in a folder a container may have written.
+   */
+  const contextFolder = (
+    path: string,
+    workspacePath: string,
+    context: string,
+    dockerfile: string,
+    readFrom: BuildFiles
+  ) =>
+    Effect.gen(function* () {
+      const notFolder = new SetupFailed({
+        reason: `${path}: build.context ${context} is not a folder of the workspace`
+      })
+      if (readFrom._tag === "Engine") {
+        const staged = yield* stageContext(fs, runtime, workspacePath, context, readFrom.labels).pipe(
+          Effect.mapError(
+            (error) => new SetupFailed({ reason: `${path}: the build's context cannot be read (${error.message})` })
+          )
+        )
+        if (staged === undefined) {
+          return yield* new SetupFailed({
+            reason: `${path}: build.context ${context} is not a folder of the workspace (a symbolic link is not followed)`
+          })
+        }
+        return staged
+      }
+      const files = workspaceFiles(fs, workspacePath)
+      const unsafe = (error: { readonly message: string }) =>
+        new SetupFailed({ reason: `${path}: the build's ${error.message}` })
+      if ((yield* files.list(context).pipe(Effect.mapError(unsafe))) === undefined) return yield* notFolder
+      if ((yield* files.read(dockerfile).pipe(Effect.mapError(unsafe))) === undefined) {
+        return yield* new SetupFailed({
+          reason: `${path}: build.dockerfile ${dockerfile} is not a file of the workspace`
+        })
+      }
+      return NodePath.join(workspacePath, context)
+    })
+
   return Effect.fn("SandboxService.prepareEnvironment")(function* (
     row: Sandbox,
     choice: EnvironmentChoice,
     workspacePath: string,
     config: PrboxConfig,
+    readFrom: BuildFiles,
     onProgress: (line: string) => Effect.Effect<void>
   ) {
     switch (choice._tag) {
@@ -127,33 +180,22 @@ export const makePrepareEnvironment = Effect.gen(function* () {
           yield* runtime.ensureImage(image, onProgress)
         } else {
           const { context, dockerfile, args, target } = spec.source
-          // Checked again here, where no container of the sandbox runs (an open before its first, a
-          // rebuild after the old one went): the folder packed is the workspace's, through no link.
-          const files = workspaceFiles(fs, workspacePath)
-          const unsafe = (error: { readonly message: string }) =>
-            new SetupFailed({ reason: `${spec.path}: the build's ${error.message}` })
-          if ((yield* files.list(context).pipe(Effect.mapError(unsafe))) === undefined) {
-            return yield* new SetupFailed({
-              reason: `${spec.path}: build.context ${context} is not a folder of the workspace`
+          const built = yield* Effect.scoped(
+            Effect.gen(function* () {
+              const contextDir = yield* contextFolder(spec.path, workspacePath, context, dockerfile, readFrom)
+              yield* onProgress(`building ${dockerfile} (${spec.path})`)
+              return yield* runtime.buildImage(
+                {
+                  contextDir,
+                  dockerfile: NodePath.posix.relative(NodePath.posix.normalize(context), dockerfile),
+                  args,
+                  ...(target === undefined ? {} : { target }),
+                  repository: buildRepository(row),
+                  labels: {}
+                },
+                onProgress
+              )
             })
-          }
-          if ((yield* files.read(dockerfile).pipe(Effect.mapError(unsafe))) === undefined) {
-            return yield* new SetupFailed({
-              reason: `${spec.path}: build.dockerfile ${dockerfile} is not a file of the workspace`
-            })
-          }
-          const contextDir = NodePath.join(workspacePath, context)
-          yield* onProgress(`building ${dockerfile} (${spec.path})`)
-          const built = yield* runtime.buildImage(
-            {
-              contextDir,
-              dockerfile: NodePath.relative(contextDir, NodePath.join(workspacePath, dockerfile)),
-              args,
-              ...(target === undefined ? {} : { target }),
-              repository: buildRepository(row),
-              labels: {}
-            },
-            onProgress
           )
           if (built.reused) yield* onProgress(`reusing ${built.tag}: its inputs did not change`)
           image = built.tag

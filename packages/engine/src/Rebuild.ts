@@ -6,6 +6,7 @@ import { Config } from "./Config.ts"
 import { containerFiles } from "./ContainerFiles.ts"
 import { ContainerRuntime } from "./ContainerRuntime.ts"
 import { Engines, otherEngineRefusal } from "./Engines.ts"
+import { engineWorkspaceFiles } from "./EngineWorkspace.ts"
 import { mapStoreErrors } from "./Errors.ts"
 import { makeExecTarget } from "./ExecTarget.ts"
 import { Lifecycle } from "./Lifecycle.ts"
@@ -21,7 +22,7 @@ const STILL_STOPPING = "it is still stopping; retry after it has stopped"
  * removed (fence first), and the restart worker builds or pulls the image,
  * makes the new container and runs the create-time steps.
  */
-export const makeRebuild = (workers: Workers, teardown: Teardown) =>
+export const makeRebuild = (workers: Workers, teardown: Teardown, extraLabels: Readonly<Record<string, string>>) =>
   Effect.gen(function* () {
     const config = yield* Config
     const lifecycle = yield* Lifecycle
@@ -46,12 +47,15 @@ export const makeRebuild = (workers: Workers, teardown: Teardown) =>
           const elsewhere = otherEngineRefusal(engines, row)
           if (elsewhere !== undefined) return yield* elsewhere
           // The environment is read again from the workspace, and refused before the old container goes:
-          // a running sandbox's through its container (the files are its to change under a host read);
-          // a stopped one's here, where nothing of it runs.
+          // a running sandbox's through its container (an edit made in it is what is rebuilt); a stopped
+          // one's through the engine (links resolve there, never here); on an engine that is sent the
+          // files, from the host's copy, which no container sees.
           const files =
             row.status === "running"
               ? containerFiles(runtime, yield* execTarget(id, "rebuild"))
-              : workspaceFiles(fs, row.workspacePath ?? "")
+              : (yield* runtime.filesAt) === "host"
+                ? engineWorkspaceFiles(runtime, row.workspacePath ?? "", extraLabels)
+                : workspaceFiles(fs, row.workspacePath ?? "")
           const mirrorPath = workspaces.mirrorPath({
             host: row.host ?? "",
             repository: row.repository,

@@ -34,7 +34,7 @@ export const make = (options: SandboxServiceOptions = {}) =>
     const { open, restart } = yield* makeAdmission(workers)
     const teardown = yield* makeTeardown(workers, ownership, options.labels ?? {})
     const update = yield* makeUpdate(workers.runUpdateContent)
-    const rebuild = yield* makeRebuild(workers, teardown)
+    const rebuild = yield* makeRebuild(workers, teardown, options.labels ?? {})
     const { getRow } = lifecycle
 
     const execTarget = yield* makeExecTarget

@@ -18,7 +18,7 @@ import { Lifecycle } from "./Lifecycle.ts"
 import { makeLifecycleSteps, stepsFor } from "./LifecycleSteps.ts"
 import { makeOpenCheckout, type StartedEarly } from "./OpenCheckout.ts"
 import { type Ownership, userSpec } from "./Ownership.ts"
-import { imagePlan, makePrepareEnvironment } from "./PrepareEnvironment.ts"
+import { type BuildFiles, imagePlan, makePrepareEnvironment } from "./PrepareEnvironment.ts"
 import { makeRunHook } from "./SandboxHooks.ts"
 import { SandboxTools } from "./SandboxTools.ts"
 import { type ContainerEnvironment, makeStartContainer } from "./StartContainer.ts"
@@ -53,6 +53,9 @@ export interface PreparedCreate {
  * health, ready hook, and setup when its container had to be created again).
  * They run in the lifecycle's scope, past the request.
  */
+/** An open reads its workspace here, before any container of the sandbox ran. */
+const HOST_FILES: BuildFiles = { _tag: "Host" }
+
 export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<string, string>>) =>
   Effect.gen(function* () {
     const runtime = yield* ContainerRuntime
@@ -251,9 +254,15 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
       )
 
     /** The environment's image made present and its plan recorded on the row, before its container is made. */
-    const recordEnvironment = (row: Sandbox, choice: EnvironmentChoice, workspacePath: string, config: PrboxConfig) =>
+    const recordEnvironment = (
+      row: Sandbox,
+      choice: EnvironmentChoice,
+      workspacePath: string,
+      config: PrboxConfig,
+      readFrom: BuildFiles = HOST_FILES
+    ) =>
       Effect.gen(function* () {
-        const { plan, environment } = yield* prepareEnvironment(row, choice, workspacePath, config, (line) =>
+        const { plan, environment } = yield* prepareEnvironment(row, choice, workspacePath, config, readFrom, (line) =>
           progress(row, line).pipe(Effect.ignore)
         )
         return yield* advance(row.id, "starting", { environment, environmentPlan: plan })
@@ -269,7 +278,10 @@ export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<s
         Effect.gen(function* () {
           if (options.rebuild !== undefined && row.workspacePath !== null) {
             yield* progress(row, "rebuilding: a new container on the kept workspace")
-            yield* recordEnvironment(row, options.rebuild, row.workspacePath, config)
+            // A container of it ran: the engine reads the workspace (the host's copy, on an engine that is sent it).
+            const readFrom: BuildFiles =
+              (yield* runtime.filesAt) === "host" ? { _tag: "Engine", labels: extraLabels } : HOST_FILES
+            yield* recordEnvironment(row, options.rebuild, row.workspacePath, config, readFrom)
           }
           yield* becomeReady(row.id, config)
         })

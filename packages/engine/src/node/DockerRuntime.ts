@@ -12,10 +12,10 @@ import { makeCarriedVolumes } from "./CarriedVolumes.ts"
 import { makeDockerRelay } from "./DockerRelay.ts"
 import { makeFilesMode } from "./FilesMode.ts"
 import { freePort } from "./FreePort.ts"
+import { makeHostFolders } from "./HostFolders.ts"
 import { makeHostPorts } from "./HostPorts.ts"
 import { ImageSource, makeImageTransfer } from "./ImageTransfer.ts"
 import { withProgress } from "./ProgressQueue.ts"
-import { makeSealedFolders } from "./SealedFolders.ts"
 import { makeSupervisedExec } from "./SupervisedExec.ts"
 
 const STOP_TIMEOUT_SECONDS = 10
@@ -64,7 +64,7 @@ export const layer = Layer.effect(
     const home = Option.getOrUndefined(yield* Effect.serviceOption(Config))?.home
     const files = yield* makeFilesMode(docker, home)
     const carried = yield* makeCarriedVolumes(docker)
-    const sealed = yield* makeSealedFolders(docker)
+    const folders = yield* makeHostFolders(docker)
 
     const state = (containerId: string): Effect.Effect<ContainerState, RuntimeError> =>
       docker.inspect(containerId).pipe(
@@ -207,8 +207,9 @@ export const layer = Layer.effect(
       spawn: supervised.spawn,
       connect: previews.connect,
       listeningPorts: previews.listeningPorts,
-      sealFolder: sealed.seal,
-      clearFolder: sealed.clear,
+      sealFolder: folders.seal,
+      clearFolder: folders.clear,
+      readFolder: folders.read,
       hasPath: (containerId, path) => docker.hasPath(containerId, path).pipe(Effect.mapError(toRuntimeError)),
       awaitOutputLine: (containerId, since, matches) =>
         docker.awaitLogLine(containerId, { since, matches }).pipe(Effect.mapError(toRuntimeError)),
