@@ -2,6 +2,7 @@ import { constants } from "node:fs"
 import { mkdir, open, symlink } from "node:fs/promises"
 import { join, posix } from "node:path"
 import type { Readable } from "node:stream"
+import { pipeline } from "node:stream/promises"
 import { Effect } from "effect"
 import * as tar from "tar-stream"
 import { FolderUnreadable } from "./DockerError.ts"
@@ -63,20 +64,30 @@ const eachEntry = (
     archive.pipe(extract)
   })
 
-const readBody = async (body: Readable, maxBytes: number): Promise<{ content: Buffer; truncated: boolean }> => {
-  const chunks: Array<Buffer> = []
-  let size = 0
-  for await (const chunk of body) {
-    const bytes = chunk as Buffer
-    if (size + bytes.length > maxBytes) {
-      chunks.push(bytes.subarray(0, maxBytes - size))
-      return { content: Buffer.concat(chunks), truncated: true }
-    }
-    chunks.push(bytes)
-    size += bytes.length
-  }
-  return { content: Buffer.concat(chunks), truncated: false }
-}
+/** A body's bytes, up to `maxBytes` (then `truncated`, without waiting for the rest). */
+const readBody = (body: Readable, maxBytes: number): Promise<{ content: Buffer; truncated: boolean }> =>
+  new Promise((resolve, reject) => {
+    const chunks: Array<Buffer> = []
+    let size = 0
+    let done = false
+    body.on("data", (chunk: Buffer) => {
+      if (done) return
+      if (size + chunk.length > maxBytes) {
+        done = true
+        chunks.push(chunk.subarray(0, maxBytes - size))
+        resolve({ content: Buffer.concat(chunks), truncated: true })
+        return
+      }
+      chunks.push(chunk)
+      size += chunk.length
+    })
+    body.on("end", () => {
+      if (done) return
+      done = true
+      resolve({ content: Buffer.concat(chunks), truncated: false })
+    })
+    body.on("error", reject)
+  })
 
 /** The archived path itself (the archive's first entry); a file's content up to `maxBytes`. */
 export const readArchivedPath = (archive: Readable, maxBytes: number): Effect.Effect<ArchivedPath, FolderUnreadable> =>
@@ -153,8 +164,9 @@ export const extractArchive = (
           root = posix.normalize(header.name).replace(/\/+$/, "")
         }
         const name = posix.normalize(header.name).replace(/\/+$/, "")
-        if (name === "." || name === ".." || name.startsWith("../") || posix.isAbsolute(name))
-          throw new Error(`refused entry ${name}`)
+        if (name === "." || header.name.split("/").includes("..") || posix.isAbsolute(name)) {
+          throw new Error(`refused entry ${header.name}`)
+        }
         const parent = posix.dirname(name) === "." ? "" : posix.dirname(name)
         if (!folders.has(parent)) throw new Error(`refused entry ${name}: its folder is not one of the archive's`)
         const target = join(destination, name)
@@ -167,11 +179,7 @@ export const extractArchive = (
         } else if (header.type === "file") {
           const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW
           const file = await open(target, flags, mode)
-          try {
-            for await (const chunk of body) await file.write(chunk as Buffer)
-          } finally {
-            await file.close()
-          }
+          await pipeline(body, file.createWriteStream())
         } else throw new Error(`refused entry ${name}: a ${header.type ?? "special"} entry`)
       })
       return root
