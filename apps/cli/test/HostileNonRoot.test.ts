@@ -5,7 +5,8 @@ import { join } from "node:path"
 import { statePaths } from "@prbox/domain"
 import type { SandboxView } from "@prbox/protocol"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { findIn, makeNonRootHost, type NonRootHost, openPr, snapshot } from "./hostile-nonroot-support.ts"
+import { folderSnapshot as snapshot } from "../../../scripts/testing/snapshot.ts"
+import { findIn, makeNonRootHost, type NonRootHost, openPr } from "./hostile-nonroot-support.ts"
 
 /**
  * The hostile sandbox against a daemon that is not root (a member of

@@ -1,18 +1,5 @@
 import { execFileSync, type SpawnSyncReturns, spawnSync } from "node:child_process"
-import { createHash } from "node:crypto"
-import {
-  chmodSync,
-  chownSync,
-  copyFileSync,
-  lstatSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  realpathSync,
-  rmSync,
-  statSync
-} from "node:fs"
+import { chmodSync, chownSync, copyFileSync, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { SandboxList, SandboxView } from "@prbox/protocol"
@@ -168,19 +155,6 @@ export const openPr = async (host: NonRootHost, pr: number): Promise<SandboxView
   if (opened.code !== 0) throw new Error(`open of PR ${pr} failed (${opened.code}): ${opened.stdout}${opened.stderr}`)
   return decode(SandboxView, opened.stdout)
 }
-
-/** Every file below `dir` (links not followed): its content hash, mode and owner. */
-export const snapshot = (dir: string): Record<string, string> =>
-  Object.fromEntries(
-    readdirSync(dir, { recursive: true, withFileTypes: true })
-      .filter((entry) => entry.isFile())
-      .map((entry) => {
-        const path = join(entry.parentPath, entry.name)
-        const info = lstatSync(path)
-        const hash = createHash("sha256").update(readFileSync(path)).digest("hex")
-        return [path, `${hash} ${info.mode.toString(8)} ${info.uid}:${info.gid}`]
-      })
-  )
 
 /** Paths below `dir` that `find` (as root) matches with `tests`. */
 export const findIn = (dir: string, tests: ReadonlyArray<string>): Array<string> =>

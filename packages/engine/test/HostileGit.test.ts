@@ -6,6 +6,7 @@ import { assert, describe, it } from "@effect/vitest"
 import type { Sandbox } from "@prbox/domain"
 import { Git } from "@prbox/git"
 import { Effect, Ref } from "effect"
+import { folderSnapshot } from "../../../scripts/testing/snapshot.ts"
 import { gitSync, movePullRequest } from "../../git/test/helpers.ts"
 import { Gc, Reconciler, SandboxFiles, SandboxService } from "../src/index.ts"
 import { healthzGitImage } from "./git-image.ts"
@@ -265,19 +266,6 @@ describe("a sandbox that points origin at another repository the user can read",
   )
 })
 
-/** Every file below `dir`, with its content hash (sha256 of the bytes), mode and owner. */
-const snapshot = (dir: string): Record<string, string> =>
-  Object.fromEntries(
-    readdirSync(dir, { recursive: true, withFileTypes: true })
-      .filter((entry) => entry.isFile())
-      .map((entry) => {
-        const path = join(entry.parentPath, entry.name)
-        const info = statSync(path)
-        const hash = execFileSync("sha256sum", [path], { encoding: "utf8" }).split(" ")[0]
-        return [path, `${hash} ${info.mode.toString(8)} ${info.uid}:${info.gid}`]
-      })
-  )
-
 describe("a sandbox that rewrites its workspace's object files", () => {
   it.live(
     "shares no inode with the mirror: root in the container rewriting every object file leaves the mirror as it was",
@@ -289,7 +277,7 @@ describe("a sandbox that rewrites its workspace's object files", () => {
             const row = yield* openRunning(remote.path, 1)
             const mirror =
               (yield* Ref.get(calls)).find((call) => call.args.includes("--no-checkout"))?.args.at(-2) ?? ""
-            const before = snapshot(mirror)
+            const before = folderSnapshot(mirror)
             const objects = join(row.workspacePath ?? "", ".git", "objects")
             const shared = readdirSync(objects, { recursive: true, withFileTypes: true })
               .filter((entry) => entry.isFile())
@@ -305,7 +293,7 @@ describe("a sandbox that rewrites its workspace's object files", () => {
               "-c",
               `cd ${row.environmentPlan?.workspaceFolder ?? "/workspace"}/.git/objects && find . -type f -exec sh -c 'chmod u+w "$1"; printf X >> "$1"' _ {} \\;`
             ])
-            assert.deepStrictEqual(snapshot(mirror), before)
+            assert.deepStrictEqual(folderSnapshot(mirror), before)
             gitSync(mirror, `--git-dir=${mirror}`, "fsck", "--strict", "--no-progress")
           })
         )

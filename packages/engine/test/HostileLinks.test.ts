@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from "node:child_process"
-import { createHash, randomUUID } from "node:crypto"
+import { randomUUID } from "node:crypto"
 import * as Fs from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
@@ -8,6 +8,7 @@ import { type Sandbox, type SandboxId, statePaths } from "@prbox/domain"
 import { Effect, Ref, Result } from "effect"
 import { inject } from "vitest"
 import { TEST_RUN_LABEL } from "../../../scripts/testing/global-setup.ts"
+import { folderSnapshot } from "../../../scripts/testing/snapshot.ts"
 import { movePullRequest, pushPullRequest } from "../../git/test/helpers.ts"
 import { CONTAINER_HOME } from "../src/CodeServerSpec.ts"
 import { SandboxService } from "../src/index.ts"
@@ -41,27 +42,6 @@ const hostFolder = (files: Readonly<Record<string, string>>) =>
       return dir
     }),
     (dir) => Effect.sync(() => Fs.rmSync(dir, { recursive: true, force: true }))
-  )
-
-/** The paths below `dir` (itself as "."), never through a link (Node's recursive readdir follows them). */
-const entriesOf = (dir: string, at = "."): Array<string> =>
-  Fs.lstatSync(join(dir, at)).isDirectory()
-    ? [at, ...Fs.readdirSync(join(dir, at)).flatMap((name) => entriesOf(dir, at === "." ? name : `${at}/${name}`))]
-    : [at]
-
-/** Every entry of `dir`: mode, owner, and a file's hash or a link's target. */
-const snapshot = (dir: string): Record<string, string> =>
-  Object.fromEntries(
-    entriesOf(dir).map((path) => {
-      const full = join(dir, path)
-      const info = Fs.lstatSync(full)
-      const what = info.isSymbolicLink()
-        ? `-> ${Fs.readlinkSync(full)}`
-        : info.isFile()
-          ? createHash("sha256").update(Fs.readFileSync(full)).digest("hex")
-          : "dir"
-      return [path, `${(info.mode & 0o7777).toString(8)} ${info.uid}:${info.gid} ${what}`]
-    })
   )
 
 /** Runs `script` in the sandbox's container, in its workspace folder, as its user (or root: an image's sudo). */
@@ -100,7 +80,7 @@ describe("a sandbox that links its folders to a host folder", () => {
     Effect.scoped(
       Effect.gen(function* () {
         const host = yield* hostFolder(rootFiles)
-        const before = snapshot(host)
+        const before = folderSnapshot(host)
         assert.strictEqual(before["."], "755 0:0 dir", "the host folder is not root's as the test expects")
         return yield* withEngine({ config: { image: healthzGitImage() } }, (fixture) =>
           Effect.gen(function* () {
@@ -132,7 +112,7 @@ describe("a sandbox that links its folders to a host folder", () => {
             yield* sandboxes.rebuild(row.id)
             yield* runningAfter(row.id)
             yield* sandboxes.stop(row.id)
-            assert.deepStrictEqual(snapshot(host), before)
+            assert.deepStrictEqual(folderSnapshot(host), before)
             const owners = witnesses.map((path) => Fs.lstatSync(path).uid)
             assert.deepStrictEqual(owners, [0, 0, 0], `a host walk went over the workspace: ${witnesses.join(" ")}`)
           })
@@ -145,13 +125,13 @@ describe("a sandbox that links its folders to a host folder", () => {
     Effect.scoped(
       Effect.gen(function* () {
         const host = yield* hostFolder(rootFiles)
-        const before = snapshot(host)
+        const before = folderSnapshot(host)
         // The latch is the container's removal: the delete waits in it while the host's view of the workspace
         // and home is taken as it begins and once Docker no longer knows the container.
         const watched = yield* Ref.make<ReadonlyArray<string>>([])
         const seen = yield* Ref.make<ReadonlyArray<{ readonly gone: boolean; readonly whole: boolean }>>([])
         const trees = (paths: ReadonlyArray<string>) =>
-          JSON.stringify(paths.map((path) => (Fs.existsSync(path) ? snapshot(path) : null)))
+          JSON.stringify(paths.map((path) => (Fs.existsSync(path) ? folderSnapshot(path) : null)))
         return yield* withEngine(
           {
             config: { image: healthzGitImage() },
@@ -193,7 +173,7 @@ describe("a sandbox that links its folders to a host folder", () => {
                 [],
                 "left after delete"
               )
-              assert.deepStrictEqual(snapshot(host), before)
+              assert.deepStrictEqual(folderSnapshot(host), before)
               for (const path of neighbours) assert.strictEqual(Fs.readFileSync(path, "utf8"), "neighbour\n")
             })
         )
