@@ -118,6 +118,61 @@ describe("a non-root daemon's sandbox that plants git config and hooks in its wo
   }, 300_000)
 })
 
+/**
+ * Each knob of the workspace's git that would run a command, alone, on the
+ * host paths that touch a workspace (update, diff --base, restart, rm): a
+ * marker in the daemon's user's HOME (or root's), paths the container does
+ * not have, says the host ran it. `MARK` is replaced by the marker's touch.
+ */
+const KNOBS: ReadonlyArray<readonly [string, string]> = [
+  ["core.fsmonitor", "git config core.fsmonitor 'MARK; false'"],
+  [
+    "core.hooksPath",
+    "mkdir -p .git/p && printf '#!/bin/sh\\nMARK\\n' > .git/p/post-merge && chmod +x .git/p/post-merge && git config core.hooksPath .git/p"
+  ],
+  [
+    "a clean/smudge filter",
+    "printf '* filter=x\\n' > .git/info/attributes && git config filter.x.clean 'MARK; cat' && git config filter.x.smudge 'MARK; cat'"
+  ],
+  [
+    "url.insteadOf with ext::",
+    "git config protocol.ext.allow always && git config url.'ext::sh -c MARK% #'.insteadOf /"
+  ],
+  ["include.path", "printf '[core]\\n\\tfsmonitor = \"MARK; false\"\\n' > .git/inc && git config include.path inc"],
+  ["core.sshCommand", "git config core.sshCommand 'MARK; false' && git remote set-url origin ssh://h/x"],
+  ["diff.external", "git config diff.external 'MARK'"],
+  ["a .git that is a link", "mv .git \"$HOME/g\" && ln -s \"$HOME/g\" .git && git config core.fsmonitor 'MARK; false'"],
+  [
+    "a .git that is a file",
+    "mv .git \"$HOME/g\" && echo \"gitdir: $HOME/g\" > .git && git config core.fsmonitor 'MARK; false'"
+  ]
+]
+
+describe("each git knob a non-root daemon's sandbox plants, alone", () => {
+  for (const [knob, plant] of KNOBS) {
+    it(`${knob}: update, diff --base, restart and rm run nothing on the host`, async () => {
+      const sandbox = await openPr(host, 1)
+      const token = `knob-${randomBytes(4).toString("hex")}`
+      const mark = `touch ${join(host.home, token)} /root/${token} 2>/dev/null`
+      const planted = await host.prbox(["exec", sandbox.id, "--", "sh", "-c", plant.replaceAll("MARK", mark)])
+      expect(planted.code, planted.stderr).toBe(0)
+      host.pushTo(1, host.remote.pr1)
+      const outcomes: Array<string> = []
+      for (const command of [
+        ["update", sandbox.id],
+        ["diff", sandbox.id, "--base"],
+        ["restart", sandbox.id]
+      ]) {
+        const done = await host.prbox(command)
+        outcomes.push(`${command[0]}: ${done.code}`)
+      }
+      expect((await host.prbox(["rm", sandbox.id, "--force"])).code).toBe(0)
+      const found = [host.home, "/root"].filter((dir) => existsSync(join(dir, token)))
+      expect(found, `the host ran the planted ${knob} (${outcomes.join(", ")})`).toEqual([])
+    }, 120_000)
+  }
+})
+
 describe("root in a non-root daemon's sandbox, against the daemon's user", () => {
   let sandbox: SandboxView
   let folders: { workspace: string; home: string }
