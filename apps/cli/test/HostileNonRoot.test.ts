@@ -141,10 +141,10 @@ const KNOBS: ReadonlyArray<readonly [string, string]> = [
   ["include.path", "printf '[core]\\n\\tfsmonitor = \"MARK; false\"\\n' > .git/inc && git config include.path inc"],
   ["core.sshCommand", "git config core.sshCommand 'MARK; false' && git remote set-url origin ssh://h/x"],
   ["diff.external", "git config diff.external 'MARK'"],
-  ["a .git that is a link", "mv .git \"$HOME/g\" && ln -s \"$HOME/g\" .git && git config core.fsmonitor 'MARK; false'"],
+  ["a .git that is a link", 'mv .git "$HOME/g" && ln -s "$HOME/g" .git && git config core.fsmonitor \'MARK; false\''],
   [
     "a .git that is a file",
-    "mv .git \"$HOME/g\" && echo \"gitdir: $HOME/g\" > .git && git config core.fsmonitor 'MARK; false'"
+    'mv .git "$HOME/g" && echo "gitdir: $HOME/g" > .git && git config core.fsmonitor \'MARK; false\''
   ]
 ]
 
