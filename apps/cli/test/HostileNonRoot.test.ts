@@ -210,6 +210,27 @@ describe("root in a non-root daemon's sandbox, against the daemon's user", () =>
   })
 })
 
+describe("root two ways in a non-root daemon's sandbox, from its own setup step", () => {
+  const cases: ReadonlyArray<readonly [string, number]> = [
+    ["an untrusted image's passwordless sudo", 6],
+    ["the trusted repository's root user", 7]
+  ]
+  for (const [way, pr] of cases) {
+    it(`${way}: the setuid shells it leaves give the daemon's user no root`, async () => {
+      const sandbox = await openPr(host, pr)
+      expect(sandbox.setupError ?? null, "the setup step did not run").toBeNull()
+      const copies = findIn(statePaths(host.state).sandbox(sandbox.id).root, ["-name", "rootsh"])
+      expect(copies, "the setup step left no setuid shell").toHaveLength(2)
+      // Root's, as the host sees them (no user namespace): setuid root shells, nothing less.
+      for (const path of copies) expect([lstatSync(path).uid, lstatSync(path).mode & 0o4000], path).toEqual([0, 0o4000])
+      const runs = copies.map((path) => host.asUser("/bin/sh", ["-c", `'${path}' -p -c 'id -u'`]).stdout.trim())
+      expect(runs.filter((euid) => euid === "0")).toEqual([])
+      expect((await host.prbox(["rm", sandbox.id, "--force"])).code).toBe(0)
+      expect(existsSync(statePaths(host.state).sandbox(sandbox.id).root)).toBe(false)
+    }, 180_000)
+  }
+})
+
 describe("a non-root daemon's rm of a sandbox where root made a folder (an image's sudo mkdir, sudo npm install)", () => {
   it("leaves no file of the sandbox under PRBOX_HOME, and follows no link in that folder", async () => {
     const sandbox = await openPr(host, 4)

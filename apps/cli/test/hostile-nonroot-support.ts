@@ -1,7 +1,7 @@
 import { execFileSync, type SpawnSyncReturns, spawnSync } from "node:child_process"
 import { chmodSync, chownSync, copyFileSync, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { basename, join } from "node:path"
 import { SandboxList, SandboxView } from "@prbox/protocol"
 import { healthzGitImage } from "../../../packages/engine/test/git-image.ts"
 import { isolatedEnv, makeRemote, pushPullRequest, type TestRemote } from "../../../packages/git/test/helpers.ts"
@@ -81,10 +81,11 @@ export const makeNonRootHost = async (): Promise<NonRootHost> => {
   const base = ownedDir(realpathSync(mkdtempSync(join(tmpdir(), "prbox-hostile-"))), owner, 0o700)
   const home = ownedDir(join(base, "home"), owner, 0o700)
   const state = ownedDir(join(base, "state"), owner, 0o700)
-  writeConfig(state, { image: healthzGitImage() })
-  chownSync(join(state, "config.json"), owner.uid, owner.gid)
   const remoteRoot = ownedDir(join(base, "remote"), owner, 0o755)
   const remote = makeRemote(remoteRoot)
+  // The repository is trusted: only what its base branch configures gets widened (PR 7, a root user).
+  writeConfig(state, { image: healthzGitImage(), trustedRepositories: [`local${remote.path}`] })
+  chownSync(join(state, "config.json"), owner.uid, owner.gid)
   pushPullRequest(remote.path, 3, { "pr3.txt": "three\n" })
   pushPullRequest(remote.path, 4, { "pr4.txt": "four\n" })
   // A Dockerfile devcontainer: its rebuild reads the workspace after a container ran in it.
@@ -92,6 +93,25 @@ export const makeNonRootHost = async (): Promise<NonRootHost> => {
     ".devcontainer/devcontainer.json": JSON.stringify({ build: { dockerfile: "Dockerfile" } }),
     ".devcontainer/Dockerfile": `FROM ${healthzGitImage()}\nLABEL dev.prbox.test-pr=5\n`
   })
+  // Root two ways, each leaving a setuid shell in the workspace and the home from its own setup step:
+  // an untrusted image's passwordless sudo (a setuid-root shell), and the trusted repository's root user.
+  const leaveRootShells = `cp /bin/sh ./rootsh && chmod 4755 ./rootsh && cp /bin/sh "$HOME/rootsh" && chmod 4755 "$HOME/rootsh"`
+  pushPullRequest(remote.path, 6, {
+    ".devcontainer/devcontainer.json": JSON.stringify({
+      build: { dockerfile: "Dockerfile" },
+      postCreateCommand: `sudo-sh -p -c '${leaveRootShells}'`
+    }),
+    ".devcontainer/Dockerfile": `FROM ${healthzGitImage()}\nRUN cp /bin/sh /usr/bin/sudo-sh && chmod 4755 /usr/bin/sudo-sh\n`
+  })
+  const rootBase = pushPullRequest(remote.path, 7, {
+    ".devcontainer/devcontainer.json": JSON.stringify({
+      image: healthzGitImage(),
+      remoteUser: "root",
+      containerUser: "root",
+      postCreateCommand: leaveRootShells
+    })
+  })
+  execFileSync("git", [`--git-dir=${remote.path}`, "update-ref", "refs/heads/main", rootBase])
   chownTree(remoteRoot, owner)
 
   const env = { ...process.env, HOME: home, PATH: `${nodeDir}:${process.env.PATH ?? ""}` }
@@ -139,6 +159,11 @@ export const makeNonRootHost = async (): Promise<NonRootHost> => {
       left = containersOfHome(state)
     } finally {
       await tearDown(state)
+      // The images its PRs' Dockerfiles built are named after its remote's folder: this run's alone.
+      const images = execFileSync("docker", ["images", "--format", "{{.Repository}}:{{.Tag}}"], { encoding: "utf8" })
+        .split("\n")
+        .filter((image) => image.startsWith("prbox-build/") && image.includes(basename(base)))
+      if (images.length > 0) spawnSync("docker", ["rmi", ...images], { stdio: "ignore" })
       rmSync(base, { recursive: true, force: true })
       rmSync(nodeDir, { recursive: true, force: true })
       rmSync(prefix, { recursive: true, force: true })

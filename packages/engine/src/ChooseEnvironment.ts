@@ -146,9 +146,9 @@ export const configurationName = (environment: SandboxEnvironment | null): strin
  * its mirror, where host git may run: what trust is judged against.
  */
 export const baseBranchFiles = (workspaces: Workspaces["Service"], mirrorPath: string, baseRef: string | undefined) =>
-  Effect.map(workspaces.baseCommit(mirrorPath, baseRef), ({ tip }) => workspaces.commitFiles(mirrorPath, tip)).pipe(
-    Effect.mapError((error) => ({ message: safeReason(error) }))
-  )
+  Effect.map(workspaces.baseCommit(mirrorPath, baseRef, { refresh: true }), ({ tip }) =>
+    workspaces.commitFiles(mirrorPath, tip)
+  ).pipe(Effect.mapError((error) => ({ message: safeReason(error) })))
 
 const MAX_FILE_BYTES = 1024 * 1024
 

@@ -266,6 +266,17 @@ describe("a PR's devcontainer.json", () => {
             event._tag === "Progress" ? [event.line] : []
           )
           assert.isTrue(said.some((line) => line.includes("this PR changes .devcontainer/devcontainer.json")))
+
+          // The base branch drops the widening after the mirror was made: a PR still on the old base, carrying
+          // the old configuration, is judged against the branch as it is now, not the mirror's stale copy.
+          const plainBase = pushPullRequest(remote.path, 45, {
+            ".devcontainer/devcontainer.json": JSON.stringify({ image: base })
+          })
+          execFileSync("git", [`--git-dir=${remote.path}`, "update-ref", "refs/heads/main", plainBase])
+          pushPullRequest(remote.path, 44, { "late.txt": "on the old base\n" }, "refs/pull/40/head")
+          const stale = yield* Effect.flip(SandboxService.use((s) => s.open({ input: remote.path, pr: 44 })))
+          assert.include(stale.message, "this PR changes .devcontainer/devcontainer.json from its base branch")
+          assert.match(stale.message, /runArgs/)
         })
       )
   )

@@ -1,9 +1,10 @@
-import { spawnSync } from "node:child_process"
-import { existsSync, statSync } from "node:fs"
+import { execFileSync, spawnSync } from "node:child_process"
+import { existsSync, statSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { statePaths } from "@prbox/domain"
-import { Effect } from "effect"
+import { Effect, Ref } from "effect"
+import { pushPullRequest } from "../../git/test/helpers.ts"
 import { CONTAINER_HOME } from "../src/CodeServerSpec.ts"
 import { healthzGitImage } from "./git-image.ts"
 import { inspectContainer, openRunning, withEngine } from "./harness.ts"
@@ -75,4 +76,67 @@ describe("root in a sandbox, against the host", () => {
       })
     )
   )
+
+  // Root two ways from the sandbox's own setup step: an untrusted image's passwordless sudo (a setuid-root
+  // shell in the image), and a trusted repository's root user (its base branch configures it).
+  const leaveRootShells = `cp /bin/sh ./rootsh && chmod 4755 ./rootsh && cp /bin/sh "$HOME/rootsh" && chmod 4755 "$HOME/rootsh"`
+  const ways: ReadonlyArray<readonly [string, (remote: string, image: string) => Record<string, string>]> = [
+    [
+      "an untrusted image's passwordless sudo",
+      (_remote, image) => ({
+        ".devcontainer/devcontainer.json": JSON.stringify({
+          build: { dockerfile: "Dockerfile" },
+          postCreateCommand: `sudo-sh -p -c '${leaveRootShells}'`
+        }),
+        ".devcontainer/Dockerfile": `FROM ${image}\nRUN cp /bin/sh /usr/bin/sudo-sh && chmod 4755 /usr/bin/sudo-sh\n`
+      })
+    ],
+    [
+      "a trusted repository's root user",
+      (_remote, image) => ({
+        ".devcontainer/devcontainer.json": JSON.stringify({
+          image,
+          remoteUser: "root",
+          containerUser: "root",
+          postCreateCommand: leaveRootShells
+        })
+      })
+    ]
+  ]
+  for (const [way, files] of ways) {
+    it.live(`${way}: the setuid shells its setup leaves are out of every other host user's reach`, () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          // The image a Dockerfile built goes after the fixture's containers: it is this test's alone.
+          const built = yield* Effect.acquireRelease(Ref.make(""), (image) =>
+            Effect.map(Ref.get(image), (tag) => tag.startsWith("prbox-build/") && spawnSync("docker", ["rmi", tag]))
+          )
+          return yield* withEngine({ configFile: true }, ({ home, remote }) =>
+            Effect.gen(function* () {
+              const onBase = pushPullRequest(remote.path, 70, files(remote.path, healthzGitImage()))
+              execFileSync("git", [`--git-dir=${remote.path}`, "update-ref", "refs/heads/main", onBase])
+              writeFileSync(
+                join(home, "config.json"),
+                JSON.stringify({ image: healthzGitImage(), trustedRepositories: [`local${remote.path}`] })
+              )
+              const row = yield* openRunning(remote.path, 70)
+              yield* Ref.set(built, row.environment?.image ?? "")
+              assert.isNull(row.setupError, "the setup step did not run")
+              const folders = statePaths(home).sandbox(row.id)
+              for (const path of [join(folders.workspace, "rootsh"), join(folders.home, "rootsh")]) {
+                assert.deepStrictEqual([statSync(path).uid, statSync(path).mode & 0o4000], [0, 0o4000])
+                assert.notStrictEqual(asNobody(path).stdout.trim(), "0", `${path} gave another user root`)
+              }
+              const sealed = statSync(folders.sealed ?? "")
+              assert.deepStrictEqual(
+                [sealed.uid, sealed.mode & 0o7777],
+                [0, 0o700],
+                "the sandbox's folder is not sealed"
+              )
+            })
+          )
+        })
+      )
+    )
+  }
 })

@@ -75,8 +75,8 @@ export const makeBaseDiff = Effect.fnUntraced(function* (
       return branch
     })
 
-  /** The base branch's tip in the mirror, fetched when the mirror does not have it yet. */
-  const baseTip = (mirrorPath: string, branch: string, remember: boolean) =>
+  /** The base branch's tip in the mirror, fetched when the mirror does not have it yet (or always: `refresh`). */
+  const baseTip = (mirrorPath: string, branch: string, remember: boolean, refresh: boolean) =>
     Effect.gen(function* () {
       const ref = `${BASE_PREFIX}${branch}`
       if (!isSafeRefName(ref) || branch === "HEAD" || branch.startsWith("-")) {
@@ -86,7 +86,7 @@ export const makeBaseDiff = Effect.fnUntraced(function* (
         })
       }
       const present = yield* inMirror(mirrorPath, ["rev-parse", "--verify", "--quiet", `${ref}^{commit}`])
-      if (present.exitCode !== 0) {
+      if (refresh || present.exitCode !== 0) {
         yield* gitOk(
           "git fetch",
           mirrorPath,
@@ -98,12 +98,16 @@ export const makeBaseDiff = Effect.fnUntraced(function* (
       return (yield* gitOk("git rev-parse", mirrorPath, ["rev-parse", "--verify", `${ref}^{commit}`])).trim()
     })
 
-  /** The base branch (`base`, else the remote's default) and its tip in the mirror, fetched when it is missing. */
-  const baseCommit = (mirrorPath: string, base: string | undefined) =>
+  /**
+   * The base branch (`base`, else the remote's default) and its tip in the
+   * mirror, fetched when it is missing, or always with `refresh` (what trust
+   * is judged against must be the branch as it is now).
+   */
+  const baseCommit = (mirrorPath: string, base: string | undefined, options?: { readonly refresh?: boolean }) =>
     withMirrorLock(mirrorPath)(
       Effect.gen(function* () {
         const branch = base ?? (yield* defaultBranch(mirrorPath))
-        return { branch, tip: yield* baseTip(mirrorPath, branch, base === undefined) }
+        return { branch, tip: yield* baseTip(mirrorPath, branch, base === undefined, options?.refresh === true) }
       })
     )
 

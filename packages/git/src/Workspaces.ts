@@ -66,11 +66,13 @@ export class Workspaces extends Context.Service<
     ) => Effect.Effect<BaseDiff, FetchError>
     /**
      * The PR's base branch (`base`, else the remote's default branch) and its
-     * tip in the mirror, fetched into it when it is missing there.
+     * tip in the mirror, fetched into it when it is missing there, or always
+     * with `refresh`.
      */
     readonly baseCommit: (
       mirrorPath: string,
-      base: string | undefined
+      base: string | undefined,
+      options?: { readonly refresh?: boolean }
     ) => Effect.Effect<{ readonly branch: string; readonly tip: string }, FetchError>
     /** Reads files of a fetched commit in its mirror, without a checkout (symbolic links are refused). */
     readonly commitFiles: (mirrorPath: string, commit: string) => CommitFiles
