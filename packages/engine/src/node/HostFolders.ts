@@ -64,7 +64,11 @@ export const makeHostFolders = (docker: DockerShape) =>
             exposedPort: 9
           })
         ).pipe(Effect.mapError(failed(operation))),
-        (helper) => Effect.ignore(docker.remove(helper.id, { force: true, volumes: false }))
+        // One left behind is named prbox-folder-* and labelled a probe: said in the log, never silent.
+        (helper) =>
+          docker
+            .remove(helper.id, { force: true, volumes: false })
+            .pipe(Effect.catch((error) => Effect.logWarning(`could not remove ${helper.id}: ${error.message}`)))
       )
 
     /** Extracts `archive` into `parent` (a host folder) as the engine. */
