@@ -1,5 +1,5 @@
 import { constants } from "node:fs"
-import { mkdir, open, symlink } from "node:fs/promises"
+import { copyFile, mkdir, open, symlink } from "node:fs/promises"
 import { join, posix } from "node:path"
 import type { Readable } from "node:stream"
 import { pipeline } from "node:stream/promises"
@@ -139,27 +139,40 @@ export const listArchivedFolder = (
     catch: failed("archive.list")
   })
 
+/** Bounds and choices of an extraction. */
+export interface ExtractOptions {
+  /** At most this many bytes of files, and this many entries: a larger archive fails the extraction. */
+  readonly maxBytes: number
+  readonly maxEntries: number
+  /** Paths (relative to the archived folder) left out, with all they hold. */
+  readonly skip?: (path: string) => boolean
+}
+
 /**
  * Writes an archived folder into `destination` (an empty folder of ours):
- * files (permission bits only: no setuid), folders and links, as ours.
- * Every entry must name a path inside, below a folder the archive itself
- * made: an entry under a link, or with `..`, fails the extraction, so no
- * write ever goes through a link. Hard links and special files are refused.
- * Answers the name of the archived folder (its first entry), or undefined
- * when the archived path is no folder (a file, a link): nothing is written.
+ * files (permission bits only: no setuid), folders and links, as ours; a
+ * hard link as a copy of the file it names. Every entry must name a path
+ * inside, below a folder the archive itself made: an entry under a link,
+ * or with `..`, fails the extraction, so no write ever goes through a link.
+ * Special files (pipes, devices, sockets) are left out. Answers the name of
+ * the archived folder (its first entry), or undefined when the archived
+ * path is no folder (a file, a link): nothing is written.
  */
 export const extractArchive = (
   archive: Readable,
-  destination: string
+  destination: string,
+  options: ExtractOptions
 ): Effect.Effect<string | undefined, FolderUnreadable> =>
   Effect.tryPromise({
     try: async () => {
       const folders = new Set<string>([""])
+      const files = new Set<string>()
+      const skipped = new Set<string>()
       let root: string | undefined
-      let first = true
+      let entries = 0
+      let bytes = 0
       await eachEntry(archive, async (header, body, stop) => {
-        if (first) {
-          first = false
+        if (root === undefined) {
           if (header.type !== "directory") return stop()
           root = posix.normalize(header.name).replace(/\/+$/, "")
         }
@@ -168,19 +181,34 @@ export const extractArchive = (
           throw new Error(`refused entry ${header.name}`)
         }
         const parent = posix.dirname(name) === "." ? "" : posix.dirname(name)
+        const inside = name === root ? "" : name.slice(root.length + 1)
+        if (skipped.has(parent) || (inside !== "" && options.skip?.(inside) === true)) {
+          skipped.add(name)
+          return
+        }
         if (!folders.has(parent)) throw new Error(`refused entry ${name}: its folder is not one of the archive's`)
+        entries += 1
+        bytes += header.type === "file" ? (header.size ?? 0) : 0
+        if (entries > options.maxEntries) throw new Error(`it holds more than ${options.maxEntries} entries`)
+        if (bytes > options.maxBytes) throw new Error(`it holds more than ${options.maxBytes} bytes`)
         const target = join(destination, name)
         const mode = (header.mode ?? 0o644) & 0o777
+        const exclusive = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW
         if (header.type === "directory") {
           await mkdir(target, { mode: mode | 0o700 })
           folders.add(name)
         } else if (header.type === "symlink") {
           await symlink(header.linkname ?? "", target)
         } else if (header.type === "file") {
-          const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW
-          const file = await open(target, flags, mode)
-          await pipeline(body, file.createWriteStream())
-        } else throw new Error(`refused entry ${name}: a ${header.type ?? "special"} entry`)
+          await pipeline(body, (await open(target, exclusive, mode)).createWriteStream())
+          files.add(name)
+        } else if (header.type === "link") {
+          // Only a file this extraction wrote: never a path through a link, never one of the machine's.
+          const original = posix.normalize(header.linkname ?? "")
+          if (!files.has(original)) throw new Error(`refused entry ${name}: a hard link to ${original}`)
+          await copyFile(join(destination, original), target, constants.COPYFILE_EXCL)
+          files.add(name)
+        }
       })
       return root
     },

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto"
 import { constants } from "node:fs"
-import { open, readdir, readFile } from "node:fs/promises"
+import { open, readdir } from "node:fs/promises"
 import { isAbsolute, join, relative, resolve, sep } from "node:path"
 import type { Readable } from "node:stream"
 import dockerignore from "@balena/dockerignore"
@@ -30,11 +30,30 @@ const contentHash = async (root: string, entry: ContextEntry): Promise<string> =
   return hash.digest("hex")
 }
 
-const walk = async (root: string, keep: ReadonlySet<string>): Promise<Array<ContextEntry>> => {
-  const patterns = await readFile(join(root, ".dockerignore"), "utf8").catch((error: NodeJS.ErrnoException) => {
-    if (error.code === "ENOENT") return ""
+/** `.dockerignore` is read as any file of the context is: a link there is refused, never followed. */
+const MAX_IGNORE_BYTES = 1024 * 1024
+
+const readIgnoreFile = async (root: string): Promise<string> => {
+  const file = await open(
+    join(root, ".dockerignore"),
+    constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK
+  ).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === "ENOENT") return undefined
     throw error
   })
+  if (file === undefined) return ""
+  try {
+    const info = await file.stat()
+    if (!info.isFile()) throw new Error(".dockerignore is not a regular file")
+    if (info.size > MAX_IGNORE_BYTES) throw new Error(`.dockerignore is larger than ${MAX_IGNORE_BYTES} bytes`)
+    return await file.readFile("utf8")
+  } finally {
+    await file.close()
+  }
+}
+
+const walk = async (root: string, keep: ReadonlySet<string>): Promise<Array<ContextEntry>> => {
+  const patterns = await readIgnoreFile(root)
   // The package is CommonJS; its factory carries itself as `default` for this.
   // The workspace's own `.git` is prbox's checkout, not a build input (it differs per sandbox and would defeat reuse).
   const rules = dockerignore.default({ ignorecase: false }).add(".git").add(patterns)
@@ -54,6 +73,18 @@ const walk = async (root: string, keep: ReadonlySet<string>): Promise<Array<Cont
   }
   await visit("")
   return entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
+}
+
+/**
+ * What a copy of a context may leave out: what its build would (`.git`, and
+ * what `.dockerignore`'s `patterns` exclude), except `keep` and the folders
+ * on their way. Nothing when a pattern is an exception (`!dir/keep`), which
+ * can bring back a path under an excluded folder.
+ */
+export const contextSkip = (patterns: string, keep: ReadonlyArray<string>): ((path: string) => boolean) => {
+  if (patterns.split("\n").some((line) => line.trim().startsWith("!"))) return () => false
+  const rules = dockerignore.default({ ignorecase: false }).add(".git").add(patterns)
+  return (path) => rules.ignores(path) && !keep.some((kept) => kept === path || kept.startsWith(`${path}/`))
 }
 
 /**

@@ -1,4 +1,5 @@
 export * as ArchiveRead from "./ArchiveRead.ts"
+export { contextSkip } from "./BuildContext.ts"
 export * from "./Docker.ts"
 export * from "./DockerError.ts"
 export * as FolderArchive from "./FolderArchive.ts"

@@ -21,6 +21,8 @@ const archiveOf = (entries: ReadonlyArray<Entry>): Readable => {
   return pack
 }
 
+const BOUNDS = { maxBytes: 1024, maxEntries: 100 }
+
 const dir = (name: string): Entry => ({ name, type: "directory", mode: 0o755 })
 const file = (name: string, content: string, mode = 0o644): Entry => ({ name, type: "file", mode, content })
 const link = (name: string, target: string): Entry => ({ name, type: "symlink", linkname: target })
@@ -47,7 +49,7 @@ describe("extractArchive", () => {
           file("ctx/tool", "#!/bin/sh\n", 0o4755),
           link("ctx/out", "/etc/passwd")
         ])
-        assert.strictEqual(yield* ArchiveRead.extractArchive(archive, folder), "ctx")
+        assert.strictEqual(yield* ArchiveRead.extractArchive(archive, folder, BOUNDS), "ctx")
         assert.strictEqual(readFileSync(join(folder, "ctx/Dockerfile"), "utf8"), "FROM x\n")
         assert.strictEqual(statSync(join(folder, "ctx/tool")).mode & 0o7777, 0o755)
         assert.strictEqual(readlinkSync(join(folder, "ctx/out")), "/etc/passwd")
@@ -61,14 +63,18 @@ describe("extractArchive", () => {
     ["an absolute entry", [dir("ctx"), file("/tmp/escaped", "x")]],
     ["an entry under a folder the archive did not make", [dir("ctx"), file("other/escaped", "x")]],
     ["a file written over a link", [dir("ctx"), link("ctx/f", "../../escaped"), file("ctx/f", "x")]],
-    ["a hard link", [dir("ctx"), file("ctx/a", "x"), { name: "ctx/b", type: "link", linkname: "ctx/a" }]],
-    ["a device node", [dir("ctx"), { name: "ctx/null", type: "character-device", devmajor: 1, devminor: 3 }]]
+    ["a hard link to a file it did not write", [dir("ctx"), { name: "ctx/b", type: "link", linkname: "/etc/passwd" }]],
+    ["more bytes than its bound", [dir("ctx"), file("ctx/big", "x".repeat(2048))]],
+    [
+      "more entries than its bound",
+      [dir("ctx"), ...Array.from({ length: 120 }, (_, index) => file(`ctx/${index}`, ""))]
+    ]
   ]
   for (const [name, entries] of refused) {
     it.effect(`refuses ${name}, and writes nothing outside`, () =>
       withFolder((folder, outside) =>
         Effect.gen(function* () {
-          const result = yield* Effect.result(ArchiveRead.extractArchive(archiveOf(entries), folder))
+          const result = yield* Effect.result(ArchiveRead.extractArchive(archiveOf(entries), folder, BOUNDS))
           assert.isTrue(Result.isFailure(result), "the archive was taken")
           assert.isFalse(existsSync(join(outside, "escaped")))
           assert.isFalse(existsSync("/tmp/escaped"))
@@ -78,10 +84,30 @@ describe("extractArchive", () => {
     )
   }
 
+  it.effect("a hard link becomes a copy; special files and skipped paths are left out, with all they hold", () =>
+    withFolder((folder) =>
+      Effect.gen(function* () {
+        const archive = archiveOf([
+          dir("ctx"),
+          file("ctx/a", "shared"),
+          { name: "ctx/b", type: "link", linkname: "ctx/a" },
+          { name: "ctx/null", type: "character-device", devmajor: 1, devminor: 3 },
+          { name: "ctx/pipe", type: "fifo" },
+          dir("ctx/target"),
+          file("ctx/target/huge", "x".repeat(2000))
+        ])
+        const skip = (path: string) => path === "target"
+        assert.strictEqual(yield* ArchiveRead.extractArchive(archive, folder, { ...BOUNDS, skip }), "ctx")
+        assert.strictEqual(readFileSync(join(folder, "ctx/b"), "utf8"), "shared")
+        for (const left of ["null", "pipe", "target"]) assert.isFalse(existsSync(join(folder, "ctx", left)), left)
+      })
+    )
+  )
+
   it.effect("an archived link (not a folder) writes nothing and answers undefined", () =>
     withFolder((folder) =>
       Effect.gen(function* () {
-        assert.isUndefined(yield* ArchiveRead.extractArchive(archiveOf([link("ctx", "/")]), folder))
+        assert.isUndefined(yield* ArchiveRead.extractArchive(archiveOf([link("ctx", "/")]), folder, BOUNDS))
         assert.isFalse(existsSync(join(folder, "ctx")))
       })
     )

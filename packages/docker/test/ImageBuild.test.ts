@@ -216,4 +216,20 @@ layer(NodeDocker.layer(), { excludeTestServices: true, timeout: 600_000 })("Node
       assert.strictEqual(output.stdout, `${join(outside, "secret.txt")}\nlink\ndone\n`)
     })
   )
+
+  it.effect(
+    "refuses a .dockerignore that is a link (to a file, to /dev/zero, to a pipe): it reads nothing through it",
+    () =>
+      Effect.gen(function* () {
+        const repository = yield* scopedRepository
+        const outside = yield* scopedDir({ "rules.txt": "Dockerfile\n" })
+        execFileSync("mkfifo", [join(outside, "pipe")])
+        for (const target of [join(outside, "rules.txt"), "/dev/zero", join(outside, "pipe")]) {
+          const contextDir = yield* scopedDir({ Dockerfile: "FROM scratch\n", ".dockerignore": `-> ${target}` })
+          const refused = yield* Effect.flip(build({ contextDir, dockerfile: "Dockerfile", repository }))
+          assert.include(refused.message, "ELOOP", target)
+        }
+        assert.deepStrictEqual(tagsOf(repository), [])
+      })
+  )
 })

@@ -58,11 +58,17 @@ export interface SandboxFolders {
 /**
  * A sandbox's folders, from where its row says its workspace is: a sandbox
  * made before the sealed layout keeps `workspaces/<id>` and `homes/<id>`
- * (unsealed) for life; every other is `sandboxes/<id>`'s.
+ * (unsealed) for life; every other is `sandboxes/<id>`'s, where its row
+ * recorded it.
  */
 export const sandboxFolders = (paths: StatePaths, id: string, workspacePath: string | null): SandboxFolders => {
-  const current = paths.sandbox(id)
-  if (workspacePath === null || workspacePath === current.workspace) return current
+  if (workspacePath === null) return paths.sandbox(id)
+  // By its shape, not its spelling: the home may be reached by another path now (a link on the way).
+  const sealedWorkspace = `/sandboxes/${id}/sealed/workspace`
+  if (workspacePath.endsWith(sealedWorkspace)) {
+    const root = workspacePath.slice(0, -"/sealed/workspace".length)
+    return { root, sealed: `${root}/sealed`, workspace: workspacePath, home: `${root}/sealed/home` }
+  }
   return { root: workspacePath, sealed: undefined, workspace: workspacePath, home: join(paths.sandboxHomes, id) }
 }
 

@@ -57,6 +57,16 @@ describe("sandboxFolders", () => {
     ["a new sandbox (no workspace recorded yet): the sealed layout", null, sealed],
     ["a row that records the sealed workspace", "/h/sandboxes/abc/sealed/workspace", sealed],
     [
+      "a row that records the sealed workspace under another spelling of the home keeps it",
+      "/var/h/sandboxes/abc/sealed/workspace",
+      {
+        root: "/var/h/sandboxes/abc",
+        sealed: "/var/h/sandboxes/abc/sealed",
+        workspace: "/var/h/sandboxes/abc/sealed/workspace",
+        home: "/var/h/sandboxes/abc/sealed/home"
+      }
+    ],
+    [
       "a row made before the sealed layout keeps its folders, unsealed",
       "/h/workspaces/abc",
       { root: "/h/workspaces/abc", sealed: undefined, workspace: "/h/workspaces/abc", home: "/h/homes/abc" }

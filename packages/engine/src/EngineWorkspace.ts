@@ -1,5 +1,5 @@
 import * as NodePath from "node:path"
-import { ArchiveRead } from "@prbox/docker"
+import { ArchiveRead, contextSkip } from "@prbox/docker"
 import { Effect, type FileSystem } from "effect"
 import type { RepositoryFiles } from "./ChooseEnvironment.ts"
 import type { ContainerRuntimeShape } from "./ContainerRuntime.ts"
@@ -65,24 +65,39 @@ export const engineWorkspaceFiles = (
     ).pipe(Effect.mapError(message))
 })
 
+/** What a rebuild's copy of its context may hold at most (Docker sends a sparse file whole). */
+const MAX_CONTEXT_BYTES = 4 * 1024 * 1024 * 1024
+const MAX_CONTEXT_ENTRIES = 200_000
+
 /**
  * A copy of the workspace's folder `context` in a temporary folder of this
  * machine (removed with the scope), read by the engine as `engineWorkspaceFiles`
- * reads: what a rebuild's image is built from. Its path, or undefined when
- * the workspace has no such folder.
+ * reads, without what its `.dockerignore` leaves out of the build: what a
+ * rebuild's image is built from (`dockerfile` relative to the context).
+ * Its path, or undefined when the workspace has no such folder (or it is a
+ * link). A larger context than the bounds fails.
  */
 export const stageContext = (
   fs: FileSystem.FileSystem,
   runtime: ContainerRuntimeShape,
   workspacePath: string,
   context: string,
+  dockerfile: string,
   labels: Readonly<Record<string, string>>
 ) =>
   Effect.gen(function* () {
-    const archive = yield* runtime.readFolder(workspacePath, NodePath.posix.normalize(context), labels)
+    const folder = NodePath.posix.normalize(context)
+    const ignore = yield* engineWorkspaceFiles(runtime, workspacePath, labels)
+      .read(NodePath.posix.join(folder, ".dockerignore"))
+      .pipe(Effect.orElseSucceed(() => undefined))
+    const archive = yield* runtime.readFolder(workspacePath, folder, labels)
     if (archive === undefined) return undefined
     const staging = yield* fs.makeTempDirectoryScoped({ prefix: "prbox-context-" })
     // The context itself a link: the engine sent the link, which must lead this machine's build nowhere.
-    const folder = yield* ArchiveRead.extractArchive(archive, staging)
-    return folder === undefined ? undefined : NodePath.join(staging, folder)
+    const root = yield* ArchiveRead.extractArchive(archive, staging, {
+      maxBytes: MAX_CONTEXT_BYTES,
+      maxEntries: MAX_CONTEXT_ENTRIES,
+      skip: contextSkip(ignore ?? "", [dockerfile, ".dockerignore"])
+    })
+    return root === undefined ? undefined : NodePath.join(staging, root)
   })

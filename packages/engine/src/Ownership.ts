@@ -27,9 +27,10 @@ const failed = (operation: string) => (error: PlatformError) =>
 
 /**
  * Removes a sandbox's folders once no container of it runs. A sealed folder
- * another user (root) owns is cleared by the engine first: a daemon that is
- * not root could neither enter it nor remove what root in the container
- * left there. Links in them are removed, never followed.
+ * is cleared by the engine first where its containers saw it: a daemon that
+ * is not root could neither enter it nor remove what root in the container
+ * left there, and a root daemon's removal by path fails on a tree deeper
+ * than a path may be. Links in them are removed, never followed.
  */
 export const removeSandboxFolders = Effect.fn("Ownership.removeFolders")(function* <E>(
   fs: FileSystem.FileSystem,
@@ -37,7 +38,6 @@ export const removeSandboxFolders = Effect.fn("Ownership.removeFolders")(functio
   runtime: Effect.Effect<ContainerRuntimeShape, E>,
   labels: Readonly<Record<string, string>>
 ) {
-  const daemonUid = process.getuid?.() ?? 0
   const remove = (path: string, what: string) =>
     fs.remove(path, { recursive: true, force: true }).pipe(Effect.mapError(failed(`remove ${what}`)))
   if (folders.sealed === undefined) {
@@ -45,12 +45,12 @@ export const removeSandboxFolders = Effect.fn("Ownership.removeFolders")(functio
     yield* remove(folders.home, "the sandbox home")
     return
   }
-  const owner = yield* fs.stat(folders.sealed).pipe(
-    Effect.map((info) => (info.uid._tag === "Some" ? info.uid.value : daemonUid)),
-    Effect.catchReason("PlatformError", "NotFound", () => Effect.succeed(daemonUid)),
-    Effect.mapError(failed("read the sandbox's folder"))
-  )
-  if (owner !== daemonUid) yield* (yield* runtime).clearFolder(folders.root, "sealed", labels)
+  const present = yield* fs.exists(folders.sealed).pipe(Effect.mapError(failed("read the sandbox's folder")))
+  // Where containers saw it, the engine clears it (as root, by handles: no tree too deep, no link followed).
+  const engine = present ? yield* runtime : undefined
+  if (engine !== undefined && (yield* engine.filesAt) === "host") {
+    yield* engine.clearFolder(folders.root, "sealed", labels)
+  }
   yield* remove(folders.root, "the sandbox's folder")
 })
 

@@ -125,7 +125,14 @@ export const makePrepareEnvironment = Effect.gen(function* () {
         reason: `${path}: build.context ${context} is not a folder of the workspace`
       })
       if (readFrom._tag === "Engine") {
-        const staged = yield* stageContext(fs, runtime, workspacePath, context, readFrom.labels).pipe(
+        const staged = yield* stageContext(
+          fs,
+          runtime,
+          workspacePath,
+          context,
+          NodePath.posix.relative(NodePath.posix.normalize(context), dockerfile),
+          readFrom.labels
+        ).pipe(
           Effect.mapError(
             (error) => new SetupFailed({ reason: `${path}: the build's context cannot be read (${error.message})` })
           )

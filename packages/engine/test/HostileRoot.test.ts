@@ -6,6 +6,7 @@ import { statePaths } from "@prbox/domain"
 import { Effect, Ref } from "effect"
 import { pushPullRequest } from "../../git/test/helpers.ts"
 import { CONTAINER_HOME } from "../src/CodeServerSpec.ts"
+import { SandboxService } from "../src/index.ts"
 import { healthzGitImage } from "./git-image.ts"
 import { inspectContainer, openRunning, withEngine } from "./harness.ts"
 
@@ -139,4 +140,19 @@ describe("root in a sandbox, against the host", () => {
       )
     )
   }
+
+  it.live("a folder chain deeper than a path may be, made by the sandbox's user, goes with its delete", () =>
+    withEngine({ config: { image: healthzGitImage() } }, ({ home, remote }) =>
+      Effect.gen(function* () {
+        const row = yield* openRunning(remote.path, 1)
+        const name = "d".repeat(200)
+        // Nested from the top (a new folder takes the chain in), so no path the shell uses grows long.
+        const deep = `mkdir ${name} && i=0 && while [ $i -lt 30 ]; do mkdir t && mv ${name} t/ && mv t ${name} || exit 1; i=$((i+1)); done`
+        const made = spawnSync("docker", ["exec", row.containerId ?? "", "sh", "-c", deep], { encoding: "utf8" })
+        assert.strictEqual(made.status, 0, made.stderr)
+        yield* SandboxService.use((sandboxes) => sandboxes.delete(row.id))
+        assert.isFalse(existsSync(statePaths(home).sandbox(row.id).root), "the sandbox's folder is still there")
+      })
+    )
+  )
 })

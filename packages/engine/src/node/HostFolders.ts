@@ -8,8 +8,12 @@ import { Effect, Semaphore } from "effect"
 import { RuntimeError } from "../Errors.ts"
 import { PROBE_LABEL } from "./EngineProbe.ts"
 
-/** An image with no files at all: its containers are never started, only mounted by the engine. */
-export const EMPTY_IMAGE = "prbox/empty:1"
+/**
+ * An image with no files at all: its containers are never started, only
+ * mounted by the engine. Its name's host is reserved to be invalid: a PR
+ * naming it cannot have an image of that name pulled in its place.
+ */
+export const EMPTY_IMAGE = "prbox.invalid/empty:1"
 /** Where the throwaway container mounts the folder whose entry it changes. */
 const MOUNT = "/prbox-parent"
 /** Two zero blocks: a tar archive with nothing in it. */
