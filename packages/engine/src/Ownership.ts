@@ -15,7 +15,7 @@ export interface SandboxUser {
   readonly gid: number
 }
 
-/** find's test for what a workspace shares with the mirror: files with more than one link. */
+/** find's test for a file the workspace may share with anything else: more than one link. */
 const NOT_SHARED = ["!", "(", "-type", "f", "-links", "+1", ")"]
 
 /** `uid:gid`, as a container's user. */
@@ -65,9 +65,9 @@ export const makeOwnership = Effect.gen(function* () {
 
   /**
    * Hands a workspace to the sandbox user. Files with more than one link are
-   * left alone: they are the object files hardlinked from the shared mirror,
-   * and handing them over would let one sandbox rewrite every other's history.
-   * (Git never modifies an object file; new objects go into the user's dirs.)
+   * left alone: clones copy the mirror's objects (`--no-hardlinks`), so one
+   * would be an inode shared with something else, and handing it over would
+   * let the sandbox rewrite that too.
    * The workspace's own folder goes last: its owner says the hand-over
    * finished, so one cut short (a stop, a crash) is done again.
    */
