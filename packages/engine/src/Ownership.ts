@@ -45,7 +45,15 @@ export const removeSandboxFolders = Effect.fn("Ownership.removeFolders")(functio
     yield* remove(folders.home, "the sandbox home")
     return
   }
-  const present = yield* fs.exists(folders.sealed).pipe(Effect.mapError(failed("read the sandbox's folder")))
+  // Only a folder holds a sealed folder: anything else there (a stray file) is removed as it is.
+  const root = yield* fs.stat(folders.root).pipe(
+    Effect.map((info) => info.type),
+    Effect.catchReason("PlatformError", "NotFound", () => Effect.succeed(undefined)),
+    Effect.mapError(failed("read the sandbox's folder"))
+  )
+  const present =
+    root === "Directory" &&
+    (yield* fs.exists(folders.sealed).pipe(Effect.mapError(failed("read the sandbox's folder"))))
   // Where containers saw it, the engine clears it (as root, by handles: no tree too deep, no link followed).
   const engine = present ? yield* runtime : undefined
   if (engine !== undefined && (yield* engine.filesAt) === "host") {

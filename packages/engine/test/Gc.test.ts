@@ -1,8 +1,9 @@
 import { execFileSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs"
+import { chmodSync, existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
+import { statePaths } from "@prbox/domain"
 import { SandboxRepo } from "@prbox/store"
 import { Clock, Effect, Fiber, Option } from "effect"
 import { TestClock } from "effect/testing"
@@ -249,6 +250,27 @@ describe("gc", () => {
         assert.strictEqual(error.detail, "ENOTDIR")
         assert.isTrue(containerExists(stray), "nothing is removed")
         assert.isTrue(existsSync(strayDir), "nothing is removed")
+      })
+    )
+  )
+
+  it.live("prune removes a stray sandbox folder (its sealed folder cleared by the engine) and a stray file there", () =>
+    withEngine({}, ({ home }) =>
+      Effect.gen(function* () {
+        const gc = yield* Gc
+        const paths = statePaths(home)
+        const stray = paths.sandbox(newId())
+        mkdirSync(join(stray.workspace, "deep"), { recursive: true })
+        writeFileSync(join(stray.workspace, "deep", "file"), "")
+        chmodSync(stray.sealed ?? "", 0o700)
+        const strayFile = join(paths.sandboxes, "not-a-sandbox")
+        writeFileSync(strayFile, "")
+        const shown = yield* gc.planPrune
+        assert.sameMembers([...shown.directories], [stray.root, strayFile])
+        const report = yield* gc.prune(shown)
+        assert.sameMembers([...report.removed.directories], [stray.root, strayFile])
+        assert.isFalse(existsSync(stray.root))
+        assert.isFalse(existsSync(strayFile))
       })
     )
   )
