@@ -27,10 +27,10 @@ const failed = (operation: string) => (error: PlatformError) =>
 
 /**
  * Removes a sandbox's folders once no container of it runs. A sealed folder
- * is cleared by the engine first where its containers saw it: a daemon that
- * is not root could neither enter it nor remove what root in the container
- * left there, and a root daemon's removal by path fails on a tree deeper
- * than a path may be. Links in them are removed, never followed.
+ * this machine cannot remove is cleared by the engine: a daemon that is not
+ * root can neither enter it nor remove what root in the container left
+ * there, and a removal by path fails on a tree deeper than a path may be.
+ * Links in them are removed, never followed.
  */
 export const removeSandboxFolders = Effect.fn("Ownership.removeFolders")(function* <E>(
   fs: FileSystem.FileSystem,
@@ -54,11 +54,12 @@ export const removeSandboxFolders = Effect.fn("Ownership.removeFolders")(functio
   const present =
     root === "Directory" &&
     (yield* fs.exists(folders.sealed).pipe(Effect.mapError(failed("read the sandbox's folder"))))
-  // Where containers saw it, the engine clears it (as root, by handles: no tree too deep, no link followed).
-  const engine = present ? yield* runtime : undefined
-  if (engine !== undefined && (yield* engine.filesAt) === "host") {
-    yield* engine.clearFolder(folders.root, "sealed", labels)
-  }
+  const removed = yield* Effect.result(remove(folders.root, "the sandbox's folder"))
+  if (removed._tag === "Success") return
+  if (!present) return yield* Effect.fail(removed.failure)
+  // What this machine could not remove (root's, or a tree deeper than a path may be), the engine
+  // clears: as root, by handles, no link followed. Only then: an engine need not be asked otherwise.
+  yield* (yield* runtime).clearFolder(folders.root, "sealed", labels)
   yield* remove(folders.root, "the sandbox's folder")
 })
 
