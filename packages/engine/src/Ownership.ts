@@ -65,7 +65,7 @@ export const removeSandboxFolders = Effect.fn("Ownership.removeFolders")(functio
 
 /**
  * Who a sandbox runs as and what it owns on the host: its workspace and its
- * home directory under `$PRBOX_HOME/homes`.
+ * home, in its sealed folder (`$PRBOX_HOME/sandboxes/<id>/sealed`).
  */
 export const makeOwnership = Effect.gen(function* () {
   const fs = yield* FileSystem.FileSystem
