@@ -52,13 +52,20 @@ const readIgnoreFile = async (root: string): Promise<string> => {
   }
 }
 
-const walk = async (root: string, keep: ReadonlySet<string>): Promise<Array<ContextEntry>> => {
-  const patterns = await readIgnoreFile(root)
+/**
+ * What a build leaves out of its context: `.git` and what `.dockerignore`'s
+ * `patterns` exclude; `exceptions` when a pattern (`!dir/keep`) can bring
+ * back a file under an excluded directory.
+ */
+const ignoreRules = (patterns: string) => ({
   // The package is CommonJS; its factory carries itself as `default` for this.
   // The workspace's own `.git` is prbox's checkout, not a build input (it differs per sandbox and would defeat reuse).
-  const rules = dockerignore.default({ ignorecase: false }).add(".git").add(patterns)
-  // An exception (`!dir/keep`) can bring back a file under an excluded directory.
-  const exceptions = patterns.split("\n").some((line) => line.trim().startsWith("!"))
+  rules: dockerignore.default({ ignorecase: false }).add(".git").add(patterns),
+  exceptions: patterns.split("\n").some((line) => line.trim().startsWith("!"))
+})
+
+const walk = async (root: string, keep: ReadonlySet<string>): Promise<Array<ContextEntry>> => {
+  const { rules, exceptions } = ignoreRules(await readIgnoreFile(root))
   const entries: Array<ContextEntry> = []
   const visit = async (dir: string): Promise<void> => {
     for (const name of (await readdir(join(root, dir))).sort()) {
@@ -82,8 +89,8 @@ const walk = async (root: string, keep: ReadonlySet<string>): Promise<Array<Cont
  * can bring back a path under an excluded folder.
  */
 export const contextSkip = (patterns: string, keep: ReadonlyArray<string>): ((path: string) => boolean) => {
-  if (patterns.split("\n").some((line) => line.trim().startsWith("!"))) return () => false
-  const rules = dockerignore.default({ ignorecase: false }).add(".git").add(patterns)
+  const { rules, exceptions } = ignoreRules(patterns)
+  if (exceptions) return () => false
   return (path) => rules.ignores(path) && !keep.some((kept) => kept === path || kept.startsWith(`${path}/`))
 }
 

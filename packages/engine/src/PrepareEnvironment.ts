@@ -43,12 +43,6 @@ const buildRepository = (row: Sandbox): string =>
   `prbox-build/${`${row.host ?? "local"}/${row.repository}`.toLowerCase().replace(/[^a-z0-9._-]+/g, "-")}`
 
 /**
- * From the choice made at admission to an image that is present and the
- * plan the container is made from: a devcontainer.json's image is pulled or
- * its Dockerfile built (from the workspace), a configured image pulled, the
- * default image built when it is missing. The environment says which.
- */
-/**
  * Where a build reads the workspace: by host path (an open, before any
  * container of the sandbox ran) or through the engine (`labels` on the
  * throwaway container it takes).
@@ -57,6 +51,12 @@ export type BuildFiles =
   | { readonly _tag: "Host" }
   | { readonly _tag: "Engine"; readonly labels: Readonly<Record<string, string>> }
 
+/**
+ * From the choice made at admission to an image that is present and the
+ * plan the container is made from: a devcontainer.json's image is pulled or
+ * its Dockerfile built (from the workspace), a configured image pulled, the
+ * default image built when it is missing. The environment says which.
+ */
 export const makePrepareEnvironment = Effect.gen(function* () {
   const runtime = yield* ContainerRuntime
   const tools = yield* SandboxTools
@@ -118,6 +118,7 @@ export const makePrepareEnvironment = Effect.gen(function* () {
     workspacePath: string,
     context: string,
     dockerfile: string,
+    inContext: string,
     readFrom: BuildFiles
   ) =>
     Effect.gen(function* () {
@@ -125,14 +126,7 @@ export const makePrepareEnvironment = Effect.gen(function* () {
         reason: `${path}: build.context ${context} is not a folder of the workspace`
       })
       if (readFrom._tag === "Engine") {
-        const staged = yield* stageContext(
-          fs,
-          runtime,
-          workspacePath,
-          context,
-          NodePath.posix.relative(NodePath.posix.normalize(context), dockerfile),
-          readFrom.labels
-        ).pipe(
+        const staged = yield* stageContext(fs, runtime, workspacePath, context, inContext, readFrom.labels).pipe(
           Effect.mapError(
             (error) => new SetupFailed({ reason: `${path}: the build's context cannot be read (${error.message})` })
           )
@@ -187,14 +181,23 @@ export const makePrepareEnvironment = Effect.gen(function* () {
           yield* runtime.ensureImage(image, onProgress)
         } else {
           const { context, dockerfile, args, target } = spec.source
+          // Outside the context it is "../…", which the build refuses.
+          const inContext = NodePath.posix.relative(NodePath.posix.normalize(context), dockerfile)
           const built = yield* Effect.scoped(
             Effect.gen(function* () {
-              const contextDir = yield* contextFolder(spec.path, workspacePath, context, dockerfile, readFrom)
+              const contextDir = yield* contextFolder(
+                spec.path,
+                workspacePath,
+                context,
+                dockerfile,
+                inContext,
+                readFrom
+              )
               yield* onProgress(`building ${dockerfile} (${spec.path})`)
               return yield* runtime.buildImage(
                 {
                   contextDir,
-                  dockerfile: NodePath.posix.relative(NodePath.posix.normalize(context), dockerfile),
+                  dockerfile: inContext,
                   args,
                   ...(target === undefined ? {} : { target }),
                   repository: buildRepository(row),

@@ -47,15 +47,15 @@ export interface PreparedCreate {
   readonly lookup: PullRequestLookup
 }
 
+/** An open reads its workspace here, before any container of the sandbox ran. */
+const HOST_FILES: BuildFiles = { _tag: "Host" }
+
 /**
  * The workers that take a sandbox from admitted to `running`: a create
  * (clone, image, container, health, ready hook, setup) or a restart (container,
  * health, ready hook, and setup when its container had to be created again).
  * They run in the lifecycle's scope, past the request.
  */
-/** An open reads its workspace here, before any container of the sandbox ran. */
-const HOST_FILES: BuildFiles = { _tag: "Host" }
-
 export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<string, string>>) =>
   Effect.gen(function* () {
     const runtime = yield* ContainerRuntime
