@@ -15,7 +15,7 @@ import { directoryInputs, docker, type ImageRecipe } from "./images.ts"
  * /usr/local. Both are built by the product's code and cached by content.
  */
 const recipeDir = join(import.meta.dirname, "code-server")
-const productDir = join(import.meta.dirname, "..", "..", "packages", "engine", "src", "node")
+const productDir = join(import.meta.dirname, "..", "..", "packages", "engine", "src", "node", "tools")
 
 const log = (line: string): void => {
   process.stderr.write(`[prbox images] code-server: ${line}\n`)

@@ -5,7 +5,7 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Effect } from "effect"
-import { debianMirror } from "../../packages/engine/src/node/DebianMirror.ts"
+import { debianMirror } from "../../packages/engine/src/node/tools/DebianMirror.ts"
 import { cacheBase } from "./cache.ts"
 import { directoryInputs, docker, type ImageRecipe } from "./images.ts"
 
@@ -16,7 +16,9 @@ import { directoryInputs, docker, type ImageRecipe } from "./images.ts"
  * (packages/docker/test/RemoteEngine.ts starts it).
  */
 const recipeDir = join(import.meta.dirname, "remote-engine")
-const rootfsScript = fileURLToPath(new URL("../../packages/engine/src/node/default-image/rootfs.sh", import.meta.url))
+const rootfsScript = fileURLToPath(
+  new URL("../../packages/engine/src/node/tools/default-image/rootfs.sh", import.meta.url)
+)
 const SUITE = "bookworm"
 /** debootstrap resolves their dependencies (containerd, runc, tini, iptables' libraries...). */
 const PACKAGES = ["ca-certificates", "procps", "iptables", "docker.io", "openssh-server"].join(",")

@@ -9,7 +9,11 @@ import { Effect, Layer, Schedule } from "effect"
 import { inject } from "vitest"
 import { TEST_RUN_LABEL } from "../../../scripts/testing/global-setup.ts"
 import { debianBase, httpGet, scopedContainer } from "../../docker/test/fixtures.ts"
-import { CODE_SERVER_VERSION, ensureCodeServerDistribution, GLIBC_LOADERS } from "../src/node/CodeServerDistribution.ts"
+import {
+  CODE_SERVER_VERSION,
+  ensureCodeServerDistribution,
+  GLIBC_LOADERS
+} from "../src/node/tools/CodeServerDistribution.ts"
 import { healthz, login } from "./probe.ts"
 
 /** Built once by `scripts/setup --with-test-images` (global-setup passes where). */

@@ -4,9 +4,9 @@ import { NodeDocker } from "@prbox/docker"
 import { Effect, Layer } from "effect"
 import { inject } from "vitest"
 import { TEST_RUN_LABEL } from "../../../scripts/testing/global-setup.ts"
-import { buildDefaultImage, DEFAULT_IMAGE } from "../src/node/DefaultImage.ts"
-import * as DockerRuntime from "../src/node/DockerRuntime.ts"
+import * as DockerRuntime from "../src/node/NodeContainerRuntime.ts"
 import * as NodePlatform from "../src/node/NodePlatform.ts"
+import { buildDefaultImage, DEFAULT_IMAGE } from "../src/node/tools/DefaultImage.ts"
 
 const runtime = DockerRuntime.layer.pipe(Layer.provide(NodeDocker.layer()), Layer.provideMerge(NodePlatform.layer))
 

@@ -8,7 +8,7 @@ import { Docker, type DockerShape, NodeDocker } from "@prbox/docker"
 import { Context, Deferred, Effect, Fiber, Layer } from "effect"
 import { type RemoteEngine, startRemoteEngine } from "../../docker/test/RemoteEngine.ts"
 import { ContainerRuntime, RuntimeError } from "../src/index.ts"
-import { ImageSource } from "../src/node/ImageTransfer.ts"
+import { ImageSource } from "../src/node/docker/ImageTransfer.ts"
 import { DockerRuntime } from "../src/node/index.ts"
 
 // Images reach a real remote engine (packages/docker/test/RemoteEngine.ts,

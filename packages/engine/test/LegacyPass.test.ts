@@ -4,7 +4,7 @@ import { SandboxConflict, SandboxId } from "@prbox/domain"
 import { SandboxRepo } from "@prbox/store"
 import { Effect } from "effect"
 import { Reconciler, SandboxService } from "../src/index.ts"
-import { LEGACY_UNAUTHENTICATED } from "../src/LegacyPass.ts"
+import { LEGACY_UNAUTHENTICATED } from "../src/reconcile/LegacyPass.ts"
 import { openRunning, rowOf, withEngine } from "./harness.ts"
 import { isRunningNow, runLabelled, writeV1Database } from "./legacy-fixtures.ts"
 

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { previewToken, relayToken } from "../src/PreviewTokens.ts"
+import { previewToken, relayToken } from "../src/previews/node/PreviewTokens.ts"
 
 // Expected values computed independently: printf '<message>' | openssl dgst -sha256 -hmac '<password>'
 describe("preview tokens", () => {

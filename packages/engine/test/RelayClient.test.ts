@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Schedule } from "effect"
 import { freePort } from "../../docker/test/fixtures.ts"
-import { handshake, RELAY_SOURCE_FILE, readToEnd } from "../src/node/RelayClient.ts"
+import { handshake, RELAY_SOURCE_FILE, readToEnd } from "../src/node/docker/RelayClient.ts"
 
 /** A stand-in relay on 127.0.0.1 that answers every request with `answer` in one write. */
 const standIn = (answer: string) =>

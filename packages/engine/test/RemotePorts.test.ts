@@ -9,10 +9,10 @@ import { inject } from "vitest"
 import { TEST_RUN_LABEL } from "../../../scripts/testing/global-setup.ts"
 import { listening, uniqueName } from "../../docker/test/fixtures.ts"
 import { type RemoteEngine, startRemoteEngine, startTcpRelay } from "../../docker/test/RemoteEngine.ts"
-import { PREVIEW_RELAY_PORT } from "../src/CodeServerSpec.ts"
+import { PREVIEW_RELAY_PORT } from "../src/create/CodeServerSpec.ts"
 import { ContainerRuntime, type ContainerSpec, LABELS } from "../src/index.ts"
+import { readToEnd } from "../src/node/docker/RelayClient.ts"
 import { DockerRuntime } from "../src/node/index.ts"
-import { readToEnd } from "../src/node/RelayClient.ts"
 import { healthzTag } from "./harness.ts"
 
 // The Docker runtime on a second, real engine reached over SSH

@@ -1,6 +1,6 @@
 import { noWidening, type Widening } from "@prbox/devcontainer"
 import { describe, expect, it } from "vitest"
-import { decideWidening } from "../src/TrustedWidening.ts"
+import { decideWidening } from "../src/environment/TrustedWidening.ts"
 
 const rows: ReadonlyArray<readonly [string, Partial<Widening>, ReturnType<typeof decideWidening>]> = [
   ["nothing asked", {}, { privileged: false, capAdd: [], securityOpt: [], mounts: [], ignored: [] }],

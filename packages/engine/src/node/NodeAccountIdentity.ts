@@ -1,8 +1,8 @@
 import { HostingClients, hostCredential } from "@prbox/git"
 import { Clock, Effect, Layer, Option, Ref } from "effect"
 import type { ChildProcessSpawner } from "effect/process"
-import { parseCallerAccount, parseUserId } from "../AccountDiscovery.ts"
 import { AccountIdentity, type AccountQuery } from "../AccountIdentity.ts"
+import { parseCallerAccount, parseUserId } from "../reconcile/AccountDiscovery.ts"
 import * as NodePlatform from "./NodePlatform.ts"
 
 export interface Options {

@@ -4,8 +4,8 @@ import { Context, Effect, Exit, Layer, Scope, Semaphore } from "effect"
 import { ContainerRuntime, type ContainerRuntimeShape } from "../ContainerRuntime.ts"
 import { Engines } from "../Engines.ts"
 import { RuntimeError } from "../Errors.ts"
-import * as DockerRuntime from "./DockerRuntime.ts"
-import { dockerFor, imageSourceFor } from "./EngineClient.ts"
+import { dockerFor, imageSourceFor } from "./engines/EngineClient.ts"
+import * as DockerRuntime from "./NodeContainerRuntime.ts"
 
 /** Engines other than the configured one kept open at once; the least recently used is closed past it. */
 const KEPT_ENGINES = 4

@@ -4,7 +4,7 @@ import { Effect, Layer } from "effect"
 import { Config } from "../Config.ts"
 import { mapStoreErrors } from "../Errors.ts"
 import { PreviewAddress } from "../PreviewAddress.ts"
-import { freePort } from "./FreePort.ts"
+import { freePort } from "./docker/FreePort.ts"
 
 const KEY = "previewPort"
 

@@ -5,8 +5,8 @@ import { ChildProcessSpawner } from "effect/process"
 import { ContainerRuntime } from "../ContainerRuntime.ts"
 import { SetupFailed } from "../Errors.ts"
 import { SandboxTools } from "../SandboxTools.ts"
-import { ensureCodeServerDistribution } from "./CodeServerDistribution.ts"
-import { buildDefaultImage, DEFAULT_IMAGE } from "./DefaultImage.ts"
+import { ensureCodeServerDistribution } from "./tools/CodeServerDistribution.ts"
+import { buildDefaultImage, DEFAULT_IMAGE } from "./tools/DefaultImage.ts"
 
 export interface Options {
   /** `$PRBOX_HOME`: its `code-server` folder keeps the distributions. */

@@ -1,12 +1,18 @@
-export * as CodeServerDistribution from "./CodeServerDistribution.ts"
-export * as DefaultImage from "./DefaultImage.ts"
-export * as DockerRuntime from "./DockerRuntime.ts"
-export { dockerFor } from "./EngineClient.ts"
-export { type EngineLocation, type EngineReport, inspectEngine, PROBE_LABEL, probeLocation } from "./EngineProbe.ts"
-export { engineOfHome, readEngineSources, resolveEngine } from "./EngineSelection.ts"
+export { dockerFor } from "./engines/EngineClient.ts"
+export {
+  type EngineLocation,
+  type EngineReport,
+  inspectEngine,
+  PROBE_LABEL,
+  probeLocation
+} from "./engines/EngineProbe.ts"
+export { engineOfHome, readEngineSources, resolveEngine } from "./engines/EngineSelection.ts"
 export * as NodeAccountIdentity from "./NodeAccountIdentity.ts"
 export * as NodeCodeServerHealth from "./NodeCodeServerHealth.ts"
+export * as DockerRuntime from "./NodeContainerRuntime.ts"
 export * as NodeEngine from "./NodeEngine.ts"
 export * as NodeHooks from "./NodeHooks.ts"
 export * as NodePlatform from "./NodePlatform.ts"
 export * as NodeSandboxTools from "./NodeSandboxTools.ts"
+export * as CodeServerDistribution from "./tools/CodeServerDistribution.ts"
+export * as DefaultImage from "./tools/DefaultImage.ts"

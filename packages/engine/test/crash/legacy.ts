@@ -1,6 +1,6 @@
 import { join } from "node:path"
 import Database from "better-sqlite3"
-import { LEGACY_UNAUTHENTICATED } from "../../src/LegacyPass.ts"
+import { LEGACY_UNAUTHENTICATED } from "../../src/reconcile/LegacyPass.ts"
 
 /**
  * Adds `count` rows to a schema v1 database (written by writeV1Database):

@@ -1,0 +1,158 @@
+import { capabilitiesToDrop, type EnvironmentPlan, type Sandbox } from "@prbox/domain"
+import { Redacted } from "effect"
+import type { PrboxConfig } from "../Config.ts"
+import type { ContainerSpec } from "../ContainerRuntime.ts"
+import { LABELS } from "../Labels.ts"
+import type { CodeServerDistribution } from "../SandboxTools.ts"
+
+/** Port code-server listens on inside the container. */
+export const CODE_SERVER_PORT = 8080
+export const CONTAINER_HOME = "/home/prbox"
+/** The workspace folder of a sandbox without a devcontainer.json. */
+export const CONTAINER_WORKSPACE = "/workspace"
+/** Port prbox's preview relay (node/PreviewRelay.cjs) listens on inside the container. */
+export const PREVIEW_RELAY_PORT = 47919
+/** Where prbox's code-server distribution is mounted (read-only) in a sandbox. */
+export const CODE_SERVER_MOUNT = "/opt/prbox/code-server"
+
+/** The sandbox's URL on this machine, or "" before it has a port. */
+export const sandboxUrl = (port: number | null): string => (port === null ? "" : `http://127.0.0.1:${port}/`)
+
+/** The progress line of a sandbox whose kept port was taken while it was stopped. */
+export const portMovedLine = (from: number, to: number): string =>
+  `port ${from} was taken; the sandbox moved to ${sandboxUrl(to)}`
+
+/** The row's detail once running; a move stays visible in `prbox status` until the next one. */
+export const readyDetail = (hostPort: number, movedFrom: number | null): string =>
+  `ready at ${sandboxUrl(hostPort)}${movedFrom === null ? "" : ` (port ${movedFrom} was taken)`}`
+
+/** The env code-server and the sandbox user's commands see for HOME and the XDG folders. */
+export const homeEnv: Readonly<Record<string, string>> = {
+  HOME: CONTAINER_HOME,
+  XDG_CONFIG_HOME: `${CONTAINER_HOME}/.config`,
+  XDG_DATA_HOME: `${CONTAINER_HOME}/.local/share`,
+  XDG_CACHE_HOME: `${CONTAINER_HOME}/.cache`
+}
+
+/** How to run code-server in the container: prbox's mounted distribution, or the image's own. */
+export const codeServerCommand = (distribution: CodeServerDistribution | null): ReadonlyArray<string> =>
+  distribution === null
+    ? ["code-server"]
+    : [`${CODE_SERVER_MOUNT}/${distribution.node}`, `${CODE_SERVER_MOUNT}/${distribution.entry}`]
+
+/** Who the container and its commands run as: the workspace owner; root only for a trusted repository that asked. */
+export const containerUser = (plan: EnvironmentPlan, owner: string): string =>
+  plan.widening?.runAsRoot === true ? "0:0" : owner
+
+/** The user's own mounts: config.json's and the trusted widening's. */
+export const userMounts = (config: PrboxConfig, plan: EnvironmentPlan) => [
+  ...config.mounts,
+  ...(plan.widening?.mounts ?? [])
+]
+
+export interface SpecInput {
+  readonly row: Sandbox
+  readonly config: PrboxConfig
+  readonly plan: EnvironmentPlan
+  /** prbox's code-server, mounted; null when the image runs its own (`codeServer: "included"`). */
+  readonly distribution: CodeServerDistribution | null
+  /** `uid:gid` the sandbox runs as (the workspace's owner). */
+  readonly user: string
+  /** The sandbox user's home directory on the host. */
+  readonly homePath: string
+  /** `$PRBOX_HOME`: labelled on the container so reconcile finds its own. */
+  readonly engineHome: string
+  /** The home's install id (Installation.ts): a home's path can repeat on a shared engine. */
+  readonly install: string
+  /** Extra labels on every container (tests and benches label their runs). */
+  readonly extraLabels: Readonly<Record<string, string>>
+  /** The sandbox's host port, kept for its life: its URL. */
+  readonly hostPort: number
+  /** `http://{{port}}.<id>.localhost:<previewPort>/`: tells apps (and code-server's Ports panel) their preview URL. */
+  readonly previewUrlTemplate?: string
+}
+
+/**
+ * The container of a sandbox: code-server on the workspace, password auth,
+ * the environment's image, env and limits, the user's mounts, and prbox's
+ * labels (which win). The workspace and the sandbox's home are its carried
+ * folders; code-server is prbox's distribution, shared read-only and run as
+ * the container's entrypoint, unless the image brings its own.
+ */
+export const codeServerSpec = ({
+  row,
+  config,
+  plan,
+  distribution,
+  user,
+  homePath,
+  engineHome,
+  install,
+  extraLabels,
+  hostPort,
+  previewUrlTemplate
+}: SpecInput): ContainerSpec => {
+  const widening = plan.widening
+  const cpus = plan.cpus ?? config.cpus
+  const memoryMb = plan.memoryMb ?? config.memoryMb
+  const codeServerArgs = [
+    "--bind-addr",
+    `0.0.0.0:${CODE_SERVER_PORT}`,
+    "--auth",
+    "password",
+    "--disable-telemetry",
+    "--disable-update-check",
+    plan.workspaceFolder
+  ]
+  return {
+    name: `prbox-${row.id}`,
+    image: plan.image,
+    ...(distribution === null ? {} : { entrypoint: codeServerCommand(distribution) }),
+    args: codeServerArgs,
+    // The password reaches code-server only through its environment, never argv.
+    env: {
+      ...config.env,
+      ...plan.containerEnv,
+      ...plan.remoteEnv,
+      ...homeEnv,
+      ...(plan.remoteUser === null ? {} : { USER: plan.remoteUser }),
+      ...(previewUrlTemplate === undefined
+        ? {}
+        : { PRBOX_PREVIEW_URL_TEMPLATE: previewUrlTemplate, VSCODE_PROXY_URI: previewUrlTemplate }),
+      PASSWORD: row.accessPassword === null ? "" : Redacted.value(row.accessPassword)
+    },
+    labels: {
+      ...config.labels,
+      ...extraLabels,
+      [LABELS.sandbox]: row.id,
+      [LABELS.pr]: String(row.pullRequest),
+      [LABELS.repo]: `${row.host ?? ""}/${row.repository}`,
+      [LABELS.home]: engineHome,
+      [LABELS.install]: install
+    },
+    carried: [
+      { kind: "workspace", hostPath: row.workspacePath ?? "", containerPath: plan.workspaceFolder },
+      { kind: "home", hostPath: homePath, containerPath: CONTAINER_HOME }
+    ],
+    ...(distribution === null
+      ? {}
+      : { shared: { hostPath: distribution.root, containerPath: CODE_SERVER_MOUNT, key: distribution.key } }),
+    binds: userMounts(config, plan).map((mount) => ({
+      hostPath: mount.source,
+      containerPath: mount.target,
+      readOnly: mount.readOnly
+    })),
+    user: containerUser(plan, user),
+    ...(widening === undefined
+      ? {}
+      : { privileged: widening.privileged, capAdd: widening.capAdd, securityOpt: widening.securityOpt }),
+    capDrop: capabilitiesToDrop(widening?.capAdd),
+    workingDir: plan.workspaceFolder,
+    port: CODE_SERVER_PORT,
+    hostPort,
+    relayPort: PREVIEW_RELAY_PORT,
+    ...(cpus === undefined || cpus === null ? {} : { cpus }),
+    ...(memoryMb === undefined || memoryMb === null ? {} : { memoryBytes: memoryMb * 1024 * 1024 }),
+    ...(config.pidsLimit === undefined ? {} : { pidsLimit: config.pidsLimit })
+  }
+}

@@ -1,0 +1,138 @@
+import { type PullRequestLookup, type Sandbox, sameCommit } from "@prbox/domain"
+import {
+  type FetchError,
+  isHeadFromService,
+  type PullRequestAtService,
+  type PullRequestRef,
+  PullRequests,
+  type PullRequestTarget,
+  Workspaces,
+  withSourceBranch
+} from "@prbox/git"
+import { SandboxRepo } from "@prbox/store"
+import { Clock, Effect, Fiber, Option, Result } from "effect"
+import type { PrboxConfig } from "../Config.ts"
+import { GitFailed, InvalidPullRequestInput, PullRequestMissing, PullRequestUnresolved, safeReason } from "../Errors.ts"
+import { baseBranchFiles, chooseEnvironment } from "../environment/ChooseEnvironment.ts"
+import { Lifecycle } from "../Lifecycle.ts"
+import type { PreparedCreate } from "./Workers.ts"
+
+/**
+ * How long a create waits for the hosting service once git has fetched the
+ * pull request: past it the metadata is unknown (gc's refresh fills it in).
+ */
+const LOOKUP_GRACE = "1 second"
+
+/** A lookup is bounded by its own timeout; this bound only keeps a misbehaving one from holding an open. */
+const LOOKUP_BOUND = "20 seconds"
+
+const unanswered: PullRequestLookup = { _tag: "Unknown", reason: "the hosting service did not answer in time" }
+
+const MISSING_WARNING = "warning: the hosting service says no such pull request; opened from the git ref"
+
+const nameOf = (target: PullRequestTarget) => `${target.repository}#${target.pullRequest}`
+
+/**
+ * What a new sandbox needs before it is admitted: the PR fetched into its
+ * mirror, what its hosting service says of it, and its environment chosen
+ * from the fetched commit. A PR that cannot be fetched or whose
+ * devcontainer.json is refused leaves no row and no container.
+ */
+export const makePrepareCreate = Effect.gen(function* () {
+  const workspaces = yield* Workspaces
+  const pullRequests = yield* PullRequests
+  const repo = yield* SandboxRepo
+  const lifecycle = yield* Lifecycle
+
+  const lookup = (target: PullRequestTarget) =>
+    pullRequests.lookup(target).pipe(
+      Effect.timeoutOption(LOOKUP_BOUND),
+      Effect.map((answer) => Option.getOrElse(answer, () => unanswered))
+    )
+
+  const fetchFailed = (error: FetchError) => new GitFailed({ operation: "fetch", detail: safeReason(error) })
+
+  /**
+   * A ref git can fetch: the service is asked meanwhile, never adding to the
+   * fetch's time beyond a short grace. A ref git lacks is the service's 404
+   * when it says so.
+   */
+  const viaGit = Effect.fnUntraced(function* (ref: PullRequestRef) {
+    const asking = yield* Effect.forkChild(lookup(ref), { startImmediately: true })
+    const fetched = yield* Effect.result(workspaces.fetchPullRequest(ref))
+    if (Result.isFailure(fetched)) {
+      const answer = yield* Fiber.join(asking)
+      if (fetched.failure._tag === "PullRequestNotFound" && answer._tag === "Missing") {
+        return yield* new PullRequestMissing({ pullRequest: nameOf(ref), detail: answer.detail })
+      }
+      return yield* fetchFailed(fetched.failure)
+    }
+    const answer = yield* Fiber.join(asking).pipe(Effect.timeoutOption(LOOKUP_GRACE))
+    return { ref, fetched: fetched.success, lookup: Option.getOrElse(answer, () => unanswered) }
+  })
+
+  /**
+   * A head only the service names (Bitbucket Cloud, CodeCommit): its source
+   * branch is fetched and must be the commit the service reports.
+   */
+  const viaService = Effect.fnUntraced(function* (target: PullRequestAtService) {
+    const answer = yield* lookup(target)
+    if (answer._tag === "Missing") {
+      return yield* new PullRequestMissing({ pullRequest: nameOf(target), detail: answer.detail })
+    }
+    if (answer._tag === "Unknown") {
+      return yield* new PullRequestUnresolved({
+        pullRequest: nameOf(target),
+        reason: answer.reason,
+        ...(answer.configure === undefined ? {} : { configure: answer.configure })
+      })
+    }
+    const { info } = answer
+    const located = withSourceBranch(target, info.sourceBranch, info.sourceCloneUrl)
+    if (Result.isFailure(located)) return yield* new InvalidPullRequestInput({ reason: located.failure.message })
+    const ref = located.success
+    const fetched = yield* workspaces.fetchPullRequest(ref).pipe(Effect.mapError(fetchFailed))
+    if (!sameCommit(info.headSha, fetched.commit)) {
+      return yield* new GitFailed({
+        operation: "open",
+        detail: `the source branch moved: the service reports ${info.headSha.slice(0, 12)} but ${info.sourceBranch} is at ${fetched.commit.slice(0, 12)}; open again`
+      })
+    }
+    return { ref, fetched, lookup: answer }
+  })
+
+  const prepare = Effect.fn("SandboxService.prepareCreate")(function* (
+    target: PullRequestTarget,
+    cfg: PrboxConfig,
+    devcontainer: string | undefined
+  ) {
+    const got = yield* isHeadFromService(target) ? viaService(target) : viaGit(target)
+    const { mirrorPath, commit } = got.fetched
+    const files = workspaces.commitFiles(mirrorPath, commit)
+    const baseRef = got.lookup._tag === "Known" ? got.lookup.info.baseRef : undefined
+    const base = baseBranchFiles(workspaces, mirrorPath, baseRef)
+    const choice = yield* chooseEnvironment(files, got.ref, cfg, devcontainer, base)
+    return { ...got, choice } satisfies PreparedCreate
+  })
+
+  /** What the service said, on the new row: its metadata, or a line in its log saying why there is none. */
+  const record = (row: Sandbox, answer: PullRequestLookup) =>
+    Effect.gen(function* () {
+      switch (answer._tag) {
+        case "Known":
+          return yield* repo.recordPullRequest(row.id, answer.info, yield* Clock.currentTimeMillis)
+        case "Missing":
+          yield* lifecycle.emit(row.id, row.status, MISSING_WARNING)
+          return row
+        case "Unknown": {
+          // A plain git remote has no hosting service: nothing to say.
+          if (row.provider === "git") return row
+          const configure = answer.configure === undefined ? "" : `; ${answer.configure}`
+          yield* lifecycle.emit(row.id, row.status, `pull request details unknown (${answer.reason}${configure})`)
+          return row
+        }
+      }
+    })
+
+  return { prepare, record }
+})

@@ -1,0 +1,236 @@
+import { homedir } from "node:os"
+import * as NodePath from "node:path"
+import { planEnvironment } from "@prbox/devcontainer"
+import type { EnvironmentPlan, ImageInfo, LifecycleStep, Sandbox, SandboxEnvironment } from "@prbox/domain"
+import { Effect, FileSystem } from "effect"
+import { checkMounts, type PrboxConfig } from "../Config.ts"
+import { ContainerRuntime } from "../ContainerRuntime.ts"
+import { CONTAINER_WORKSPACE } from "../create/CodeServerSpec.ts"
+import { RuntimeError, SetupFailed } from "../Errors.ts"
+import { SandboxTools } from "../SandboxTools.ts"
+import { type EnvironmentChoice, workspaceFiles } from "./ChooseEnvironment.ts"
+import { stageContext } from "./EngineWorkspace.ts"
+import { decideWidening } from "./TrustedWidening.ts"
+
+/** An image whose entrypoint is code-server on port 8080 says so with this label; prbox then mounts nothing. */
+export const CODE_SERVER_LABEL = "dev.prbox.code-server"
+
+/** The user's own setup commands: create-time steps, after the PR's. */
+const configSteps = (config: PrboxConfig): ReadonlyArray<LifecycleStep> =>
+  config.setupCommands.map((command) => ({
+    hook: "postCreateCommand",
+    command: { _tag: "Shell", command },
+    origin: "config.json"
+  }))
+
+/** A configured or default image's plan: prbox's workspace folder, the user's steps and limits. */
+export const imagePlan = (config: PrboxConfig, image: string): EnvironmentPlan => ({
+  image,
+  containerEnv: {},
+  remoteEnv: {},
+  remoteUser: null,
+  workspaceFolder: CONTAINER_WORKSPACE,
+  forwardPorts: [],
+  portsAttributes: {},
+  cpus: config.cpus ?? null,
+  memoryMb: config.memoryMb ?? null,
+  extensions: [],
+  steps: configSteps(config)
+})
+
+/** Image names for builds: one repository per PR repository, the tag is the build inputs' hash. */
+const buildRepository = (row: Sandbox): string =>
+  `prbox-build/${`${row.host ?? "local"}/${row.repository}`.toLowerCase().replace(/[^a-z0-9._-]+/g, "-")}`
+
+/**
+ * Where a build reads the workspace: by host path (an open, before any
+ * container of the sandbox ran) or through the engine (`labels` on the
+ * throwaway container it takes).
+ */
+export type BuildFiles =
+  | { readonly _tag: "Host" }
+  | { readonly _tag: "Engine"; readonly labels: Readonly<Record<string, string>> }
+
+/**
+ * From the choice made at admission to an image that is present and the
+ * plan the container is made from: a devcontainer.json's image is pulled or
+ * its Dockerfile built (from the workspace), a configured image pulled, the
+ * default image built when it is missing. The environment says which.
+ */
+export const makePrepareEnvironment = Effect.gen(function* () {
+  const runtime = yield* ContainerRuntime
+  const tools = yield* SandboxTools
+  const fs = yield* FileSystem.FileSystem
+
+  /** A trusted repository's widening, its binds checked to be under the user's home like config.json's. */
+  const widened = (
+    path: string,
+    planned: ReturnType<typeof planEnvironment>,
+    onProgress: (line: string) => Effect.Effect<void>
+  ) =>
+    Effect.gen(function* () {
+      if (planned.trusted === null) return planned.plan
+      const decided = decideWidening(planned.trusted)
+      for (const what of decided.ignored) yield* onProgress(`warning: ${path}: ${what} is not supported; ignored`)
+      const mounts = yield* checkMounts(fs, path, homedir(), decided.mounts).pipe(
+        Effect.mapError((error) => new SetupFailed({ reason: error.message }))
+      )
+      const widening = {
+        runAsRoot: planned.runAsRoot,
+        privileged: decided.privileged,
+        capAdd: decided.capAdd,
+        securityOpt: decided.securityOpt,
+        mounts
+      }
+      return { ...planned.plan, widening }
+    })
+
+  const inspected = (image: string) =>
+    Effect.flatMap(runtime.imageInfo(image), (info) =>
+      info === undefined
+        ? Effect.fail(new RuntimeError({ operation: "image.inspect", detail: `${image} is not present` }))
+        : Effect.succeed(info)
+    )
+
+  const withLabel = (plan: EnvironmentPlan, info: ImageInfo): EnvironmentPlan =>
+    info.labels[CODE_SERVER_LABEL] === "included" ? { ...plan, codeServer: "included" } : plan
+
+  const recorded = (
+    kind: SandboxEnvironment["kind"],
+    image: string,
+    info: ImageInfo,
+    path?: string
+  ): SandboxEnvironment => ({
+    kind,
+    ...(path === undefined ? {} : { path }),
+    image,
+    imageDigest: info.digest ?? info.id
+  })
+
+  /**
+   * The folder a build's context is packed from. At an open, before any
+   * container of the sandbox ran, the workspace's own, checked here through
+   * no link; after, a copy the engine reads (EngineWorkspace.ts): the host
+   * resolves nothing in a folder a container may have written.
+   */
+  const contextFolder = (
+    path: string,
+    workspacePath: string,
+    context: string,
+    dockerfile: string,
+    inContext: string,
+    readFrom: BuildFiles
+  ) =>
+    Effect.gen(function* () {
+      const notFolder = new SetupFailed({
+        reason: `${path}: build.context ${context} is not a folder of the workspace`
+      })
+      if (readFrom._tag === "Engine") {
+        const staged = yield* stageContext(fs, runtime, workspacePath, context, inContext, readFrom.labels).pipe(
+          Effect.mapError(
+            (error) => new SetupFailed({ reason: `${path}: the build's context cannot be read (${error.message})` })
+          )
+        )
+        if (staged === undefined) {
+          return yield* new SetupFailed({
+            reason: `${path}: build.context ${context} is not a folder of the workspace (a symbolic link is not followed)`
+          })
+        }
+        return staged
+      }
+      const files = workspaceFiles(fs, workspacePath)
+      const unsafe = (error: { readonly message: string }) =>
+        new SetupFailed({ reason: `${path}: the build's ${error.message}` })
+      if ((yield* files.list(context).pipe(Effect.mapError(unsafe))) === undefined) return yield* notFolder
+      if ((yield* files.read(dockerfile).pipe(Effect.mapError(unsafe))) === undefined) {
+        return yield* new SetupFailed({
+          reason: `${path}: build.dockerfile ${dockerfile} is not a file of the workspace`
+        })
+      }
+      return NodePath.join(workspacePath, context)
+    })
+
+  return Effect.fn("SandboxService.prepareEnvironment")(function* (
+    row: Sandbox,
+    choice: EnvironmentChoice,
+    workspacePath: string,
+    config: PrboxConfig,
+    readFrom: BuildFiles,
+    onProgress: (line: string) => Effect.Effect<void>
+  ) {
+    switch (choice._tag) {
+      case "Configured": {
+        yield* runtime.ensureImage(choice.image, onProgress)
+        const info = yield* inspected(choice.image)
+        return {
+          plan: withLabel(imagePlan(config, choice.image), info),
+          environment: recorded("config", choice.image, info)
+        }
+      }
+      case "Default": {
+        yield* tools.ensureDefaultImage(onProgress)
+        const info = yield* inspected(tools.defaultImage)
+        const plan = withLabel(imagePlan(config, tools.defaultImage), info)
+        return { plan, environment: recorded("default", tools.defaultImage, info) }
+      }
+      case "Devcontainer": {
+        const { spec } = choice
+        let image: string
+        if (spec.source._tag === "Image") {
+          image = spec.source.image
+          yield* runtime.ensureImage(image, onProgress)
+        } else {
+          const { context, dockerfile, args, target } = spec.source
+          // Outside the context it is "../…", which the build refuses.
+          const inContext = NodePath.posix.relative(NodePath.posix.normalize(context), dockerfile)
+          const built = yield* Effect.scoped(
+            Effect.gen(function* () {
+              const contextDir = yield* contextFolder(
+                spec.path,
+                workspacePath,
+                context,
+                dockerfile,
+                inContext,
+                readFrom
+              )
+              yield* onProgress(`building ${dockerfile} (${spec.path})`)
+              return yield* runtime.buildImage(
+                {
+                  contextDir,
+                  dockerfile: inContext,
+                  args,
+                  ...(target === undefined ? {} : { target }),
+                  repository: buildRepository(row),
+                  labels: {}
+                },
+                onProgress
+              )
+            })
+          )
+          if (built.reused) yield* onProgress(`reusing ${built.tag}: its inputs did not change`)
+          image = built.tag
+        }
+        const info = yield* inspected(image)
+        const resources = yield* tools.resources
+        const limits = {
+          ...(config.cpus === undefined ? {} : { cpus: config.cpus }),
+          ...(config.memoryMb === undefined ? {} : { memoryMb: config.memoryMb })
+        }
+        const planned = planEnvironment(
+          spec,
+          image,
+          { metadataLabel: info.labels["devcontainer.metadata"], user: info.user, env: info.env },
+          limits,
+          resources.cpus,
+          resources.memoryMb
+        )
+        for (const warning of [...spec.warnings, ...planned.warnings]) yield* onProgress(`warning: ${warning}`)
+        const trusted = yield* widened(spec.path, planned, onProgress)
+        const plan = withLabel({ ...trusted, steps: [...trusted.steps, ...configSteps(config)] }, info)
+        return { plan, environment: recorded("devcontainer", image, info, spec.path) }
+      }
+    }
+  })
+})
+
+export type PrepareEnvironment = Effect.Success<typeof makePrepareEnvironment>

@@ -1,0 +1,231 @@
+import { type Bind, Docker, type VolumeMount } from "@prbox/docker"
+import { Effect, Layer, Option } from "effect"
+import { Config } from "../Config.ts"
+import {
+  ContainerRuntime,
+  type ContainerRuntimeShape,
+  type ContainerSpec,
+  type ContainerState
+} from "../ContainerRuntime.ts"
+import { ContainerExited, ImageBuildFailed, PortTaken, RuntimeError } from "../Errors.ts"
+import { makeCarriedVolumes } from "./docker/CarriedVolumes.ts"
+import { makeDockerRelay } from "./docker/DockerRelay.ts"
+import { makeSupervisedExec } from "./docker/ExecTimeout.ts"
+import { makeFilesMode } from "./docker/FilesMode.ts"
+import { freePort } from "./docker/FreePort.ts"
+import { makeHostFolders } from "./docker/HostFolders.ts"
+import { makeHostPorts } from "./docker/HostPorts.ts"
+import { ImageSource, makeImageTransfer } from "./docker/ImageTransfer.ts"
+import { withProgress } from "./docker/ProgressQueue.ts"
+
+const STOP_TIMEOUT_SECONDS = 10
+
+const toRuntimeError = (error: { readonly message: string }) =>
+  new RuntimeError({ operation: "docker", detail: error.message })
+
+/**
+ * Kubernetes' default pull policy: a `latest` (or untagged) image is pulled
+ * on every create, a pinned tag only when it is missing.
+ */
+const pullsAlways = (image: string): boolean => {
+  const name = image.split("/").at(-1) ?? image
+  return !name.includes(":") || name.endsWith(":latest")
+}
+
+/** On an engine that sees this machine's files, every folder is a bind mount. */
+const hostBinds = (spec: ContainerSpec): ReadonlyArray<Bind> => [
+  ...(spec.carried ?? []).map((folder) => ({
+    hostPath: folder.hostPath,
+    containerPath: folder.containerPath,
+    readOnly: false
+  })),
+  ...(spec.shared === undefined
+    ? []
+    : [{ hostPath: spec.shared.hostPath, containerPath: spec.shared.containerPath, readOnly: true }]),
+  ...spec.binds
+]
+
+/**
+ * Containers on the Docker engine of the Docker service given (the local
+ * socket, or a remote engine over SSH). The one place where Docker's types
+ * (packages/docker) and the runtime port's (ContainerSpec, ContainerState)
+ * meet. Where the engine sees this machine's files (probed once: FilesMode.ts)
+ * a sandbox's folders are bind-mounted; elsewhere they are carried into
+ * volumes (CarriedVolumes.ts). A remote engine's ports are forwarded here
+ * (HostPorts.ts); images it lacks come from ImageSource, this machine's
+ * engine (ImageTransfer.ts). `$PRBOX_HOME` (Config, when given) is where the
+ * files probe looks.
+ */
+export const layer = Layer.effect(
+  ContainerRuntime,
+  Effect.gen(function* () {
+    const docker = yield* Docker
+    const ports = yield* makeHostPorts(docker)
+    const home = Option.getOrUndefined(yield* Effect.serviceOption(Config))?.home
+    const files = yield* makeFilesMode(docker, home)
+    const carried = yield* makeCarriedVolumes(docker)
+    const folders = yield* makeHostFolders(docker)
+
+    const state = (containerId: string): Effect.Effect<ContainerState, RuntimeError> =>
+      docker.inspect(containerId).pipe(
+        Effect.map(
+          (info): ContainerState =>
+            info.state.running ? { _tag: "Running", hostPort: ports.reachedAt(info) } : { _tag: "Stopped" }
+        ),
+        Effect.catchTag("ContainerNotFound", () => Effect.succeed<ContainerState>({ _tag: "Absent" })),
+        Effect.mapError(toRuntimeError)
+      )
+
+    const transfer = makeImageTransfer(docker, yield* ImageSource)
+    const previews = yield* makeDockerRelay(docker)
+    const supervised = makeSupervisedExec(docker)
+
+    return ContainerRuntime.of({
+      ensureImage: Effect.fn("DockerRuntime.ensureImage")(function* (image, onProgress) {
+        yield* files.remember(image)
+        const brought = yield* withProgress(onProgress, (report) => transfer.bring(image, report))
+        if (brought._tag === "Failure") return yield* brought.failure
+        if (brought.success !== "not-local") return
+        const present = yield* docker.imageExists(image).pipe(Effect.mapError(toRuntimeError))
+        if (present && !pullsAlways(image)) return
+        yield* onProgress(`pulling ${image}`)
+        const pulled = yield* withProgress(onProgress, (report) => docker.pullImage(image, report))
+        if (pulled._tag === "Success") return
+        if (present) {
+          yield* onProgress(`could not pull ${image} (${pulled.failure.message}); using the local copy`)
+          return
+        }
+        return yield* new RuntimeError({ operation: "image.pull", detail: pulled.failure.message })
+      }),
+      importImage: Effect.fn("DockerRuntime.importImage")(function* (request, onProgress) {
+        const imported = yield* withProgress(onProgress, (report) => docker.importImage(request, report))
+        if (imported._tag === "Failure") return yield* toRuntimeError(imported.failure)
+      }),
+      buildImage: Effect.fn("DockerRuntime.buildImage")(function* (request, onProgress) {
+        const built = yield* withProgress(onProgress, (report) => docker.buildImage(request, report))
+        if (built._tag === "Success") return built.success
+        const failure = built.failure
+        if (failure._tag !== "ImageBuildFailed") return yield* toRuntimeError(failure)
+        return yield* new ImageBuildFailed({
+          detail: failure.step === undefined ? failure.detail : `${failure.step}: ${failure.detail}`
+        })
+      }),
+      imageInfo: (image) => docker.imageInfo(image).pipe(Effect.mapError(toRuntimeError)),
+      freePort,
+      filesAt: files.filesAt,
+      provision: Effect.fn("DockerRuntime.provision")(function* (spec, onProgress = () => Effect.void) {
+        const create = (mounts: {
+          readonly binds: ReadonlyArray<Bind>
+          readonly volumes: ReadonlyArray<VolumeMount>
+        }) =>
+          docker
+            .createContainer(
+              ports.publish({
+                name: spec.name,
+                image: spec.image,
+                ...(spec.entrypoint === undefined ? {} : { entrypoint: spec.entrypoint }),
+                cmd: spec.args,
+                env: spec.env,
+                labels: spec.labels,
+                ...mounts,
+                user: spec.user,
+                workingDir: spec.workingDir,
+                exposedPort: spec.port,
+                ...(spec.hostPort === undefined ? {} : { hostPort: spec.hostPort }),
+                ...(spec.relayPort === undefined ? {} : { extraPorts: [spec.relayPort] }),
+                init: true,
+                ...(spec.cpus === undefined ? {} : { cpus: spec.cpus }),
+                ...(spec.memoryBytes === undefined ? {} : { memoryBytes: spec.memoryBytes }),
+                ...(spec.pidsLimit === undefined ? {} : { pidsLimit: spec.pidsLimit }),
+                ...(spec.privileged === undefined ? {} : { privileged: spec.privileged }),
+                ...(spec.capAdd === undefined ? {} : { capAdd: spec.capAdd }),
+                ...(spec.securityOpt === undefined ? {} : { securityOpt: spec.securityOpt }),
+                capDrop: spec.capDrop
+              })
+            )
+            .pipe(
+              Effect.map((created) => created.id),
+              Effect.mapError(toRuntimeError)
+            )
+        // A bare container carries nothing: where the files are does not matter to it.
+        const bare = (spec.carried ?? []).length === 0 && spec.shared === undefined
+        if (bare || (yield* files.forSpec(spec.image, spec.labels)) === "host") {
+          return yield* create({ binds: hostBinds(spec), volumes: [] })
+        }
+        return yield* carried.provision(spec, onProgress, (volumes) => create({ binds: [], volumes }))
+      }),
+      start: Effect.fn("DockerRuntime.start")(function* (containerId) {
+        yield* docker.start(containerId).pipe(
+          Effect.catchTag("ContainerAlreadyStarted", () => Effect.void),
+          Effect.mapError((error) =>
+            error._tag === "PortInUse" ? new PortTaken({ detail: error.detail }) : toRuntimeError(error)
+          )
+        )
+        const info = yield* docker.inspect(containerId).pipe(Effect.mapError(toRuntimeError))
+        // Its command may have ended already: no port is published, and none ever will be.
+        if (!info.state.running) return yield* new ContainerExited({ exitCode: info.state.exitCode })
+        return yield* ports.started(info)
+      }),
+      attach: Effect.fn("DockerRuntime.attach")(function* (containerId) {
+        const info = yield* docker.inspect(containerId).pipe(
+          Effect.catchTag("ContainerNotFound", () => Effect.succeed(undefined)),
+          Effect.mapError(toRuntimeError)
+        )
+        if (info?.state.running === true) yield* ports.started(info)
+      }),
+      state,
+      stop: (containerId) =>
+        docker.stop(containerId, { timeoutSeconds: STOP_TIMEOUT_SECONDS }).pipe(
+          Effect.as("stopped" as const),
+          Effect.catchTag("ContainerAlreadyStopped", () => Effect.succeed("stopped" as const)),
+          Effect.catchTag("ContainerNotFound", () => Effect.succeed("absent" as const)),
+          Effect.mapError(toRuntimeError),
+          // Only once it is confirmed down: a container a failed stop left running stays reachable.
+          Effect.tap(() => ports.released(containerId))
+        ),
+      destroy: Effect.fn("DockerRuntime.destroy")(
+        function* (containerId, options) {
+          const labels = yield* docker.inspect(containerId).pipe(
+            Effect.map((info) => info.labels),
+            Effect.catchTag("ContainerNotFound", () => Effect.succeed(undefined)),
+            Effect.mapError(toRuntimeError)
+          )
+          const removed = yield* docker.remove(containerId, { force: true, volumes: true }).pipe(
+            Effect.as("removed" as const),
+            Effect.catchTag("ContainerNotFound", () => Effect.succeed("absent" as const)),
+            Effect.mapError(toRuntimeError)
+          )
+          // Found by the sandbox's label: a container already gone leaves its volumes to prune.
+          if (labels !== undefined && options?.keepFiles !== true) yield* carried.removeSandboxVolumes(labels)
+          return removed
+        },
+        (effect, containerId) =>
+          Effect.ensuring(effect, Effect.andThen(ports.released(containerId), previews.forget(containerId)))
+      ),
+      // CwdRefused only ever comes with `within`, as the port's overloads say.
+      exec: supervised.exec as ContainerRuntimeShape["exec"],
+      spawn: supervised.spawn,
+      connect: previews.connect,
+      listeningPorts: previews.listeningPorts,
+      sealFolder: folders.seal,
+      clearFolder: folders.clear,
+      readFolder: folders.read,
+      hasPath: (containerId, path) => docker.hasPath(containerId, path).pipe(Effect.mapError(toRuntimeError)),
+      awaitOutputLine: (containerId, since, matches) =>
+        docker.awaitLogLine(containerId, { since, matches }).pipe(Effect.mapError(toRuntimeError)),
+      listFilesByLabel: (labels) => docker.listVolumesByLabel(labels).pipe(Effect.mapError(toRuntimeError)),
+      removeFiles: (name) => docker.removeVolume(name).pipe(Effect.asVoid, Effect.mapError(toRuntimeError)),
+      listByLabel: (labels) =>
+        docker.listByLabel(labels, { all: true }).pipe(
+          Effect.map((containers) =>
+            containers.map((container) => ({
+              containerId: container.id,
+              running: container.state === "running",
+              labels: container.labels
+            }))
+          ),
+          Effect.mapError(toRuntimeError)
+        )
+    })
+  })
+)

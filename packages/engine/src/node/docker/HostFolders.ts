@@ -1,0 +1,108 @@
+import { randomBytes } from "node:crypto"
+import { rm, writeFile } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join, posix } from "node:path"
+import type { Readable } from "node:stream"
+import { type DockerShape, FolderArchive } from "@prbox/docker"
+import { Effect, Semaphore } from "effect"
+import { RuntimeError } from "../../Errors.ts"
+import { PROBE_LABEL } from "../engines/EngineProbe.ts"
+
+/**
+ * An image with no files at all: its containers are never started, only
+ * mounted by the engine. Its name's host is reserved to be invalid: a PR
+ * naming it cannot have an image of that name pulled in its place.
+ */
+export const EMPTY_IMAGE = "prbox.invalid/empty:1"
+/** Where the throwaway container mounts the folder whose entry it changes. */
+const MOUNT = "/prbox-parent"
+/** Two zero blocks: a tar archive with nothing in it. */
+const EMPTY_TAR = Buffer.alloc(1024)
+
+const failed = (operation: string) => (error: { readonly message: string }) =>
+  new RuntimeError({ operation, detail: error.message })
+
+/**
+ * A sandbox's folders on this machine as the engine handles them, through
+ * the archive API of a container of an empty image, created with the folder
+ * mounted and never started, so no program runs. What only root may do,
+ * for a daemon that is not: sealing extracts a root-owned 0700 folder entry
+ * over the folder; clearing extracts a file over it, which the engine does
+ * by deleting the folder's whole tree first (links not followed). Reading
+ * sends a path of the folder as a tar stream: links in it resolve inside
+ * that container (an empty root and the folder), never on this machine.
+ */
+export const makeHostFolders = (docker: DockerShape) =>
+  Effect.gen(function* () {
+    const imported = Semaphore.makeUnsafe(1)
+
+    const ensureEmptyImage = imported.withPermit(
+      Effect.gen(function* () {
+        if (yield* docker.imageExists(EMPTY_IMAGE).pipe(Effect.mapError(failed("image.inspect")))) return
+        const archivePath = join(tmpdir(), `prbox-empty-${randomBytes(6).toString("hex")}.tar`)
+        yield* Effect.tryPromise({
+          try: () => writeFile(archivePath, EMPTY_TAR, { mode: 0o600 }),
+          catch: (cause) => new RuntimeError({ operation: "image.import", detail: String(cause) })
+        })
+        yield* docker
+          .importImage({ archivePath, tag: EMPTY_IMAGE, changes: ['CMD ["none"]'] }, () => undefined)
+          .pipe(
+            Effect.mapError(failed("image.import")),
+            Effect.ensuring(Effect.ignore(Effect.tryPromise(() => rm(archivePath, { force: true }))))
+          )
+      })
+    )
+
+    /** A throwaway container (removed with the scope) that mounts `folder` at MOUNT. */
+    const mounting = (folder: string, readOnly: boolean, labels: Readonly<Record<string, string>>, operation: string) =>
+      Effect.acquireRelease(
+        Effect.andThen(
+          ensureEmptyImage,
+          docker.createContainer({
+            name: `prbox-folder-${randomBytes(6).toString("hex")}`,
+            image: EMPTY_IMAGE,
+            cmd: ["none"],
+            env: {},
+            labels: { ...labels, [PROBE_LABEL]: "1" },
+            binds: [{ hostPath: folder, containerPath: MOUNT, readOnly }],
+            exposedPort: 9
+          })
+        ).pipe(Effect.mapError(failed(operation))),
+        // One left behind is named prbox-folder-* and labelled a probe: said in the log, never silent.
+        (helper) =>
+          docker
+            .remove(helper.id, { force: true, volumes: false })
+            .pipe(Effect.catch((error) => Effect.logWarning(`could not remove ${helper.id}: ${error.message}`)))
+      )
+
+    /** Extracts `archive` into `parent` (a host folder) as the engine. */
+    const extractInto = (
+      parent: string,
+      archive: () => Readable,
+      labels: Readonly<Record<string, string>>,
+      operation: string
+    ) =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const helper = yield* mounting(parent, false, labels, operation)
+          yield* docker.putArchive(helper.id, MOUNT, archive()).pipe(Effect.mapError(failed(operation)))
+        })
+      )
+
+    return {
+      /** Makes `parent/name` root's, mode 0700 (its content kept). */
+      seal: (parent: string, name: string, labels: Readonly<Record<string, string>>) =>
+        extractInto(parent, () => FolderArchive.packFolder(name, 0o700), labels, "folder.seal"),
+      /** Deletes `parent/name`'s tree, leaving an empty file of that name that `parent`'s owner can remove. */
+      clear: (parent: string, name: string, labels: Readonly<Record<string, string>>) =>
+        extractInto(parent, () => FolderArchive.packFile(name, ""), labels, "folder.remove"),
+      /** `path` (relative) of `folder` as a tar stream, undefined when missing; closed with the scope. */
+      read: (folder: string, path: string, labels: Readonly<Record<string, string>>) =>
+        Effect.gen(function* () {
+          const helper = yield* mounting(folder, true, labels, "folder.read")
+          return yield* docker
+            .getArchive(helper.id, posix.join(MOUNT, path))
+            .pipe(Effect.mapError(failed("folder.read")))
+        })
+    }
+  })

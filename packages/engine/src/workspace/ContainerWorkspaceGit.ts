@@ -1,0 +1,117 @@
+import {
+  GitCommandFailed,
+  type GitOutput,
+  type GitRun,
+  GitTimeout,
+  REPOSITORY_ENV,
+  type WorkspaceError,
+  type Workspaces,
+  workspaceSteps
+} from "@prbox/git"
+import { Data, Effect } from "effect"
+import type { ContainerRuntimeShape } from "../ContainerRuntime.ts"
+import { EXIT } from "../files/FileScripts.ts"
+import type { ExecTarget } from "../sandbox/ExecTarget.ts"
+import type { WorkspaceGit } from "./WorkspaceGit.ts"
+
+/** Bound on one git command in the sandbox, as on the host (Workspaces' local timeout). */
+const GIT_TIMEOUT_MS = 5 * 60_000
+/** Git's answers here are heads, ref lists and `status` of the workspace; past this an answer is refused, never cut. */
+const GIT_OUTPUT_BYTES = 16 * 1024 * 1024
+
+/** The sandbox's image has no `git`. */
+export class GitMissing extends Data.TaggedError("GitMissing") {
+  override get message(): string {
+    return "the sandbox's image has no git; `prbox update` runs git inside the sandbox"
+  }
+}
+
+/** git where the image has it, with nothing in the container's environment pointing it at another repository. */
+const GIT_SH = `command -v git >/dev/null 2>&1 || exit ${EXIT.noGit}
+unset ${REPOSITORY_ENV.join(" ")}
+exec git "$@"
+`
+
+type ContainerGitError = GitCommandFailed | GitTimeout | GitMissing
+
+/**
+ * git inside the sandbox's container, as its user (what git writes is the
+ * sandbox's already), with `stdin` fed to it when given. Its answers are
+ * the ones host git gives, so the same steps (packages/git) parse them.
+ */
+const inContainer =
+  (runtime: ContainerRuntimeShape, target: ExecTarget, stdin?: Uint8Array): GitRun<ContainerGitError> =>
+  (args, options) =>
+    Effect.gen(function* () {
+      const operation = "git in the sandbox"
+      const outcome = yield* runtime
+        .exec(target.containerId, ["sh", "-c", GIT_SH, "prbox-git", ...args], {
+          user: target.user,
+          cwd: options.cwd,
+          env: { LC_ALL: "C", GIT_TERMINAL_PROMPT: "0" },
+          timeoutMs: options.timeoutMs,
+          maxOutputBytes: GIT_OUTPUT_BYTES,
+          ...(stdin === undefined ? {} : { stdin })
+        })
+        .pipe(Effect.mapError((error) => new GitCommandFailed({ operation, detail: error.message, exitCode: null })))
+      if (outcome.timedOut || outcome.exitCode === null) {
+        return yield* new GitTimeout({ operation, timeoutMs: options.timeoutMs, detail: "stopped in the sandbox" })
+      }
+      if (outcome.exitCode === EXIT.noGit) return yield* new GitMissing()
+      if (outcome.truncated) {
+        return yield* new GitCommandFailed({ operation, detail: "git answered more than prbox reads", exitCode: null })
+      }
+      const output: GitOutput = { stdout: outcome.stdout, stderr: outcome.stderr, exitCode: outcome.exitCode }
+      return output
+    })
+
+/**
+ * The workspace inside the sandbox's container, on every engine: git runs
+ * there, as the sandbox user, so nothing the sandbox wrote into the
+ * workspace's config or hooks can make the host act. A new commit comes from the mirror on this machine as
+ * a git bundle of just what the workspace lacks, over the exec's stdin; the
+ * container needs no network and sees no credential.
+ */
+export const containerWorkspaceGit = (
+  runtime: ContainerRuntimeShape,
+  workspaces: Workspaces["Service"],
+  target: ExecTarget
+): WorkspaceGit<WorkspaceError | GitMissing> => {
+  const path = target.workspaceFolder
+  const steps = workspaceSteps(inContainer(runtime, target), GIT_TIMEOUT_MS)
+  return {
+    state: steps.workspaceState(path),
+    bringCommit: (mirrorPath, commit, have) =>
+      Effect.gen(function* () {
+        if (yield* steps.hasCommit(path, commit)) return
+        const bundle = yield* workspaces.bundleCommit(mirrorPath, commit, have)
+        const feeding = workspaceSteps(inContainer(runtime, target, bundle), GIT_TIMEOUT_MS)
+        yield* feeding.succeed(path, ["bundle", "unbundle", "/dev/stdin"])
+      }),
+    isAncestor: (ancestor, descendant) => steps.isAncestor(path, ancestor, descendant),
+    fastForward: (commit) => steps.fastForward(path, commit),
+    nextKeepBranch: steps.nextKeepBranch(path),
+    keepAndReset: (commit) => steps.keepAndReset(path, commit)
+  }
+}
+
+/**
+ * A new workspace's checkout, by the sandbox's own git as its user: the
+ * open's clone (its `.git`) is made on the host before the container runs,
+ * the files are written here, so no host program reads what the container
+ * writes meanwhile (its hooks, its config, links swapped into the tree).
+ */
+export const checkoutInContainer = (
+  runtime: ContainerRuntimeShape,
+  target: ExecTarget,
+  branch: string,
+  commit: string
+) =>
+  workspaceSteps(inContainer(runtime, target), GIT_TIMEOUT_MS).succeed(target.workspaceFolder, [
+    "checkout",
+    "--quiet",
+    "-b",
+    branch,
+    commit,
+    "--"
+  ])
