@@ -5,7 +5,7 @@
 // the code-server distribution the engine's tests mount (global-setup.ts).
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import { NodeDocker } from "@prbox/docker"
-import { DefaultImage, DockerRuntime } from "@prbox/engine/node"
+import { DefaultImage, NodeContainerRuntime } from "@prbox/engine/node"
 import { Effect, Layer } from "effect"
 import { codeServerImage, ensureTestDistribution } from "./code-server.ts"
 import { healthzImage } from "./healthz.ts"
@@ -16,7 +16,7 @@ for (const recipe of [healthzImage, codeServerImage, remoteEngineImage]) {
   process.stdout.write(`${await ensureImage(recipe)}\n`)
 }
 if (!imageExists(DefaultImage.DEFAULT_IMAGE)) {
-  const runtime = DockerRuntime.layer.pipe(Layer.provide(NodeDocker.layer()))
+  const runtime = NodeContainerRuntime.layer.pipe(Layer.provide(NodeDocker.layer()))
   await Effect.runPromise(
     DefaultImage.buildDefaultImage((line) => Effect.sync(() => process.stderr.write(`[prbox images] ${line}\n`))).pipe(
       Effect.provide(Layer.mergeAll(runtime, NodeServices.layer))

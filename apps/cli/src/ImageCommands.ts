@@ -28,8 +28,8 @@ const build = Command.make("build", { json }, (config) =>
       if (refusal !== undefined) {
         return yield* new CliFailure({ tag: "DefaultImageUnavailable", message: refusal, code: ExitCode.usage })
       }
-      const [{ DefaultImage, DockerRuntime, NodePlatform }, { NodeDocker }] = yield* loadEngine
-      const runtime = DockerRuntime.layer.pipe(
+      const [{ DefaultImage, NodeContainerRuntime, NodePlatform }, { NodeDocker }] = yield* loadEngine
+      const runtime = NodeContainerRuntime.layer.pipe(
         Layer.provide(NodeDocker.layer()),
         Layer.provideMerge(NodePlatform.layer)
       )

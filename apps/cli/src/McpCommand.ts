@@ -1,6 +1,7 @@
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { currentHome } from "@prbox/client"
 import { Config } from "@prbox/engine"
+import * as NodeConfig from "@prbox/engine/node/NodeConfig"
 import { type McpPolicy, serveStdio } from "@prbox/mcp"
 import { Effect } from "effect"
 import { Command } from "effect/cli"
@@ -21,7 +22,7 @@ export const MCP_CLIENT_CONFIG = `{
 const policy: McpPolicy = {
   allowLocalPaths: Effect.flatMap(Config, (config) => config.load).pipe(
     Effect.map((config) => config.mcp.allowLocalPaths),
-    Effect.provide(Config.layer({ home: currentHome().home })),
+    Effect.provide(NodeConfig.layer({ home: currentHome().home })),
     Effect.provide(NodeFileSystem.layer),
     Effect.orElseSucceed(() => false)
   )

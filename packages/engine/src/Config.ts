@@ -1,7 +1,5 @@
-import { homedir } from "node:os"
-import { isAbsolute, relative, resolve } from "node:path"
-import { ConfiguredPort, HostPort, statePaths } from "@prbox/domain"
-import { Context, Effect, FileSystem, Layer, Schema, SchemaIssue } from "effect"
+import { ConfiguredPort, HostPort, posixPath } from "@prbox/domain"
+import { Context, Effect, type FileSystem, Layer, Schema } from "effect"
 import type { PlatformError } from "effect/PlatformError"
 import { hostErrorCode, InvalidConfig } from "./Errors.ts"
 
@@ -81,8 +79,8 @@ export const PrboxConfig = Schema.Struct({
 export type PrboxConfig = typeof PrboxConfig.Type
 
 const isInside = (parent: string, child: string): boolean => {
-  const rel = relative(parent, child)
-  return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel))
+  const rel = posixPath.relative(parent, child)
+  return rel === "" || (!rel.startsWith("..") && !posixPath.isAbsolute(rel))
 }
 
 /**
@@ -100,7 +98,7 @@ export const checkMounts = <M extends Mount>(
   Effect.forEach(mounts, (mount, index) =>
     Effect.gen(function* () {
       const where = `${property}[${index}].source`
-      const lexical = resolve(home, mount.source)
+      const lexical = posixPath.resolve(home, mount.source)
       const real = yield* fs
         .realPath(lexical)
         .pipe(Effect.mapError(() => new InvalidConfig({ path, detail: `${where}: ${mount.source} does not exist` })))
@@ -118,50 +116,18 @@ export interface ConfigShape {
   /** Reads the config afresh: a fix to the file applies to the next open without a restart. */
   readonly load: Effect.Effect<PrboxConfig, InvalidConfig>
   readonly home: string
+  /** The user's home folder: extra mounts (config.json's, a trusted repository's) must stay inside it. */
+  readonly userHome: string
 }
 
 export class Config extends Context.Service<Config, ConfigShape>()("prbox/engine/Config") {
-  /** Reads `<home>/config.json`; a missing file means all defaults. */
-  static readonly layer = (options: { readonly home: string; readonly userHome?: string }) =>
-    Layer.effect(
-      Config,
-      Effect.gen(function* () {
-        const fs = yield* FileSystem.FileSystem
-        const path = statePaths(options.home).config
-        return Config.of({
-          home: options.home,
-          load: Effect.gen(function* () {
-            const text = yield* fs
-              .readFileString(path)
-              .pipe(
-                Effect.catch((error) =>
-                  error.reason._tag === "NotFound"
-                    ? Effect.succeed("{}")
-                    : Effect.fail(new InvalidConfig({ path, detail: "cannot be read" }))
-                )
-              )
-            const json = yield* Effect.try({
-              try: () => JSON.parse(text) as unknown,
-              catch: () => new InvalidConfig({ path, detail: "is not valid JSON" })
-            })
-            const config = yield* Schema.decodeUnknownEffect(PrboxConfig)(json).pipe(
-              Effect.mapError(
-                (error) => new InvalidConfig({ path, detail: SchemaIssue.makeFormatterDefault()(error.issue) })
-              )
-            )
-            const mounts = yield* checkMounts(fs, path, options.userHome ?? homedir(), config.mounts)
-            return { ...config, mounts }
-          })
-        })
-      })
-    )
-
   /** Supplies a fixed config, for tests. */
-  static readonly layerStatic = (home: string, config: Partial<PrboxConfig>) =>
+  static readonly layerStatic = (home: string, config: Partial<PrboxConfig>, userHome: string) =>
     Layer.succeed(
       Config,
       Config.of({
         home,
+        userHome,
         load: Schema.decodeUnknownEffect(PrboxConfig)(config).pipe(
           Effect.mapError((error) => new InvalidConfig({ path: "<static>", detail: String(error) }))
         )

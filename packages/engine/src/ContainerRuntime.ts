@@ -1,96 +1,22 @@
 import type { Duplex, Readable, Writable } from "node:stream"
-import type { CarriedKind, FilesAt, ImageBuildRequest, ImageInfo } from "@prbox/domain"
+import type { FilesAt, ImageBuildRequest, ImageInfo } from "@prbox/domain"
 import { Context, type Effect, type Scope } from "effect"
+import type { ContainerSpec, ContainerState, LabelledContainer } from "./ContainerSpec.ts"
+import type { RuntimeError } from "./Errors.ts"
 import type {
   ContainerExited,
   CwdRefused,
   ImageBuildFailed,
   PortClosed,
   PortTaken,
-  PreviewUnavailable,
-  RuntimeError
-} from "./Errors.ts"
+  PreviewUnavailable
+} from "./RuntimeErrors.ts"
 
 /**
  * The narrow interface the lifecycle rules need from wherever sandboxes run.
- * Docker on the local engine is the first implementation (DockerRuntime.ts);
+ * Docker on the local engine is the first implementation (NodeContainerRuntime.ts);
  * a remote engine or a Kubernetes pod per sandbox fits the same shape.
  */
-/** A folder of this machine the sandbox gets read-write, as its own (its workspace, its home). */
-export interface CarriedFolder {
-  readonly kind: CarriedKind
-  readonly hostPath: string
-  readonly containerPath: string
-}
-
-/** A folder of this machine every sandbox gets read-only, the same for all (prbox's code-server). */
-export interface SharedFolder {
-  readonly hostPath: string
-  readonly containerPath: string
-  /** Names its content (a version): equal keys, equal content. */
-  readonly key: string
-}
-
-export interface ContainerSpec {
-  /** `prbox-<sandbox id>` for a sandbox: the names of what the runtime makes for it derive from it. */
-  readonly name: string
-  readonly image: string
-  /** Replaces the image's entrypoint (prbox's mounted code-server); the image's when absent. */
-  readonly entrypoint?: ReadonlyArray<string>
-  readonly args: ReadonlyArray<string>
-  /** Values may be secrets (the access password): never log or echo them. */
-  readonly env: Readonly<Record<string, string>>
-  readonly labels: Readonly<Record<string, string>>
-  /**
-   * The sandbox's own folders. Where the runtime sees this machine's files
-   * (`filesAt` "host") they are mounted; elsewhere they are copied in once,
-   * when the sandbox's first container is made, and kept for its later ones.
-   * Absent: a bare container with nothing carried.
-   */
-  readonly carried?: ReadonlyArray<CarriedFolder>
-  readonly shared?: SharedFolder
-  /** The user's own mounts (config.json, a trusted widening): only where the runtime sees this machine's files. */
-  readonly binds: ReadonlyArray<{
-    readonly hostPath: string
-    readonly containerPath: string
-    readonly readOnly: boolean
-  }>
-  readonly user: string
-  readonly workingDir: string
-  readonly port: number
-  /**
-   * The host port (on 127.0.0.1) to publish `port` on, for the container's
-   * life. Absent, the runtime picks one at every start (tests' bare containers).
-   */
-  readonly hostPort?: number
-  /**
-   * The container port prbox's preview relay listens on, published on
-   * 127.0.0.1 at a port the runtime picks at every start (found again by
-   * `connect`). Absent: the container has no previews.
-   */
-  readonly relayPort?: number
-  readonly cpus?: number
-  readonly memoryBytes?: number
-  readonly pidsLimit?: number
-  /** Only for a repository the user trusts (config.json's `trustedRepositories`). */
-  readonly privileged?: boolean
-  readonly capAdd?: ReadonlyArray<string>
-  readonly securityOpt?: ReadonlyArray<string>
-  /** Capabilities of Docker's default set the container does without (domain `capabilitiesToDrop`). */
-  readonly capDrop: ReadonlyArray<string>
-}
-
-export type ContainerState =
-  | { readonly _tag: "Running"; readonly hostPort: number | undefined }
-  | { readonly _tag: "Stopped" }
-  | { readonly _tag: "Absent" }
-
-export interface LabelledContainer {
-  readonly containerId: string
-  readonly running: boolean
-  readonly labels: Readonly<Record<string, string>>
-}
-
 export interface ExecOutcome {
   /** Null when the command was killed at its deadline. */
   readonly exitCode: number | null

@@ -1,9 +1,11 @@
 /**
- * Every error the engine defines, and `EngineError`: the union its public
- * operations can fail with (the daemon maps each `_tag` to the API). Messages
- * carry ids, statuses, paths and fixed reasons only: never a password or token.
+ * The errors that cross the engine's rooms (the store's, the host's, the
+ * runtime's generic failure, a setup's), and the helpers that make them.
+ * Each room keeps its own errors in its `Errors.ts`; `EngineError.ts` is the
+ * union of all. Messages carry ids, statuses, paths and fixed reasons only:
+ * never a password or token.
  */
-import { InvalidTransition, type SandboxConflict, SandboxId, type SandboxNotFound } from "@prbox/domain"
+import { InvalidTransition } from "@prbox/domain"
 import { LiveSandboxExists, RowDecodeError, StoreError } from "@prbox/store"
 import { Effect, Schema } from "effect"
 import type { PlatformError } from "effect/PlatformError"
@@ -18,25 +20,6 @@ export class StoreFailure extends Schema.TaggedError<StoreFailure>()("StoreFailu
   }
 }
 
-/** Docker did not confirm a stop or removal: the sandbox is fenced until `prbox rm` succeeds. */
-export class DestroyNotConfirmed extends Schema.TaggedError<DestroyNotConfirmed>()("DestroyNotConfirmed", {
-  id: Schema.String,
-  detail: Schema.String
-}) {
-  override get message(): string {
-    return `sandbox ${this.id}: Docker did not confirm the container is gone (${this.detail}); it is fenced until \`prbox rm ${this.id}\` succeeds`
-  }
-}
-
-/** The PR reference could not be understood; the reason is safe to show. */
-export class InvalidPullRequestInput extends Schema.TaggedError<InvalidPullRequestInput>()("InvalidPullRequestInput", {
-  reason: Schema.String
-}) {
-  override get message(): string {
-    return this.reason
-  }
-}
-
 /** A stop was requested: the worker ends quietly and the stop writes the outcome. */
 export class StopWon extends Schema.TaggedError<StopWon>()("StopWon", {}) {}
 
@@ -44,26 +27,6 @@ export class StopWon extends Schema.TaggedError<StopWon>()("StopWon", {}) {}
 export class SetupFailed extends Schema.TaggedError<SetupFailed>()("SetupFailed", { reason: Schema.String }) {
   override get message(): string {
     return this.reason
-  }
-}
-
-/**
- * The host port a container was created with is held by something else, so
- * it cannot start there. Never leaves the engine: the start moves the sandbox
- * to a new container on a new port.
- */
-export class PortTaken extends Schema.TaggedError<PortTaken>()("PortTaken", { detail: Schema.String }) {
-  override get message(): string {
-    return this.detail
-  }
-}
-
-/** The container stopped as soon as it started (its command exited): nothing will answer. */
-export class ContainerExited extends Schema.TaggedError<ContainerExited>()("ContainerExited", {
-  exitCode: Schema.Number
-}) {
-  override get message(): string {
-    return `the container exited at start (exit code ${this.exitCode})`
   }
 }
 
@@ -83,20 +46,6 @@ export class InvalidConfig extends Schema.TaggedError<InvalidConfig>()("InvalidC
 }) {
   override get message(): string {
     return `invalid config ${this.path}: ${this.detail}`
-  }
-}
-
-/**
- * An image build failed: the Dockerfile's step and the engine's message
- * ("Step 3/5 : RUN npm ci: The command ... returned a non-zero code: 1"), or
- * a Dockerfile or context that cannot be built. Never leaves the engine: the
- * worker records it on the row.
- */
-export class ImageBuildFailed extends Schema.TaggedError<ImageBuildFailed>()("ImageBuildFailed", {
-  detail: Schema.String
-}) {
-  override get message(): string {
-    return this.detail
   }
 }
 
@@ -124,31 +73,6 @@ export class HostFailure extends Schema.TaggedError<HostFailure>()("HostFailure"
   }
 }
 
-/** A user hook failed; it is logged, never fatal. */
-export class HookFailed extends Schema.TaggedError<HookFailed>()("HookFailed", {
-  hook: Schema.String,
-  detail: Schema.String
-}) {
-  override get message(): string {
-    return `${this.hook} hook failed: ${this.detail}`
-  }
-}
-
-/**
- * `prbox update` moved nothing: the workspace has changes of its own, or the
- * new head is not a fast-forward and `--force` was not given. Nothing was lost.
- */
-export class UpdateRefused extends Schema.TaggedError<UpdateRefused>()("UpdateRefused", {
-  id: Schema.String,
-  reason: Schema.String,
-  /** The workspace's changed files (tracked and untracked); empty when the refusal is about history. */
-  changedFiles: Schema.Array(Schema.String)
-}) {
-  override get message(): string {
-    return `sandbox ${this.id} was not updated: ${this.reason}`
-  }
-}
-
 /** A git step of an update failed (fetching the PR, reading or moving the workspace); the detail is redacted. */
 export class GitFailed extends Schema.TaggedError<GitFailed>()("GitFailed", {
   operation: Schema.String,
@@ -158,111 +82,6 @@ export class GitFailed extends Schema.TaggedError<GitFailed>()("GitFailed", {
     return `${this.operation}: ${this.detail}`
   }
 }
-
-/**
- * The hosting service answered that the pull request does not exist (and git
- * found no ref of it either): `detail` is the service's answer.
- */
-export class PullRequestMissing extends Schema.TaggedError<PullRequestMissing>()("PullRequestMissing", {
-  /** `o/r#12`. */
-  pullRequest: Schema.String,
-  detail: Schema.String
-}) {
-  override get message(): string {
-    return `${this.pullRequest} was not found: the hosting service says ${JSON.stringify(this.detail)}; check the number`
-  }
-}
-
-/**
- * The hosting service could not name a pull request's source branch (no
- * credentials, unreachable, refused): Bitbucket Cloud and CodeCommit publish
- * no pull request refs over git, so the open needs it or `--ref`.
- */
-export class PullRequestUnresolved extends Schema.TaggedError<PullRequestUnresolved>()("PullRequestUnresolved", {
-  pullRequest: Schema.String,
-  reason: Schema.String,
-  /** What the user can set so that the service answers. */
-  configure: Schema.optionalKey(Schema.String)
-}) {
-  override get message(): string {
-    const configure = this.configure === undefined ? "" : `; ${this.configure}`
-    return `cannot ask the hosting service for ${this.pullRequest}'s source branch (${this.reason})${configure}; or pass --ref <source branch>`
-  }
-}
-
-/** Some mutation of a gc or prune run failed; the report says which. */
-export class CleanupIncomplete extends Schema.TaggedError<CleanupIncomplete>()("CleanupIncomplete", {
-  operation: Schema.String,
-  failures: Schema.Array(Schema.Struct({ sandboxId: Schema.String, detail: Schema.String })),
-  /** What did succeed, so a partly failed run still reports it (prune: containers and paths). */
-  stopped: Schema.Array(SandboxId),
-  removed: Schema.Array(Schema.String)
-}) {
-  override get message(): string {
-    return `${this.operation}: ${this.failures.length} action(s) failed: ${this.failures
-      .map((f) => `${f.sandboxId}: ${f.detail}`)
-      .join("; ")}`
-  }
-}
-
-/** The PR's devcontainer.json cannot be used: the file, the property and what was expected. */
-export class InvalidDevcontainer extends Schema.TaggedError<InvalidDevcontainer>()("InvalidDevcontainer", {
-  reason: Schema.String
-}) {
-  override get message(): string {
-    return this.reason
-  }
-}
-
-/** The host's code-server distribution could not be built; the detail says what to install or what failed. */
-export class CodeServerUnavailable extends Schema.TaggedError<CodeServerUnavailable>()("CodeServerUnavailable", {
-  detail: Schema.String
-}) {
-  override get message(): string {
-    return `code-server is not available: ${this.detail}`
-  }
-}
-
-/** prbox cannot build its default image here (not root, no apt, debootstrap failed); the detail says what to do. */
-export class DefaultImageUnavailable extends Schema.TaggedError<DefaultImageUnavailable>()("DefaultImageUnavailable", {
-  detail: Schema.String
-}) {
-  override get message(): string {
-    return this.detail
-  }
-}
-
-/** Nothing listens on that port inside the sandbox (a preview answers 404). */
-export class PortClosed extends Schema.TaggedError<PortClosed>()("PortClosed", {
-  id: Schema.String,
-  port: Schema.Number
-}) {
-  override get message(): string {
-    return `nothing listens on port ${this.port} in sandbox ${this.id}`
-  }
-}
-
-/**
- * The sandbox's ports cannot be reached: its container was made before
- * previews (no relay port), or the in-container relay could not start. The
- * reason says what to do.
- */
-export class PreviewUnavailable extends Schema.TaggedError<PreviewUnavailable>()("PreviewUnavailable", {
-  id: Schema.String,
-  reason: Schema.String
-}) {
-  override get message(): string {
-    return `previews of sandbox ${this.id} are unavailable: ${this.reason}`
-  }
-}
-
-/**
- * A command's working folder did not resolve inside the folder it must stay
- * in (`CommandOptions.within`), so the command never started; `exitCode` is
- * `prbox_resolve`'s, or CWD_NOT_FOLDER. Never leaves the engine: the caller
- * turns it into InvalidPath.
- */
-export class CwdRefused extends Schema.TaggedError<CwdRefused>()("CwdRefused", { exitCode: Schema.Number }) {}
 
 /** A path an agent or the CLI named is outside the sandbox's workspace, or not what the operation needs. */
 export class InvalidPath extends Schema.TaggedError<InvalidPath>()("InvalidPath", {
@@ -274,51 +93,6 @@ export class InvalidPath extends Schema.TaggedError<InvalidPath>()("InvalidPath"
     return `sandbox ${this.id}: ${JSON.stringify(this.path.slice(0, 200))}: ${this.reason}`
   }
 }
-
-/** A file or an input is larger than the operation accepts; the reason names the limit and what to do. */
-export class TooLarge extends Schema.TaggedError<TooLarge>()("TooLarge", {
-  id: Schema.String,
-  reason: Schema.String
-}) {
-  override get message(): string {
-    return `sandbox ${this.id}: ${this.reason}`
-  }
-}
-
-/** No background job with that id in the sandbox. */
-export class JobNotFound extends Schema.TaggedError<JobNotFound>()("JobNotFound", {
-  id: Schema.String,
-  jobId: Schema.String
-}) {
-  override get message(): string {
-    return `sandbox ${this.id} has no job ${this.jobId} (\`prbox jobs ${this.id}\` lists them)`
-  }
-}
-
-/** Every error the engine's public operations (SandboxService, Reconciler, Gc) fail with. */
-export type EngineError =
-  | SandboxNotFound
-  | SandboxConflict
-  | StoreFailure
-  | DestroyNotConfirmed
-  | InvalidPullRequestInput
-  | PullRequestMissing
-  | PullRequestUnresolved
-  | InvalidDevcontainer
-  | DiscoveryFailed
-  | InvalidConfig
-  | RuntimeError
-  | HostFailure
-  | CleanupIncomplete
-  | CodeServerUnavailable
-  | DefaultImageUnavailable
-  | UpdateRefused
-  | GitFailed
-  | PortClosed
-  | PreviewUnavailable
-  | InvalidPath
-  | TooLarge
-  | JobNotFound
 
 /** The errno code of a host I/O failure (`ENOSPC`, `ENOTDIR`, ...), else its normalized tag. */
 export const hostErrorCode = (error: PlatformError): string => {

@@ -1,5 +1,4 @@
-import { Context, type Effect } from "effect"
-import type { HookFailed } from "./Errors.ts"
+import { Context, type Effect, Schema } from "effect"
 
 export type HookName = "onSandboxReady" | "onSandboxDestroy"
 
@@ -18,3 +17,13 @@ export interface HooksShape {
 
 /** Host commands the user configured around a sandbox's life (node/NodeHooks.ts runs them). */
 export class Hooks extends Context.Service<Hooks, HooksShape>()("prbox/engine/Hooks") {}
+
+/** A user hook failed; it is logged, never fatal. */
+export class HookFailed extends Schema.TaggedError<HookFailed>()("HookFailed", {
+  hook: Schema.String,
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `${this.hook} hook failed: ${this.detail}`
+  }
+}

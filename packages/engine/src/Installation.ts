@@ -1,5 +1,5 @@
 import { Context } from "effect"
-import { LABELS } from "./Labels.ts"
+import { LABELS } from "./ContainerSpec.ts"
 
 export interface InstallationShape {
   /** A random id made once per `$PRBOX_HOME` and kept in its database: the `dev.prbox.install` label. */

@@ -1,4 +1,4 @@
-import { Context, type Effect } from "effect"
+import { Context, type Effect, Schema } from "effect"
 import type { RuntimeError, SetupFailed } from "./Errors.ts"
 
 /** Where the code-server prbox mounts into every sandbox is on the host, and how to run it. */
@@ -41,3 +41,21 @@ export interface SandboxToolsShape {
 }
 
 export class SandboxTools extends Context.Service<SandboxTools, SandboxToolsShape>()("prbox/engine/SandboxTools") {}
+
+/** The host's code-server distribution could not be built; the detail says what to install or what failed. */
+export class CodeServerUnavailable extends Schema.TaggedError<CodeServerUnavailable>()("CodeServerUnavailable", {
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return `code-server is not available: ${this.detail}`
+  }
+}
+
+/** prbox cannot build its default image here (not root, no apt, debootstrap failed); the detail says what to do. */
+export class DefaultImageUnavailable extends Schema.TaggedError<DefaultImageUnavailable>()("DefaultImageUnavailable", {
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return this.detail
+  }
+}

@@ -11,7 +11,7 @@ import { inject } from "vitest"
 import { TEST_RUN_LABEL } from "../../../scripts/testing/global-setup.ts"
 import { type RemoteEngine, remoteEngineWith } from "../../docker/test/RemoteEngine.ts"
 import { ContainerRuntime, type ContainerSpec, LABELS } from "../src/index.ts"
-import { DockerRuntime } from "../src/node/index.ts"
+import { NodeContainerRuntime } from "../src/node/index.ts"
 import { healthzTag } from "./harness.ts"
 
 class Remote extends Context.Service<Remote, RemoteEngine>()("prbox/engine/test/CarriedRemote") {}
@@ -30,7 +30,10 @@ const onRemote = Layer.unwrap(
       knownHostsFile: remote.knownHostsFile,
       identityFile: remote.identityFile
     })
-    return Layer.merge(DockerRuntime.layer.pipe(Layer.provide(docker), Layer.provide(FetchHttpClient.layer)), docker)
+    return Layer.merge(
+      NodeContainerRuntime.layer.pipe(Layer.provide(docker), Layer.provide(FetchHttpClient.layer)),
+      docker
+    )
   })
 ).pipe(Layer.provideMerge(remoteLayer))
 
@@ -258,7 +261,7 @@ layer(onRemote, { excludeTestServices: true, timeout: 300_000 })(
   }
 )
 
-layer(DockerRuntime.layer.pipe(Layer.provideMerge(NodeDocker.layer()), Layer.provide(FetchHttpClient.layer)), {
+layer(NodeContainerRuntime.layer.pipe(Layer.provideMerge(NodeDocker.layer()), Layer.provide(FetchHttpClient.layer)), {
   excludeTestServices: true
 })("a sandbox's files on the local engine", (it) => {
   it.effect("are bind-mounted as before: what the host writes the container sees, and no volume is made", () =>

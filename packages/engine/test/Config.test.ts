@@ -5,6 +5,7 @@ import { NodeFileSystem } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { Config, InvalidConfig, SandboxService } from "../src/index.ts"
+import * as NodeConfig from "../src/node/NodeConfig.ts"
 import { healthzTag, rowOf, withEngine } from "./harness.ts"
 
 /** A prbox home and a user home side by side in a temp dir that removes itself. */
@@ -24,7 +25,7 @@ const homes = Effect.acquireRelease(
 const load = (prbox: string, user: string, text: string | undefined) =>
   Effect.gen(function* () {
     if (text !== undefined) writeFileSync(join(prbox, "config.json"), text)
-    const config = yield* Effect.provide(Config, Config.layer({ home: prbox, userHome: user }))
+    const config = yield* Effect.provide(Config, NodeConfig.layer({ home: prbox, userHome: user }))
     return yield* config.load
   }).pipe(Effect.provide(NodeFileSystem.layer))
 

@@ -4,11 +4,14 @@ import { NodeDocker } from "@prbox/docker"
 import { Effect, Layer } from "effect"
 import { inject } from "vitest"
 import { TEST_RUN_LABEL } from "../../../scripts/testing/global-setup.ts"
-import * as DockerRuntime from "../src/node/NodeContainerRuntime.ts"
+import * as NodeContainerRuntime from "../src/node/NodeContainerRuntime.ts"
 import * as NodePlatform from "../src/node/NodePlatform.ts"
 import { buildDefaultImage, DEFAULT_IMAGE } from "../src/node/tools/DefaultImage.ts"
 
-const runtime = DockerRuntime.layer.pipe(Layer.provide(NodeDocker.layer()), Layer.provideMerge(NodePlatform.layer))
+const runtime = NodeContainerRuntime.layer.pipe(
+  Layer.provide(NodeDocker.layer()),
+  Layer.provideMerge(NodePlatform.layer)
+)
 
 /**
  * The warm path: the root filesystem archive `scripts/setup --with-test-images`

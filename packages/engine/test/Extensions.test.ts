@@ -11,7 +11,7 @@ import { codeServerImage } from "../../../scripts/images/code-server.ts"
 import { imageExists, imageTag } from "../../../scripts/images/images.ts"
 import { TEST_RUN_LABEL } from "../../../scripts/testing/global-setup.ts"
 import { ContainerRuntime, failureReason, isExtensionId, makeInstallExtensions } from "../src/index.ts"
-import { DockerRuntime } from "../src/node/index.ts"
+import { NodeContainerRuntime } from "../src/node/index.ts"
 import { type GalleryExtension, serveGallery } from "./gallery.ts"
 import { bounded } from "./harness.ts"
 
@@ -68,7 +68,11 @@ const runtimeLayer = (execs: Array<ReadonlyArray<string>>) =>
           })
       })
     )
-  ).pipe(Layer.provide(DockerRuntime.layer), Layer.provide(NodeDocker.layer()), Layer.provide(FetchHttpClient.layer))
+  ).pipe(
+    Layer.provide(NodeContainerRuntime.layer),
+    Layer.provide(NodeDocker.layer()),
+    Layer.provide(FetchHttpClient.layer)
+  )
 
 /** The code-server test image running code-server without auth, `EXTENSIONS_GALLERY` in its env as config.json's `env` puts it. */
 const codeServerContainer = (gallerySetting: string) =>

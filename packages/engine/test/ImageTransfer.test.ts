@@ -9,7 +9,7 @@ import { Context, Deferred, Effect, Fiber, Layer } from "effect"
 import { type RemoteEngine, startRemoteEngine } from "../../docker/test/RemoteEngine.ts"
 import { ContainerRuntime, RuntimeError } from "../src/index.ts"
 import { ImageSource } from "../src/node/docker/ImageTransfer.ts"
-import { DockerRuntime } from "../src/node/index.ts"
+import { NodeContainerRuntime } from "../src/node/index.ts"
 
 // Images reach a real remote engine (packages/docker/test/RemoteEngine.ts,
 // which has no registry) from this machine's engine by save/load.
@@ -69,7 +69,7 @@ const remoteRuntime = (bothAsked?: Deferred.Deferred<void>) =>
         })
     }
     const runtime = yield* Layer.build(
-      DockerRuntime.layer.pipe(
+      NodeContainerRuntime.layer.pipe(
         Layer.provide(Layer.succeed(Docker, counted)),
         Layer.provide(Layer.succeed(ImageSource, source))
       )

@@ -12,7 +12,7 @@ import { uniqueName } from "../../docker/test/fixtures.ts"
 import { CODE_SERVER_MOUNT, PREVIEW_RELAY_PORT } from "../src/create/CodeServerSpec.ts"
 import { ContainerRuntime, type ContainerSpec, type PortStream, type RelayAccess } from "../src/index.ts"
 import { readToEnd } from "../src/node/docker/RelayClient.ts"
-import { DockerRuntime } from "../src/node/index.ts"
+import { NodeContainerRuntime } from "../src/node/index.ts"
 import { ensureCodeServerDistribution } from "../src/node/tools/CodeServerDistribution.ts"
 import { bounded, healthzTag } from "./harness.ts"
 
@@ -20,7 +20,10 @@ import { bounded, healthzTag } from "./harness.ts"
 const distDir = process.env.PRBOX_TEST_CODE_SERVER_DIST ?? ""
 const USER = "1000:1000"
 
-const runtimeLayer = Layer.mergeAll(DockerRuntime.layer.pipe(Layer.provide(NodeDocker.layer())), NodeServices.layer)
+const runtimeLayer = Layer.mergeAll(
+  NodeContainerRuntime.layer.pipe(Layer.provide(NodeDocker.layer())),
+  NodeServices.layer
+)
 
 /** A running container of `image` that does nothing, removed when the test's scope closes. */
 const sandbox = (overrides: Partial<ContainerSpec>) =>

@@ -12,7 +12,7 @@ import { type RemoteEngine, startRemoteEngine, startTcpRelay } from "../../docke
 import { PREVIEW_RELAY_PORT } from "../src/create/CodeServerSpec.ts"
 import { ContainerRuntime, type ContainerSpec, LABELS } from "../src/index.ts"
 import { readToEnd } from "../src/node/docker/RelayClient.ts"
-import { DockerRuntime } from "../src/node/index.ts"
+import { NodeContainerRuntime } from "../src/node/index.ts"
 import { healthzTag } from "./harness.ts"
 
 // The Docker runtime on a second, real engine reached over SSH
@@ -34,7 +34,7 @@ const runtimeOn = (remote: RemoteEngine, via: { readonly port: number; readonly 
       knownHostsFile: via.knownHostsFile,
       identityFile: remote.identityFile
     })
-    const built = yield* Layer.build(Layer.provideMerge(DockerRuntime.layer, docker))
+    const built = yield* Layer.build(Layer.provideMerge(NodeContainerRuntime.layer, docker))
     return { runtime: Context.get(built, ContainerRuntime), docker: Context.get(built, Docker) }
   })
 

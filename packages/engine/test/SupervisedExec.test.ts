@@ -7,13 +7,16 @@ import { inject } from "vitest"
 import { TEST_RUN_LABEL } from "../../../scripts/testing/global-setup.ts"
 import { countSleepsArgv } from "../../../scripts/testing/processes.ts"
 import { ContainerRuntime } from "../src/index.ts"
-import { DockerRuntime } from "../src/node/index.ts"
+import { NodeContainerRuntime } from "../src/node/index.ts"
 import { CWD_NOT_FOLDER } from "../src/sandbox/CommandPlace.ts"
 import { RESOLVE_MISSING, RESOLVE_OUTSIDE } from "../src/workspace/WorkspaceResolve.ts"
 import { healthzGitImage } from "./git-image.ts"
 import { bounded, healthzTag } from "./harness.ts"
 
-const runtimeLayer = DockerRuntime.layer.pipe(Layer.provide(NodeDocker.layer()), Layer.provide(FetchHttpClient.layer))
+const runtimeLayer = NodeContainerRuntime.layer.pipe(
+  Layer.provide(NodeDocker.layer()),
+  Layer.provide(FetchHttpClient.layer)
+)
 const USER = "1000:1000"
 const WS = "/tmp/ws"
 

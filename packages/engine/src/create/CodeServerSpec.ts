@@ -1,8 +1,8 @@
 import { capabilitiesToDrop, type EnvironmentPlan, type Sandbox } from "@prbox/domain"
 import { Redacted } from "effect"
 import type { PrboxConfig } from "../Config.ts"
-import type { ContainerSpec } from "../ContainerRuntime.ts"
-import { LABELS } from "../Labels.ts"
+import type { ContainerSpec } from "../ContainerSpec.ts"
+import { LABELS } from "../ContainerSpec.ts"
 import type { CodeServerDistribution } from "../SandboxTools.ts"
 
 /** Port code-server listens on inside the container. */

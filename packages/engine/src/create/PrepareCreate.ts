@@ -12,9 +12,10 @@ import {
 import { SandboxRepo } from "@prbox/store"
 import { Clock, Effect, Fiber, Option, Result } from "effect"
 import type { PrboxConfig } from "../Config.ts"
-import { GitFailed, InvalidPullRequestInput, PullRequestMissing, PullRequestUnresolved, safeReason } from "../Errors.ts"
+import { GitFailed, safeReason } from "../Errors.ts"
 import { baseBranchFiles, chooseEnvironment } from "../environment/ChooseEnvironment.ts"
 import { Lifecycle } from "../Lifecycle.ts"
+import { InvalidPullRequestInput, PullRequestMissing, PullRequestUnresolved } from "./Errors.ts"
 import type { PreparedCreate } from "./Workers.ts"
 
 /**

@@ -1,10 +1,11 @@
-import * as NodePath from "node:path"
 import { DevcontainerError, type DevcontainerSpec, locateDevcontainer, readDevcontainer } from "@prbox/devcontainer"
 import type { SandboxEnvironment } from "@prbox/domain"
+import { posixPath } from "@prbox/domain"
 import type { Workspaces } from "@prbox/git"
 import { Effect, type FileSystem } from "effect"
 import type { PrboxConfig } from "../Config.ts"
-import { InvalidDevcontainer, safeReason } from "../Errors.ts"
+import { safeReason } from "../Errors.ts"
+import { InvalidDevcontainer } from "./Errors.ts"
 
 /**
  * Where a new sandbox's environment comes from, decided before it is
@@ -160,7 +161,7 @@ const MAX_FILE_BYTES = 1024 * 1024
 export const workspaceFiles = (fs: FileSystem.FileSystem, workspacePath: string): RepositoryFiles => {
   const resolved = (path: string) =>
     Effect.gen(function* () {
-      const lexical = NodePath.join(workspacePath, path)
+      const lexical = posixPath.join(workspacePath, path)
       const real = yield* fs.realPath(lexical).pipe(
         Effect.map((value): string | undefined => value),
         Effect.catchReason("PlatformError", "NotFound", () => Effect.succeed(undefined)),
@@ -170,7 +171,7 @@ export const workspaceFiles = (fs: FileSystem.FileSystem, workspacePath: string)
       const root = yield* fs
         .realPath(workspacePath)
         .pipe(Effect.mapError(() => ({ message: "the workspace cannot be read" })))
-      if (real !== NodePath.join(root, path))
+      if (real !== posixPath.join(root, path))
         return yield* Effect.fail({ message: `${path} goes through a symbolic link` })
       const info = yield* fs.stat(real).pipe(Effect.mapError(() => ({ message: `${path} cannot be read` })))
       return { real, info }
@@ -193,7 +194,7 @@ export const workspaceFiles = (fs: FileSystem.FileSystem, workspacePath: string)
           .readDirectory(found.real)
           .pipe(Effect.mapError(() => ({ message: `${dir} cannot be read` })))
         return yield* Effect.forEach(names, (name) =>
-          fs.stat(NodePath.join(found.real, name)).pipe(
+          fs.stat(posixPath.join(found.real, name)).pipe(
             Effect.map((info) => ({ name, type: info.type === "Directory" ? ("dir" as const) : ("file" as const) })),
             Effect.mapError(() => ({ message: `${dir}/${name} cannot be read` }))
           )

@@ -1,4 +1,4 @@
-import * as NodePath from "node:path"
+import { posixPath } from "@prbox/domain"
 import { Effect } from "effect"
 import type { ContainerRuntimeShape } from "../ContainerRuntime.ts"
 import { runScript } from "../files/FileExec.ts"
@@ -19,7 +19,7 @@ const MAX_LIST_BYTES = 1024 * 1024
  * on this machine. Missing is undefined; anything else unreadable fails.
  */
 export const containerFiles = (runtime: ContainerRuntimeShape, target: ExecTarget): RepositoryFiles => {
-  const absolute = (path: string) => NodePath.posix.join(target.workspaceFolder, path)
+  const absolute = (path: string) => posixPath.join(target.workspaceFolder, path)
   const failed = (path: string, why: string) => Effect.fail({ message: `${path} ${why}` })
   return {
     read: (path) =>

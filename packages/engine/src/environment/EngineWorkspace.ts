@@ -1,5 +1,5 @@
-import * as NodePath from "node:path"
 import { ArchiveRead, contextSkip } from "@prbox/docker"
+import { posixPath } from "@prbox/domain"
 import { Effect, type FileSystem } from "effect"
 import type { ContainerRuntimeShape } from "../ContainerRuntime.ts"
 import type { RepositoryFiles } from "./ChooseEnvironment.ts"
@@ -14,8 +14,8 @@ const message = (error: { readonly message: string }) => ({ message: error.messa
 
 /** Where a link in the workspace leads, relative to it; undefined when out of it (or absolute). */
 const followed = (from: string, target: string): string | undefined => {
-  if (NodePath.posix.isAbsolute(target)) return undefined
-  const next = NodePath.posix.normalize(NodePath.posix.join(NodePath.posix.dirname(from), target))
+  if (posixPath.isAbsolute(target)) return undefined
+  const next = posixPath.normalize(posixPath.join(posixPath.dirname(from), target))
   return next === ".." || next.startsWith("../") ? undefined : next
 }
 
@@ -35,7 +35,7 @@ export const engineWorkspaceFiles = (
   read: (path) =>
     Effect.scoped(
       Effect.gen(function* () {
-        let current: string | undefined = NodePath.posix.normalize(path)
+        let current: string | undefined = posixPath.normalize(path)
         for (let hop = 0; hop <= MAX_LINKS && current !== undefined; hop++) {
           const archive = yield* runtime.readFolder(workspacePath, current, labels)
           if (archive === undefined) return undefined
@@ -55,7 +55,7 @@ export const engineWorkspaceFiles = (
   list: (dir) =>
     Effect.scoped(
       Effect.gen(function* () {
-        const archive = yield* runtime.readFolder(workspacePath, NodePath.posix.normalize(dir), labels)
+        const archive = yield* runtime.readFolder(workspacePath, posixPath.normalize(dir), labels)
         if (archive === undefined) return undefined
         const children = yield* ArchiveRead.listArchivedFolder(archive, MAX_LIST_ENTRIES)
         return children?.map(
@@ -86,9 +86,9 @@ export const stageContext = (
   labels: Readonly<Record<string, string>>
 ) =>
   Effect.gen(function* () {
-    const folder = NodePath.posix.normalize(context)
+    const folder = posixPath.normalize(context)
     const ignore = yield* engineWorkspaceFiles(runtime, workspacePath, labels)
-      .read(NodePath.posix.join(folder, ".dockerignore"))
+      .read(posixPath.join(folder, ".dockerignore"))
       .pipe(Effect.orElseSucceed(() => undefined))
     const archive = yield* runtime.readFolder(workspacePath, folder, labels)
     if (archive === undefined) return undefined
@@ -99,5 +99,5 @@ export const stageContext = (
       maxEntries: MAX_CONTEXT_ENTRIES,
       skip: contextSkip(ignore ?? "", [dockerfile, ".dockerignore"])
     })
-    return root === undefined ? undefined : NodePath.join(staging, root)
+    return root === undefined ? undefined : posixPath.join(staging, root)
   })

@@ -1,9 +1,8 @@
-import { homedir } from "node:os"
-import * as NodePath from "node:path"
 import { planEnvironment } from "@prbox/devcontainer"
 import type { EnvironmentPlan, ImageInfo, LifecycleStep, Sandbox, SandboxEnvironment } from "@prbox/domain"
+import { posixPath } from "@prbox/domain"
 import { Effect, FileSystem } from "effect"
-import { checkMounts, type PrboxConfig } from "../Config.ts"
+import { Config, checkMounts, type PrboxConfig } from "../Config.ts"
 import { ContainerRuntime } from "../ContainerRuntime.ts"
 import { CONTAINER_WORKSPACE } from "../create/CodeServerSpec.ts"
 import { RuntimeError, SetupFailed } from "../Errors.ts"
@@ -61,6 +60,7 @@ export const makePrepareEnvironment = Effect.gen(function* () {
   const runtime = yield* ContainerRuntime
   const tools = yield* SandboxTools
   const fs = yield* FileSystem.FileSystem
+  const { userHome } = yield* Config
 
   /** A trusted repository's widening, its binds checked to be under the user's home like config.json's. */
   const widened = (
@@ -72,7 +72,7 @@ export const makePrepareEnvironment = Effect.gen(function* () {
       if (planned.trusted === null) return planned.plan
       const decided = decideWidening(planned.trusted)
       for (const what of decided.ignored) yield* onProgress(`warning: ${path}: ${what} is not supported; ignored`)
-      const mounts = yield* checkMounts(fs, path, homedir(), decided.mounts).pipe(
+      const mounts = yield* checkMounts(fs, path, userHome, decided.mounts).pipe(
         Effect.mapError((error) => new SetupFailed({ reason: error.message }))
       )
       const widening = {
@@ -147,7 +147,7 @@ export const makePrepareEnvironment = Effect.gen(function* () {
           reason: `${path}: build.dockerfile ${dockerfile} is not a file of the workspace`
         })
       }
-      return NodePath.join(workspacePath, context)
+      return posixPath.join(workspacePath, context)
     })
 
   return Effect.fn("SandboxService.prepareEnvironment")(function* (
@@ -182,7 +182,7 @@ export const makePrepareEnvironment = Effect.gen(function* () {
         } else {
           const { context, dockerfile, args, target } = spec.source
           // Outside the context it is "../…", which the build refuses.
-          const inContext = NodePath.posix.relative(NodePath.posix.normalize(context), dockerfile)
+          const inContext = posixPath.relative(posixPath.normalize(context), dockerfile)
           const built = yield* Effect.scoped(
             Effect.gen(function* () {
               const contextDir = yield* contextFolder(

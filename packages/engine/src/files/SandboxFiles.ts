@@ -1,6 +1,7 @@
 import type { SandboxConflict, SandboxId, SandboxNotFound } from "@prbox/domain"
 import { Context, type Effect } from "effect"
-import type { GitFailed, HostFailure, InvalidPath, RuntimeError, StoreFailure, TooLarge } from "../Errors.ts"
+import type { GitFailed, HostFailure, InvalidPath, RuntimeError, StoreFailure } from "../Errors.ts"
+import type { TooLarge } from "./Errors.ts"
 
 /** A file's text, or the lines asked for; paths are relative to the workspace. */
 export interface FileContent {

@@ -14,9 +14,9 @@ import { Clock, Context, Effect, FileSystem, Layer, Option } from "effect"
 import { CodeServerHealth } from "../CodeServerHealth.ts"
 import { Config, type PrboxConfig } from "../Config.ts"
 import { ContainerRuntime } from "../ContainerRuntime.ts"
+import { LABELS } from "../ContainerSpec.ts"
 import { Engines } from "../Engines.ts"
 import {
-  CleanupIncomplete,
   DiscoveryFailed,
   HostFailure,
   hostErrorCode,
@@ -25,9 +25,9 @@ import {
   safeReason
 } from "../Errors.ts"
 import { Installation, ownInstall } from "../Installation.ts"
-import { LABELS } from "../Labels.ts"
 import { SandboxService } from "../sandbox/SandboxService.ts"
 import { removeSandboxFolders } from "../workspace/Ownership.ts"
+import { CleanupIncomplete } from "./Errors.ts"
 
 const MINUTE = 60_000
 

@@ -1,8 +1,9 @@
 import type { SandboxConflict, SandboxId, SandboxNotFound } from "@prbox/domain"
 import type { JobRow } from "@prbox/store"
 import { Context, type Effect } from "effect"
-import type { HostFailure, InvalidPath, JobNotFound, RuntimeError, StoreFailure } from "../Errors.ts"
+import type { HostFailure, InvalidPath, RuntimeError, StoreFailure } from "../Errors.ts"
 import type { ExecOptions } from "../sandbox/SandboxService.ts"
+import type { JobNotFound } from "./Errors.ts"
 
 export type { JobStatus } from "@prbox/store"
 

@@ -1,13 +1,10 @@
 import { type Bind, Docker, type VolumeMount } from "@prbox/docker"
 import { Effect, Layer, Option } from "effect"
 import { Config } from "../Config.ts"
-import {
-  ContainerRuntime,
-  type ContainerRuntimeShape,
-  type ContainerSpec,
-  type ContainerState
-} from "../ContainerRuntime.ts"
-import { ContainerExited, ImageBuildFailed, PortTaken, RuntimeError } from "../Errors.ts"
+import { ContainerRuntime, type ContainerRuntimeShape } from "../ContainerRuntime.ts"
+import type { ContainerSpec, ContainerState } from "../ContainerSpec.ts"
+import { RuntimeError } from "../Errors.ts"
+import { ContainerExited, ImageBuildFailed, PortTaken } from "../RuntimeErrors.ts"
 import { makeCarriedVolumes } from "./docker/CarriedVolumes.ts"
 import { makeDockerRelay } from "./docker/DockerRelay.ts"
 import { makeSupervisedExec } from "./docker/ExecTimeout.ts"
@@ -81,7 +78,7 @@ export const layer = Layer.effect(
     const supervised = makeSupervisedExec(docker)
 
     return ContainerRuntime.of({
-      ensureImage: Effect.fn("DockerRuntime.ensureImage")(function* (image, onProgress) {
+      ensureImage: Effect.fn("NodeContainerRuntime.ensureImage")(function* (image, onProgress) {
         yield* files.remember(image)
         const brought = yield* withProgress(onProgress, (report) => transfer.bring(image, report))
         if (brought._tag === "Failure") return yield* brought.failure
@@ -97,11 +94,11 @@ export const layer = Layer.effect(
         }
         return yield* new RuntimeError({ operation: "image.pull", detail: pulled.failure.message })
       }),
-      importImage: Effect.fn("DockerRuntime.importImage")(function* (request, onProgress) {
+      importImage: Effect.fn("NodeContainerRuntime.importImage")(function* (request, onProgress) {
         const imported = yield* withProgress(onProgress, (report) => docker.importImage(request, report))
         if (imported._tag === "Failure") return yield* toRuntimeError(imported.failure)
       }),
-      buildImage: Effect.fn("DockerRuntime.buildImage")(function* (request, onProgress) {
+      buildImage: Effect.fn("NodeContainerRuntime.buildImage")(function* (request, onProgress) {
         const built = yield* withProgress(onProgress, (report) => docker.buildImage(request, report))
         if (built._tag === "Success") return built.success
         const failure = built.failure
@@ -113,7 +110,7 @@ export const layer = Layer.effect(
       imageInfo: (image) => docker.imageInfo(image).pipe(Effect.mapError(toRuntimeError)),
       freePort,
       filesAt: files.filesAt,
-      provision: Effect.fn("DockerRuntime.provision")(function* (spec, onProgress = () => Effect.void) {
+      provision: Effect.fn("NodeContainerRuntime.provision")(function* (spec, onProgress = () => Effect.void) {
         const create = (mounts: {
           readonly binds: ReadonlyArray<Bind>
           readonly volumes: ReadonlyArray<VolumeMount>
@@ -154,7 +151,7 @@ export const layer = Layer.effect(
         }
         return yield* carried.provision(spec, onProgress, (volumes) => create({ binds: [], volumes }))
       }),
-      start: Effect.fn("DockerRuntime.start")(function* (containerId) {
+      start: Effect.fn("NodeContainerRuntime.start")(function* (containerId) {
         yield* docker.start(containerId).pipe(
           Effect.catchTag("ContainerAlreadyStarted", () => Effect.void),
           Effect.mapError((error) =>
@@ -166,7 +163,7 @@ export const layer = Layer.effect(
         if (!info.state.running) return yield* new ContainerExited({ exitCode: info.state.exitCode })
         return yield* ports.started(info)
       }),
-      attach: Effect.fn("DockerRuntime.attach")(function* (containerId) {
+      attach: Effect.fn("NodeContainerRuntime.attach")(function* (containerId) {
         const info = yield* docker.inspect(containerId).pipe(
           Effect.catchTag("ContainerNotFound", () => Effect.succeed(undefined)),
           Effect.mapError(toRuntimeError)
@@ -183,7 +180,7 @@ export const layer = Layer.effect(
           // Only once it is confirmed down: a container a failed stop left running stays reachable.
           Effect.tap(() => ports.released(containerId))
         ),
-      destroy: Effect.fn("DockerRuntime.destroy")(
+      destroy: Effect.fn("NodeContainerRuntime.destroy")(
         function* (containerId, options) {
           const labels = yield* docker.inspect(containerId).pipe(
             Effect.map((info) => info.labels),

@@ -2,6 +2,8 @@
  * The engine on one `$PRBOX_HOME`, composed once: the daemon, the engine's
  * tests and the benchmarks all build it here (tests and benches wrap parts).
  */
+
+import { homedir } from "node:os"
 import type { ChosenEngine } from "@prbox/domain"
 import { Git, NodeGit, NodePullRequests, type PullRequests, Workspaces } from "@prbox/git"
 import { SandboxRepo, layer as sqliteRepo } from "@prbox/store"
@@ -26,7 +28,8 @@ import { dockerFor, imageSourceFor } from "./engines/EngineClient.ts"
 import { engineOfHome } from "./engines/EngineSelection.ts"
 import * as NodeAccountIdentity from "./NodeAccountIdentity.ts"
 import * as NodeCodeServerHealth from "./NodeCodeServerHealth.ts"
-import * as DockerRuntime from "./NodeContainerRuntime.ts"
+import * as NodeConfig from "./NodeConfig.ts"
+import * as NodeContainerRuntime from "./NodeContainerRuntime.ts"
 import * as NodeEngines from "./NodeEngines.ts"
 import * as NodeHooks from "./NodeHooks.ts"
 import * as NodeInstallation from "./NodeInstallation.ts"
@@ -73,7 +76,9 @@ const wrapped = <I, S, E, R>(
   wrap === undefined ? real : Layer.effect(tag, Effect.map(tag, wrap)).pipe(Layer.provide(real))
 
 const configLayer = (options: Options) =>
-  options.config === undefined ? Config.layer({ home: options.home }) : Config.layerStatic(options.home, options.config)
+  options.config === undefined
+    ? NodeConfig.layer({ home: options.home })
+    : Config.layerStatic(options.home, options.config, homedir())
 
 /** The engine new sandboxes are made on: the one given, else engineOfHome's. */
 const chooseFor = (options: Options) =>
@@ -103,7 +108,7 @@ const compose = (options: Options, chosen: ChosenEngine) => {
   )
   const runtime = wrapped(
     ContainerRuntime,
-    DockerRuntime.layer.pipe(Layer.provide([dockerFor(chosen.address), imageSourceFor(chosen.address)])),
+    NodeContainerRuntime.layer.pipe(Layer.provide([dockerFor(chosen.address), imageSourceFor(chosen.address)])),
     wrap.runtime
   )
   // One database connection: the layer is built once though both services come from it.

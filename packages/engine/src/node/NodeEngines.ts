@@ -5,7 +5,7 @@ import { ContainerRuntime, type ContainerRuntimeShape } from "../ContainerRuntim
 import { Engines } from "../Engines.ts"
 import { RuntimeError } from "../Errors.ts"
 import { dockerFor, imageSourceFor } from "./engines/EngineClient.ts"
-import * as DockerRuntime from "./NodeContainerRuntime.ts"
+import * as NodeContainerRuntime from "./NodeContainerRuntime.ts"
 
 /** Engines other than the configured one kept open at once; the least recently used is closed past it. */
 const KEPT_ENGINES = 4
@@ -39,7 +39,10 @@ export const layer = (chosen: ChosenEngine) =>
         Effect.gen(function* () {
           const scope = yield* Scope.fork(parent)
           const built = yield* Layer.buildWithScope(
-            Layer.provideMerge(DockerRuntime.layer.pipe(Layer.provide(imageSourceFor(address))), dockerFor(address)),
+            Layer.provideMerge(
+              NodeContainerRuntime.layer.pipe(Layer.provide(imageSourceFor(address))),
+              dockerFor(address)
+            ),
             scope
           ).pipe(
             Effect.tapError(() => Scope.close(scope, Exit.void)),

@@ -1,7 +1,7 @@
 import { Effect, Layer } from "effect"
 import { ChildProcess, ChildProcessSpawner } from "effect/process"
-import { HookFailed, hostErrorCode } from "../Errors.ts"
-import { Hooks } from "../Hooks.ts"
+import { hostErrorCode } from "../Errors.ts"
+import { HookFailed, Hooks } from "../Hooks.ts"
 import * as NodePlatform from "./NodePlatform.ts"
 
 const HOOK_TIMEOUT = "60 seconds"

@@ -9,8 +9,8 @@ import {
   type SandboxId
 } from "@prbox/domain"
 import { Clock, Effect } from "effect"
-import type { ContainerState, LabelledContainer } from "../ContainerRuntime.ts"
-import { LABELS } from "../Labels.ts"
+import type { ContainerState, LabelledContainer } from "../ContainerSpec.ts"
+import { LABELS } from "../ContainerSpec.ts"
 import {
   collect,
   type PassContext,

@@ -1,6 +1,6 @@
 import { retirementState, type Sandbox } from "@prbox/domain"
 import { Clock, Effect } from "effect"
-import type { LabelledContainer } from "../ContainerRuntime.ts"
+import type { LabelledContainer } from "../ContainerSpec.ts"
 import {
   collect,
   type PassContext,

@@ -1,10 +1,11 @@
 import type { Sandbox, SandboxId } from "@prbox/domain"
 import type { SandboxRepo } from "@prbox/store"
 import { Effect } from "effect"
-import type { ContainerRuntimeShape, LabelledContainer } from "../ContainerRuntime.ts"
+import type { ContainerRuntimeShape } from "../ContainerRuntime.ts"
+import type { LabelledContainer } from "../ContainerSpec.ts"
+import { LABELS } from "../ContainerSpec.ts"
 import { DiscoveryFailed } from "../Errors.ts"
 import { ownInstall } from "../Installation.ts"
-import { LABELS } from "../Labels.ts"
 
 type PullRequestSelector = Parameters<SandboxRepo["Service"]["findByPr"]>[0]
 

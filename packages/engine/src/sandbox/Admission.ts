@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto"
 import {
   formatPullRequestKey,
   isAmbiguousProfile,
@@ -14,22 +13,26 @@ import {
 import { type PullRequestTarget, parsePullRequestTarget } from "@prbox/git"
 import { SandboxRepo } from "@prbox/store"
 import { Clock, Effect, Option, Redacted, Result } from "effect"
+import { randomBytesUnsafe } from "effect/crypto/SecureRandom"
+import * as Base64Url from "effect/encoding/Base64Url"
 import { AccountIdentity } from "../AccountIdentity.ts"
 import { Config, type PrboxConfig } from "../Config.ts"
+import { InvalidPullRequestInput } from "../create/Errors.ts"
 import { makePrepareCreate } from "../create/PrepareCreate.ts"
 import type { PreparedCreate, Workers } from "../create/Workers.ts"
 import { Engines, otherEngineRefusal } from "../Engines.ts"
-import { InvalidPullRequestInput, mapStoreErrors, safeReason } from "../Errors.ts"
+import { mapStoreErrors, safeReason } from "../Errors.ts"
 import { Lifecycle } from "../Lifecycle.ts"
 import { Reconciler } from "../reconcile/Reconciler.ts"
 import type { OpenRequest } from "./SandboxService.ts"
 
 const newSandboxId = (): SandboxId => {
   const alphabet = "0123456789abcdefghijklmnopqrstuv"
-  return SandboxId.make(Array.from(randomBytes(12), (byte) => alphabet[byte % 32]).join(""))
+  return SandboxId.make(Array.from(randomBytesUnsafe(12), (byte) => alphabet[byte % 32]).join(""))
 }
 
-const newPassword = (): string => randomBytes(24).toString("base64url")
+/** 24 bytes from the platform's CSPRNG (`globalThis.crypto`), base64url: 32 characters, no padding. */
+const newPassword = (): string => Base64Url.encode(randomBytesUnsafe(24))
 
 const STILL_STOPPING = "it is still stopping; retry after it has stopped"
 

@@ -1,6 +1,7 @@
 import { Effect } from "effect"
 import type { CommandOptions } from "../ContainerRuntime.ts"
-import { type CwdRefused, InvalidPath } from "../Errors.ts"
+import { InvalidPath } from "../Errors.ts"
+import type { CwdRefused } from "../RuntimeErrors.ts"
 import { checkWorkspacePath, resolveFailure } from "../workspace/WorkspaceResolve.ts"
 import type { ExecTarget } from "./ExecTarget.ts"
 import type { ExecOptions } from "./SandboxService.ts"

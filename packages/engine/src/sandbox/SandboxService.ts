@@ -1,21 +1,18 @@
 import type { Sandbox, SandboxConflict, SandboxEvent, SandboxId, SandboxNotFound } from "@prbox/domain"
 import { Context, type Effect, type Stream } from "effect"
 import type { ExecOutcome } from "../ContainerRuntime.ts"
+import type { InvalidPullRequestInput, PullRequestMissing, PullRequestUnresolved } from "../create/Errors.ts"
 import type {
-  DestroyNotConfirmed,
   DiscoveryFailed,
   GitFailed,
   HostFailure,
   InvalidConfig,
-  InvalidDevcontainer,
   InvalidPath,
-  InvalidPullRequestInput,
-  PullRequestMissing,
-  PullRequestUnresolved,
   RuntimeError,
-  StoreFailure,
-  UpdateRefused
+  StoreFailure
 } from "../Errors.ts"
+import type { InvalidDevcontainer } from "../environment/Errors.ts"
+import type { DestroyNotConfirmed, UpdateRefused } from "./Errors.ts"
 import type { UpdateReport } from "./Update.ts"
 
 /** How `exec` runs a command: bounded in time and output, optionally elsewhere in the workspace and with more env. */

@@ -3,13 +3,14 @@ import { SandboxRepo } from "@prbox/store"
 import { Clock, Effect, FileSystem } from "effect"
 import { Config } from "../Config.ts"
 import type { ContainerRuntimeShape } from "../ContainerRuntime.ts"
+import { LABELS } from "../ContainerSpec.ts"
 import type { Workers } from "../create/Workers.ts"
 import { Engines } from "../Engines.ts"
-import { DestroyNotConfirmed, mapStoreErrors, type RuntimeError } from "../Errors.ts"
+import { mapStoreErrors, type RuntimeError } from "../Errors.ts"
 import { Installation } from "../Installation.ts"
-import { LABELS } from "../Labels.ts"
 import { Lifecycle } from "../Lifecycle.ts"
 import { type Ownership, removeSandboxFolders } from "../workspace/Ownership.ts"
+import { DestroyNotConfirmed } from "./Errors.ts"
 
 /** Stop (stop wins over any create or restart step) and delete (container, workspace, home, row). */
 export const makeTeardown = (workers: Workers, ownership: Ownership, extraLabels: Readonly<Record<string, string>>) =>

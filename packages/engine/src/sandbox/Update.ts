@@ -4,10 +4,11 @@ import { Effect, Result } from "effect"
 import { Config } from "../Config.ts"
 import { ContainerRuntime } from "../ContainerRuntime.ts"
 import { Engines, otherEngineRefusal } from "../Engines.ts"
-import { GitFailed, mapStoreErrors, UpdateRefused } from "../Errors.ts"
+import { GitFailed, mapStoreErrors } from "../Errors.ts"
 import { Lifecycle } from "../Lifecycle.ts"
 import { containerWorkspaceGit, GitMissing } from "../workspace/ContainerWorkspaceGit.ts"
 import type { WorkspaceGit } from "../workspace/WorkspaceGit.ts"
+import { UpdateRefused } from "./Errors.ts"
 import { makeExecTarget } from "./ExecTarget.ts"
 
 /**

@@ -3,10 +3,11 @@ import { type JobOutputBuffer, makeJobOutput, type SandboxId } from "@prbox/doma
 import { type JobEnd, JobRepo, type JobRow, SandboxRepo } from "@prbox/store"
 import { Clock, Deferred, Effect, Schedule, Stream } from "effect"
 import { ContainerRuntime, type RunningCommand } from "../../ContainerRuntime.ts"
-import { JobNotFound, mapStoreErrors } from "../../Errors.ts"
+import { mapStoreErrors } from "../../Errors.ts"
 import { Lifecycle } from "../../Lifecycle.ts"
 import { commandOptions, cwdRefusal } from "../../sandbox/CommandPlace.ts"
 import { makeExecTarget } from "../../sandbox/ExecTarget.ts"
+import { JobNotFound } from "../Errors.ts"
 import { type JobInfo, SandboxJobs } from "../SandboxJobs.ts"
 
 /** How often a sandbox with a running job is touched, so gc never counts it idle. */

@@ -9,9 +9,9 @@ import {
   mountsRefusal
 } from "@prbox/domain"
 import { Effect, Semaphore } from "effect"
-import type { ContainerSpec, SharedFolder } from "../../ContainerRuntime.ts"
+import type { ContainerSpec, SharedFolder } from "../../ContainerSpec.ts"
+import { LABELS } from "../../ContainerSpec.ts"
 import { RuntimeError } from "../../Errors.ts"
-import { LABELS } from "../../Labels.ts"
 import { PROBE_LABEL } from "../engines/EngineProbe.ts"
 import { withProgress } from "./ProgressQueue.ts"
 

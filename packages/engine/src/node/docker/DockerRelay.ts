@@ -4,7 +4,8 @@ import { listeningPorts } from "@prbox/domain"
 import { Effect, Schedule, Semaphore } from "effect"
 import type { PortStream, RelayAccess } from "../../ContainerRuntime.ts"
 import { PREVIEW_RELAY_PORT } from "../../create/CodeServerSpec.ts"
-import { PortClosed, PreviewUnavailable, RuntimeError } from "../../Errors.ts"
+import { RuntimeError } from "../../Errors.ts"
+import { PortClosed, PreviewUnavailable } from "../../RuntimeErrors.ts"
 import {
   connectRequest,
   handshake,
@@ -23,7 +24,7 @@ const MADE_BEFORE_PREVIEWS = "its container was made before previews: `prbox reb
 const relayError = (detail: string) => new RuntimeError({ operation: "preview.relay", detail })
 
 /**
- * DockerRuntime's `connect` and `listeningPorts`: through prbox's relay in
+ * NodeContainerRuntime's `connect` and `listeningPorts`: through prbox's relay in
  * the container, reached at the host port Docker published it on (on this
  * machine's 127.0.0.1, or dialled over SSH on a remote engine's), and
  * started (a detached exec) the first time it does not answer.
@@ -52,7 +53,7 @@ export const makeDockerRelay = Effect.fnUntraced(function* (docker: DockerShape)
           Effect.mapError((error) => relayError(error.message))
         )
 
-  const inspectHostPort = Effect.fn("DockerRuntime.relayHostPort")(function* (containerId: string) {
+  const inspectHostPort = Effect.fn("NodeContainerRuntime.relayHostPort")(function* (containerId: string) {
     const info = yield* docker
       .inspect(containerId)
       .pipe(Effect.mapError((error) => new RuntimeError({ operation: "preview.inspect", detail: error.message })))
@@ -75,7 +76,7 @@ export const makeDockerRelay = Effect.fnUntraced(function* (docker: DockerShape)
       .pipe(Effect.mapError((error) => new RuntimeError({ operation: "preview.relay-start", detail: error.message })))
 
   /** The relay's answer to `request`, starting the relay when nothing answers. */
-  const ask = Effect.fn("DockerRuntime.askRelay")(function* (
+  const ask = Effect.fn("NodeContainerRuntime.askRelay")(function* (
     containerId: string,
     request: string,
     access: RelayAccess
@@ -133,11 +134,18 @@ export const makeDockerRelay = Effect.fnUntraced(function* (docker: DockerShape)
   }
 
   return {
-    connect: Effect.fn("DockerRuntime.connect")(function* (containerId: string, port: number, access: RelayAccess) {
+    connect: Effect.fn("NodeContainerRuntime.connect")(function* (
+      containerId: string,
+      port: number,
+      access: RelayAccess
+    ) {
       const answer = yield* ask(containerId, connectRequest(access.token, port), access)
       return yield* opened(containerId, port, answer)
     }),
-    listeningPorts: Effect.fn("DockerRuntime.listeningPorts")(function* (containerId: string, access: RelayAccess) {
+    listeningPorts: Effect.fn("NodeContainerRuntime.listeningPorts")(function* (
+      containerId: string,
+      access: RelayAccess
+    ) {
       const answer = yield* ask(containerId, portsRequest(access.token), access)
       const stream = yield* opened(containerId, undefined, answer).pipe(
         Effect.catchTag("PortClosed", () => Effect.fail(relayError("unexpected answer")))

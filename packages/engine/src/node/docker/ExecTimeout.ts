@@ -2,7 +2,8 @@ import type { DockerShape } from "@prbox/docker"
 import { makeOutputBound } from "@prbox/domain"
 import { Deferred, Effect, Fiber, Option, Schedule } from "effect"
 import type { CommandOptions, ExecOutcome, RunningCommand, RuntimeExecOptions } from "../../ContainerRuntime.ts"
-import { CwdRefused, RuntimeError } from "../../Errors.ts"
+import { RuntimeError } from "../../Errors.ts"
+import { CwdRefused } from "../../RuntimeErrors.ts"
 import { CWD_NOT_FOLDER } from "../../sandbox/CommandPlace.ts"
 import { RESOLVE_SH } from "../../workspace/WorkspaceResolve.ts"
 
@@ -62,7 +63,7 @@ export const makeSupervisedExec = (docker: DockerShape) => {
     new RuntimeError({ operation: "exec", detail: error.message })
 
   /** Kills the process group `pid` leads, retrying until `kill -0` finds none left. */
-  const killGroup = Effect.fn("DockerRuntime.killGroup")(function* (containerId: string, pid: number) {
+  const killGroup = Effect.fn("NodeContainerRuntime.killGroup")(function* (containerId: string, pid: number) {
     const confirmed = yield* docker
       .exec(containerId, {
         argv: ["sh", "-c", KILL_GROUP, "prbox-kill", String(pid)],
@@ -153,7 +154,7 @@ export const makeSupervisedExec = (docker: DockerShape) => {
       )
     )
 
-  const exec = Effect.fn("DockerRuntime.exec")(function* (
+  const exec = Effect.fn("NodeContainerRuntime.exec")(function* (
     containerId: string,
     argv: ReadonlyArray<string>,
     options: RuntimeExecOptions
@@ -183,7 +184,7 @@ export const makeSupervisedExec = (docker: DockerShape) => {
     return outcome
   })
 
-  const spawn = Effect.fn("DockerRuntime.spawn")(function* (
+  const spawn = Effect.fn("NodeContainerRuntime.spawn")(function* (
     containerId: string,
     argv: ReadonlyArray<string>,
     options: CommandOptions,

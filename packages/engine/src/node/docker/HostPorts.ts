@@ -1,7 +1,8 @@
 import type { ContainerInfo, ContainerSpec, DockerShape, Loopback } from "@prbox/docker"
 import { Effect, Exit, Scope, Semaphore } from "effect"
-import { PortTaken, RuntimeError } from "../../Errors.ts"
-import { LABELS } from "../../Labels.ts"
+import { LABELS } from "../../ContainerSpec.ts"
+import { RuntimeError } from "../../Errors.ts"
+import { PortTaken } from "../../RuntimeErrors.ts"
 
 /**
  * How the Docker runtime's containers reach this machine's 127.0.0.1.

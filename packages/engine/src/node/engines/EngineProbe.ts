@@ -4,6 +4,7 @@ import { join } from "node:path"
 import { Docker } from "@prbox/docker"
 import { Effect, FileSystem, Option } from "effect"
 import { Config } from "../../Config.ts"
+import * as NodeConfig from "../NodeConfig.ts"
 import * as NodePlatform from "../NodePlatform.ts"
 import { DEFAULT_IMAGE } from "../tools/DefaultImage.ts"
 import { dockerFor } from "./EngineClient.ts"
@@ -139,4 +140,4 @@ export const inspectEngine = (options: { readonly home: string; readonly env?: N
         })
       )
     )
-  }).pipe(Effect.provide(Config.layer({ home: options.home })), Effect.provide(NodePlatform.layer))
+  }).pipe(Effect.provide(NodeConfig.layer({ home: options.home })), Effect.provide(NodePlatform.layer))

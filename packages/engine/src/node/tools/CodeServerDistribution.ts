@@ -1,7 +1,7 @@
 import { Effect, FileSystem, Semaphore } from "effect"
 import type { ChildProcessSpawner } from "effect/process"
-import { CodeServerUnavailable } from "../../Errors.ts"
 import type { CodeServerDistribution } from "../../SandboxTools.ts"
+import { CodeServerUnavailable } from "../../SandboxTools.ts"
 import { commandOutput, onPath, runStep, type StepFailure } from "./HostSteps.ts"
 
 /**

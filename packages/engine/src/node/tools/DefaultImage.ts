@@ -4,7 +4,7 @@ import { defaultImageRefusal } from "@prbox/domain"
 import { Effect, FileSystem } from "effect"
 import type { ChildProcessSpawner } from "effect/process"
 import { ContainerRuntime } from "../../ContainerRuntime.ts"
-import { DefaultImageUnavailable } from "../../Errors.ts"
+import { DefaultImageUnavailable } from "../../SandboxTools.ts"
 import { debianMirror } from "./DebianMirror.ts"
 import { cacheDirectory, commandOutput, runStep, type StepFailure } from "./HostSteps.ts"
 
