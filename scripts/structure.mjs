@@ -63,6 +63,165 @@ export default {
       to: { pathNot: ["^packages/devcontainer/src/", "^packages/domain/", library("effect"), library("jsonc-parser")] }
     },
     {
+      name: "node-only-in-node-folders",
+      comment:
+        "Node's own modules are reached only from a node/ folder in the packages that are rules and contracts " +
+        "(engine, domain, devcontainer, protocol, mcp). The in-container relay (PreviewRelay.cjs) runs in the " +
+        "sandbox; the runtime port names Node's stream types (type-only), as the daemon gets Node streams from it.",
+      severity: "error",
+      from: {
+        path: "^packages/(engine|domain|devcontainer|protocol|mcp)/src/",
+        pathNot: ["/node/", "^packages/engine/src/ContainerRuntime[.]ts$"]
+      },
+      to: { dependencyTypes: ["core"] }
+    },
+    {
+      name: "runtime-port-names-node-stream-types-only",
+      comment: "The runtime port's one exception to node-only-in-node-folders: type-only imports of node:stream.",
+      severity: "error",
+      from: { path: "^packages/engine/src/ContainerRuntime[.]ts$" },
+      to: { dependencyTypes: ["core"], dependencyTypesNot: ["type-only"] }
+    },
+    {
+      name: "runtime-port-names-node-stream-only",
+      comment: "The runtime port's one exception to node-only-in-node-folders: node:stream, nothing else of Node.",
+      severity: "error",
+      from: { path: "^packages/engine/src/ContainerRuntime[.]ts$" },
+      to: { dependencyTypes: ["core"], pathNot: "^(node:)?stream$" }
+    },
+    {
+      name: "engine-top-imports-no-room",
+      comment:
+        "The engine's ports and what crosses its rooms (src/*.ts) import no room: rooms are built on them. The package's index and the EngineError union gather the rooms' exports.",
+      severity: "error",
+      from: { path: "^packages/engine/src/[^/]+$", pathNot: "^packages/engine/src/(index|EngineError)[.]ts$" },
+      to: { path: "^packages/engine/src/[^/]+/" }
+    },
+    {
+      name: "engine-rooms-import-no-node-folder",
+      comment:
+        "Implementations are chosen where the engine is composed (src/node): a room's rules never import a node/ folder.",
+      severity: "error",
+      from: { path: "^packages/engine/src/[^/]+/[^/]+$", pathNot: "^packages/engine/src/node/" },
+      to: { path: ["^packages/engine/src/node/", "^packages/engine/src/[^/]+/node/"] }
+    },
+    {
+      name: "engine-exec-imports",
+      comment:
+        "Where and how a command runs in a running sandbox: on the ports only. A room's node/ implementations may import their room; no room imports a node/ folder.",
+      severity: "error",
+      from: { path: "^packages/engine/src/exec/" },
+      to: {
+        path: "^packages/engine/src/[^/]+/",
+        pathNot: ["^packages/engine/src/(exec)/[^/]+$", "^packages/engine/src/exec/node/"]
+      }
+    },
+    {
+      name: "engine-workspace-imports",
+      comment:
+        "A sandbox's folders and the git in its container. A room's node/ implementations may import their room; no room imports a node/ folder.",
+      severity: "error",
+      from: { path: "^packages/engine/src/workspace/" },
+      to: {
+        path: "^packages/engine/src/[^/]+/",
+        pathNot: ["^packages/engine/src/(workspace|exec)/[^/]+$", "^packages/engine/src/workspace/node/"]
+      }
+    },
+    {
+      name: "engine-environment-imports",
+      comment:
+        "Choosing and preparing an environment: decided before admission, on the ports and exec. A room's node/ implementations may import their room; no room imports a node/ folder.",
+      severity: "error",
+      from: { path: "^packages/engine/src/environment/" },
+      to: {
+        path: "^packages/engine/src/[^/]+/",
+        pathNot: ["^packages/engine/src/(environment|exec)/[^/]+$", "^packages/engine/src/environment/node/"]
+      }
+    },
+    {
+      name: "engine-reconcile-imports",
+      comment:
+        "The reconcile passes: on the ports and the store only. A room's node/ implementations may import their room; no room imports a node/ folder.",
+      severity: "error",
+      from: { path: "^packages/engine/src/reconcile/" },
+      to: {
+        path: "^packages/engine/src/[^/]+/",
+        pathNot: ["^packages/engine/src/(reconcile)/[^/]+$", "^packages/engine/src/reconcile/node/"]
+      }
+    },
+    {
+      name: "engine-create-imports",
+      comment:
+        "A sandbox's create: its environment, its folders, its container. A room's node/ implementations may import their room; no room imports a node/ folder.",
+      severity: "error",
+      from: { path: "^packages/engine/src/create/" },
+      to: {
+        path: "^packages/engine/src/[^/]+/",
+        pathNot: [
+          "^packages/engine/src/(create|exec|workspace|environment)/[^/]+$",
+          "^packages/engine/src/create/node/"
+        ]
+      }
+    },
+    {
+      name: "engine-sandbox-imports",
+      comment:
+        "The sandbox service's operations, over create and reconcile. A room's node/ implementations may import their room; no room imports a node/ folder.",
+      severity: "error",
+      from: { path: "^packages/engine/src/sandbox/" },
+      to: {
+        path: "^packages/engine/src/[^/]+/",
+        pathNot: [
+          "^packages/engine/src/(sandbox|exec|workspace|environment|create|reconcile)/[^/]+$",
+          "^packages/engine/src/sandbox/node/"
+        ]
+      }
+    },
+    {
+      name: "engine-files-imports",
+      comment:
+        "The workspace's files of a running sandbox: exec's scripts, never another service's insides. A room's node/ implementations may import their room; no room imports a node/ folder.",
+      severity: "error",
+      from: { path: "^packages/engine/src/files/" },
+      to: {
+        path: "^packages/engine/src/[^/]+/",
+        pathNot: ["^packages/engine/src/(files|exec|workspace)/[^/]+$", "^packages/engine/src/files/node/"]
+      }
+    },
+    {
+      name: "engine-jobs-imports",
+      comment:
+        "Background commands: exec's place, the sandbox service's types. A room's node/ implementations may import their room; no room imports a node/ folder.",
+      severity: "error",
+      from: { path: "^packages/engine/src/jobs/" },
+      to: {
+        path: "^packages/engine/src/[^/]+/",
+        pathNot: ["^packages/engine/src/(jobs|exec|sandbox)/[^/]+$", "^packages/engine/src/jobs/node/"]
+      }
+    },
+    {
+      name: "engine-previews-imports",
+      comment:
+        "Reaching a sandbox's ports. A room's node/ implementations may import their room; no room imports a node/ folder.",
+      severity: "error",
+      from: { path: "^packages/engine/src/previews/" },
+      to: {
+        path: "^packages/engine/src/[^/]+/",
+        pathNot: ["^packages/engine/src/(previews|exec|workspace)/[^/]+$", "^packages/engine/src/previews/node/"]
+      }
+    },
+    {
+      name: "engine-gc-imports",
+      comment:
+        "gc stops and deletes through the sandbox service, as a user would. A room's node/ implementations may import their room; no room imports a node/ folder.",
+      severity: "error",
+      from: { path: "^packages/engine/src/gc/" },
+      to: {
+        path: "^packages/engine/src/[^/]+/",
+        pathNot: ["^packages/engine/src/(gc|exec|workspace|sandbox|reconcile)/[^/]+$", "^packages/engine/src/gc/node/"]
+      }
+    },
+    {
       name: "engine-below-the-apps-and-their-contracts",
       comment: "The engine knows nothing of the daemon's API (protocol) or its clients (client).",
       severity: "error",

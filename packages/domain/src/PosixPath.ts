@@ -5,4 +5,8 @@ import { Effect, Path } from "effect"
  * a container are POSIX whatever runs it, and so are the hosts prbox runs on
  * (Linux, macOS), so the engine's rules join and normalize both with it.
  */
-export const posixPath: Path.Path = Effect.runSync(Effect.provide(Path.Path.asEffect(), Path.layer))
+export const posixPath: Path.Path = Effect.runSync(
+  Effect.gen(function* () {
+    return yield* Path.Path
+  }).pipe(Effect.provide(Path.layer))
+)

@@ -2,15 +2,15 @@ import type { Duplex, Readable, Writable } from "node:stream"
 import type { FilesAt, ImageBuildRequest, ImageInfo } from "@prbox/domain"
 import { Context, type Effect, type Scope } from "effect"
 import type { ContainerSpec, ContainerState, LabelledContainer } from "./ContainerSpec.ts"
-import type { RuntimeError } from "./Errors.ts"
 import type {
   ContainerExited,
   CwdRefused,
   ImageBuildFailed,
   PortClosed,
   PortTaken,
-  PreviewUnavailable
-} from "./RuntimeErrors.ts"
+  PreviewUnavailable,
+  RuntimeError
+} from "./Errors.ts"
 
 /**
  * The narrow interface the lifecycle rules need from wherever sandboxes run.

@@ -94,3 +94,26 @@ export interface LabelledContainer {
   readonly running: boolean
   readonly labels: Readonly<Record<string, string>>
 }
+
+/** Used for a root daemon's sandboxes: a sandbox never runs as root. */
+const FALLBACK_UID = 1000
+
+export interface SandboxUser {
+  readonly uid: number
+  readonly gid: number
+}
+
+/** `uid:gid`, as a container's user. */
+export const userSpec = (user: SandboxUser): string => `${user.uid}:${user.gid}`
+
+/** The user a sandbox runs as for a daemon (or a workspace creator) running as `owner`: never root. */
+export const userFor = (owner: SandboxUser): SandboxUser =>
+  owner.uid === 0 ? { uid: FALLBACK_UID, gid: FALLBACK_UID } : owner
+
+/**
+ * Who this daemon's sandboxes run as: its own user, or a fixed non-root
+ * user for a root daemon. Never read from a workspace: root in a sandbox
+ * can chown its own files, and would choose who the next start runs as.
+ */
+export const daemonSandboxUser = (): SandboxUser =>
+  userFor({ uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 })

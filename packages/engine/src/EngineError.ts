@@ -6,6 +6,8 @@ import type {
   HostFailure,
   InvalidConfig,
   InvalidPath,
+  PortClosed,
+  PreviewUnavailable,
   RuntimeError,
   StoreFailure
 } from "./Errors.ts"
@@ -13,7 +15,6 @@ import type { InvalidDevcontainer } from "./environment/Errors.ts"
 import type { TooLarge } from "./files/Errors.ts"
 import type { CleanupIncomplete } from "./gc/Errors.ts"
 import type { JobNotFound } from "./jobs/Errors.ts"
-import type { PortClosed, PreviewUnavailable } from "./RuntimeErrors.ts"
 import type { CodeServerUnavailable, DefaultImageUnavailable } from "./SandboxTools.ts"
 import type { DestroyNotConfirmed, UpdateRefused } from "./sandbox/Errors.ts"
 

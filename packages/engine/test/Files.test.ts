@@ -2,7 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import type { SandboxId } from "@prbox/domain"
 import { Effect } from "effect"
 import { pushPullRequest } from "../../git/test/helpers.ts"
-import { EDIT_READ_SH } from "../src/files/FileScripts.ts"
+import { EDIT_READ_SH } from "../src/exec/FileScripts.ts"
 import { type ContainerRuntime, SandboxFiles, SandboxService } from "../src/index.ts"
 import { openRunning, withEngine } from "./harness.ts"
 

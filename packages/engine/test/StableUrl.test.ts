@@ -4,7 +4,7 @@ import type { Sandbox, SandboxId } from "@prbox/domain"
 import { Clock, Effect } from "effect"
 import { TestClock } from "effect/testing"
 import { inject } from "vitest"
-import { PREVIEW_RELAY_PORT } from "../src/create/CodeServerSpec.ts"
+import { PREVIEW_RELAY_PORT } from "../src/CodeServerSpec.ts"
 import { Gc, Reconciler, SandboxService } from "../src/index.ts"
 import { engineLayer } from "./engine-layer.ts"
 import {

@@ -10,15 +10,16 @@ import {
 import { SandboxRepo } from "@prbox/store"
 import { Clock, Deferred, Effect, Fiber } from "effect"
 import { CodeServerHealth } from "../CodeServerHealth.ts"
+import { codeServerSpec, portMovedLine, userMounts } from "../CodeServerSpec.ts"
 import { Config, type PrboxConfig } from "../Config.ts"
 import { ContainerRuntime } from "../ContainerRuntime.ts"
+import { userSpec } from "../ContainerSpec.ts"
 import { mapStoreErrors, SetupFailed } from "../Errors.ts"
 import { Installation } from "../Installation.ts"
 import { Lifecycle } from "../Lifecycle.ts"
 import { PreviewAddress } from "../PreviewAddress.ts"
 import type { CodeServerDistribution } from "../SandboxTools.ts"
-import { type Ownership, userSpec } from "../workspace/Ownership.ts"
-import { codeServerSpec, portMovedLine, userMounts } from "./CodeServerSpec.ts"
+import type { Ownership } from "../workspace/Ownership.ts"
 
 /** A sandbox's error when its container stopped before code-server answered. */
 const CONTAINER_EXITED = "code-server did not answer: its container exited"

@@ -3,10 +3,11 @@ import { Workspaces } from "@prbox/git"
 import { Effect } from "effect"
 import type { PrboxConfig } from "../Config.ts"
 import { ContainerRuntime } from "../ContainerRuntime.ts"
+import { userSpec } from "../ContainerSpec.ts"
+import type { ExecTarget } from "../exec/ExecTarget.ts"
 import { Lifecycle } from "../Lifecycle.ts"
-import type { ExecTarget } from "../sandbox/ExecTarget.ts"
 import { checkoutInContainer } from "../workspace/ContainerWorkspaceGit.ts"
-import { type Ownership, userSpec } from "../workspace/Ownership.ts"
+import type { Ownership } from "../workspace/Ownership.ts"
 import type { ContainerEnvironment, StartContainer } from "./CreateContainer.ts"
 
 /** A container started before its files were written, and the environment it was made from. */

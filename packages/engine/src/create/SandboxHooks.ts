@@ -1,9 +1,9 @@
 import type { Sandbox } from "@prbox/domain"
 import { Effect } from "effect"
+import { sandboxUrl } from "../CodeServerSpec.ts"
 import type { PrboxConfig } from "../Config.ts"
 import { type HookContext, type HookName, Hooks } from "../Hooks.ts"
 import { Lifecycle } from "../Lifecycle.ts"
-import { sandboxUrl } from "./CodeServerSpec.ts"
 
 const hookContext = (row: Sandbox): HookContext => ({
   sandboxId: row.id,

@@ -1,11 +1,11 @@
 import { posixPath } from "@prbox/domain"
 import { Effect } from "effect"
 import type { ContainerRuntimeShape } from "../ContainerRuntime.ts"
-import { runScript } from "../files/FileExec.ts"
-import { parseListing } from "../files/FileListing.ts"
-import { EXIT, LIST_SH, READ_SH } from "../files/FileScripts.ts"
-import type { ExecTarget } from "../sandbox/ExecTarget.ts"
-import { RESOLVE_MISSING } from "../workspace/WorkspaceResolve.ts"
+import type { ExecTarget } from "../exec/ExecTarget.ts"
+import { runScript } from "../exec/FileExec.ts"
+import { parseListing } from "../exec/FileListing.ts"
+import { EXIT, LIST_SH, READ_SH } from "../exec/FileScripts.ts"
+import { RESOLVE_MISSING } from "../exec/WorkspaceResolve.ts"
 import type { RepositoryFiles } from "./ChooseEnvironment.ts"
 
 /** devcontainer.json, a Dockerfile: what a configuration read takes at most. */

@@ -1,6 +1,7 @@
 import type { SandboxConflict, SandboxId, SandboxNotFound } from "@prbox/domain"
 import { Context, type Effect } from "effect"
 import type { GitFailed, HostFailure, InvalidPath, RuntimeError, StoreFailure } from "../Errors.ts"
+import type { FileListing } from "../exec/FileListing.ts"
 import type { TooLarge } from "./Errors.ts"
 
 /** A file's text, or the lines asked for; paths are relative to the workspace. */
@@ -19,21 +20,7 @@ export interface FileContent {
   readonly binary: boolean
 }
 
-export type FileType = "file" | "directory" | "symlink" | "other"
-
-export interface FileEntry {
-  readonly path: string
-  readonly type: FileType
-  /** Bytes, for files; null otherwise. */
-  readonly size: number | null
-}
-
-/** A folder's entries to `depth` (`.git`'s insides left out), cut at the entry bound. */
-export interface FileListing {
-  readonly path: string
-  readonly entries: ReadonlyArray<FileEntry>
-  readonly truncated: boolean
-}
+export type { FileEntry, FileListing, FileType } from "../exec/FileListing.ts"
 
 export interface FileWritten {
   readonly path: string

@@ -1,8 +1,14 @@
 import type { PreviewPort, SandboxConflict, SandboxId, SandboxNotFound } from "@prbox/domain"
 import { Context, type Effect } from "effect"
 import type { PortStream } from "../ContainerRuntime.ts"
-import type { HostFailure, InvalidConfig, RuntimeError, StoreFailure } from "../Errors.ts"
-import type { PortClosed, PreviewUnavailable } from "../RuntimeErrors.ts"
+import type {
+  HostFailure,
+  InvalidConfig,
+  PortClosed,
+  PreviewUnavailable,
+  RuntimeError,
+  StoreFailure
+} from "../Errors.ts"
 
 type Reach = SandboxNotFound | SandboxConflict | PreviewUnavailable | RuntimeError | HostFailure | StoreFailure
 

@@ -14,8 +14,8 @@ import {
 } from "../environment/ChooseEnvironment.ts"
 import { containerFiles } from "../environment/ContainerFiles.ts"
 import { engineWorkspaceFiles } from "../environment/EngineWorkspace.ts"
+import { makeExecTarget } from "../exec/ExecTarget.ts"
 import { Lifecycle } from "../Lifecycle.ts"
-import { makeExecTarget } from "./ExecTarget.ts"
 import type { Teardown } from "./Stop.ts"
 
 const STILL_STOPPING = "it is still stopping; retry after it has stopped"

@@ -12,19 +12,11 @@ import type {
   StoreFailure
 } from "../Errors.ts"
 import type { InvalidDevcontainer } from "../environment/Errors.ts"
+import type { ExecOptions } from "../exec/CommandPlace.ts"
 import type { DestroyNotConfirmed, UpdateRefused } from "./Errors.ts"
 import type { UpdateReport } from "./Update.ts"
 
-/** How `exec` runs a command: bounded in time and output, optionally elsewhere in the workspace and with more env. */
-export interface ExecOptions {
-  readonly timeoutMs: number
-  /** The bound of each of stdout and stderr (head and tail kept). */
-  readonly maxOutputBytes: number
-  /** Relative to the workspace folder and confined to it; the folder itself when absent. */
-  readonly cwd?: string
-  /** Over the container's and the environment's own, for this command only. */
-  readonly env?: Readonly<Record<string, string>>
-}
+export type { ExecOptions } from "../exec/CommandPlace.ts"
 
 /** What `prbox open` asks for: anything the PR reference parser accepts. */
 export interface OpenRequest {

@@ -5,11 +5,11 @@ import { Config } from "../Config.ts"
 import { ContainerRuntime } from "../ContainerRuntime.ts"
 import { Engines, otherEngineRefusal } from "../Engines.ts"
 import { GitFailed, mapStoreErrors } from "../Errors.ts"
+import { makeExecTarget } from "../exec/ExecTarget.ts"
 import { Lifecycle } from "../Lifecycle.ts"
 import { containerWorkspaceGit, GitMissing } from "../workspace/ContainerWorkspaceGit.ts"
 import type { WorkspaceGit } from "../workspace/WorkspaceGit.ts"
 import { UpdateRefused } from "./Errors.ts"
-import { makeExecTarget } from "./ExecTarget.ts"
 
 /**
  * Runs the sandbox's `updateContentCommand` in its container: the failure's

@@ -10,8 +10,8 @@ import {
 } from "@prbox/git"
 import { Data, Effect } from "effect"
 import type { ContainerRuntimeShape } from "../ContainerRuntime.ts"
-import { EXIT } from "../files/FileScripts.ts"
-import type { ExecTarget } from "../sandbox/ExecTarget.ts"
+import type { ExecTarget } from "../exec/ExecTarget.ts"
+import { EXIT } from "../exec/FileScripts.ts"
 import type { WorkspaceGit } from "./WorkspaceGit.ts"
 
 /** Bound on one git command in the sandbox, as on the host (Workspaces' local timeout). */

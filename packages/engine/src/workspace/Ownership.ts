@@ -5,21 +5,11 @@ import type { PlatformError } from "effect/PlatformError"
 import { ChildProcess, ChildProcessSpawner } from "effect/process"
 import { Config } from "../Config.ts"
 import type { ContainerRuntimeShape } from "../ContainerRuntime.ts"
+import { daemonSandboxUser, type SandboxUser, userFor, userSpec } from "../ContainerSpec.ts"
 import { HostFailure, hostErrorCode, SetupFailed } from "../Errors.ts"
-
-/** Used when the workspace belongs to root: a sandbox never runs as root. */
-const FALLBACK_UID = 1000
-
-export interface SandboxUser {
-  readonly uid: number
-  readonly gid: number
-}
 
 /** find's test for a file the workspace may share with anything else: more than one link. */
 const NOT_SHARED = ["!", "(", "-type", "f", "-links", "+1", ")"]
-
-/** `uid:gid`, as a container's user. */
-export const userSpec = (user: SandboxUser): string => `${user.uid}:${user.gid}`
 
 /** A host I/O failure as a reason the row can keep: what failed and the errno code. */
 const failed = (operation: string) => (error: PlatformError) =>
@@ -95,9 +85,6 @@ export const makeOwnership = Effect.gen(function* () {
   }
 
   /** The user a sandbox of `owner`'s daemon runs as: that user, never root. */
-  const userFor = (owner: SandboxUser): SandboxUser =>
-    owner.uid === 0 ? { uid: FALLBACK_UID, gid: FALLBACK_UID } : owner
-
   /**
    * Who a root daemon makes new workspaces for: the sandbox user, whose git
    * writes the checkout (NodeGit.asUserCommand: a mount namespace, setpriv),
@@ -118,13 +105,8 @@ export const makeOwnership = Effect.gen(function* () {
     })
   )
 
-  /**
-   * Who this daemon's sandboxes run as: its own user, or a fixed non-root
-   * user for a root daemon. Never read from a workspace: root in a sandbox
-   * can chown its own files, and would choose who the next start runs as.
-   */
   const daemonUid = process.getuid?.() ?? 0
-  const sandboxUser = userFor({ uid: daemonUid, gid: process.getgid?.() ?? 0 })
+  const sandboxUser = daemonSandboxUser()
   /** Whether what the daemon writes for a sandbox is handed to the sandbox user (a root daemon's). */
   const handedOver = sandboxUser.uid !== daemonUid
 

@@ -10,12 +10,12 @@ import {
 import { Effect } from "effect"
 import { ContainerRuntime } from "../../ContainerRuntime.ts"
 import { InvalidPath, RuntimeError } from "../../Errors.ts"
-import { type ExecTarget, makeExecTarget } from "../../sandbox/ExecTarget.ts"
-import { checkWorkspacePath, resolveFailure } from "../../workspace/WorkspaceResolve.ts"
+import { type ExecTarget, makeExecTarget } from "../../exec/ExecTarget.ts"
+import { runScript, unexpectedExit } from "../../exec/FileExec.ts"
+import { parseListing } from "../../exec/FileListing.ts"
+import { EDIT_READ_SH, EXIT, LIST_SH, READ_SH, WRITE_SH } from "../../exec/FileScripts.ts"
+import { checkWorkspacePath, resolveFailure } from "../../exec/WorkspaceResolve.ts"
 import { TooLarge } from "../Errors.ts"
-import { runScript, unexpectedExit } from "../FileExec.ts"
-import { parseListing } from "../FileListing.ts"
-import { EDIT_READ_SH, EXIT, LIST_SH, READ_SH, WRITE_SH } from "../FileScripts.ts"
 import {
   type FileContent,
   type FileEdited,

@@ -2,10 +2,9 @@ import { readFileSync } from "node:fs"
 import type { DockerShape } from "@prbox/docker"
 import { listeningPorts } from "@prbox/domain"
 import { Effect, Schedule, Semaphore } from "effect"
+import { PREVIEW_RELAY_PORT } from "../../CodeServerSpec.ts"
 import type { PortStream, RelayAccess } from "../../ContainerRuntime.ts"
-import { PREVIEW_RELAY_PORT } from "../../create/CodeServerSpec.ts"
-import { RuntimeError } from "../../Errors.ts"
-import { PortClosed, PreviewUnavailable } from "../../RuntimeErrors.ts"
+import { PortClosed, PreviewUnavailable, RuntimeError } from "../../Errors.ts"
 import {
   connectRequest,
   handshake,

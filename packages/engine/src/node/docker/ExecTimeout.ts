@@ -2,10 +2,9 @@ import type { DockerShape } from "@prbox/docker"
 import { makeOutputBound } from "@prbox/domain"
 import { Deferred, Effect, Fiber, Option, Schedule } from "effect"
 import type { CommandOptions, ExecOutcome, RunningCommand, RuntimeExecOptions } from "../../ContainerRuntime.ts"
-import { RuntimeError } from "../../Errors.ts"
-import { CwdRefused } from "../../RuntimeErrors.ts"
-import { CWD_NOT_FOLDER } from "../../sandbox/CommandPlace.ts"
-import { RESOLVE_SH } from "../../workspace/WorkspaceResolve.ts"
+import { CwdRefused, RuntimeError } from "../../Errors.ts"
+import { CWD_NOT_FOLDER } from "../../exec/CommandPlace.ts"
+import { RESOLVE_SH } from "../../exec/WorkspaceResolve.ts"
 
 /**
  * Commands Docker can be made to kill. Docker cannot kill an exec, so every

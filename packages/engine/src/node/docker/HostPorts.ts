@@ -1,8 +1,7 @@
 import type { ContainerInfo, ContainerSpec, DockerShape, Loopback } from "@prbox/docker"
 import { Effect, Exit, Scope, Semaphore } from "effect"
 import { LABELS } from "../../ContainerSpec.ts"
-import { RuntimeError } from "../../Errors.ts"
-import { PortTaken } from "../../RuntimeErrors.ts"
+import { PortTaken, RuntimeError } from "../../Errors.ts"
 
 /**
  * How the Docker runtime's containers reach this machine's 127.0.0.1.

@@ -1,4 +1,4 @@
-import { RESOLVE_SH } from "../workspace/WorkspaceResolve.ts"
+import { RESOLVE_SH } from "./WorkspaceResolve.ts"
 
 /**
  * The shell scripts the workspace's file and diff operations run inside the

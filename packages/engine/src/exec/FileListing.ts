@@ -1,4 +1,18 @@
-import type { FileEntry, FileListing, FileType } from "./SandboxFiles.ts"
+export type FileType = "file" | "directory" | "symlink" | "other"
+
+export interface FileEntry {
+  readonly path: string
+  readonly type: FileType
+  /** Bytes, for files; null otherwise. */
+  readonly size: number | null
+}
+
+/** A folder's entries to `depth` (`.git`'s insides left out), cut at the entry bound. */
+export interface FileListing {
+  readonly path: string
+  readonly entries: ReadonlyArray<FileEntry>
+  readonly truncated: boolean
+}
 
 const TYPES: Readonly<Record<string, FileType>> = { f: "file", d: "directory", l: "symlink", o: "other" }
 

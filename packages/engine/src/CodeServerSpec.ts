@@ -1,9 +1,9 @@
 import { capabilitiesToDrop, type EnvironmentPlan, type Sandbox } from "@prbox/domain"
 import { Redacted } from "effect"
-import type { PrboxConfig } from "../Config.ts"
-import type { ContainerSpec } from "../ContainerSpec.ts"
-import { LABELS } from "../ContainerSpec.ts"
-import type { CodeServerDistribution } from "../SandboxTools.ts"
+import type { PrboxConfig } from "./Config.ts"
+import type { ContainerSpec } from "./ContainerSpec.ts"
+import { LABELS } from "./ContainerSpec.ts"
+import type { CodeServerDistribution } from "./SandboxTools.ts"
 
 /** Port code-server listens on inside the container. */
 export const CODE_SERVER_PORT = 8080

@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import type { ContainerRuntimeShape } from "../ContainerRuntime.ts"
 import { RuntimeError } from "../Errors.ts"
-import type { ExecTarget } from "../sandbox/ExecTarget.ts"
+import type { ExecTarget } from "./ExecTarget.ts"
 import { scriptArgv } from "./FileScripts.ts"
 
 /** How long one file or diff script may run before its process group is killed. */

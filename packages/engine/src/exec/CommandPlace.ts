@@ -1,10 +1,20 @@
 import { Effect } from "effect"
 import type { CommandOptions } from "../ContainerRuntime.ts"
+import type { CwdRefused } from "../Errors.ts"
 import { InvalidPath } from "../Errors.ts"
-import type { CwdRefused } from "../RuntimeErrors.ts"
-import { checkWorkspacePath, resolveFailure } from "../workspace/WorkspaceResolve.ts"
 import type { ExecTarget } from "./ExecTarget.ts"
-import type { ExecOptions } from "./SandboxService.ts"
+import { checkWorkspacePath, resolveFailure } from "./WorkspaceResolve.ts"
+
+/** How `exec` runs a command: bounded in time and output, optionally elsewhere in the workspace and with more env. */
+export interface ExecOptions {
+  readonly timeoutMs: number
+  /** The bound of each of stdout and stderr (head and tail kept). */
+  readonly maxOutputBytes: number
+  /** Relative to the workspace folder and confined to it; the folder itself when absent. */
+  readonly cwd?: string
+  /** Over the container's and the environment's own, for this command only. */
+  readonly env?: Readonly<Record<string, string>>
+}
 
 /** The supervisor's exit when the working folder resolves to something that is not a folder. */
 export const CWD_NOT_FOLDER = 124

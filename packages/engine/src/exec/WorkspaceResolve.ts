@@ -1,7 +1,7 @@
 import { inWorkspace, type SandboxId, workspacePath } from "@prbox/domain"
 import { Effect } from "effect"
 import { InvalidPath } from "../Errors.ts"
-import type { ExecTarget } from "../sandbox/ExecTarget.ts"
+import type { ExecTarget } from "./ExecTarget.ts"
 
 /**
  * Confinement of a workspace path, in two halves. Lexically here (no

@@ -1,11 +1,11 @@
 import { SandboxConflict, type SandboxId } from "@prbox/domain"
 import { SandboxRepo } from "@prbox/store"
 import { Clock, Effect } from "effect"
-import { CONTAINER_WORKSPACE, containerUser } from "../create/CodeServerSpec.ts"
+import { CONTAINER_WORKSPACE, containerUser } from "../CodeServerSpec.ts"
+import { daemonSandboxUser, userSpec } from "../ContainerSpec.ts"
 import { Engines, otherEngineRefusal } from "../Engines.ts"
 import { mapStoreErrors } from "../Errors.ts"
 import { Lifecycle } from "../Lifecycle.ts"
-import { makeOwnership, userSpec } from "../workspace/Ownership.ts"
 
 /** Where a command or file operation of a running sandbox runs: its container, user, folder and env. */
 export interface ExecTarget {
@@ -29,7 +29,7 @@ export const makeExecTarget = Effect.gen(function* () {
   const repo = yield* SandboxRepo
   const { getRow } = yield* Lifecycle
   const engines = yield* Engines
-  const ownership = yield* makeOwnership
+  const owner = userSpec(daemonSandboxUser())
   return Effect.fn("SandboxService.execTarget")(function* (id: SandboxId, operation: string) {
     const row = yield* getRow(id)
     if (row.destroyFenced) {
@@ -48,7 +48,6 @@ export const makeExecTarget = Effect.gen(function* () {
         state: "not-running"
       })
     }
-    const owner = userSpec(ownership.sandboxUser)
     const plan = row.environmentPlan
     yield* repo.touch(id, yield* Clock.currentTimeMillis)
     const target: ExecTarget = {
