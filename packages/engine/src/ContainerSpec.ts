@@ -3,6 +3,7 @@
  * ports, limits), the labels every sandbox container carries, its state.
  */
 import type { CarriedKind } from "@prbox/domain"
+import { Context, Layer } from "effect"
 
 /** Labels on every sandbox container, so state can be rebuilt from Docker alone. */
 export const LABELS = {
@@ -117,3 +118,10 @@ export const userFor = (owner: SandboxUser): SandboxUser =>
  */
 export const daemonSandboxUser = (): SandboxUser =>
   userFor({ uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 })
+
+/** Labels on every container besides prbox's own (tests and benches label their runs with them). */
+export class ExtraLabels extends Context.Service<ExtraLabels, Readonly<Record<string, string>>>()(
+  "prbox/engine/ExtraLabels"
+) {
+  static readonly layer = (labels: Readonly<Record<string, string>>) => Layer.succeed(ExtraLabels, labels)
+}

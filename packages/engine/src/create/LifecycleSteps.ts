@@ -1,5 +1,5 @@
 import type { EnvironmentPlan, LifecycleHook, LifecycleStep, Sandbox, SingleCommand } from "@prbox/domain"
-import { Effect } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { ContainerRuntime } from "../ContainerRuntime.ts"
 import { mapStoreErrors, SetupFailed } from "../Errors.ts"
 import { Lifecycle } from "../Lifecycle.ts"
@@ -43,7 +43,7 @@ export const stepsFor = (plan: EnvironmentPlan, when: "create" | "start" | "upda
  * row's `setupError`); null when every step succeeded. A Docker failure is
  * not a step's failure and still fails.
  */
-export const makeLifecycleSteps = Effect.gen(function* () {
+const make = Effect.gen(function* () {
   const runtime = yield* ContainerRuntime
   const { emit, progress } = yield* Lifecycle
 
@@ -91,4 +91,8 @@ export const makeLifecycleSteps = Effect.gen(function* () {
   })
 })
 
-export type LifecycleSteps = Effect.Success<typeof makeLifecycleSteps>
+export class LifecycleSteps extends Context.Service<LifecycleSteps, Effect.Success<typeof make>>()(
+  "prbox/engine/LifecycleSteps"
+) {
+  static readonly layer = Layer.effect(LifecycleSteps, make)
+}

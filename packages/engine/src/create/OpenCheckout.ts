@@ -1,19 +1,19 @@
 import type { Sandbox } from "@prbox/domain"
 import { Workspaces } from "@prbox/git"
-import { Effect } from "effect"
+import { Context, Effect, Layer } from "effect"
 import type { PrboxConfig } from "../Config.ts"
 import { ContainerRuntime } from "../ContainerRuntime.ts"
 import { userSpec } from "../ContainerSpec.ts"
 import type { ExecTarget } from "../exec/ExecTarget.ts"
 import { Lifecycle } from "../Lifecycle.ts"
 import { checkoutInContainer } from "../workspace/ContainerWorkspaceGit.ts"
-import type { Ownership } from "../workspace/Ownership.ts"
-import type { ContainerEnvironment, StartContainer } from "./CreateContainer.ts"
+import { Ownership } from "../workspace/Ownership.ts"
+import { type ContainerEnvironment, CreateContainer } from "./CreateContainer.ts"
 
 /** A container started before its files were written, and the environment it was made from. */
 export interface StartedEarly {
   readonly environment: ContainerEnvironment
-  readonly started: Effect.Success<ReturnType<StartContainer["start"]>>
+  readonly started: Effect.Success<ReturnType<CreateContainer["Service"]["start"]>>
 }
 
 /** What a new clone (its `.git`, made with `checkout: false`) is to be checked out as. */
@@ -27,61 +27,68 @@ export interface CloneTarget {
  * How a new sandbox of an image gets its files once its clone is made: no
  * host program runs in the workspace once a container of it may run.
  */
-export const makeOpenCheckout = (ownership: Ownership, container: StartContainer) =>
-  Effect.gen(function* () {
-    const workspaces = yield* Workspaces
-    const runtime = yield* ContainerRuntime
-    const { progress } = yield* Lifecycle
+const make = Effect.gen(function* () {
+  const ownership = yield* Ownership
+  const container = yield* CreateContainer
+  const workspaces = yield* Workspaces
+  const runtime = yield* ContainerRuntime
+  const { progress } = yield* Lifecycle
 
-    /**
-     * The files written here while no container of the sandbox has run
-     * (one made is not started yet, or the engine has its own copy): as the
-     * sandbox user where a root daemon can, else handed to them by a walk.
-     */
-    const checkoutCloneHere = (clone: CloneTarget) =>
-      Effect.gen(function* () {
-        const owner = yield* ownership.newWorkspaceOwner
-        yield* workspaces.checkoutClone({
-          destination: clone.workspacePath,
-          branchName: clone.branch,
-          commit: clone.commit,
-          ...(owner === undefined ? {} : { owner })
-        })
-        yield* ownership.handOverCheckout(clone.workspacePath, owner)
+  /**
+   * The files written here while no container of the sandbox has run
+   * (one made is not started yet, or the engine has its own copy): as the
+   * sandbox user where a root daemon can, else handed to them by a walk.
+   */
+  const checkoutCloneHere = (clone: CloneTarget) =>
+    Effect.gen(function* () {
+      const owner = yield* ownership.newWorkspaceOwner
+      yield* workspaces.checkoutClone({
+        destination: clone.workspacePath,
+        branchName: clone.branch,
+        commit: clone.commit,
+        ...(owner === undefined ? {} : { owner })
       })
+      yield* ownership.handOverCheckout(clone.workspacePath, owner)
+    })
 
-    /**
-     * On the local engine: the container starts (code-server's start is most
-     * of an open) and its own git writes the files, as the sandbox user,
-     * while code-server starts. An image without git gets them from the
-     * host before its container first starts.
-     */
-    const startAndCheckOut = (
-      cloning: Sandbox,
-      config: PrboxConfig,
-      environment: ContainerEnvironment,
-      clone: CloneTarget
-    ) =>
-      Effect.gen(function* () {
-        const started = yield* container.start(cloning.id, config, environment, {
-          workspacePath: clone.workspacePath,
-          checkoutHere: checkoutCloneHere(clone)
-        })
-        const early: StartedEarly = { environment, started }
-        if (!started.checkoutInContainer) return early
-        yield* progress(cloning, `checking out ${clone.commit} as ${clone.branch} in the sandbox`).pipe(Effect.ignore)
-        const target: ExecTarget = {
-          id: cloning.id,
-          containerId: started.containerId,
-          user: userSpec(ownership.sandboxUser),
-          workspaceFolder: environment.plan.workspaceFolder,
-          env: {},
-          sourceCommit: clone.commit
-        }
-        // A checkout that fails ends the worker, which stops the container (Workers' supervise).
-        yield* checkoutInContainer(runtime, target, clone.branch, clone.commit)
-        return early
+  /**
+   * On the local engine: the container starts (code-server's start is most
+   * of an open) and its own git writes the files, as the sandbox user,
+   * while code-server starts. An image without git gets them from the
+   * host before its container first starts.
+   */
+  const startAndCheckOut = (
+    cloning: Sandbox,
+    config: PrboxConfig,
+    environment: ContainerEnvironment,
+    clone: CloneTarget
+  ) =>
+    Effect.gen(function* () {
+      const started = yield* container.start(cloning.id, config, environment, {
+        workspacePath: clone.workspacePath,
+        checkoutHere: checkoutCloneHere(clone)
       })
+      const early: StartedEarly = { environment, started }
+      if (!started.checkoutInContainer) return early
+      yield* progress(cloning, `checking out ${clone.commit} as ${clone.branch} in the sandbox`).pipe(Effect.ignore)
+      const target: ExecTarget = {
+        id: cloning.id,
+        containerId: started.containerId,
+        user: userSpec(ownership.sandboxUser),
+        workspaceFolder: environment.plan.workspaceFolder,
+        env: {},
+        sourceCommit: clone.commit
+      }
+      // A checkout that fails ends the worker, which stops the container (Workers' supervise).
+      yield* checkoutInContainer(runtime, target, clone.branch, clone.commit)
+      return early
+    })
 
-    return { startAndCheckOut, checkoutCloneHere }
-  })
+  return { startAndCheckOut, checkoutCloneHere }
+})
+
+export class OpenCheckout extends Context.Service<OpenCheckout, Effect.Success<typeof make>>()(
+  "prbox/engine/OpenCheckout"
+) {
+  static readonly layer = Layer.effect(OpenCheckout, make)
+}

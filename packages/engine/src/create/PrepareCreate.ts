@@ -10,7 +10,7 @@ import {
   withSourceBranch
 } from "@prbox/git"
 import { SandboxRepo } from "@prbox/store"
-import { Clock, Effect, Fiber, Option, Result } from "effect"
+import { Clock, Context, Effect, Fiber, Layer, Option, Result } from "effect"
 import type { PrboxConfig } from "../Config.ts"
 import { GitFailed, safeReason } from "../Errors.ts"
 import { baseBranchFiles, chooseEnvironment } from "../environment/ChooseEnvironment.ts"
@@ -39,7 +39,7 @@ const nameOf = (target: PullRequestTarget) => `${target.repository}#${target.pul
  * from the fetched commit. A PR that cannot be fetched or whose
  * devcontainer.json is refused leaves no row and no container.
  */
-export const makePrepareCreate = Effect.gen(function* () {
+const make = Effect.gen(function* () {
   const workspaces = yield* Workspaces
   const pullRequests = yield* PullRequests
   const repo = yield* SandboxRepo
@@ -137,3 +137,9 @@ export const makePrepareCreate = Effect.gen(function* () {
 
   return { prepare, record }
 })
+
+export class PrepareCreate extends Context.Service<PrepareCreate, Effect.Success<typeof make>>()(
+  "prbox/engine/PrepareCreate"
+) {
+  static readonly layer = Layer.effect(PrepareCreate, make)
+}

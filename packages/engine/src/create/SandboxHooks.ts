@@ -1,5 +1,5 @@
 import type { Sandbox } from "@prbox/domain"
-import { Effect } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { sandboxUrl } from "../CodeServerSpec.ts"
 import type { PrboxConfig } from "../Config.ts"
 import { type HookContext, type HookName, Hooks } from "../Hooks.ts"
@@ -14,7 +14,7 @@ const hookContext = (row: Sandbox): HookContext => ({
 })
 
 /** Runs the user's hook for a sandbox, if configured; a failing hook is reported in the log, never fatal. */
-export const makeRunHook = Effect.gen(function* () {
+const make = Effect.gen(function* () {
   const hooks = yield* Hooks
   const { progress } = yield* Lifecycle
   return (row: Sandbox, hook: HookName, config: PrboxConfig): Effect.Effect<void> => {
@@ -25,3 +25,9 @@ export const makeRunHook = Effect.gen(function* () {
       .pipe(Effect.catch((error) => progress(row, error.message).pipe(Effect.ignore)))
   }
 })
+
+export class SandboxHooks extends Context.Service<SandboxHooks, Effect.Success<typeof make>>()(
+  "prbox/engine/SandboxHooks"
+) {
+  static readonly layer = Layer.effect(SandboxHooks, make)
+}

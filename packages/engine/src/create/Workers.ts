@@ -7,22 +7,22 @@ import {
   type SandboxId
 } from "@prbox/domain"
 import { type FetchedPullRequest, type PullRequestRef, Workspaces } from "@prbox/git"
-import { Cause, Effect, Option } from "effect"
+import { Cause, Context, Effect, Layer, Option } from "effect"
 import { codeServerCommand, containerUser, homeEnv, readyDetail } from "../CodeServerSpec.ts"
 import { Config, type PrboxConfig } from "../Config.ts"
 import { ContainerRuntime } from "../ContainerRuntime.ts"
-import { userSpec } from "../ContainerSpec.ts"
+import { ExtraLabels, userSpec } from "../ContainerSpec.ts"
 import { StopWon, safeReason } from "../Errors.ts"
 import { type EnvironmentChoice, readsWorkspace } from "../environment/ChooseEnvironment.ts"
-import { makeInstallExtensions } from "../environment/Extensions.ts"
-import { type BuildFiles, imagePlan, makePrepareEnvironment } from "../environment/PrepareEnvironment.ts"
+import { InstallExtensions } from "../environment/Extensions.ts"
+import { type BuildFiles, imagePlan, PrepareEnvironment } from "../environment/PrepareEnvironment.ts"
 import { Lifecycle } from "../Lifecycle.ts"
 import { SandboxTools } from "../SandboxTools.ts"
-import type { Ownership } from "../workspace/Ownership.ts"
-import { type ContainerEnvironment, makeStartContainer } from "./CreateContainer.ts"
-import { makeLifecycleSteps, stepsFor } from "./LifecycleSteps.ts"
-import { makeOpenCheckout, type StartedEarly } from "./OpenCheckout.ts"
-import { makeRunHook } from "./SandboxHooks.ts"
+import { Ownership } from "../workspace/Ownership.ts"
+import { type ContainerEnvironment, CreateContainer } from "./CreateContainer.ts"
+import { LifecycleSteps, stepsFor } from "./LifecycleSteps.ts"
+import { OpenCheckout, type StartedEarly } from "./OpenCheckout.ts"
+import { SandboxHooks } from "./SandboxHooks.ts"
 
 export interface RestartOptions {
   /**
@@ -57,267 +57,270 @@ const HOST_FILES: BuildFiles = { _tag: "Host" }
  * health, ready hook, and setup when its container had to be created again).
  * They run in the lifecycle's scope, past the request.
  */
-export const makeWorkers = (ownership: Ownership, extraLabels: Readonly<Record<string, string>>) =>
-  Effect.gen(function* () {
-    const runtime = yield* ContainerRuntime
-    const workspaces = yield* Workspaces
-    const lifecycle = yield* Lifecycle
-    const configs = yield* Config
-    const container = yield* makeStartContainer(ownership, extraLabels)
-    const runSteps = yield* makeLifecycleSteps
-    const prepareEnvironment = yield* makePrepareEnvironment
-    const installExtensions = yield* makeInstallExtensions
-    const tools = yield* SandboxTools
-    const runHook = yield* makeRunHook
-    const { advance, getRow, progress } = lifecycle
+const make = Effect.gen(function* () {
+  const ownership = yield* Ownership
+  const extraLabels = yield* ExtraLabels
+  const runtime = yield* ContainerRuntime
+  const workspaces = yield* Workspaces
+  const lifecycle = yield* Lifecycle
+  const configs = yield* Config
+  const container = yield* CreateContainer
+  const runSteps = yield* LifecycleSteps
+  const prepareEnvironment = yield* PrepareEnvironment
+  const installExtensions = yield* InstallExtensions
+  const tools = yield* SandboxTools
+  const runHook = yield* SandboxHooks
+  const { advance, getRow, progress } = lifecycle
 
-    /**
-     * A worker's failure leaves no code-server running on a row in `error`:
-     * the container the row records is stopped (its output kept for `docker
-     * logs`) before the row says so, whichever step failed (the checkout, the
-     * health wait, a status write). The row, not the worker, says whether one
-     * exists: a failure may cut in before the worker knew. A stop Docker does
-     * not confirm is left to reconcile, which stops an ended row's container.
-     */
-    const stopRecorded = (row: Sandbox) =>
-      Effect.flatMap(getRow(row.id), ({ containerId }) =>
-        containerId === null
-          ? Effect.void
-          : lifecycle
-              .withContainer(row.id, runtime.stop(containerId))
-              .pipe(Effect.catch((error) => progress(row, `could not stop its container: ${error.message}`)))
-      ).pipe(Effect.ignore)
+  /**
+   * A worker's failure leaves no code-server running on a row in `error`:
+   * the container the row records is stopped (its output kept for `docker
+   * logs`) before the row says so, whichever step failed (the checkout, the
+   * health wait, a status write). The row, not the worker, says whether one
+   * exists: a failure may cut in before the worker knew. A stop Docker does
+   * not confirm is left to reconcile, which stops an ended row's container.
+   */
+  const stopRecorded = (row: Sandbox) =>
+    Effect.flatMap(getRow(row.id), ({ containerId }) =>
+      containerId === null
+        ? Effect.void
+        : lifecycle
+            .withContainer(row.id, runtime.stop(containerId))
+            .pipe(Effect.catch((error) => progress(row, `could not stop its container: ${error.message}`)))
+    ).pipe(Effect.ignore)
 
-    /**
-     * Ends a worker: a stop ends it quietly, an interruption goes through, and
-     * any other failure or defect stops its container and puts the row in
-     * `error` with a safe reason.
-     */
-    const supervise = <E>(row: Sandbox, work: Effect.Effect<void, E>): Effect.Effect<void> =>
-      Effect.catchCause(work, (cause) => {
-        if (Cause.hasInterrupts(cause)) return Effect.interrupt
-        const error = Cause.findErrorOption(cause)
-        if (Option.isSome(error) && error.value instanceof StopWon) return Effect.void
-        // A defect is a bug: its cause goes to the log, the row gets a safe reason.
-        const record = Option.isSome(error)
-          ? advance(row.id, "error", { error: safeReason(error.value) })
-          : Effect.logError("sandbox worker died", cause).pipe(
-              Effect.andThen(advance(row.id, "error", { error: safeReason(Cause.squash(cause)) }))
-            )
-        return Effect.andThen(stopRecorded(row), Effect.ignore(record))
+  /**
+   * Ends a worker: a stop ends it quietly, an interruption goes through, and
+   * any other failure or defect stops its container and puts the row in
+   * `error` with a safe reason.
+   */
+  const supervise = <E>(row: Sandbox, work: Effect.Effect<void, E>): Effect.Effect<void> =>
+    Effect.catchCause(work, (cause) => {
+      if (Cause.hasInterrupts(cause)) return Effect.interrupt
+      const error = Cause.findErrorOption(cause)
+      if (Option.isSome(error) && error.value instanceof StopWon) return Effect.void
+      // A defect is a bug: its cause goes to the log, the row gets a safe reason.
+      const record = Option.isSome(error)
+        ? advance(row.id, "error", { error: safeReason(error.value) })
+        : Effect.logError("sandbox worker died", cause).pipe(
+            Effect.andThen(advance(row.id, "error", { error: safeReason(Cause.squash(cause)) }))
+          )
+      return Effect.andThen(stopRecorded(row), Effect.ignore(record))
+    })
+
+  /**
+   * The plan a row's container is made from. A row from before environments
+   * were recorded ran the configured image (or the old default), which
+   * brings its own code-server.
+   */
+  const planOf = (row: Sandbox, config: PrboxConfig): EnvironmentPlan =>
+    row.environmentPlan ?? { ...imagePlan(config, config.image ?? LEGACY_IMAGE), codeServer: "included" }
+
+  /** Who the sandbox's commands run as: the workspace owner (root only for a trusted repository that asked). */
+  const userOf = (plan: EnvironmentPlan) => containerUser(plan, userSpec(ownership.sandboxUser))
+
+  const checkout = yield* OpenCheckout
+
+  const containerEnvironment = (row: Sandbox, config: PrboxConfig) =>
+    Effect.gen(function* () {
+      const plan = planOf(row, config)
+      if (plan.codeServer === "included") return { plan, distribution: null } satisfies ContainerEnvironment
+      const distribution = yield* tools.codeServer((line) => progress(row, line).pipe(Effect.ignore))
+      return { plan, distribution } satisfies ContainerEnvironment
+    })
+
+  /**
+   * The create-time work, on a container this start created: the
+   * environment's extensions, then its create-time steps. The row says
+   * "did not finish" until they end, so a setup cut short (a stop, a crash)
+   * is not mistaken for a done one when the container is reused.
+   */
+  const runCreateSteps = Effect.fn("SandboxService.runCreateSteps")(function* (
+    row: Sandbox,
+    containerId: string,
+    environment: ContainerEnvironment
+  ) {
+    const { plan, distribution } = environment
+    const steps = stepsFor(plan, "create")
+    // Nothing to cut short: the running write records the (empty) setup's outcome.
+    if (plan.extensions.length === 0 && steps.length === 0) return null
+    yield* advance(row.id, "starting", { setupError: SETUP_INTERRUPTED })
+    const user = userOf(plan)
+    if (plan.extensions.length > 0) {
+      yield* installExtensions({
+        containerId,
+        codeServer: codeServerCommand(distribution),
+        user,
+        cwd: plan.workspaceFolder,
+        env: { ...plan.remoteEnv, ...homeEnv },
+        ids: plan.extensions,
+        progress: (line) => progress(row, line).pipe(Effect.ignore)
       })
+    }
+    return yield* runSteps(row, containerId, user, plan, steps)
+  })
 
-    /**
-     * The plan a row's container is made from. A row from before environments
-     * were recorded ran the configured image (or the old default), which
-     * brings its own code-server.
-     */
-    const planOf = (row: Sandbox, config: PrboxConfig): EnvironmentPlan =>
-      row.environmentPlan ?? { ...imagePlan(config, config.image ?? LEGACY_IMAGE), codeServer: "included" }
-
-    /** Who the sandbox's commands run as: the workspace owner (root only for a trusted repository that asked). */
-    const userOf = (plan: EnvironmentPlan) => containerUser(plan, userSpec(ownership.sandboxUser))
-
-    const checkout = yield* makeOpenCheckout(ownership, container)
-
-    const containerEnvironment = (row: Sandbox, config: PrboxConfig) =>
-      Effect.gen(function* () {
-        const plan = planOf(row, config)
-        if (plan.codeServer === "included") return { plan, distribution: null } satisfies ContainerEnvironment
-        const distribution = yield* tools.codeServer((line) => progress(row, line).pipe(Effect.ignore))
-        return { plan, distribution } satisfies ContainerEnvironment
-      })
-
-    /**
-     * The create-time work, on a container this start created: the
-     * environment's extensions, then its create-time steps. The row says
-     * "did not finish" until they end, so a setup cut short (a stop, a crash)
-     * is not mistaken for a done one when the container is reused.
-     */
-    const runCreateSteps = Effect.fn("SandboxService.runCreateSteps")(function* (
-      row: Sandbox,
-      containerId: string,
-      environment: ContainerEnvironment
-    ) {
-      const { plan, distribution } = environment
-      const steps = stepsFor(plan, "create")
-      // Nothing to cut short: the running write records the (empty) setup's outcome.
-      if (plan.extensions.length === 0 && steps.length === 0) return null
-      yield* advance(row.id, "starting", { setupError: SETUP_INTERRUPTED })
+  /** `postStartCommand`, on every start; its failure is recorded like a setup step's. */
+  const runStartSteps = (row: Sandbox, containerId: string, plan: EnvironmentPlan) =>
+    Effect.gen(function* () {
+      const steps = stepsFor(plan, "start")
+      if (steps.length === 0) return null
       const user = userOf(plan)
-      if (plan.extensions.length > 0) {
-        yield* installExtensions({
-          containerId,
-          codeServer: codeServerCommand(distribution),
-          user,
-          cwd: plan.workspaceFolder,
-          env: { ...plan.remoteEnv, ...homeEnv },
-          ids: plan.extensions,
-          progress: (line) => progress(row, line).pipe(Effect.ignore)
-        })
-      }
       return yield* runSteps(row, containerId, user, plan, steps)
     })
 
-    /** `postStartCommand`, on every start; its failure is recorded like a setup step's. */
-    const runStartSteps = (row: Sandbox, containerId: string, plan: EnvironmentPlan) =>
-      Effect.gen(function* () {
-        const steps = stepsFor(plan, "start")
-        if (steps.length === 0) return null
-        const user = userOf(plan)
-        return yield* runSteps(row, containerId, user, plan, steps)
-      })
-
-    /**
-     * From a started container to `running`: health, the ready hook, the
-     * create-time work when the container is new, and `postStartCommand`.
-     * A failed step is recorded on the row (`setupError`), not fatal; a
-     * reused container keeps its create-time outcome. `startedEarly`: the
-     * container started beside the checkout, and its environment.
-     */
-    const becomeReady = Effect.fn("SandboxService.becomeReady")(function* (
-      id: SandboxId,
-      config: PrboxConfig,
-      startedEarly?: StartedEarly
-    ) {
-      const current = yield* getRow(id)
-      // The workspace is the sandbox user's since its create (handOverCheckout): a
-      // start never walks it, since a container may have swapped links into it.
-      if (startedEarly === undefined) {
-        const folders = ownership.foldersOf(id, current.workspacePath)
-        yield* ownership.requireFolders(folders)
-        if (folders.sealed === undefined) yield* ownership.makeFolders(folders)
-      }
-      const environment = startedEarly?.environment ?? (yield* containerEnvironment(current, config))
-      const { containerId, hostPort, since, movedFrom, created } =
-        startedEarly?.started ?? (yield* container.start(id, config, environment))
-      const row = yield* getRow(id)
-      yield* container.waitHealthy(row, { containerId, hostPort, since }, config)
-      yield* runHook(row, "onSandboxReady", config)
-      const createError = created ? yield* runCreateSteps(row, containerId, environment) : null
-      // A failed create-time step ended the setup: postStartCommand runs only after a complete one.
-      const startError = createError === null ? yield* runStartSteps(row, containerId, environment.plan) : null
-      const failure = createError ?? startError
-      const setupError = created || failure !== null ? { setupError: failure } : {}
-      yield* advance(id, "running", { detail: readyDetail(hostPort, movedFrom), ...setupError })
-    })
-
-    const createWorker = (row: Sandbox, config: PrboxConfig, prepared: PreparedCreate) =>
-      supervise(
-        row,
-        Effect.gen(function* () {
-          const cloning = yield* advance(row.id, "cloning")
-          const { ref, fetched, choice, lookup } = prepared
-          const folders = ownership.foldersOf(row.id, null)
-          yield* ownership.makeFolders(folders)
-          const workspacePath = folders.workspace
-          const branch = `pr-${ref.pullRequest}`
-          const imageOnly = !readsWorkspace(choice)
-          // An environment built from the files gets them first; any other, only the clone's `.git`.
-          const newOwner = imageOnly
-            ? ownership.handedOver
-              ? ownership.sandboxUser
-              : undefined
-            : yield* ownership.newWorkspaceOwner
-          yield* workspaces.createWorkspace({
-            mirrorPath: fetched.mirrorPath,
-            commit: fetched.commit,
-            destination: workspacePath,
-            originUrl: ref.remoteUrl,
-            branchName: branch,
-            checkout: !imageOnly,
-            ...(newOwner === undefined ? {} : { owner: newOwner }),
-            onProgress: (line) => progress(cloning, line).pipe(Effect.ignore)
-          })
-          if (!imageOnly) yield* ownership.handOverCheckout(workspacePath, newOwner)
-          let startedEarly: StartedEarly | undefined
-          if (imageOnly) {
-            const recorded = yield* recordEnvironment(cloning, choice, workspacePath, config)
-            // An engine that is sent the files gets the whole checkout, made here (its containers never see it).
-            if ((yield* runtime.filesAt) === "host") {
-              const environment = yield* containerEnvironment(recorded, config)
-              startedEarly = yield* checkout.startAndCheckOut(cloning, config, environment, {
-                workspacePath,
-                branch,
-                commit: fetched.commit
-              })
-            } else yield* checkout.checkoutCloneHere({ workspacePath, branch, commit: fetched.commit })
-          }
-          const starting = yield* advance(row.id, "starting", {
-            workspacePath,
-            sourceCommit: fetched.commit,
-            // The workspace's branch is pr-N; the row names the PR's own source branch when the service did.
-            sourceBranch: lookup._tag === "Known" ? lookup.info.sourceBranch : branch
-          })
-          if (!imageOnly) yield* recordEnvironment(starting, choice, workspacePath, config)
-          yield* becomeReady(row.id, config, startedEarly)
-        })
-      )
-
-    /** The environment's image made present and its plan recorded on the row, before its container is made. */
-    const recordEnvironment = (
-      row: Sandbox,
-      choice: EnvironmentChoice,
-      workspacePath: string,
-      config: PrboxConfig,
-      readFrom: BuildFiles = HOST_FILES
-    ) =>
-      Effect.gen(function* () {
-        const { plan, environment } = yield* prepareEnvironment(row, choice, workspacePath, config, readFrom, (line) =>
-          progress(row, line).pipe(Effect.ignore)
-        )
-        return yield* advance(row.id, "starting", { environment, environmentPlan: plan })
-      })
-
-    /**
-     * A restart; with `rebuild` (the row's container was removed for it), the
-     * one that makes the new container, which then runs the create-time steps.
-     */
-    const restartWorker = (row: Sandbox, config: PrboxConfig, options: RestartOptions) =>
-      supervise(
-        row,
-        Effect.gen(function* () {
-          if (options.rebuild !== undefined && row.workspacePath !== null) {
-            yield* progress(row, "rebuilding: a new container on the kept workspace")
-            // A container of it ran: the engine reads the workspace (the host's copy, on an engine that is sent it).
-            const readFrom: BuildFiles =
-              (yield* runtime.filesAt) === "host" ? { _tag: "Engine", labels: extraLabels } : HOST_FILES
-            yield* recordEnvironment(row, options.rebuild, row.workspacePath, config, readFrom)
-          }
-          yield* becomeReady(row.id, config)
-        })
-      )
-
-    /** Moves a restartable row to `starting` and hands it to a worker (the caller holds admission). */
-    const admitRestart = Effect.fn("SandboxService.admitRestart")(function* (
-      row: Sandbox,
-      config: PrboxConfig,
-      options: RestartOptions = {}
-    ) {
-      const refusal = restartRefusal(row)
-      if (refusal !== undefined) return yield* new SandboxConflict({ id: row.id, reason: refusal })
-      const starting = yield* lifecycle.serialized(
-        lifecycle.writeStatus(row.id, "starting", { error: null, stoppedAt: null })
-      )
-      yield* lifecycle.spawnWorker(row.id, restartWorker(starting, config, options))
-      return starting
-    })
-
-    /** Hands a freshly inserted row to its create worker (the caller holds admission). */
-    const spawnCreate = (row: Sandbox, config: PrboxConfig, prepared: PreparedCreate) =>
-      lifecycle.spawnWorker(row.id, createWorker(row, config, prepared))
-
-    /** `updateContentCommand` after `prbox update` moved the workspace: its failure is reported, not fatal. */
-    const runUpdateContent = (row: Sandbox, containerId: string) =>
-      Effect.gen(function* () {
-        const plan = row.environmentPlan ?? planOf(row, yield* configs.load)
-        const steps = stepsFor(plan, "update")
-        if (steps.length === 0) return null
-        const user = userOf(plan)
-        return yield* runSteps(row, containerId, user, plan, steps)
-      }).pipe(Effect.catch((error) => Effect.succeed(safeReason(error))))
-
-    return { admitRestart, spawnCreate, runHook, runUpdateContent }
+  /**
+   * From a started container to `running`: health, the ready hook, the
+   * create-time work when the container is new, and `postStartCommand`.
+   * A failed step is recorded on the row (`setupError`), not fatal; a
+   * reused container keeps its create-time outcome. `startedEarly`: the
+   * container started beside the checkout, and its environment.
+   */
+  const becomeReady = Effect.fn("SandboxService.becomeReady")(function* (
+    id: SandboxId,
+    config: PrboxConfig,
+    startedEarly?: StartedEarly
+  ) {
+    const current = yield* getRow(id)
+    // The workspace is the sandbox user's since its create (handOverCheckout): a
+    // start never walks it, since a container may have swapped links into it.
+    if (startedEarly === undefined) {
+      const folders = ownership.foldersOf(id, current.workspacePath)
+      yield* ownership.requireFolders(folders)
+      if (folders.sealed === undefined) yield* ownership.makeFolders(folders)
+    }
+    const environment = startedEarly?.environment ?? (yield* containerEnvironment(current, config))
+    const { containerId, hostPort, since, movedFrom, created } =
+      startedEarly?.started ?? (yield* container.start(id, config, environment))
+    const row = yield* getRow(id)
+    yield* container.waitHealthy(row, { containerId, hostPort, since }, config)
+    yield* runHook(row, "onSandboxReady", config)
+    const createError = created ? yield* runCreateSteps(row, containerId, environment) : null
+    // A failed create-time step ended the setup: postStartCommand runs only after a complete one.
+    const startError = createError === null ? yield* runStartSteps(row, containerId, environment.plan) : null
+    const failure = createError ?? startError
+    const setupError = created || failure !== null ? { setupError: failure } : {}
+    yield* advance(id, "running", { detail: readyDetail(hostPort, movedFrom), ...setupError })
   })
 
-export type Workers = Effect.Success<ReturnType<typeof makeWorkers>>
+  const createWorker = (row: Sandbox, config: PrboxConfig, prepared: PreparedCreate) =>
+    supervise(
+      row,
+      Effect.gen(function* () {
+        const cloning = yield* advance(row.id, "cloning")
+        const { ref, fetched, choice, lookup } = prepared
+        const folders = ownership.foldersOf(row.id, null)
+        yield* ownership.makeFolders(folders)
+        const workspacePath = folders.workspace
+        const branch = `pr-${ref.pullRequest}`
+        const imageOnly = !readsWorkspace(choice)
+        // An environment built from the files gets them first; any other, only the clone's `.git`.
+        const newOwner = imageOnly
+          ? ownership.handedOver
+            ? ownership.sandboxUser
+            : undefined
+          : yield* ownership.newWorkspaceOwner
+        yield* workspaces.createWorkspace({
+          mirrorPath: fetched.mirrorPath,
+          commit: fetched.commit,
+          destination: workspacePath,
+          originUrl: ref.remoteUrl,
+          branchName: branch,
+          checkout: !imageOnly,
+          ...(newOwner === undefined ? {} : { owner: newOwner }),
+          onProgress: (line) => progress(cloning, line).pipe(Effect.ignore)
+        })
+        if (!imageOnly) yield* ownership.handOverCheckout(workspacePath, newOwner)
+        let startedEarly: StartedEarly | undefined
+        if (imageOnly) {
+          const recorded = yield* recordEnvironment(cloning, choice, workspacePath, config)
+          // An engine that is sent the files gets the whole checkout, made here (its containers never see it).
+          if ((yield* runtime.filesAt) === "host") {
+            const environment = yield* containerEnvironment(recorded, config)
+            startedEarly = yield* checkout.startAndCheckOut(cloning, config, environment, {
+              workspacePath,
+              branch,
+              commit: fetched.commit
+            })
+          } else yield* checkout.checkoutCloneHere({ workspacePath, branch, commit: fetched.commit })
+        }
+        const starting = yield* advance(row.id, "starting", {
+          workspacePath,
+          sourceCommit: fetched.commit,
+          // The workspace's branch is pr-N; the row names the PR's own source branch when the service did.
+          sourceBranch: lookup._tag === "Known" ? lookup.info.sourceBranch : branch
+        })
+        if (!imageOnly) yield* recordEnvironment(starting, choice, workspacePath, config)
+        yield* becomeReady(row.id, config, startedEarly)
+      })
+    )
+
+  /** The environment's image made present and its plan recorded on the row, before its container is made. */
+  const recordEnvironment = (
+    row: Sandbox,
+    choice: EnvironmentChoice,
+    workspacePath: string,
+    config: PrboxConfig,
+    readFrom: BuildFiles = HOST_FILES
+  ) =>
+    Effect.gen(function* () {
+      const { plan, environment } = yield* prepareEnvironment(row, choice, workspacePath, config, readFrom, (line) =>
+        progress(row, line).pipe(Effect.ignore)
+      )
+      return yield* advance(row.id, "starting", { environment, environmentPlan: plan })
+    })
+
+  /**
+   * A restart; with `rebuild` (the row's container was removed for it), the
+   * one that makes the new container, which then runs the create-time steps.
+   */
+  const restartWorker = (row: Sandbox, config: PrboxConfig, options: RestartOptions) =>
+    supervise(
+      row,
+      Effect.gen(function* () {
+        if (options.rebuild !== undefined && row.workspacePath !== null) {
+          yield* progress(row, "rebuilding: a new container on the kept workspace")
+          // A container of it ran: the engine reads the workspace (the host's copy, on an engine that is sent it).
+          const readFrom: BuildFiles =
+            (yield* runtime.filesAt) === "host" ? { _tag: "Engine", labels: extraLabels } : HOST_FILES
+          yield* recordEnvironment(row, options.rebuild, row.workspacePath, config, readFrom)
+        }
+        yield* becomeReady(row.id, config)
+      })
+    )
+
+  /** Moves a restartable row to `starting` and hands it to a worker (the caller holds admission). */
+  const admitRestart = Effect.fn("SandboxService.admitRestart")(function* (
+    row: Sandbox,
+    config: PrboxConfig,
+    options: RestartOptions = {}
+  ) {
+    const refusal = restartRefusal(row)
+    if (refusal !== undefined) return yield* new SandboxConflict({ id: row.id, reason: refusal })
+    const starting = yield* lifecycle.serialized(
+      lifecycle.writeStatus(row.id, "starting", { error: null, stoppedAt: null })
+    )
+    yield* lifecycle.spawnWorker(row.id, restartWorker(starting, config, options))
+    return starting
+  })
+
+  /** Hands a freshly inserted row to its create worker (the caller holds admission). */
+  const spawnCreate = (row: Sandbox, config: PrboxConfig, prepared: PreparedCreate) =>
+    lifecycle.spawnWorker(row.id, createWorker(row, config, prepared))
+
+  /** `updateContentCommand` after `prbox update` moved the workspace: its failure is reported, not fatal. */
+  const runUpdateContent = (row: Sandbox, containerId: string) =>
+    Effect.gen(function* () {
+      const plan = row.environmentPlan ?? planOf(row, yield* configs.load)
+      const steps = stepsFor(plan, "update")
+      if (steps.length === 0) return null
+      const user = userOf(plan)
+      return yield* runSteps(row, containerId, user, plan, steps)
+    }).pipe(Effect.catch((error) => Effect.succeed(safeReason(error))))
+
+  return { admitRestart, spawnCreate, runHook, runUpdateContent }
+})
+
+export class Workers extends Context.Service<Workers, Effect.Success<typeof make>>()("prbox/engine/Workers") {
+  static readonly layer = Layer.effect(Workers, make)
+}

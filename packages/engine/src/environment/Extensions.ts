@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { ContainerRuntime } from "../ContainerRuntime.ts"
 import type { RuntimeError } from "../Errors.ts"
 
@@ -103,3 +103,10 @@ export const makeInstallExtensions = Effect.gen(function* () {
     )
   })
 })
+
+export class InstallExtensions extends Context.Service<
+  InstallExtensions,
+  Effect.Success<typeof makeInstallExtensions>
+>()("prbox/engine/InstallExtensions") {
+  static readonly layer = Layer.effect(InstallExtensions, makeInstallExtensions)
+}

@@ -1,7 +1,7 @@
 import { planEnvironment } from "@prbox/devcontainer"
 import type { EnvironmentPlan, ImageInfo, LifecycleStep, Sandbox, SandboxEnvironment } from "@prbox/domain"
 import { posixPath } from "@prbox/domain"
-import { Effect, FileSystem } from "effect"
+import { Context, Effect, FileSystem, Layer } from "effect"
 import { CONTAINER_WORKSPACE } from "../CodeServerSpec.ts"
 import { Config, checkMounts, type PrboxConfig } from "../Config.ts"
 import { ContainerRuntime } from "../ContainerRuntime.ts"
@@ -56,7 +56,7 @@ export type BuildFiles =
  * its Dockerfile built (from the workspace), a configured image pulled, the
  * default image built when it is missing. The environment says which.
  */
-export const makePrepareEnvironment = Effect.gen(function* () {
+const make = Effect.gen(function* () {
   const runtime = yield* ContainerRuntime
   const tools = yield* SandboxTools
   const fs = yield* FileSystem.FileSystem
@@ -233,4 +233,8 @@ export const makePrepareEnvironment = Effect.gen(function* () {
   })
 })
 
-export type PrepareEnvironment = Effect.Success<typeof makePrepareEnvironment>
+export class PrepareEnvironment extends Context.Service<PrepareEnvironment, Effect.Success<typeof make>>()(
+  "prbox/engine/PrepareEnvironment"
+) {
+  static readonly layer = Layer.effect(PrepareEnvironment, make)
+}

@@ -1,6 +1,6 @@
 import { SandboxConflict, type SandboxId } from "@prbox/domain"
 import { SandboxRepo } from "@prbox/store"
-import { Clock, Effect } from "effect"
+import { Clock, Context, Effect, Layer } from "effect"
 import { CONTAINER_WORKSPACE, containerUser } from "../CodeServerSpec.ts"
 import { daemonSandboxUser, userSpec } from "../ContainerSpec.ts"
 import { Engines, otherEngineRefusal } from "../Engines.ts"
@@ -25,7 +25,7 @@ export interface ExecTarget {
  * The one check every exec, file, diff and job operation passes: the
  * sandbox is running and not fenced. Passing it counts as activity (gc).
  */
-export const makeExecTarget = Effect.gen(function* () {
+const make = Effect.gen(function* () {
   const repo = yield* SandboxRepo
   const { getRow } = yield* Lifecycle
   const engines = yield* Engines
@@ -61,3 +61,10 @@ export const makeExecTarget = Effect.gen(function* () {
     return target
   }, mapStoreErrors("sandbox.execTarget"))
 })
+
+/** The exec target of a running sandbox, by id (see above). */
+export class ExecTargets extends Context.Service<ExecTargets, Effect.Success<typeof make>>()(
+  "prbox/engine/ExecTargets"
+) {
+  static readonly layer = Layer.effect(ExecTargets, make)
+}

@@ -1,17 +1,15 @@
 import { boundText, MAX_READ_BYTES, SandboxConflict, type SandboxId } from "@prbox/domain"
 import { Workspaces } from "@prbox/git"
-import { Effect } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { Config } from "../Config.ts"
 import { ContainerRuntime } from "../ContainerRuntime.ts"
 import { GitFailed, mapStoreErrors, RuntimeError, safeReason } from "../Errors.ts"
-import type { ExecTarget, makeExecTarget } from "../exec/ExecTarget.ts"
+import { type ExecTarget, ExecTargets } from "../exec/ExecTarget.ts"
 import { runScript, unexpectedExit } from "../exec/FileExec.ts"
 import { DIFF_HEAD_SH, EXIT } from "../exec/FileScripts.ts"
 import { checkWorkspacePath } from "../exec/WorkspaceResolve.ts"
 import { Lifecycle } from "../Lifecycle.ts"
 import type { DiffAgainst, DiffResult } from "./SandboxFiles.ts"
-
-type ExecTargetOf = Effect.Success<typeof makeExecTarget>
 
 export interface DiffRequest {
   readonly against: DiffAgainst
@@ -31,105 +29,111 @@ const short = (commit: string) => commit.slice(0, 12)
  * mirror (prbox's own repository). Both keep the diff's head when they cut
  * it at `maxBytes` (after a whole line).
  */
-export const makeWorkspaceDiff = (execTarget: ExecTargetOf) =>
-  Effect.gen(function* () {
-    const runtime = yield* ContainerRuntime
-    const workspaces = yield* Workspaces
-    const config = yield* Config
-    const { getRow } = yield* Lifecycle
+const make = Effect.gen(function* () {
+  const execTarget = yield* ExecTargets
+  const runtime = yield* ContainerRuntime
+  const workspaces = yield* Workspaces
+  const config = yield* Config
+  const { getRow } = yield* Lifecycle
 
-    const headCommit = (target: ExecTarget) =>
-      target.sourceCommit === null
-        ? Effect.fail(
-            new SandboxConflict({ id: target.id, reason: "it records no PR head commit (`prbox rebuild` records it)" })
-          )
-        : Effect.succeed(target.sourceCommit)
-
-    const againstHead = (target: ExecTarget, head: string, paths: ReadonlyArray<string>, request: DiffRequest) =>
-      Effect.gen(function* () {
-        const outcome = yield* runScript(
-          runtime,
-          target,
-          "diff",
-          DIFF_HEAD_SH,
-          [target.workspaceFolder, head, request.stat ? "1" : "0", String(request.maxBytes + 1), ...paths],
-          { outputBytes: request.maxBytes + 1, env: { GIT_PAGER: "cat", GIT_LITERAL_PATHSPECS: "1" } }
+  const headCommit = (target: ExecTarget) =>
+    target.sourceCommit === null
+      ? Effect.fail(
+          new SandboxConflict({ id: target.id, reason: "it records no PR head commit (`prbox rebuild` records it)" })
         )
-        switch (outcome.exitCode) {
-          case 0:
-            return outcome.stdout
-          case EXIT.noGit:
-            return yield* new SandboxConflict({
-              id: target.id,
-              reason: "git is not installed in the sandbox's image; a diff against the PR's head runs git there"
-            })
-          case EXIT.noHeadCommit:
-            return yield* new SandboxConflict({
-              id: target.id,
-              reason: `the PR's head ${short(head)} is not in the workspace's repository (was its history rewritten?)`
-            })
-          case EXIT.gitFailed:
-            return yield* new GitFailed({ operation: "diff in the sandbox", detail: "git failed in the workspace" })
-          case EXIT.noTemporary:
-            return yield* new RuntimeError({
-              operation: "diff",
-              detail: "no temporary folder could be made in the sandbox"
-            })
-          default:
-            return yield* unexpectedExit("diff", outcome.exitCode)
-        }
-      })
+      : Effect.succeed(target.sourceCommit)
 
-    const againstBase = (id: SandboxId, head: string, paths: ReadonlyArray<string>, request: DiffRequest) =>
-      Effect.gen(function* () {
-        const row = yield* getRow(id)
-        const cfg = yield* config.load.pipe(
-          Effect.mapError((error) => new SandboxConflict({ id, reason: error.message }))
-        )
-        if (row.host === null) {
-          return yield* new SandboxConflict({ id, reason: "it records no host (a legacy sandbox); open the PR again" })
-        }
-        const mirrorPath = workspaces.mirrorPath({
-          host: row.host,
-          repository: row.repository,
-          ...(cfg.profile === undefined ? {} : { profile: cfg.profile })
-        })
-        const found = yield* workspaces
-          .diffAgainstBase(mirrorPath, head, {
-            paths,
-            stat: request.stat,
-            ...(request.baseBranch === undefined ? {} : { base: request.baseBranch })
-          })
-          .pipe(
-            Effect.mapError((error) => new GitFailed({ operation: "diff against the base", detail: safeReason(error) }))
-          )
-        return { mergeBase: found.mergeBase, baseBranch: found.baseBranch, diff: found.diff }
-      }).pipe(mapStoreErrors("sandbox.diff"))
-
-    return Effect.fn("SandboxFiles.diff")(function* (id: SandboxId, request: DiffRequest) {
-      const target = yield* execTarget(id, "diff")
-      const head = yield* headCommit(target)
-      const paths = yield* Effect.forEach(request.paths, (path) =>
-        Effect.map(checkWorkspacePath(target, path), (checked) => checked.relative)
+  const againstHead = (target: ExecTarget, head: string, paths: ReadonlyArray<string>, request: DiffRequest) =>
+    Effect.gen(function* () {
+      const outcome = yield* runScript(
+        runtime,
+        target,
+        "diff",
+        DIFF_HEAD_SH,
+        [target.workspaceFolder, head, request.stat ? "1" : "0", String(request.maxBytes + 1), ...paths],
+        { outputBytes: request.maxBytes + 1, env: { GIT_PAGER: "cat", GIT_LITERAL_PATHSPECS: "1" } }
       )
-      const maxBytes = Math.min(request.maxBytes, MAX_READ_BYTES)
-      const bounded = { ...request, maxBytes }
-      const found =
-        request.against === "head"
-          ? {
-              from: head,
-              to: "workspace",
-              description: `the workspace (untracked files included) against the PR's head ${short(head)}`,
-              diff: yield* againstHead(target, head, paths, bounded)
-            }
-          : yield* Effect.map(againstBase(id, head, paths, bounded), (base) => ({
-              from: base.mergeBase,
-              to: head,
-              description: `the PR's head ${short(head)} against its merge-base with ${base.baseBranch}`,
-              diff: base.diff
-            }))
-      const cut = boundText(found.diff, maxBytes)
-      const result: DiffResult = { against: request.against, ...found, diff: cut.text, truncated: cut.truncated }
-      return result
+      switch (outcome.exitCode) {
+        case 0:
+          return outcome.stdout
+        case EXIT.noGit:
+          return yield* new SandboxConflict({
+            id: target.id,
+            reason: "git is not installed in the sandbox's image; a diff against the PR's head runs git there"
+          })
+        case EXIT.noHeadCommit:
+          return yield* new SandboxConflict({
+            id: target.id,
+            reason: `the PR's head ${short(head)} is not in the workspace's repository (was its history rewritten?)`
+          })
+        case EXIT.gitFailed:
+          return yield* new GitFailed({ operation: "diff in the sandbox", detail: "git failed in the workspace" })
+        case EXIT.noTemporary:
+          return yield* new RuntimeError({
+            operation: "diff",
+            detail: "no temporary folder could be made in the sandbox"
+          })
+        default:
+          return yield* unexpectedExit("diff", outcome.exitCode)
+      }
     })
+
+  const againstBase = (id: SandboxId, head: string, paths: ReadonlyArray<string>, request: DiffRequest) =>
+    Effect.gen(function* () {
+      const row = yield* getRow(id)
+      const cfg = yield* config.load.pipe(
+        Effect.mapError((error) => new SandboxConflict({ id, reason: error.message }))
+      )
+      if (row.host === null) {
+        return yield* new SandboxConflict({ id, reason: "it records no host (a legacy sandbox); open the PR again" })
+      }
+      const mirrorPath = workspaces.mirrorPath({
+        host: row.host,
+        repository: row.repository,
+        ...(cfg.profile === undefined ? {} : { profile: cfg.profile })
+      })
+      const found = yield* workspaces
+        .diffAgainstBase(mirrorPath, head, {
+          paths,
+          stat: request.stat,
+          ...(request.baseBranch === undefined ? {} : { base: request.baseBranch })
+        })
+        .pipe(
+          Effect.mapError((error) => new GitFailed({ operation: "diff against the base", detail: safeReason(error) }))
+        )
+      return { mergeBase: found.mergeBase, baseBranch: found.baseBranch, diff: found.diff }
+    }).pipe(mapStoreErrors("sandbox.diff"))
+
+  return Effect.fn("SandboxFiles.diff")(function* (id: SandboxId, request: DiffRequest) {
+    const target = yield* execTarget(id, "diff")
+    const head = yield* headCommit(target)
+    const paths = yield* Effect.forEach(request.paths, (path) =>
+      Effect.map(checkWorkspacePath(target, path), (checked) => checked.relative)
+    )
+    const maxBytes = Math.min(request.maxBytes, MAX_READ_BYTES)
+    const bounded = { ...request, maxBytes }
+    const found =
+      request.against === "head"
+        ? {
+            from: head,
+            to: "workspace",
+            description: `the workspace (untracked files included) against the PR's head ${short(head)}`,
+            diff: yield* againstHead(target, head, paths, bounded)
+          }
+        : yield* Effect.map(againstBase(id, head, paths, bounded), (base) => ({
+            from: base.mergeBase,
+            to: head,
+            description: `the PR's head ${short(head)} against its merge-base with ${base.baseBranch}`,
+            diff: base.diff
+          }))
+    const cut = boundText(found.diff, maxBytes)
+    const result: DiffResult = { against: request.against, ...found, diff: cut.text, truncated: cut.truncated }
+    return result
   })
+})
+
+export class WorkspaceDiff extends Context.Service<WorkspaceDiff, Effect.Success<typeof make>>()(
+  "prbox/engine/WorkspaceDiff"
+) {
+  static readonly layer = Layer.effect(WorkspaceDiff, make)
+}

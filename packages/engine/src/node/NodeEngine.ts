@@ -12,18 +12,15 @@ import type { AccountIdentity } from "../AccountIdentity.ts"
 import { CodeServerHealth } from "../CodeServerHealth.ts"
 import { Config, type PrboxConfig } from "../Config.ts"
 import { ContainerRuntime } from "../ContainerRuntime.ts"
-import * as SandboxFilesLive from "../files/node/NodeSandboxFiles.ts"
-import { SandboxFiles } from "../files/SandboxFiles.ts"
+import { ExtraLabels } from "../ContainerSpec.ts"
+import * as NodeSandboxFiles from "../files/node/NodeSandboxFiles.ts"
 import { Gc } from "../gc/Gc.ts"
 import { Hooks } from "../Hooks.ts"
-import * as SandboxJobsLive from "../jobs/node/NodeSandboxJobs.ts"
-import { SandboxJobs } from "../jobs/SandboxJobs.ts"
+import * as NodeSandboxJobs from "../jobs/node/NodeSandboxJobs.ts"
 import { Lifecycle } from "../Lifecycle.ts"
-import * as PreviewsLive from "../previews/node/NodePreviews.ts"
-import { Previews } from "../previews/Previews.ts"
+import * as NodePreviews from "../previews/node/NodePreviews.ts"
 import { Reconciler } from "../reconcile/Reconciler.ts"
-import * as SandboxServiceLive from "../sandbox/node/NodeSandboxService.ts"
-import { SandboxService } from "../sandbox/SandboxService.ts"
+import * as NodeSandboxService from "../sandbox/node/NodeSandboxService.ts"
 import { dockerFor, imageSourceFor } from "./engines/EngineClient.ts"
 import { engineOfHome } from "./engines/EngineSelection.ts"
 import * as NodeAccountIdentity from "./NodeAccountIdentity.ts"
@@ -131,14 +128,15 @@ const compose = (options: Options, chosen: ChosenEngine) => {
     wrapped(Hooks, NodeHooks.layer, wrap.hooks),
     config
   )
-  const sandboxes = Layer.effect(SandboxService, SandboxServiceLive.make({ labels: options.labels ?? {} })).pipe(
+  const sandboxes = NodeSandboxService.layer.pipe(
+    Layer.provide(ExtraLabels.layer(options.labels ?? {})),
     Layer.provideMerge(Reconciler.layer),
     Layer.provideMerge(wrapped(Lifecycle, Lifecycle.layer, wrap.lifecycle)),
     Layer.provideMerge(parts)
   )
-  const previews = Layer.effect(Previews, PreviewsLive.make)
-  const files = Layer.effect(SandboxFiles, SandboxFilesLive.make)
-  const jobs = Layer.effect(SandboxJobs, SandboxJobsLive.make).pipe(Layer.provide(store))
+  const previews = NodePreviews.layer
+  const files = NodeSandboxFiles.layer
+  const jobs = NodeSandboxJobs.layer.pipe(Layer.provide(store))
   return Layer.mergeAll(Gc.layer, previews, files, jobs).pipe(
     Layer.provideMerge(sandboxes),
     Layer.provide(NodePlatform.layer)

@@ -12,14 +12,14 @@ import {
 } from "@prbox/domain"
 import { type PullRequestTarget, parsePullRequestTarget } from "@prbox/git"
 import { SandboxRepo } from "@prbox/store"
-import { Clock, Effect, Option, Redacted, Result } from "effect"
+import { Clock, Context, Effect, Layer, Option, Redacted, Result } from "effect"
 import { randomBytesUnsafe } from "effect/crypto/SecureRandom"
 import * as Base64Url from "effect/encoding/Base64Url"
 import { AccountIdentity } from "../AccountIdentity.ts"
 import { Config, type PrboxConfig } from "../Config.ts"
 import { InvalidPullRequestInput } from "../create/Errors.ts"
-import { makePrepareCreate } from "../create/PrepareCreate.ts"
-import type { PreparedCreate, Workers } from "../create/Workers.ts"
+import { PrepareCreate } from "../create/PrepareCreate.ts"
+import { type PreparedCreate, Workers } from "../create/Workers.ts"
 import { Engines, otherEngineRefusal } from "../Engines.ts"
 import { mapStoreErrors, safeReason } from "../Errors.ts"
 import { Lifecycle } from "../Lifecycle.ts"
@@ -54,235 +54,232 @@ const ACCOUNT_UNAVAILABLE = "account identity is unavailable; retry after accoun
  * Admission: `open` (one live sandbox per PR, the account it is keyed by)
  * and `restart`, each under the admission permit.
  */
-export const makeAdmission = (workers: Workers) =>
-  Effect.gen(function* () {
-    const repo = yield* SandboxRepo
-    const engines = yield* Engines
-    const config = yield* Config
-    const identity = yield* AccountIdentity
-    const reconciler = yield* Reconciler
-    const lifecycle = yield* Lifecycle
-    const prepareCreate = yield* makePrepareCreate
+const make = Effect.gen(function* () {
+  const workers = yield* Workers
+  const repo = yield* SandboxRepo
+  const engines = yield* Engines
+  const config = yield* Config
+  const identity = yield* AccountIdentity
+  const reconciler = yield* Reconciler
+  const lifecycle = yield* Lifecycle
+  const prepareCreate = yield* PrepareCreate
 
-    /** The state of a row's container, asked of the engine it lives on. */
-    const containerState = (row: Sandbox, containerId: string) =>
-      Effect.flatMap(engines.runtimeFor(row.engine), (runtime) => runtime.state(containerId))
+  /** The state of a row's container, asked of the engine it lives on. */
+  const containerState = (row: Sandbox, containerId: string) =>
+    Effect.flatMap(engines.runtimeFor(row.engine), (runtime) => runtime.state(containerId))
 
-    /** Restarts a row of the configured engine; another engine's row is refused. */
-    const admitRestart = (row: Sandbox, cfg: PrboxConfig) => {
-      const refusal = otherEngineRefusal(engines, row)
-      return refusal === undefined ? workers.admitRestart(row, cfg) : Effect.fail(refusal)
-    }
+  /** Restarts a row of the configured engine; another engine's row is refused. */
+  const admitRestart = (row: Sandbox, cfg: PrboxConfig) => {
+    const refusal = otherEngineRefusal(engines, row)
+    return refusal === undefined ? workers.admitRestart(row, cfg) : Effect.fail(refusal)
+  }
 
-    /**
-     * A live row of the PR answers the open: a running one after one inspect
-     * (a dead container is recorded and the sandbox restarted), a starting one
-     * as it is, a stopping one with a conflict.
-     */
-    const answerLive = (live: Sandbox, cfg: PrboxConfig) =>
-      Effect.gen(function* () {
-        if (live.status === "stopping") {
-          return yield* new SandboxConflict({ id: live.id, reason: STILL_STOPPING })
-        }
-        if (live.status !== "running" || live.containerId === null) return live
-        const state = yield* containerState(live, live.containerId)
-        if (state._tag === "Running") {
-          yield* repo.touch(live.id, yield* Clock.currentTimeMillis)
-          return live
-        }
-        const stopped = yield* lifecycle.serialized(
-          lifecycle.writeStatus(live.id, "stopped", {
-            stoppedAt: yield* Clock.currentTimeMillis,
-            detail: "the container was no longer running"
-          })
-        )
-        return yield* admitRestart(stopped, cfg)
-      })
-
-    /** Retires a fallback row on behalf of a create: its stop is owned here, so no worker of it races. */
-    const retireOwned = (row: Sandbox) =>
-      Effect.gen(function* () {
-        yield* lifecycle.requestStop(row.id)
-        yield* lifecycle.interruptWorkers(row.id)
-        yield* reconciler.retire(row)
-      }).pipe(
-        Effect.ensuring(lifecycle.clearStop(row.id)),
-        Effect.mapError(
-          (error) =>
-            new SandboxConflict({
-              id: row.id,
-              reason: `could not retire it for the discovered account (${safeReason(error)}); run \`prbox rm ${row.id}\``
-            })
-        )
+  /**
+   * A live row of the PR answers the open: a running one after one inspect
+   * (a dead container is recorded and the sandbox restarted), a starting one
+   * as it is, a stopping one with a conflict.
+   */
+  const answerLive = (live: Sandbox, cfg: PrboxConfig) =>
+    Effect.gen(function* () {
+      if (live.status === "stopping") {
+        return yield* new SandboxConflict({ id: live.id, reason: STILL_STOPPING })
+      }
+      if (live.status !== "running" || live.containerId === null) return live
+      const state = yield* containerState(live, live.containerId)
+      if (state._tag === "Running") {
+        yield* repo.touch(live.id, yield* Clock.currentTimeMillis)
+        return live
+      }
+      const stopped = yield* lifecycle.serialized(
+        lifecycle.writeStatus(live.id, "stopped", {
+          stoppedAt: yield* Clock.currentTimeMillis,
+          detail: "the container was no longer running"
+        })
       )
+      return yield* admitRestart(stopped, cfg)
+    })
 
-    /**
-     * The account a new sandbox of this PR is keyed by. Discovered: the PR's
-     * rows keyed by the profile (or by no account) are retired first.
-     * Unavailable: the profile name, unless another live row of the PR would
-     * make this a second sandbox, or the profile reads as an account id.
-     */
-    const chooseAccount = (
-      ref: PullRequestTarget,
-      profile: string | undefined,
-      discovered: Option.Option<string>,
-      prRows: ReadonlyArray<Sandbox>
-    ) =>
-      Effect.gen(function* () {
-        if (Option.isSome(discovered)) {
-          const account = discovered.value
-          const fallbacks = prRows.filter(
-            (row) =>
-              row.host === ref.host &&
-              row.legacyRetiredAt === null &&
-              isSupersededBy(row.account, account, profile ?? "")
-          )
-          yield* Effect.forEach(fallbacks, retireOwned, { discard: true })
-          return account
-        }
-        const legacy = prRows.find((row) => row.host === null && row.account === profile)
-        if (profile !== undefined && legacy !== undefined && isAmbiguousProfile(ref.provider, profile)) {
-          return yield* new SandboxConflict({
-            id: legacy.id,
-            reason: `profile "${profile}" reads as an account id and matches a legacy sandbox; rename the profile`
+  /** Retires a fallback row on behalf of a create: its stop is owned here, so no worker of it races. */
+  const retireOwned = (row: Sandbox) =>
+    Effect.gen(function* () {
+      yield* lifecycle.requestStop(row.id)
+      yield* lifecycle.interruptWorkers(row.id)
+      yield* reconciler.retire(row)
+    }).pipe(
+      Effect.ensuring(lifecycle.clearStop(row.id)),
+      Effect.mapError(
+        (error) =>
+          new SandboxConflict({
+            id: row.id,
+            reason: `could not retire it for the discovered account (${safeReason(error)}); run \`prbox rm ${row.id}\``
           })
-        }
-        const account = profile ?? ""
-        const others = prRows.filter((row) => row.host === ref.host && row.account !== account)
-        const other = others.find(isLive)
-        if (other !== undefined) return yield* new SandboxConflict({ id: other.id, reason: ACCOUNT_UNAVAILABLE })
-        const unconfirmed = yield* Effect.findFirst(others, containerMayRun)
-        if (Option.isSome(unconfirmed)) {
-          return yield* new SandboxConflict({ id: unconfirmed.value.id, reason: ACCOUNT_UNAVAILABLE })
-        }
+      )
+    )
+
+  /**
+   * The account a new sandbox of this PR is keyed by. Discovered: the PR's
+   * rows keyed by the profile (or by no account) are retired first.
+   * Unavailable: the profile name, unless another live row of the PR would
+   * make this a second sandbox, or the profile reads as an account id.
+   */
+  const chooseAccount = (
+    ref: PullRequestTarget,
+    profile: string | undefined,
+    discovered: Option.Option<string>,
+    prRows: ReadonlyArray<Sandbox>
+  ) =>
+    Effect.gen(function* () {
+      if (Option.isSome(discovered)) {
+        const account = discovered.value
+        const fallbacks = prRows.filter(
+          (row) =>
+            row.host === ref.host && row.legacyRetiredAt === null && isSupersededBy(row.account, account, profile ?? "")
+        )
+        yield* Effect.forEach(fallbacks, retireOwned, { discard: true })
         return account
-      })
+      }
+      const legacy = prRows.find((row) => row.host === null && row.account === profile)
+      if (profile !== undefined && legacy !== undefined && isAmbiguousProfile(ref.provider, profile)) {
+        return yield* new SandboxConflict({
+          id: legacy.id,
+          reason: `profile "${profile}" reads as an account id and matches a legacy sandbox; rename the profile`
+        })
+      }
+      const account = profile ?? ""
+      const others = prRows.filter((row) => row.host === ref.host && row.account !== account)
+      const other = others.find(isLive)
+      if (other !== undefined) return yield* new SandboxConflict({ id: other.id, reason: ACCOUNT_UNAVAILABLE })
+      const unconfirmed = yield* Effect.findFirst(others, containerMayRun)
+      if (Option.isSome(unconfirmed)) {
+        return yield* new SandboxConflict({ id: unconfirmed.value.id, reason: ACCOUNT_UNAVAILABLE })
+      }
+      return account
+    })
 
-    /**
-     * Whether an ended row's container may still run: only Docker confirming
-     * it stopped (exited, dead) or absent says no; a failed inspect says yes.
-     */
-    const containerMayRun = (row: Sandbox) =>
-      row.containerId === null
-        ? Effect.succeed(false)
-        : containerState(row, row.containerId).pipe(
-            Effect.map((state) => state._tag === "Running"),
-            Effect.orElseSucceed(() => true)
-          )
-
-    /**
-     * A stop in flight on a row of the PR refuses the open before the per-PR
-     * reconcile could "finish" that stop and a create or restart race its last
-     * write. (A row left `stopping` with no stop in flight is an interrupted
-     * stop: the reconcile finishes it.)
-     */
-    const refuseWhileStopping = (prRows: ReadonlyArray<Sandbox>) =>
-      Effect.gen(function* () {
-        const stopping = yield* Effect.findFirst(prRows, (row) =>
-          Effect.isFailure(lifecycle.failIfStopRequested(row.id))
+  /**
+   * Whether an ended row's container may still run: only Docker confirming
+   * it stopped (exited, dead) or absent says no; a failed inspect says yes.
+   */
+  const containerMayRun = (row: Sandbox) =>
+    row.containerId === null
+      ? Effect.succeed(false)
+      : containerState(row, row.containerId).pipe(
+          Effect.map((state) => state._tag === "Running"),
+          Effect.orElseSucceed(() => true)
         )
-        if (Option.isSome(stopping))
-          return yield* new SandboxConflict({ id: stopping.value.id, reason: STILL_STOPPING })
-      })
 
-    /**
-     * An unauthenticated legacy row of the PR (stopped and marked by the
-     * legacy pass) blocks a new sandbox until the user removes it.
-     */
-    const refuseUnauthenticatedLegacy = (prRows: ReadonlyArray<Sandbox>) => {
-      const legacy = prRows.find((row) => retirementState(row) === "unauthenticated")
-      return legacy === undefined
-        ? Effect.void
-        : Effect.fail(
-            new SandboxConflict({
-              id: legacy.id,
-              reason: `a legacy sandbox without a password requires explicit cleanup before recreation: delete it with \`prbox rm ${legacy.id}\` and open the PR again`
-            })
-          )
-    }
+  /**
+   * A stop in flight on a row of the PR refuses the open before the per-PR
+   * reconcile could "finish" that stop and a create or restart race its last
+   * write. (A row left `stopping` with no stop in flight is an interrupted
+   * stop: the reconcile finishes it.)
+   */
+  const refuseWhileStopping = (prRows: ReadonlyArray<Sandbox>) =>
+    Effect.gen(function* () {
+      const stopping = yield* Effect.findFirst(prRows, (row) => Effect.isFailure(lifecycle.failIfStopRequested(row.id)))
+      if (Option.isSome(stopping)) return yield* new SandboxConflict({ id: stopping.value.id, reason: STILL_STOPPING })
+    })
 
-    const open = Effect.fn("SandboxService.open")(function* (request: OpenRequest) {
-      const cfg = yield* config.load
-      const parsed = parsePullRequestTarget(request.input, {
-        ...(request.pr === undefined ? {} : { pr: request.pr }),
-        ...(request.ref === undefined ? {} : { ref: request.ref }),
-        ...(cfg.profile === undefined ? {} : { profile: cfg.profile }),
-        refPattern: cfg.pullRequestRefPattern
-      })
-      if (Result.isFailure(parsed)) return yield* new InvalidPullRequestInput({ reason: parsed.failure.message })
-      const ref = parsed.success
-      const discovered = yield* identity.discover({ provider: ref.provider, host: ref.host, profile: cfg.profile })
-      const selector = { provider: ref.provider, repository: ref.repository, pullRequest: ref.pullRequest }
-      // A create is prepared (fetch, environment) outside admission, which it would hold for as long as a
-      // fetch takes: the first pass says a create is due, the second one (with everything the PR's rows
-      // say re-checked) makes it.
-      const attempt = (prepared?: { readonly create: PreparedCreate; readonly seen: string }) =>
-        lifecycle.admit(
-          Effect.gen(function* () {
-            const samePr = (rows: ReadonlyArray<Sandbox>) => rows.filter((row) => row.host === ref.host)
-            const all = yield* repo.findByPr(selector)
-            const prRows = all.filter((row) => row.host === null || row.host === ref.host)
-            yield* refuseWhileStopping(prRows)
-            const account = yield* chooseAccount(ref, cfg.profile, discovered, prRows)
-            const key: PullRequestKey = { ...selector, host: ref.host, account }
-            const fast = samePr(prRows).find((row) => row.account === account && isLive(row))
-            if (fast?.status === "running") return yield* answerLive(fast, cfg)
-            // Before anything is created, the PR's rows and containers are made to agree (once, unless
-            // the rows changed while the create was prepared).
-            if (prepared?.seen !== fingerprint(all)) {
-              yield* reconciler.reconcilePullRequest({ _tag: "PullRequest", ...selector })
-            }
-            const reconciled = yield* repo.findByPr(selector)
-            const rows = samePr(reconciled).filter((row) => row.account === account)
-            const live = rows.find(isLive)
-            if (live !== undefined) return yield* answerLive(live, cfg)
-            yield* refuseUnauthenticatedLegacy(reconciled)
-            const fenced = rows.find((row) => row.destroyFenced)
-            if (fenced !== undefined) {
-              return yield* new SandboxConflict({
-                id: fenced.id,
-                reason: `an earlier sandbox of ${formatPullRequestKey(key)} was not confirmed destroyed; run \`prbox rm ${fenced.id}\` first`
-              })
-            }
-            // Reopening a stopped sandbox keeps its workspace (and the user's work in it).
-            const restartable = rows.find((row) => restartRefusal(row) === undefined)
-            if (restartable !== undefined) return yield* admitRestart(restartable, cfg)
-            if (prepared === undefined)
-              return { _tag: "NeedsPrepare", seen: fingerprint(reconciled) } satisfies NeedsPrepare
-            const now = yield* Clock.currentTimeMillis
-            const inserted = yield* repo.insert({
-              id: newSandboxId(),
-              provider: key.provider,
-              host: key.host,
-              account: key.account,
-              repository: key.repository,
-              pullRequest: key.pullRequest,
-              accessPassword: Redacted.make(newPassword()),
-              createdAt: now,
-              lastActivityAt: now,
-              engine: engines.current,
-              remoteUrl: prepared.create.ref.remoteUrl
-            })
-            yield* lifecycle.emit(inserted.id, inserted.status, `opening ${formatPullRequestKey(key)}`)
-            const row = yield* prepareCreate.record(inserted, prepared.create.lookup)
-            yield* workers.spawnCreate(row, cfg, prepared.create)
-            return row
+  /**
+   * An unauthenticated legacy row of the PR (stopped and marked by the
+   * legacy pass) blocks a new sandbox until the user removes it.
+   */
+  const refuseUnauthenticatedLegacy = (prRows: ReadonlyArray<Sandbox>) => {
+    const legacy = prRows.find((row) => retirementState(row) === "unauthenticated")
+    return legacy === undefined
+      ? Effect.void
+      : Effect.fail(
+          new SandboxConflict({
+            id: legacy.id,
+            reason: `a legacy sandbox without a password requires explicit cleanup before recreation: delete it with \`prbox rm ${legacy.id}\` and open the PR again`
           })
         )
-      const first = yield* attempt()
-      if (!("_tag" in first)) return first
-      // A create's PR is fetched and looked up only here: a re-open of a running sandbox asks no service.
-      const create = yield* prepareCreate.prepare(ref, cfg, request.devcontainer)
-      const second = yield* attempt({ create, seen: first.seen })
-      return "_tag" in second ? yield* Effect.die(new Error("a prepared create was not made")) : second
-    }, mapStoreErrors("sandbox.open"))
+  }
 
-    const restart = Effect.fn("SandboxService.restart")(function* (id: SandboxId) {
-      const cfg = yield* config.load.pipe(
-        Effect.mapError((error) => new SandboxConflict({ id, reason: error.message }))
+  const open = Effect.fn("SandboxService.open")(function* (request: OpenRequest) {
+    const cfg = yield* config.load
+    const parsed = parsePullRequestTarget(request.input, {
+      ...(request.pr === undefined ? {} : { pr: request.pr }),
+      ...(request.ref === undefined ? {} : { ref: request.ref }),
+      ...(cfg.profile === undefined ? {} : { profile: cfg.profile }),
+      refPattern: cfg.pullRequestRefPattern
+    })
+    if (Result.isFailure(parsed)) return yield* new InvalidPullRequestInput({ reason: parsed.failure.message })
+    const ref = parsed.success
+    const discovered = yield* identity.discover({ provider: ref.provider, host: ref.host, profile: cfg.profile })
+    const selector = { provider: ref.provider, repository: ref.repository, pullRequest: ref.pullRequest }
+    // A create is prepared (fetch, environment) outside admission, which it would hold for as long as a
+    // fetch takes: the first pass says a create is due, the second one (with everything the PR's rows
+    // say re-checked) makes it.
+    const attempt = (prepared?: { readonly create: PreparedCreate; readonly seen: string }) =>
+      lifecycle.admit(
+        Effect.gen(function* () {
+          const samePr = (rows: ReadonlyArray<Sandbox>) => rows.filter((row) => row.host === ref.host)
+          const all = yield* repo.findByPr(selector)
+          const prRows = all.filter((row) => row.host === null || row.host === ref.host)
+          yield* refuseWhileStopping(prRows)
+          const account = yield* chooseAccount(ref, cfg.profile, discovered, prRows)
+          const key: PullRequestKey = { ...selector, host: ref.host, account }
+          const fast = samePr(prRows).find((row) => row.account === account && isLive(row))
+          if (fast?.status === "running") return yield* answerLive(fast, cfg)
+          // Before anything is created, the PR's rows and containers are made to agree (once, unless
+          // the rows changed while the create was prepared).
+          if (prepared?.seen !== fingerprint(all)) {
+            yield* reconciler.reconcilePullRequest({ _tag: "PullRequest", ...selector })
+          }
+          const reconciled = yield* repo.findByPr(selector)
+          const rows = samePr(reconciled).filter((row) => row.account === account)
+          const live = rows.find(isLive)
+          if (live !== undefined) return yield* answerLive(live, cfg)
+          yield* refuseUnauthenticatedLegacy(reconciled)
+          const fenced = rows.find((row) => row.destroyFenced)
+          if (fenced !== undefined) {
+            return yield* new SandboxConflict({
+              id: fenced.id,
+              reason: `an earlier sandbox of ${formatPullRequestKey(key)} was not confirmed destroyed; run \`prbox rm ${fenced.id}\` first`
+            })
+          }
+          // Reopening a stopped sandbox keeps its workspace (and the user's work in it).
+          const restartable = rows.find((row) => restartRefusal(row) === undefined)
+          if (restartable !== undefined) return yield* admitRestart(restartable, cfg)
+          if (prepared === undefined)
+            return { _tag: "NeedsPrepare", seen: fingerprint(reconciled) } satisfies NeedsPrepare
+          const now = yield* Clock.currentTimeMillis
+          const inserted = yield* repo.insert({
+            id: newSandboxId(),
+            provider: key.provider,
+            host: key.host,
+            account: key.account,
+            repository: key.repository,
+            pullRequest: key.pullRequest,
+            accessPassword: Redacted.make(newPassword()),
+            createdAt: now,
+            lastActivityAt: now,
+            engine: engines.current,
+            remoteUrl: prepared.create.ref.remoteUrl
+          })
+          yield* lifecycle.emit(inserted.id, inserted.status, `opening ${formatPullRequestKey(key)}`)
+          const row = yield* prepareCreate.record(inserted, prepared.create.lookup)
+          yield* workers.spawnCreate(row, cfg, prepared.create)
+          return row
+        })
       )
-      return yield* lifecycle.admit(Effect.flatMap(lifecycle.getRow(id), (row) => admitRestart(row, cfg)))
-    }, mapStoreErrors("sandbox.restart"))
+    const first = yield* attempt()
+    if (!("_tag" in first)) return first
+    // A create's PR is fetched and looked up only here: a re-open of a running sandbox asks no service.
+    const create = yield* prepareCreate.prepare(ref, cfg, request.devcontainer)
+    const second = yield* attempt({ create, seen: first.seen })
+    return "_tag" in second ? yield* Effect.die(new Error("a prepared create was not made")) : second
+  }, mapStoreErrors("sandbox.open"))
 
-    return { open, restart }
-  })
+  const restart = Effect.fn("SandboxService.restart")(function* (id: SandboxId) {
+    const cfg = yield* config.load.pipe(Effect.mapError((error) => new SandboxConflict({ id, reason: error.message })))
+    return yield* lifecycle.admit(Effect.flatMap(lifecycle.getRow(id), (row) => admitRestart(row, cfg)))
+  }, mapStoreErrors("sandbox.restart"))
+
+  return { open, restart }
+})
+
+export class Admission extends Context.Service<Admission, Effect.Success<typeof make>>()("prbox/engine/Admission") {
+  static readonly layer = Layer.effect(Admission, make)
+}

@@ -1,6 +1,6 @@
 import { type SandboxFolders, type SandboxId, sandboxFolders, statePaths } from "@prbox/domain"
 import { NodeGit } from "@prbox/git"
-import { Effect, FileSystem } from "effect"
+import { Context, Effect, FileSystem, Layer } from "effect"
 import type { PlatformError } from "effect/PlatformError"
 import { ChildProcess, ChildProcessSpawner } from "effect/process"
 import { Config } from "../Config.ts"
@@ -57,7 +57,7 @@ export const removeSandboxFolders = Effect.fn("Ownership.removeFolders")(functio
  * Who a sandbox runs as and what it owns on the host: its workspace and its
  * home, in its sealed folder (`$PRBOX_HOME/sandboxes/<id>/sealed`).
  */
-export const makeOwnership = Effect.gen(function* () {
+const make = Effect.gen(function* () {
   const fs = yield* FileSystem.FileSystem
   const spawner = yield* ChildProcessSpawner.ChildProcessSpawner
   const paths = statePaths((yield* Config).home)
@@ -191,4 +191,6 @@ export const makeOwnership = Effect.gen(function* () {
   }
 })
 
-export type Ownership = Effect.Success<typeof makeOwnership>
+export class Ownership extends Context.Service<Ownership, Effect.Success<typeof make>>()("prbox/engine/Ownership") {
+  static readonly layer = Layer.effect(Ownership, make)
+}

@@ -7,10 +7,10 @@ import {
   SandboxConflict,
   type SandboxId
 } from "@prbox/domain"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import { ContainerRuntime } from "../../ContainerRuntime.ts"
 import { InvalidPath, RuntimeError } from "../../Errors.ts"
-import { type ExecTarget, makeExecTarget } from "../../exec/ExecTarget.ts"
+import { type ExecTarget, ExecTargets } from "../../exec/ExecTarget.ts"
 import { runScript, unexpectedExit } from "../../exec/FileExec.ts"
 import { parseListing } from "../../exec/FileListing.ts"
 import { EDIT_READ_SH, EXIT, LIST_SH, READ_SH, WRITE_SH } from "../../exec/FileScripts.ts"
@@ -23,7 +23,7 @@ import {
   SandboxFiles,
   type SandboxFilesShape
 } from "../SandboxFiles.ts"
-import { makeWorkspaceDiff } from "../WorkspaceDiff.ts"
+import { WorkspaceDiff } from "../WorkspaceDiff.ts"
 
 const encoder = new TextEncoder()
 const byteLength = (text: string): number => encoder.encode(text).length
@@ -69,10 +69,10 @@ const splitHeader = (stdout: string, operation: string) => {
  * where symbolic links resolve as the sandbox sees them. The daemon never
  * touches the workspace's files on the host for these.
  */
-export const make = Effect.gen(function* () {
+const make = Effect.gen(function* () {
   const runtime = yield* ContainerRuntime
-  const execTarget = yield* makeExecTarget
-  const diff = yield* makeWorkspaceDiff(execTarget)
+  const execTarget = yield* ExecTargets
+  const diff = yield* WorkspaceDiff
 
   /** The target and the path in it, checked. */
   const locate = (id: SandboxId, path: string, what: string) =>
@@ -224,3 +224,7 @@ export const make = Effect.gen(function* () {
 
   return SandboxFiles.of({ read, list, write, edit, diff })
 })
+
+export const layer = Layer.effect(SandboxFiles, make).pipe(
+  Layer.provide(WorkspaceDiff.layer.pipe(Layer.provideMerge(ExecTargets.layer)))
+)

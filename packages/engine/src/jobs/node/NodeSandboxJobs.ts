@@ -1,11 +1,11 @@
 import { randomBytes } from "node:crypto"
 import { type JobOutputBuffer, makeJobOutput, type SandboxId } from "@prbox/domain"
 import { type JobEnd, JobRepo, type JobRow, SandboxRepo } from "@prbox/store"
-import { Clock, Deferred, Effect, Schedule, Stream } from "effect"
+import { Clock, Deferred, Effect, Layer, Schedule, Stream } from "effect"
 import { ContainerRuntime, type RunningCommand } from "../../ContainerRuntime.ts"
 import { mapStoreErrors } from "../../Errors.ts"
 import { commandOptions, cwdRefusal } from "../../exec/CommandPlace.ts"
-import { makeExecTarget } from "../../exec/ExecTarget.ts"
+import { ExecTargets } from "../../exec/ExecTarget.ts"
 import { Lifecycle } from "../../Lifecycle.ts"
 import { JobNotFound } from "../Errors.ts"
 import { type JobInfo, SandboxJobs } from "../SandboxJobs.ts"
@@ -35,12 +35,12 @@ const newJobId = (): string => `j-${randomBytes(4).toString("hex")}`
  * every one of them writes a status change, seen on Lifecycle.events) has its
  * running jobs killed. Needs a scope: its watchers live as long as it does.
  */
-export const make = Effect.gen(function* () {
+const make = Effect.gen(function* () {
   const runtime = yield* ContainerRuntime
   const jobsRepo = yield* JobRepo
   const repo = yield* SandboxRepo
   const lifecycle = yield* Lifecycle
-  const execTarget = yield* makeExecTarget
+  const execTarget = yield* ExecTargets
   const live = new Map<string, LiveJob>()
   const scope = yield* Effect.scope
 
@@ -166,3 +166,5 @@ export const make = Effect.gen(function* () {
     }, mapStoreErrors("jobs.kill"))
   })
 })
+
+export const layer = Layer.effect(SandboxJobs, make).pipe(Layer.provide(ExecTargets.layer))

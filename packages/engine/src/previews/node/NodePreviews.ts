@@ -8,7 +8,7 @@ import {
   type SandboxId
 } from "@prbox/domain"
 import { SandboxRepo } from "@prbox/store"
-import { Clock, Effect, Option, Redacted, Stream } from "effect"
+import { Clock, Effect, Layer, Option, Redacted, Stream } from "effect"
 import { CODE_SERVER_MOUNT, CODE_SERVER_PORT, PREVIEW_RELAY_PORT } from "../../CodeServerSpec.ts"
 import { Config } from "../../Config.ts"
 import { ContainerRuntime, type RelayAccess } from "../../ContainerRuntime.ts"
@@ -17,7 +17,7 @@ import { mapStoreErrors, PortClosed, PreviewUnavailable, RuntimeError } from "..
 import { Lifecycle } from "../../Lifecycle.ts"
 import { PreviewAddress } from "../../PreviewAddress.ts"
 import { SandboxTools } from "../../SandboxTools.ts"
-import { makeOwnership } from "../../workspace/Ownership.ts"
+import { Ownership } from "../../workspace/Ownership.ts"
 import { Previews } from "../Previews.ts"
 import { previewToken, relayToken } from "./PreviewTokens.ts"
 
@@ -40,14 +40,14 @@ const sameSecret = (expected: string, given: string): boolean => {
  * ports and discovery answers live in memory and end when the sandbox leaves
  * `running` (a daemon restart closes every public port: fail closed).
  */
-export const make = Effect.gen(function* () {
+const make = Effect.gen(function* () {
   const repo = yield* SandboxRepo
   const runtime = yield* ContainerRuntime
   const lifecycle = yield* Lifecycle
   const tools = yield* SandboxTools
   const configs = yield* Config
   const previewPort = (yield* PreviewAddress).port
-  const ownership = yield* makeOwnership
+  const ownership = yield* Ownership
 
   const publicPorts = new Map<SandboxId, Set<number>>()
   const discovered = new Map<SandboxId, { readonly at: number; readonly ports: ReadonlyArray<number> }>()
@@ -209,3 +209,5 @@ export const make = Effect.gen(function* () {
     activity
   })
 })
+
+export const layer = Layer.effect(Previews, make).pipe(Layer.provide(Ownership.layer))

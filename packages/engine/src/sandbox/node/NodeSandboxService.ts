@@ -1,76 +1,94 @@
 import type { SandboxId } from "@prbox/domain"
 import { SandboxRepo } from "@prbox/store"
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Layer } from "effect"
 import { ContainerRuntime } from "../../ContainerRuntime.ts"
-import { makeWorkers } from "../../create/Workers.ts"
+import { CreateContainer } from "../../create/CreateContainer.ts"
+import { LifecycleSteps } from "../../create/LifecycleSteps.ts"
+import { OpenCheckout } from "../../create/OpenCheckout.ts"
+import { PrepareCreate } from "../../create/PrepareCreate.ts"
+import { SandboxHooks } from "../../create/SandboxHooks.ts"
+import { Workers } from "../../create/Workers.ts"
 import { mapStoreErrors } from "../../Errors.ts"
+import { InstallExtensions } from "../../environment/Extensions.ts"
+import { PrepareEnvironment } from "../../environment/PrepareEnvironment.ts"
 import { commandOptions, cwdRefusal } from "../../exec/CommandPlace.ts"
-import { makeExecTarget } from "../../exec/ExecTarget.ts"
+import { ExecTargets } from "../../exec/ExecTarget.ts"
 import { Lifecycle } from "../../Lifecycle.ts"
-import { makeOwnership } from "../../workspace/Ownership.ts"
-import { makeAdmission } from "../Admission.ts"
-import { makeRebuild } from "../Rebuild.ts"
+import { Ownership } from "../../workspace/Ownership.ts"
+import { Admission } from "../Admission.ts"
+import { Rebuild } from "../Rebuild.ts"
 import { type ExecOptions, SandboxService } from "../SandboxService.ts"
-import { makeTeardown } from "../Stop.ts"
-import { makeUpdate } from "../Update.ts"
+import { Stop } from "../Stop.ts"
+import { Update } from "../Update.ts"
 
-export interface SandboxServiceOptions {
-  /** Extra labels on every container (tests label their run with them). */
-  readonly labels?: Readonly<Record<string, string>>
-}
+const make = Effect.gen(function* () {
+  const repo = yield* SandboxRepo
+  const runtime = yield* ContainerRuntime
+  const lifecycle = yield* Lifecycle
+  const { open, restart } = yield* Admission
+  const teardown = yield* Stop
+  const update = yield* Update
+  const rebuild = yield* Rebuild
+  const execTarget = yield* ExecTargets
+  const { getRow } = lifecycle
+
+  /** A command in a running sandbox, as the user its setup ran as, in its workspace folder, with its remote env. */
+  const exec = Effect.fn("SandboxService.exec")(function* (
+    id: SandboxId,
+    argv: ReadonlyArray<string>,
+    options: ExecOptions
+  ) {
+    const target = yield* execTarget(id, "exec")
+    const place = yield* commandOptions(target, options)
+    const { within, ...rest } = place
+    if (within === undefined)
+      return yield* runtime.exec(target.containerId, argv, { ...rest, maxOutputBytes: options.maxOutputBytes })
+    return yield* runtime
+      .exec(target.containerId, argv, { ...rest, within, maxOutputBytes: options.maxOutputBytes })
+      .pipe(Effect.catchTag("CwdRefused", (error) => Effect.fail(cwdRefusal(target, options.cwd)(error))))
+  })
+
+  return SandboxService.of({
+    exec,
+    open,
+    get: (id) => getRow(id).pipe(mapStoreErrors("sandbox.get")),
+    list: repo.findActive().pipe(mapStoreErrors("sandbox.list")),
+    listAll: repo.findAll().pipe(mapStoreErrors("sandbox.listAll")),
+    generation: repo.generation,
+    stop: teardown.stop,
+    restart,
+    update,
+    rebuild,
+    delete: teardown.delete,
+    logs: (id, options) => repo.readLog(id, options).pipe(mapStoreErrors("sandbox.logs")),
+    touch: (id) =>
+      Effect.flatMap(Clock.currentTimeMillis, (at) => repo.touch(id, at)).pipe(mapStoreErrors("sandbox.touch")),
+    events: lifecycle.events,
+    awaitIdle: lifecycle.awaitIdle
+  })
+})
+
+/** The services SandboxService is built from, each on the ports and the ones before it. */
+const parts = (() => {
+  const steps = Layer.mergeAll(
+    Ownership.layer,
+    ExecTargets.layer,
+    SandboxHooks.layer,
+    LifecycleSteps.layer,
+    PrepareEnvironment.layer,
+    InstallExtensions.layer,
+    PrepareCreate.layer
+  )
+  const container = CreateContainer.layer.pipe(Layer.provideMerge(steps))
+  const workers = Workers.layer.pipe(Layer.provideMerge(OpenCheckout.layer), Layer.provideMerge(container))
+  const operations = Layer.mergeAll(Admission.layer, Stop.layer, Update.layer).pipe(Layer.provideMerge(workers))
+  return Rebuild.layer.pipe(Layer.provideMerge(operations))
+})()
 
 /**
- * SandboxService, wired from its parts: admission (Admission.ts), the
- * workers (Workers.ts: ownership, container start + health, setup), and
- * teardown (Teardown.ts). What is left here reads rows and runs exec.
+ * SandboxService from its parts: admission (Admission.ts), the workers
+ * (create/Workers.ts: ownership, the container's create, start and health,
+ * setup), stop and delete (Stop.ts), update and rebuild. What is left here
+ * reads rows and runs exec. Containers carry ExtraLabels besides prbox's.
  */
-export const make = (options: SandboxServiceOptions = {}) =>
-  Effect.gen(function* () {
-    const repo = yield* SandboxRepo
-    const runtime = yield* ContainerRuntime
-    const lifecycle = yield* Lifecycle
-    const ownership = yield* makeOwnership
-    const workers = yield* makeWorkers(ownership, options.labels ?? {})
-    const { open, restart } = yield* makeAdmission(workers)
-    const teardown = yield* makeTeardown(workers, ownership, options.labels ?? {})
-    const update = yield* makeUpdate(workers.runUpdateContent)
-    const rebuild = yield* makeRebuild(workers, teardown, options.labels ?? {})
-    const { getRow } = lifecycle
-
-    const execTarget = yield* makeExecTarget
-
-    /** A command in a running sandbox, as the user its setup ran as, in its workspace folder, with its remote env. */
-    const exec = Effect.fn("SandboxService.exec")(function* (
-      id: SandboxId,
-      argv: ReadonlyArray<string>,
-      options: ExecOptions
-    ) {
-      const target = yield* execTarget(id, "exec")
-      const place = yield* commandOptions(target, options)
-      const { within, ...rest } = place
-      if (within === undefined)
-        return yield* runtime.exec(target.containerId, argv, { ...rest, maxOutputBytes: options.maxOutputBytes })
-      return yield* runtime
-        .exec(target.containerId, argv, { ...rest, within, maxOutputBytes: options.maxOutputBytes })
-        .pipe(Effect.catchTag("CwdRefused", (error) => Effect.fail(cwdRefusal(target, options.cwd)(error))))
-    })
-
-    return SandboxService.of({
-      exec,
-      open,
-      get: (id) => getRow(id).pipe(mapStoreErrors("sandbox.get")),
-      list: repo.findActive().pipe(mapStoreErrors("sandbox.list")),
-      listAll: repo.findAll().pipe(mapStoreErrors("sandbox.listAll")),
-      generation: repo.generation,
-      stop: teardown.stop,
-      restart,
-      update,
-      rebuild,
-      delete: teardown.delete,
-      logs: (id, options) => repo.readLog(id, options).pipe(mapStoreErrors("sandbox.logs")),
-      touch: (id) =>
-        Effect.flatMap(Clock.currentTimeMillis, (at) => repo.touch(id, at)).pipe(mapStoreErrors("sandbox.touch")),
-      events: lifecycle.events,
-      awaitIdle: lifecycle.awaitIdle
-    })
-  })
+export const layer = Layer.effect(SandboxService, make).pipe(Layer.provide(parts))
