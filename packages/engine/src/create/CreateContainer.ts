@@ -7,19 +7,19 @@ import {
   type Sandbox,
   type SandboxId
 } from "@prbox/domain"
-import { SandboxRepo } from "@prbox/store"
 import { Clock, Context, Deferred, Effect, Fiber, Layer } from "effect"
 import { CodeServerHealth } from "../CodeServerHealth.ts"
 import { codeServerSpec, portMovedLine, userMounts } from "../CodeServerSpec.ts"
 import { Config, type PrboxConfig } from "../Config.ts"
 import { ContainerRuntime } from "../ContainerRuntime.ts"
 import { ExtraLabels, userSpec } from "../ContainerSpec.ts"
-import { mapStoreErrors, SetupFailed } from "../Errors.ts"
+import { SetupFailed } from "../Errors.ts"
 import { Installation } from "../Installation.ts"
 import { Lifecycle } from "../Lifecycle.ts"
 import { PreviewAddress } from "../PreviewAddress.ts"
 import type { CodeServerDistribution } from "../SandboxTools.ts"
 import { Ownership } from "../workspace/Ownership.ts"
+import { ChoosePort } from "./ChoosePort.ts"
 
 /** A sandbox's error when its container stopped before code-server answered. */
 const CONTAINER_EXITED = "code-server did not answer: its container exited"
@@ -53,17 +53,8 @@ const make = Effect.gen(function* () {
   const engineHome = (yield* Config).home
   const install = (yield* Installation).id
   const previewPort = (yield* PreviewAddress).port
-  const repo = yield* SandboxRepo
+  const choosePort = yield* ChoosePort
   const { failIfStopRequested, getRow, writeStatus, progress } = lifecycle
-
-  /** Ports other sandboxes keep (their containers may be stopped, their ports free for now). */
-  const keptPorts = (id: SandboxId) =>
-    repo.findAll().pipe(
-      mapStoreErrors("sandbox.ports"),
-      Effect.map(
-        (rows) => new Set(rows.flatMap((other) => (other.id === id || other.hostPort === null ? [] : [other.hostPort])))
-      )
-    )
 
   /**
    * prbox's code-server runs on the image's glibc: an image without it
@@ -112,8 +103,8 @@ const make = Effect.gen(function* () {
     })
 
   /**
-   * A new container publishing on `requested` (the row's port), or on a
-   * free port when the sandbox has none yet; both are recorded on the row.
+   * A new container publishing on `requested` (the row's port), or on the
+   * port ChoosePort gives a sandbox that has none yet; both are recorded on the row.
    */
   const create = (
     row: Sandbox,
@@ -127,7 +118,7 @@ const make = Effect.gen(function* () {
       yield* refuseUnseenMounts(config, plan)
       const user = userSpec(ownership.sandboxUser)
       const homePath = ownership.foldersOf(row.id, workspacePath).home
-      const hostPort = requested ?? (yield* runtime.freePort(yield* keptPorts(row.id)))
+      const hostPort = yield* choosePort(row.id, requested)
       const containerId = yield* runtime.provision(
         codeServerSpec({
           // A container made while the checkout runs comes before the row records its workspace.

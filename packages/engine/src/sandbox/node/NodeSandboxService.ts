@@ -2,11 +2,13 @@ import type { SandboxId } from "@prbox/domain"
 import { SandboxRepo } from "@prbox/store"
 import { Clock, Effect, Layer } from "effect"
 import { ContainerRuntime } from "../../ContainerRuntime.ts"
+import { ChoosePort } from "../../create/ChoosePort.ts"
 import { CreateContainer } from "../../create/CreateContainer.ts"
 import { LifecycleSteps } from "../../create/LifecycleSteps.ts"
 import { OpenCheckout } from "../../create/OpenCheckout.ts"
 import { PrepareCreate } from "../../create/PrepareCreate.ts"
 import { SandboxHooks } from "../../create/SandboxHooks.ts"
+import { Supervise } from "../../create/Supervise.ts"
 import { Workers } from "../../create/Workers.ts"
 import { mapStoreErrors } from "../../Errors.ts"
 import { InstallExtensions } from "../../environment/Extensions.ts"
@@ -72,6 +74,8 @@ const make = Effect.gen(function* () {
 const parts = (() => {
   const steps = Layer.mergeAll(
     Ownership.layer,
+    ChoosePort.layer,
+    Supervise.layer,
     ExecTargets.layer,
     SandboxHooks.layer,
     LifecycleSteps.layer,
