@@ -4,14 +4,14 @@ import { Config } from "../Config.ts"
 import { ContainerRuntime, type ContainerRuntimeShape } from "../ContainerRuntime.ts"
 import type { ContainerSpec, ContainerState } from "../ContainerSpec.ts"
 import { ContainerExited, ImageBuildFailed, PortTaken, RuntimeError } from "../Errors.ts"
-import { makeCarriedVolumes } from "./docker/CarriedVolumes.ts"
-import { makeDockerRelay } from "./docker/DockerRelay.ts"
-import { makeSupervisedExec } from "./docker/ExecTimeout.ts"
-import { makeFilesMode } from "./docker/FilesMode.ts"
+import { carriedVolumesFor } from "./docker/CarriedVolumes.ts"
+import { dockerRelayFor } from "./docker/DockerRelay.ts"
+import { supervisedExecFor } from "./docker/ExecTimeout.ts"
+import { filesModeFor } from "./docker/FilesMode.ts"
 import { freePort } from "./docker/FreePort.ts"
-import { makeHostFolders } from "./docker/HostFolders.ts"
-import { makeHostPorts } from "./docker/HostPorts.ts"
-import { ImageSource, makeImageTransfer } from "./docker/ImageTransfer.ts"
+import { hostFoldersFor } from "./docker/HostFolders.ts"
+import { hostPortsFor } from "./docker/HostPorts.ts"
+import { ImageSource, imageTransferFor } from "./docker/ImageTransfer.ts"
 import { withProgress } from "./docker/ProgressQueue.ts"
 
 const STOP_TIMEOUT_SECONDS = 10
@@ -56,11 +56,11 @@ export const layer = Layer.effect(
   ContainerRuntime,
   Effect.gen(function* () {
     const docker = yield* Docker
-    const ports = yield* makeHostPorts(docker)
+    const ports = yield* hostPortsFor(docker)
     const home = Option.getOrUndefined(yield* Effect.serviceOption(Config))?.home
-    const files = yield* makeFilesMode(docker, home)
-    const carried = yield* makeCarriedVolumes(docker)
-    const folders = yield* makeHostFolders(docker)
+    const files = yield* filesModeFor(docker, home)
+    const carried = yield* carriedVolumesFor(docker)
+    const folders = yield* hostFoldersFor(docker)
 
     const state = (containerId: string): Effect.Effect<ContainerState, RuntimeError> =>
       docker.inspect(containerId).pipe(
@@ -72,9 +72,9 @@ export const layer = Layer.effect(
         Effect.mapError(toRuntimeError)
       )
 
-    const transfer = makeImageTransfer(docker, yield* ImageSource)
-    const previews = yield* makeDockerRelay(docker)
-    const supervised = makeSupervisedExec(docker)
+    const transfer = imageTransferFor(docker, yield* ImageSource)
+    const previews = yield* dockerRelayFor(docker)
+    const supervised = supervisedExecFor(docker)
 
     return ContainerRuntime.of({
       ensureImage: Effect.fn("NodeContainerRuntime.ensureImage")(function* (image, onProgress) {

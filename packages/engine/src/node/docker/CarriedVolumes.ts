@@ -38,7 +38,7 @@ const sharedLabels = (labels: Readonly<Record<string, string>>) =>
  * starts and kept for its later containers; the shared folder in one
  * read-only volume per key, filled once per engine.
  */
-export const makeCarriedVolumes = (docker: DockerShape) =>
+export const carriedVolumesFor = (docker: DockerShape) =>
   Effect.gen(function* () {
     const sharedLocks = new Map<string, Semaphore.Semaphore>()
     const sharedReady = new Set<string>()

@@ -28,7 +28,7 @@ const relayError = (detail: string) => new RuntimeError({ operation: "preview.re
  * machine's 127.0.0.1, or dialled over SSH on a remote engine's), and
  * started (a detached exec) the first time it does not answer.
  */
-export const makeDockerRelay = Effect.fnUntraced(function* (docker: DockerShape) {
+export const dockerRelayFor = Effect.fnUntraced(function* (docker: DockerShape) {
   const source = readFileSync(RELAY_SOURCE_FILE, "utf8")
   /** The relay's host port per container, as last inspected; it changes at every start. */
   const hostPorts = new Map<string, number>()

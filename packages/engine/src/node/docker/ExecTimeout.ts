@@ -57,7 +57,7 @@ interface Ended {
 
 type Output = (stream: "stdout" | "stderr", chunk: Uint8Array) => void
 
-export const makeSupervisedExec = (docker: DockerShape) => {
+export const supervisedExecFor = (docker: DockerShape) => {
   const toRuntimeError = (error: { readonly message: string }) =>
     new RuntimeError({ operation: "exec", detail: error.message })
 

@@ -17,7 +17,7 @@ const SANDBOX_ONLY: ReadonlyArray<string> = [LABELS.sandbox, LABELS.pr, LABELS.r
  * engine that cannot be asked is asked again next time; a probe that cannot
  * tell is an error, never a guess.
  */
-export const makeFilesMode = (docker: DockerShape, home: string | undefined) =>
+export const filesModeFor = (docker: DockerShape, home: string | undefined) =>
   Effect.gen(function* () {
     const lock = yield* Semaphore.make(1)
     let decided: FilesAt | undefined

@@ -32,7 +32,7 @@ const failed = (operation: string) => (error: { readonly message: string }) =>
  * sends a path of the folder as a tar stream: links in it resolve inside
  * that container (an empty root and the folder), never on this machine.
  */
-export const makeHostFolders = (docker: DockerShape) =>
+export const hostFoldersFor = (docker: DockerShape) =>
   Effect.gen(function* () {
     const imported = Semaphore.makeUnsafe(1)
 

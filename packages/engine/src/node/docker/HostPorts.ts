@@ -102,7 +102,7 @@ const forwardedPorts = (loopback: Extract<Loopback, { kind: "ssh" }>, parent: Sc
 }
 
 /** The way `docker`'s engine reaches this machine's 127.0.0.1; forwards close with the calling scope. */
-export const makeHostPorts = Effect.fnUntraced(function* (docker: DockerShape) {
+export const hostPortsFor = Effect.fnUntraced(function* (docker: DockerShape) {
   if (docker.loopback.kind === "local") return localPorts
   return forwardedPorts(docker.loopback, yield* Effect.scope)
 })

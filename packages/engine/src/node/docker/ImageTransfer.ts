@@ -40,7 +40,7 @@ const savedRef = (image: string): string => {
  * id as the source has it already. One copy at a time per image, so opens
  * that need the same image copy it once.
  */
-export const makeImageTransfer = (target: DockerShape, source: DockerShape | undefined) => {
+export const imageTransferFor = (target: DockerShape, source: DockerShape | undefined) => {
   const locks = new Map<string, Semaphore.Semaphore>()
   const lockOf = (image: string) => {
     const found = locks.get(image)
