@@ -7,7 +7,7 @@ export const PACKAGE_NAME = "prbox"
 export const LIB_DIR = "lib"
 /** The bins' shims and the install step. */
 export const BIN_DIR = "bin"
-/** The SQLite addons (packages/store/src/NativeAddon.ts looks here). */
+/** The SQLite addons (packages/store/src/node/NativeAddon.ts looks here). */
 export const NATIVE_DIR = "native"
 /** The VS Code extension of the same version. */
 export const VSCODE_DIR = "vscode"

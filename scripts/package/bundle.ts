@@ -77,7 +77,7 @@ export const bundle = async (repo: string, outdir: string): Promise<Bundle> => {
       __filename: "import.meta.filename",
       // apps/cli/src/Connect.ts: the CLI starts the bundled daemon.
       PRBOX_BUNDLED_DAEMON: JSON.stringify("./prboxd.js"),
-      // packages/store/src/NativeAddon.ts: the addons ship beside the bundle.
+      // packages/store/src/node/NativeAddon.ts: the addons ship beside the bundle.
       PRBOX_BUNDLED_ADDONS: JSON.stringify(`../${NATIVE_DIR}/`)
     },
     plugins: [

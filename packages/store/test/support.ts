@@ -6,9 +6,9 @@ import { PullRequestNumber, SandboxId, type SandboxStatus, statePaths } from "@p
 import Database from "better-sqlite3"
 import { Context, Effect, Layer, Redacted } from "effect"
 import { JobRepo } from "../src/JobRepo.ts"
+import { layer, type Options } from "../src/node/NodeStore.ts"
 import { type NewLogEntry, type NewProgress, type NewSandbox, SandboxRepo } from "../src/SandboxRepo.ts"
 import { Settings } from "../src/Settings.ts"
-import { layer, type Options } from "../src/SqliteSandboxRepo.ts"
 
 /** A temp directory removed with the test's scope. */
 export const tempDir = Effect.acquireRelease(

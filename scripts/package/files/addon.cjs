@@ -3,7 +3,7 @@
 // SQLite addon when it loads here, else fetches better-sqlite3 (the same
 // version as the bundle's) and uses its prebuild for this platform or builds
 // its addon from source, which needs python3, make, a C++ compiler and Node's
-// headers. The names match packages/store/src/NativeAddon.ts.
+// headers. The names match packages/store/src/node/NativeAddon.ts.
 const childProcess = require("node:child_process")
 const fs = require("node:fs")
 const path = require("node:path")

@@ -1,8 +1,8 @@
 import { Progress, type SandboxEvent, type SandboxId, SandboxNotFound, StatusChanged } from "@prbox/domain"
 import type Database from "better-sqlite3"
 import { Effect, Result, Schema } from "effect"
+import { type NewLogEntry, type ReadLogOptions, RowDecodeError, type SandboxRepoShape } from "../SandboxRepo.ts"
 import { type RawRow, safeSummary } from "./Rows.ts"
-import { type NewLogEntry, type ReadLogOptions, RowDecodeError, type SandboxRepoShape } from "./SandboxRepo.ts"
 import type { Transactions } from "./Transactions.ts"
 
 /** The columns of a log row, in the order every log SELECT names them. */
@@ -57,7 +57,7 @@ export interface SandboxLog extends Pick<SandboxRepoShape, "appendLog" | "readLo
 }
 
 /** The journal of status changes and progress lines: an append-only table, numbered by `seq`. */
-export const makeSandboxLog = (db: Database.Database, { write, read }: Transactions): SandboxLog => {
+export const sandboxLogTable = (db: Database.Database, { write, read }: Transactions): SandboxLog => {
   const rowExists = db.prepare<[string], number>("SELECT 1 FROM sandboxes WHERE id = ?").pluck()
   const insertLog = db.prepare<LogColumnValues>(
     `INSERT INTO sandbox_log (sandbox_id, at, kind, status, line, error)

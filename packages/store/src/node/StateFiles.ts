@@ -1,6 +1,6 @@
 import { chmodSync, closeSync, constants, lstatSync, mkdirSync, openSync, type Stats, statSync } from "node:fs"
 import { Effect } from "effect"
-import { InsecurePermissions } from "./SandboxRepo.ts"
+import { InsecurePermissions } from "../SandboxRepo.ts"
 
 const operation = "open"
 const DIRECTORY_MODE = 0o700

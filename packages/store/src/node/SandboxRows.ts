@@ -13,8 +13,6 @@ import {
 } from "@prbox/domain"
 import type Database from "better-sqlite3"
 import { Effect, Option, Result } from "effect"
-import { type ColumnValues, decodeRow, encodeRow, type RawRow, SANDBOX_COLUMNS } from "./Rows.ts"
-import type { SandboxLog } from "./SandboxLog.ts"
 import {
   LiveSandboxExists,
   type LoggedStatusUpdate,
@@ -23,7 +21,9 @@ import {
   type PullRequestSelector,
   type SandboxRepoShape,
   type StatusUpdate
-} from "./SandboxRepo.ts"
+} from "../SandboxRepo.ts"
+import { type ColumnValues, decodeRow, encodeRow, type RawRow, SANDBOX_COLUMNS } from "./Rows.ts"
+import type { SandboxLog } from "./SandboxLog.ts"
 import type { Transactions } from "./Transactions.ts"
 
 const keep = <A>(next: A | undefined, current: A): A => (next === undefined ? current : next)
@@ -48,7 +48,7 @@ export interface RowDependents {
 }
 
 /** The sandboxes table: its queries and its checked writes, some with their journal entry. */
-export const makeSandboxRows = (
+export const sandboxesTable = (
   db: Database.Database,
   { run, write }: Transactions,
   dependents: RowDependents

@@ -1,8 +1,10 @@
 import type { SandboxId } from "@prbox/domain"
 import type Database from "better-sqlite3"
-import { Effect, Result, Schema } from "effect"
-import { JobRepo, type JobRow } from "./JobRepo.ts"
-import { RowDecodeError } from "./SandboxRepo.ts"
+import { Effect, Layer, Result, Schema } from "effect"
+import { JobRepo, type JobRow } from "../JobRepo.ts"
+import { RowDecodeError, StoreError } from "../SandboxRepo.ts"
+import { sqliteDetail } from "./OpenDatabase.ts"
+import { SqliteDatabase } from "./SqliteDatabase.ts"
 import type { Transactions } from "./Transactions.ts"
 
 interface RawJob {
@@ -39,11 +41,8 @@ const toJob = (raw: RawJob): Result.Result<JobRow, RowDecodeError> =>
       })
   })
 
-/**
- * The jobs table. Made when the store opens, which is when the jobs a
- * previous daemon left running become `lost` (at `openedAt`).
- */
-export const makeJobRepo = (db: Database.Database, { run, write }: Transactions, openedAt: number) => {
+/** The jobs table's statements and the repository on them; marks the running rows `lost` (at `openedAt`). */
+const jobsTable = (db: Database.Database, { run, write }: Transactions, openedAt: number) => {
   const insert = db.prepare<[string, string, string, string, number | null, number, number | null]>(
     `INSERT INTO jobs (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`
   )
@@ -54,10 +53,9 @@ export const makeJobRepo = (db: Database.Database, { run, write }: Transactions,
     `SELECT ${COLUMNS} FROM jobs WHERE sandbox_id = ? ORDER BY started_at, job_id`
   )
   const get = db.prepare<[string, string], RawJob>(`SELECT ${COLUMNS} FROM jobs WHERE sandbox_id = ? AND job_id = ?`)
-  const deleteOf = db.prepare<[string]>("DELETE FROM jobs WHERE sandbox_id = ?")
   db.prepare<[number]>("UPDATE jobs SET status = 'lost', ended_at = ? WHERE status = 'running'").run(openedAt)
 
-  const repo = JobRepo.of({
+  return JobRepo.of({
     insert: Effect.fn("JobRepo.insert")(function* (row) {
       yield* write("insertJob", () =>
         Result.succeed(
@@ -86,7 +84,25 @@ export const makeJobRepo = (db: Database.Database, { run, write }: Transactions,
       })
     })
   })
-  /** Inside the sandbox row's delete transaction. */
-  const deleteJobsOf = (id: SandboxId) => void deleteOf.run(id)
-  return { repo, deleteJobsOf }
 }
+
+/** Deletes a sandbox's jobs; synchronous, for the sandbox row delete's transaction (NodeSandboxRepo). */
+export const jobsDeleter = (db: Database.Database) => {
+  const deleteOf = db.prepare<[string]>("DELETE FROM jobs WHERE sandbox_id = ?")
+  return (id: SandboxId) => void deleteOf.run(id)
+}
+
+/**
+ * The jobs table, on the store's connection. Built when the store opens,
+ * which is when the jobs a previous daemon left running become `lost`.
+ */
+export const layer: Layer.Layer<JobRepo, StoreError, SqliteDatabase> = Layer.effect(
+  JobRepo,
+  Effect.gen(function* () {
+    const { db, transactions } = yield* SqliteDatabase
+    return yield* Effect.try({
+      try: () => jobsTable(db, transactions, Date.now()),
+      catch: (cause) => new StoreError({ operation: "markLostJobs", detail: sqliteDetail(cause) })
+    })
+  })
+)

@@ -1,8 +1,8 @@
 import Database from "better-sqlite3"
 import { Effect, Result } from "effect"
-import { latestVersion, migrations, VERSION_TABLE } from "./Migrations.ts"
+import { latestVersion, migrations, VERSION_TABLE } from "../Migrations.ts"
+import { DatabaseUnreadable, StoreError } from "../SandboxRepo.ts"
 import { nativeBinding } from "./NativeAddon.ts"
-import { DatabaseUnreadable, StoreError } from "./SandboxRepo.ts"
 
 /** SQLite's messages name columns and constraints, never bound values, so they are safe to keep. */
 export const sqliteDetail = (cause: unknown): string =>

@@ -1,7 +1,7 @@
 import type Database from "better-sqlite3"
 import { Effect, type Result } from "effect"
+import { StoreError } from "../SandboxRepo.ts"
 import { sqliteDetail } from "./OpenDatabase.ts"
-import { StoreError } from "./SandboxRepo.ts"
 
 type Body<A, E> = () => Result.Result<A, E>
 

@@ -1,6 +1,6 @@
 import { Sandbox } from "@prbox/domain"
 import { Result, Schema, type SchemaIssue } from "effect"
-import { RowDecodeError } from "./SandboxRepo.ts"
+import { RowDecodeError } from "../SandboxRepo.ts"
 
 /** The columns of a sandbox row, in the order every SELECT names them. */
 export const SANDBOX_COLUMNS = [
