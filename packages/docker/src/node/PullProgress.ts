@@ -1,6 +1,6 @@
 import type { Readable } from "node:stream"
 import { Schema } from "effect"
-import { ImagePullFailed } from "./DockerError.ts"
+import { ImagePullFailed } from "../DockerError.ts"
 import { followProgress } from "./ProgressStream.ts"
 
 /** An entry of a pull's or an import's progress stream. */

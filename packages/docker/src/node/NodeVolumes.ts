@@ -1,8 +1,8 @@
 import type { Readable } from "node:stream"
 import type Dockerode from "dockerode"
 import { Effect } from "effect"
-import type { DockerShape } from "./Docker.ts"
-import { ContainerNotFound, DockerEngineError, EnumerationError } from "./DockerError.ts"
+import type { DockerShape } from "../Docker.ts"
+import { ContainerNotFound, DockerEngineError, EnumerationError } from "../DockerError.ts"
 import { VolumeListAnswer } from "./EngineAnswers.ts"
 import { call, decode } from "./EngineCall.ts"
 import { sourceFailure } from "./NodeImages.ts"
@@ -14,7 +14,7 @@ type Volumes = Pick<DockerShape, "putArchive" | "getArchive" | "createVolume" | 
  * request timeout: an upload of a large folder is one long request whose
  * caller bounds it.
  */
-export const volumes = (api: Dockerode, patient: Dockerode): Volumes => ({
+export const volumeOperations = (api: Dockerode, patient: Dockerode): Volumes => ({
   putArchive: Effect.fn("Docker.putArchive")(function* (id, path, archive) {
     const operation = "container.archive"
     const upload = call(

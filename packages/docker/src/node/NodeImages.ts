@@ -2,9 +2,9 @@ import { createReadStream } from "node:fs"
 import { Readable } from "node:stream"
 import type Dockerode from "dockerode"
 import { Effect, Schema } from "effect"
+import type { DockerShape } from "../Docker.ts"
+import { DockerEngineError, ImageBuildFailed, ImageNotFound, ImagePullFailed } from "../DockerError.ts"
 import { packContext, scanContext } from "./BuildContext.ts"
-import type { DockerShape } from "./Docker.ts"
-import { DockerEngineError, ImageBuildFailed, ImageNotFound, ImagePullFailed } from "./DockerError.ts"
 import { ImageAnswer, toImageInfo } from "./EngineAnswers.ts"
 import { call, decode } from "./EngineCall.ts"
 import { followProgress } from "./ProgressStream.ts"
@@ -46,7 +46,7 @@ export const sourceFailure = <E>(source: Readable, fail: (detail: string) => E):
  * timeout: an import's layer commit and a build's steps can be silent for
  * long, and their callers bound them.
  */
-export const images = (api: Dockerode, patient: Dockerode): Images => {
+export const imageOperations = (api: Dockerode, patient: Dockerode): Images => {
   const inspect = (ref: string) => call("image.inspect", () => api.getImage(ref).inspect(), { 404: ImageNotFound })
 
   const exists = (ref: string) =>

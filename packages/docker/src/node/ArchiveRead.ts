@@ -5,7 +5,7 @@ import type { Readable } from "node:stream"
 import { pipeline } from "node:stream/promises"
 import { Effect } from "effect"
 import * as tar from "tar-stream"
-import { FolderUnreadable } from "./DockerError.ts"
+import { FolderUnreadable } from "../DockerError.ts"
 
 /*
  * Tar streams the engine sends (a folder of a container, `getArchive`), read

@@ -4,7 +4,7 @@ import { join } from "node:path"
 import type { Readable } from "node:stream"
 import { Effect } from "effect"
 import * as tar from "tar-stream"
-import { FolderUnreadable } from "./DockerError.ts"
+import { FolderUnreadable } from "../DockerError.ts"
 
 /*
  * Folders of this machine as tar streams, the engine's archive format.

@@ -1,8 +1,7 @@
 import { Readable } from "node:stream"
 import Dockerode, { type DockerOptions } from "dockerode"
 import { Effect, Layer, type Scope } from "effect"
-import type { ExecResult } from "./Docker.ts"
-import { Docker } from "./Docker.ts"
+import { Docker } from "../Docker.ts"
 import {
   BindSourceMissing,
   ContainerAlreadyStarted,
@@ -15,19 +14,18 @@ import {
   ImageNotFound,
   NameConflict,
   PortInUse
-} from "./DockerError.ts"
-import { EXPOSED_PORT_LABEL, InspectAnswer, ListAnswer, toInfo, toSummary, VersionAnswer } from "./EngineAnswers.ts"
+} from "../DockerError.ts"
+import type { ExecResult } from "../DockerTypes.ts"
+import { containerCreateOptions } from "./ContainerCreate.ts"
+import { InspectAnswer, ListAnswer, toInfo, toSummary, VersionAnswer } from "./EngineAnswers.ts"
 import { call, decode, envList } from "./EngineCall.ts"
 import { cappedSink, type Demux } from "./ExecOutput.ts"
 import { createExec, exitCodeOf, makeExecStreamed, runExec } from "./ExecStream.ts"
 
-// The typings ask for every volume option; the engine takes any of them alone.
-const NO_COPY = { NoCopy: true } as Dockerode.MountSettings["VolumeOptions"]
-
 import { makeAwaitLogLine } from "./LogFollow.ts"
 import { localLoopback, sshLoopback } from "./Loopback.ts"
-import { images } from "./NodeImages.ts"
-import { volumes } from "./NodeVolumes.ts"
+import { imageOperations } from "./NodeImages.ts"
+import { volumeOperations } from "./NodeVolumes.ts"
 import * as SshTransport from "./SshTransport.ts"
 
 export interface Options {
@@ -120,61 +118,14 @@ export const make = (options: Options = {}): Effect.Effect<Docker["Service"], En
         return { version: answer.Version, apiVersion: answer.ApiVersion }
       }),
 
-      ...images(api, patient),
-      ...volumes(api, patient),
+      ...imageOperations(api, patient),
+      ...volumeOperations(api, patient),
 
       createContainer: Effect.fn("Docker.createContainer")(function* (spec) {
-        const port = `${spec.exposedPort}/tcp`
-        // Docker picks the host port of each extra port at every start.
-        const extra = (spec.extraPorts ?? []).map((extraPort) => `${extraPort}/tcp`)
         const env = yield* envList("container.create", spec.env)
         const container = yield* call(
           "container.create",
-          () =>
-            api.createContainer({
-              name: spec.name,
-              Image: spec.image,
-              Entrypoint: spec.entrypoint === undefined ? undefined : [...spec.entrypoint],
-              Cmd: spec.cmd === undefined ? undefined : [...spec.cmd],
-              Env: env,
-              Labels: { ...spec.labels, [EXPOSED_PORT_LABEL]: String(spec.exposedPort) },
-              User: spec.user,
-              WorkingDir: spec.workingDir,
-              ExposedPorts: Object.fromEntries([port, ...extra].map((key) => [key, {}])),
-              HostConfig: {
-                // Never on all interfaces: the ports serve this machine only.
-                PortBindings: {
-                  ...Object.fromEntries(extra.map((key) => [key, [{ HostIp: "127.0.0.1", HostPort: "" }]])),
-                  [port]: [{ HostIp: "127.0.0.1", HostPort: spec.hostPort === undefined ? "" : String(spec.hostPort) }]
-                },
-                // Mounts rather than Binds: a missing host path fails instead of being created as root.
-                Mounts: [
-                  ...spec.binds.map((bind) => ({
-                    Type: "bind" as const,
-                    Source: bind.hostPath,
-                    Target: bind.containerPath,
-                    ReadOnly: bind.readOnly
-                  })),
-                  // Never seeded from the image: what a volume holds is what prbox put there (an image
-                  // could ship the fill marker, or its own "code-server" for every later sandbox).
-                  ...(spec.volumes ?? []).map((mount) => ({
-                    Type: "volume" as const,
-                    Source: mount.volume,
-                    Target: mount.containerPath,
-                    ReadOnly: mount.readOnly,
-                    VolumeOptions: NO_COPY
-                  }))
-                ],
-                NanoCpus: spec.cpus === undefined ? undefined : Math.round(spec.cpus * 1e9),
-                Memory: spec.memoryBytes,
-                PidsLimit: spec.pidsLimit,
-                Privileged: spec.privileged,
-                CapAdd: spec.capAdd === undefined ? undefined : [...spec.capAdd],
-                SecurityOpt: spec.securityOpt === undefined ? undefined : [...spec.securityOpt],
-                CapDrop: spec.capDrop === undefined ? undefined : [...spec.capDrop],
-                Init: spec.init
-              }
-            }),
+          () => api.createContainer(containerCreateOptions(spec, env)),
           { 404: ImageNotFound, 409: NameConflict },
           Object.values(spec.env)
         ).pipe(

@@ -1,8 +1,8 @@
 import { connect } from "node:net"
 import type { Duplex } from "node:stream"
 import { Effect } from "effect"
-import type { Loopback } from "./Docker.ts"
-import { ConnectionRefused, EngineUnavailable } from "./DockerError.ts"
+import type { Loopback } from "../Docker.ts"
+import { ConnectionRefused, EngineUnavailable } from "../DockerError.ts"
 import type { SshTransport } from "./SshTransport.ts"
 
 /** A local engine's 127.0.0.1 is this machine's: a plain TCP connection. */

@@ -1,5 +1,4 @@
 import { Agent } from "node:http"
-import { createServer, type Server, type Socket } from "node:net"
 import type { Duplex } from "node:stream"
 import { Effect, type Scope } from "effect"
 import type ssh2 from "ssh2"
@@ -9,8 +8,8 @@ import {
   type EngineAuthFailed,
   type EngineHostUntrusted,
   EngineUnavailable,
-  PortInUse
-} from "./DockerError.ts"
+  type PortInUse
+} from "../DockerError.ts"
 import { classify } from "./EngineCall.ts"
 import {
   addressLabel,
@@ -20,6 +19,7 @@ import {
   type SshConnectionOptions,
   SshRefusal
 } from "./SshConnection.ts"
+import { listenForward } from "./SshForward.ts"
 
 /**
  * Docker over SSH, as the docker CLI does it: every HTTP connection to the
@@ -222,49 +222,8 @@ const makeTransport = (options: SshTransportOptions, address: SshAddress) => {
       client.forwardOut("127.0.0.1", 0, remoteHost, remotePort, (error, opened) => done(error ?? undefined, opened))
     )
 
-  const forwardTo = (remoteHost: string, remotePort: number, accepted: Set<Socket>) => (socket: Socket) => {
-    accepted.add(socket)
-    socket.on("close", () => accepted.delete(socket))
-    socket.on("error", () => socket.destroy())
-    openForward(remoteHost, remotePort).then(
-      (channel) => {
-        channel.on("error", () => socket.destroy())
-        channel.on("close", () => socket.destroy())
-        socket.on("close", () => channel.destroy())
-        socket.pipe(channel).pipe(socket)
-      },
-      () => socket.destroy()
-    )
-  }
-
   const forwardPort: SshTransport["forwardPort"] = ({ remoteHost, remotePort, localPort }) =>
-    Effect.acquireRelease(
-      Effect.callback<{ readonly server: Server; readonly accepted: Set<Socket> }, EngineUnavailable | PortInUse>(
-        (resume) => {
-          const accepted = new Set<Socket>()
-          const server = createServer(forwardTo(remoteHost, remotePort, accepted))
-          server.once("error", (error: Error & { readonly code?: string }) => {
-            const fields = {
-              operation: "engine.forwardPort",
-              detail: `cannot listen on 127.0.0.1:${localPort ?? 0}: ${error.message}`
-            }
-            resume(Effect.fail(error.code === "EADDRINUSE" ? new PortInUse(fields) : new EngineUnavailable(fields)))
-          })
-          server.listen(localPort ?? 0, "127.0.0.1", () => resume(Effect.succeed({ server, accepted })))
-        }
-      ),
-      // Open connections end with the forward: `close` alone would wait for them.
-      ({ server, accepted }) =>
-        Effect.callback<void>((resume) => {
-          server.close(() => resume(Effect.void))
-          for (const socket of accepted) socket.destroy()
-        })
-    ).pipe(
-      Effect.map(({ server }) => {
-        const bound = server.address()
-        return { localPort: typeof bound === "object" && bound !== null ? bound.port : 0 }
-      })
-    )
+    listenForward(() => openForward(remoteHost, remotePort), localPort)
 
   const dial: SshTransport["dial"] = ({ remoteHost, remotePort }) =>
     Effect.callback<Duplex, DialError>((resume) => {

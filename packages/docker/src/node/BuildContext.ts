@@ -6,7 +6,7 @@ import type { Readable } from "node:stream"
 import dockerignore from "@balena/dockerignore"
 import type { ImageBuildRequest } from "@prbox/domain"
 import { Effect } from "effect"
-import { ImageBuildFailed } from "./DockerError.ts"
+import { ImageBuildFailed } from "../DockerError.ts"
 import { type ArchiveEntry, entryOf, packEntries, reason } from "./FolderArchive.ts"
 
 /*

@@ -1,6 +1,6 @@
 import type { Readable } from "node:stream"
 import { Effect, Schema } from "effect"
-import { EngineUnavailable } from "./DockerError.ts"
+import { EngineUnavailable } from "../DockerError.ts"
 
 /**
  * Reads one of the engine's JSON-lines progress streams (pull, import,

@@ -1,6 +1,6 @@
 import type { ImageInfo } from "@prbox/domain"
 import { Schema } from "effect"
-import type { ContainerInfo, ContainerSummary } from "./Docker.ts"
+import type { ContainerInfo, ContainerSummary } from "../DockerTypes.ts"
 
 /* The parts of the engine's answers we use, and how they become our types. */
 

@@ -5,7 +5,7 @@ import {
   EngineHostUntrusted,
   EngineUnavailable,
   type ErrorFields
-} from "./DockerError.ts"
+} from "../DockerError.ts"
 import { SshRefusal } from "./SshConnection.ts"
 
 /*
