@@ -1,19 +1,8 @@
-import * as NodePath from "node:path"
-import { statePaths } from "@prbox/domain"
-import { Context, Effect, type FileSystem, Layer } from "effect"
-import { type BaseDiff, type BaseDiffOptions, makeBaseDiff } from "./BaseDiff.ts"
-import { makeBundleCommit } from "./Bundle.ts"
-import { type CloneCheckout, type CreatedWorkspace, type CreateWorkspaceOptions, makeCreateWorkspace } from "./Clone.ts"
-import { type CommitFiles, makeCommitFiles } from "./CommitFiles.ts"
-import type { FetchError, WorkspaceError } from "./Errors.ts"
-import type { Git } from "./Git.ts"
-import { type FetchedPullRequest, type MirrorKey, makeMirrors, type ProgressOptions } from "./Mirrors.ts"
+import { Context, type Effect } from "effect"
+import type { FetchError, GitCommandFailed, GitTimeout, UnsafeArgument, WorkspaceError } from "./Errors.ts"
+import type { GitUser } from "./Git.ts"
 import type { PullRequestRef } from "./PullRequestRef.ts"
 
-export type { BaseDiff, BaseDiffOptions } from "./BaseDiff.ts"
-export type { CloneCheckout, CreatedWorkspace, CreateWorkspaceOptions } from "./Clone.ts"
-export type { CommitEntry, CommitFiles } from "./CommitFiles.ts"
-export type { FetchedPullRequest, MirrorKey, ProgressOptions } from "./Mirrors.ts"
 export {
   KEEP_BRANCH_PREFIX,
   type WorkspaceState,
@@ -21,19 +10,99 @@ export {
   workspaceSteps
 } from "./WorkspaceUpdate.ts"
 
-export interface WorkspacesConfig {
-  /** The daemon's private state directory (`$PRBOX_HOME`); mirrors live in its `statePaths(...).mirrors`. */
-  readonly stateDir: string
-  /** Bound on one network fetch; default 10 minutes. */
-  readonly fetchTimeoutMs?: number
-  /** Bound on one local git command (init, clone, checkout); default 5 minutes. */
-  readonly localTimeoutMs?: number
+export interface ProgressOptions {
+  /** Receives human-readable progress lines (git's own, redacted, and ours). */
+  readonly onProgress?: (line: string) => Effect.Effect<void>
+}
+
+export interface FetchedPullRequest {
+  readonly mirrorPath: string
+  /** The pull request's head commit. */
+  readonly commit: string
+  /** The remote refs this fetch asked the server for: the pull request's head only. */
+  readonly fetchedRefs: ReadonlyArray<string>
+  /** False when an existing mirror of the repository was reused. */
+  readonly mirrorCreated: boolean
+}
+
+/** What names a repository's mirror: where it is and through which credentials profile. */
+export type MirrorKey = Pick<PullRequestRef, "host" | "repository" | "profile">
+
+export interface CreateWorkspaceOptions extends ProgressOptions {
+  readonly mirrorPath: string
+  readonly commit: string
+  /** Absolute path of the new workspace; must not exist or be empty. */
+  readonly destination: string
+  /** The real remote, without credentials: what `origin` points to in the workspace. */
+  readonly originUrl: string
+  readonly branchName: string
+  /**
+   * Who the workspace is for, when not the daemon's own user (a root
+   * daemon's sandbox user): the checkout runs as them, so its files are theirs.
+   */
+  readonly owner?: GitUser
+  /**
+   * False: only the clone (its `.git`, handed to `owner`); the caller checks
+   * it out inside the sandbox, where no host program reads what the
+   * sandbox writes meanwhile. Default true: checked out here.
+   */
+  readonly checkout?: boolean
+}
+
+/** A clone made without its files, and what to check out in it. */
+export interface CloneCheckout {
+  readonly destination: string
+  readonly commit: string
+  readonly branchName: string
+  /** Who checks it out, when not the daemon's own user (as for createWorkspace). */
+  readonly owner?: GitUser
+}
+
+export interface CreatedWorkspace {
+  readonly path: string
+  readonly branch: string
+  readonly commit: string
+}
+
+export interface BaseDiffOptions {
+  /** The PR's base branch when the code host tells it; the remote's default branch otherwise. */
+  readonly base?: string
+  /** Pathspecs relative to the repository's root, taken literally; none: everything. */
+  readonly paths: ReadonlyArray<string>
+  readonly stat: boolean
+}
+
+export interface BaseDiff {
+  /** The merge-base of the head and the base branch. */
+  readonly mergeBase: string
+  readonly baseBranch: string
+  /** `git diff <mergeBase> <head>` (or its `--stat`), whole: the caller bounds it. */
+  readonly diff: string
+}
+
+/** A file or folder directly inside a folder of a commit. */
+export interface CommitEntry {
+  readonly name: string
+  readonly type: "file" | "dir"
+}
+
+/**
+ * Read access to one commit of a mirror, without a checkout: what prbox
+ * reads of a PR before it admits a sandbox (its devcontainer.json).
+ */
+export interface CommitFiles {
+  /** A file's text, or undefined when the commit has no file there. */
+  readonly read: (path: string) => Effect.Effect<string | undefined, GitCommandFailed | GitTimeout | UnsafeArgument>
+  /** A folder's entries, or undefined when the commit has no folder there. */
+  readonly list: (
+    dir: string
+  ) => Effect.Effect<ReadonlyArray<CommitEntry> | undefined, GitCommandFailed | GitTimeout | UnsafeArgument>
 }
 
 /**
  * Bare mirrors of pull request repositories and workspaces cloned from them.
  * Fetches and clones of one mirror are serialised; different mirrors proceed
- * in parallel.
+ * in parallel. On this machine's git and files: NodeWorkspaces.
  */
 export class Workspaces extends Context.Service<
   Workspaces,
@@ -87,34 +156,4 @@ export class Workspaces extends Context.Service<
       have: ReadonlyArray<string>
     ) => Effect.Effect<Uint8Array, WorkspaceError>
   }
->()("prbox/git/Workspaces") {
-  static readonly layer = (config: WorkspacesConfig): Layer.Layer<Workspaces, never, Git | FileSystem.FileSystem> =>
-    Layer.effect(Workspaces, make(config))
-}
-
-const make = Effect.fn("Workspaces.make")(function* (config: WorkspacesConfig) {
-  const localTimeoutMs = config.localTimeoutMs ?? 5 * 60_000
-  const fetchTimeoutMs = config.fetchTimeoutMs ?? 10 * 60_000
-  const mirrors = yield* makeMirrors({
-    mirrorsDir: statePaths(NodePath.resolve(config.stateDir)).mirrors,
-    fetchTimeoutMs,
-    localTimeoutMs
-  })
-  const { diffAgainstBase, baseCommit } = yield* makeBaseDiff(
-    { local: localTimeoutMs, fetch: fetchTimeoutMs },
-    mirrors.withMirrorLock
-  )
-  const { createWorkspace, checkoutClone } = yield* makeCreateWorkspace(localTimeoutMs, mirrors.withMirrorLock)
-  const commitFiles = yield* makeCommitFiles(localTimeoutMs)
-  const bundleCommit = yield* makeBundleCommit(localTimeoutMs, mirrors.withMirrorLock)
-  return Workspaces.of({
-    fetchPullRequest: mirrors.fetchPullRequest,
-    mirrorPath: mirrors.mirrorPathOf,
-    diffAgainstBase,
-    baseCommit,
-    createWorkspace,
-    checkoutClone,
-    commitFiles,
-    bundleCommit
-  })
-})
+>()("prbox/git/Workspaces") {}

@@ -3,7 +3,7 @@ import * as NodePath from "node:path"
 import { NodeFileSystem } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Layer, Result } from "effect"
-import { type PullRequestRef, parsePullRequestRef, Workspaces } from "../src/index.ts"
+import { NodeWorkspaces, type PullRequestRef, parsePullRequestRef, Workspaces } from "../src/index.ts"
 import {
   fetchPullRequest,
   type GitRun,
@@ -200,7 +200,7 @@ describe("a clone that fails leaves nothing", () => {
   it.live("one out of time is GitTimeout", () =>
     Effect.gen(function* () {
       const root = yield* tempDir
-      const layer = Workspaces.layer({ stateDir: NodePath.join(root, "state"), fetchTimeoutMs: 300 }).pipe(
+      const layer = NodeWorkspaces.layer({ stateDir: NodePath.join(root, "state"), fetchTimeoutMs: 300 }).pipe(
         Layer.provide(Layer.mergeAll(hangingGit, NodeFileSystem.layer))
       )
       const error = yield* fetchPullRequest(hanging).pipe(Effect.flip, Effect.provide(layer))

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os"
 import * as NodePath from "node:path"
 import { NodeFileSystem } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
-import { Git, NodeGit, type PullRequestRef, Workspaces } from "../src/index.ts"
+import { Git, NodeGit, NodeWorkspaces, type PullRequestRef, Workspaces } from "../src/index.ts"
 
 // Tests never read the machine's git configuration.
 export const isolatedEnv = {
@@ -131,7 +131,7 @@ export const testGit = (wrap: (run: GitRun) => GitRun = (run) => run): Layer.Lay
   ).pipe(Layer.provide(NodeGit.layer))
 
 export const workspacesLayer = (stateDir: string, git: Layer.Layer<Git> = testGit()) =>
-  Workspaces.layer({ stateDir }).pipe(Layer.provide(Layer.mergeAll(git, NodeFileSystem.layer)))
+  NodeWorkspaces.layer({ stateDir }).pipe(Layer.provide(Layer.mergeAll(git, NodeFileSystem.layer)))
 
 /** Refs of a repository under `prefix`, `name sha` per line. */
 export const refsOf = (gitDir: string, prefix = "refs/"): Array<string> =>

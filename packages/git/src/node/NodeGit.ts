@@ -4,9 +4,9 @@ import * as NodePath from "@effect/platform-node/NodePath"
 import { Duration, Effect, Layer, Stream } from "effect"
 import type { PlatformError } from "effect/PlatformError"
 import { ChildProcess, ChildProcessSpawner } from "effect/process"
-import { GitCommandFailed, GitTimeout } from "./Errors.ts"
-import { Git, type GitOutput, type GitRunOptions, type GitUser, REPOSITORY_ENV } from "./Git.ts"
-import { redactCredentials } from "./Redact.ts"
+import { GitCommandFailed, GitTimeout } from "../Errors.ts"
+import { Git, type GitOutput, type GitRunOptions, type GitUser, REPOSITORY_ENV } from "../Git.ts"
+import { redactCredentials } from "../Redact.ts"
 
 // The user's environment passes through (HOME, SSH_AUTH_SOCK, credential
 // helpers), with these on top: git must never wait for a human, and must

@@ -5,10 +5,10 @@
 import * as NodePath from "node:path"
 import { Effect, type FileSystem } from "effect"
 import type { PlatformError } from "effect/PlatformError"
-import { FileSystemFailed, GitCommandFailed } from "./Errors.ts"
-import { looseObjectType, movePackedBranches } from "./GitFiles.ts"
-import { redactCredentials } from "./Redact.ts"
-import { isSafeRefName } from "./RefName.ts"
+import { FileSystemFailed, GitCommandFailed } from "../Errors.ts"
+import { looseObjectType, movePackedBranches } from "../GitFiles.ts"
+import { redactCredentials } from "../Redact.ts"
+import { isSafeRefName } from "../RefName.ts"
 
 /** Where a mirror keeps the base branches it holds: `refs/prbox/base/<branch>`. */
 export const BASE_PREFIX = "refs/prbox/base/"

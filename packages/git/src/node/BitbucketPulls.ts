@@ -1,8 +1,8 @@
 import type { PullRequestInfo, PullRequestLookup } from "@prbox/domain"
 import type { Effect } from "effect"
-import { authorization, type HostCredential } from "./HostCredentials.ts"
-import { askService, type Hints, type ServiceFailure } from "./PullAnswers.ts"
-import type { PullRequestLocation } from "./PullRequests.ts"
+import { authorization, type HostCredential } from "../HostCredentials.ts"
+import { askService, type Hints, type ServiceFailure } from "../PullAnswers.ts"
+import type { PullRequestLocation } from "../PullRequests.ts"
 
 /** The fields of Bitbucket Cloud's `GET /2.0/repositories/{workspace}/{repo_slug}/pullrequests/{id}` that prbox reads. */
 export interface BitbucketPull {

@@ -1,13 +1,13 @@
 import type { PullRequestLookup } from "@prbox/domain"
 import { Cache, Effect, Exit, Layer } from "effect"
 import type { ChildProcessSpawner } from "effect/process"
+import { configureHint, hostCredential, secretsOf } from "../HostCredentials.ts"
+import { HostingClients } from "../HostingClients.ts"
+import { type PullRequestLocation, PullRequests } from "../PullRequests.ts"
 import { defaultBitbucketApi, lookupBitbucket } from "./BitbucketPulls.ts"
 import { lookupCodeCommit } from "./CodeCommitPulls.ts"
 import { lookupGitHub } from "./GitHubPulls.ts"
 import { lookupGitLab } from "./GitLabPulls.ts"
-import { configureHint, hostCredential, secretsOf } from "./HostCredentials.ts"
-import { HostingClients } from "./HostingClients.ts"
-import { type PullRequestLocation, PullRequests } from "./PullRequests.ts"
 
 export interface Options {
   /** Bound on one lookup, credentials included; past it the answer is `Unknown`. */

@@ -1,28 +1,13 @@
 import * as NodePath from "node:path"
 import { Effect } from "effect"
-import { classifyMirrorFailure } from "./Classify.ts"
-import { GitCommandFailed, UnsafeArgument } from "./Errors.ts"
-import { Git, type GitOutput } from "./Git.ts"
-import { commitPattern } from "./GitFiles.ts"
+import { classifyMirrorFailure } from "../Classify.ts"
+import { GitCommandFailed, UnsafeArgument } from "../Errors.ts"
+import { Git, type GitOutput } from "../Git.ts"
+import { commitPattern } from "../GitFiles.ts"
+import { stderrTail } from "../Redact.ts"
+import { isSafeRefName } from "../RefName.ts"
+import type { BaseDiff, BaseDiffOptions } from "../Workspaces.ts"
 import { BASE_PREFIX, DEFAULT_BASE } from "./MirrorFiles.ts"
-import { stderrTail } from "./Redact.ts"
-import { isSafeRefName } from "./RefName.ts"
-
-export interface BaseDiffOptions {
-  /** The PR's base branch when the code host tells it; the remote's default branch otherwise. */
-  readonly base?: string
-  /** Pathspecs relative to the repository's root, taken literally; none: everything. */
-  readonly paths: ReadonlyArray<string>
-  readonly stat: boolean
-}
-
-export interface BaseDiff {
-  /** The merge-base of the head and the base branch. */
-  readonly mergeBase: string
-  readonly baseBranch: string
-  /** `git diff <mergeBase> <head>` (or its `--stat`), whole: the caller bounds it. */
-  readonly diff: string
-}
 
 type WithMirrorLock = (mirrorPath: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 
@@ -32,7 +17,7 @@ type WithMirrorLock = (mirrorPath: string) => <A, E, R>(effect: Effect.Effect<A,
  * and its base branch. The base branch is fetched into the mirror the first
  * time (the default branch found from the remote's HEAD), then reused.
  */
-export const makeBaseDiff = Effect.fnUntraced(function* (
+export const baseDiffs = Effect.fnUntraced(function* (
   timeouts: { readonly local: number; readonly fetch: number },
   withMirrorLock: WithMirrorLock
 ) {

@@ -1,32 +1,15 @@
 import { createHash, randomBytes } from "node:crypto"
 import * as NodePath from "node:path"
 import { Effect, FileSystem, Ref, Semaphore } from "effect"
-import { classifyFetchFailure, classifyMirrorFailure } from "./Classify.ts"
-import { hasOriginUrl, withOnlyOriginUrl } from "./ConfigFile.ts"
-import { MirrorCorrupt, UnsafeArgument } from "./Errors.ts"
-import { Git, type GitOutput } from "./Git.ts"
-import { commitPattern, fetchHeadEntry } from "./GitFiles.ts"
+import { classifyFetchFailure, classifyMirrorFailure } from "../Classify.ts"
+import { hasOriginUrl, withOnlyOriginUrl } from "../ConfigFile.ts"
+import { MirrorCorrupt, UnsafeArgument } from "../Errors.ts"
+import { Git, type GitOutput } from "../Git.ts"
+import { commitPattern, fetchHeadEntry } from "../GitFiles.ts"
+import type { PullRequestRef } from "../PullRequestRef.ts"
+import { hasUrlCredentials, redactCredentials, stderrTail } from "../Redact.ts"
+import type { FetchedPullRequest, MirrorKey, ProgressOptions } from "../Workspaces.ts"
 import { fsStep, looseObjectTypeOf, moveClonedBranches } from "./MirrorFiles.ts"
-import type { PullRequestRef } from "./PullRequestRef.ts"
-import { hasUrlCredentials, redactCredentials, stderrTail } from "./Redact.ts"
-
-export interface ProgressOptions {
-  /** Receives human-readable progress lines (git's own, redacted, and ours). */
-  readonly onProgress?: (line: string) => Effect.Effect<void>
-}
-
-export interface FetchedPullRequest {
-  readonly mirrorPath: string
-  /** The pull request's head commit. */
-  readonly commit: string
-  /** The remote refs this fetch asked the server for: the pull request's head only. */
-  readonly fetchedRefs: ReadonlyArray<string>
-  /** False when an existing mirror of the repository was reused. */
-  readonly mirrorCreated: boolean
-}
-
-/** What names a repository's mirror: where it is and through which credentials profile. */
-export type MirrorKey = Pick<PullRequestRef, "host" | "repository" | "profile">
 
 export const noProgress = (): Effect.Effect<void> => Effect.void
 
@@ -62,7 +45,7 @@ export interface MirrorsOptions {
  * ref at a time. A mirror's lock serialises its fetches and the clones made
  * from it (`withMirrorLock`).
  */
-export const makeMirrors = Effect.fnUntraced(function* (options: MirrorsOptions) {
+export const workspaceMirrors = Effect.fnUntraced(function* (options: MirrorsOptions) {
   const git = yield* Git
   const fs = yield* FileSystem.FileSystem
   const { mirrorsDir, fetchTimeoutMs, localTimeoutMs } = options

@@ -1,9 +1,9 @@
 import * as NodePath from "node:path"
 import { Effect, FileSystem } from "effect"
-import { UnsafeArgument } from "./Errors.ts"
-import { Git } from "./Git.ts"
+import { UnsafeArgument } from "../Errors.ts"
+import { Git } from "../Git.ts"
+import { checkCommit, failure, type WithMirrorLock } from "../WorkspaceUpdate.ts"
 import { fsStep } from "./MirrorFiles.ts"
-import { checkCommit, failure, type WithMirrorLock } from "./WorkspaceUpdate.ts"
 
 /** The one ref a bundle carries (a bundle names refs, never bare commits). */
 const BUNDLE_REF = "refs/heads/prbox-bundle"
@@ -15,7 +15,7 @@ const BUNDLE_REF = "refs/heads/prbox-bundle"
  * receiver's commits; the rest are left out of the exclusion, never
  * fail it). Only objects cross: no ref, remote or credential of the mirror.
  */
-export const makeBundleCommit = Effect.fnUntraced(function* (localTimeoutMs: number, withMirrorLock: WithMirrorLock) {
+export const commitBundles = Effect.fnUntraced(function* (localTimeoutMs: number, withMirrorLock: WithMirrorLock) {
   const git = yield* Git
   const fs = yield* FileSystem.FileSystem
 

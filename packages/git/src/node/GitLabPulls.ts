@@ -1,9 +1,9 @@
 import type { PullRequestInfo, PullRequestLookup } from "@prbox/domain"
 import { Effect } from "effect"
-import { GitLabRefusal } from "./GitLabTransport.ts"
-import { HostingClients } from "./HostingClients.ts"
-import { askService, type Hints, withClient } from "./PullAnswers.ts"
-import type { PullRequestLocation } from "./PullRequests.ts"
+import { GitLabRefusal } from "../GitLabTransport.ts"
+import { HostingClients } from "../HostingClients.ts"
+import { askService, type Hints, withClient } from "../PullAnswers.ts"
+import type { PullRequestLocation } from "../PullRequests.ts"
 
 /** The fields of `GET /projects/:id/merge_requests/:iid` that prbox reads. */
 export interface GitLabMergeRequest {

@@ -1,59 +1,21 @@
 import * as NodePath from "node:path"
 import { Effect, FileSystem } from "effect"
-import { classifyMirrorFailure } from "./Classify.ts"
-import { withOriginUrl } from "./ConfigFile.ts"
-import { GitCommandFailed, UnsafeArgument } from "./Errors.ts"
-import { Git, type GitUser } from "./Git.ts"
-import { commitPattern } from "./GitFiles.ts"
+import { classifyMirrorFailure } from "../Classify.ts"
+import { withOriginUrl } from "../ConfigFile.ts"
+import { GitCommandFailed, UnsafeArgument } from "../Errors.ts"
+import { Git, type GitUser } from "../Git.ts"
+import { commitPattern } from "../GitFiles.ts"
+import { hasUrlCredentials, redactCredentials, stderrTail } from "../Redact.ts"
+import { isSafeBranchName } from "../RefName.ts"
+import type { CloneCheckout, CreatedWorkspace, CreateWorkspaceOptions } from "../Workspaces.ts"
 import { handOverClone } from "./HandOver.ts"
 import { fsStep } from "./MirrorFiles.ts"
-import { editOriginUrl, noProgress, type ProgressOptions } from "./Mirrors.ts"
-import { hasUrlCredentials, redactCredentials, stderrTail } from "./Redact.ts"
-import { isSafeBranchName } from "./RefName.ts"
-
-export interface CreateWorkspaceOptions extends ProgressOptions {
-  readonly mirrorPath: string
-  readonly commit: string
-  /** Absolute path of the new workspace; must not exist or be empty. */
-  readonly destination: string
-  /** The real remote, without credentials: what `origin` points to in the workspace. */
-  readonly originUrl: string
-  readonly branchName: string
-  /**
-   * Who the workspace is for, when not the daemon's own user (a root
-   * daemon's sandbox user): the checkout runs as them, so its files are theirs.
-   */
-  readonly owner?: GitUser
-  /**
-   * False: only the clone (its `.git`, handed to `owner`); the caller checks
-   * it out inside the sandbox, where no host program reads what the
-   * sandbox writes meanwhile. Default true: checked out here.
-   */
-  readonly checkout?: boolean
-}
-
-/** A clone made without its files, and what to check out in it. */
-export interface CloneCheckout {
-  readonly destination: string
-  readonly commit: string
-  readonly branchName: string
-  /** Who checks it out, when not the daemon's own user (as for createWorkspace). */
-  readonly owner?: GitUser
-}
-
-export interface CreatedWorkspace {
-  readonly path: string
-  readonly branch: string
-  readonly commit: string
-}
+import { editOriginUrl, noProgress } from "./Mirrors.ts"
 
 type WithMirrorLock = (mirrorPath: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 
 /** Makes workspaces: self-contained clones of a mirror, checked out at a pull request's head. */
-export const makeCreateWorkspace = Effect.fnUntraced(function* (
-  localTimeoutMs: number,
-  withMirrorLock: WithMirrorLock
-) {
+export const workspaceClones = Effect.fnUntraced(function* (localTimeoutMs: number, withMirrorLock: WithMirrorLock) {
   const git = yield* Git
   const fs = yield* FileSystem.FileSystem
   /** git with `folder` as its working folder, as `asUser` when given; a non-zero exit fails. */

@@ -1,8 +1,8 @@
 import type { PullRequest } from "@aws-sdk/client-codecommit"
 import type { PullRequestInfo, PullRequestLookup } from "@prbox/domain"
 import type { Effect } from "effect"
-import { askService, type Hints, type ServiceFailure } from "./PullAnswers.ts"
-import type { PullRequestLocation } from "./PullRequests.ts"
+import { askService, type Hints, type ServiceFailure } from "../PullAnswers.ts"
+import type { PullRequestLocation } from "../PullRequests.ts"
 
 /** CodeCommit's answer; pull request ids are per region, so the repository is checked too. */
 export const fromCodeCommit = (pull: PullRequest, repository: string): PullRequestInfo | PullRequestLookup => {

@@ -1,7 +1,7 @@
 import * as NodePath from "node:path"
 import { Effect, type FileSystem, Option } from "effect"
-import type { FileSystemFailed } from "./Errors.ts"
-import type { GitUser } from "./Git.ts"
+import type { FileSystemFailed } from "../Errors.ts"
+import type { GitUser } from "../Git.ts"
 import { fsStep } from "./MirrorFiles.ts"
 
 /**

@@ -1,8 +1,8 @@
 import type { PullRequestInfo, PullRequestLookup } from "@prbox/domain"
 import { Effect } from "effect"
-import { HostingClients } from "./HostingClients.ts"
-import { askService, type Hints, type ServiceFailure, withClient } from "./PullAnswers.ts"
-import type { PullRequestLocation } from "./PullRequests.ts"
+import { HostingClients } from "../HostingClients.ts"
+import { askService, type Hints, type ServiceFailure, withClient } from "../PullAnswers.ts"
+import type { PullRequestLocation } from "../PullRequests.ts"
 
 /** The fields of `GET /repos/{owner}/{repo}/pulls/{pull_number}` that prbox reads. */
 export interface GitHubPull {

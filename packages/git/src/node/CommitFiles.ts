@@ -1,28 +1,10 @@
 import * as NodePath from "node:path"
 import { Effect } from "effect"
-import { GitCommandFailed, type GitTimeout, UnsafeArgument } from "./Errors.ts"
-import { Git } from "./Git.ts"
-import { commitPattern } from "./GitFiles.ts"
-import { stderrTail } from "./Redact.ts"
-
-/** A file or folder directly inside a folder of a commit. */
-export interface CommitEntry {
-  readonly name: string
-  readonly type: "file" | "dir"
-}
-
-/**
- * Read access to one commit of a mirror, without a checkout: what prbox
- * reads of a PR before it admits a sandbox (its devcontainer.json).
- */
-export interface CommitFiles {
-  /** A file's text, or undefined when the commit has no file there. */
-  readonly read: (path: string) => Effect.Effect<string | undefined, GitCommandFailed | GitTimeout | UnsafeArgument>
-  /** A folder's entries, or undefined when the commit has no folder there. */
-  readonly list: (
-    dir: string
-  ) => Effect.Effect<ReadonlyArray<CommitEntry> | undefined, GitCommandFailed | GitTimeout | UnsafeArgument>
-}
+import { GitCommandFailed, UnsafeArgument } from "../Errors.ts"
+import { Git } from "../Git.ts"
+import { commitPattern } from "../GitFiles.ts"
+import { stderrTail } from "../Redact.ts"
+import type { CommitEntry, CommitFiles } from "../Workspaces.ts"
 
 /** PR content: a file larger than this is not configuration and is refused. */
 const MAX_FILE_BYTES = 1024 * 1024
@@ -54,7 +36,7 @@ const isSafePath = (path: string): boolean =>
   !path.startsWith("-") &&
   path.split("/").every((part) => part.length > 0 && part !== "." && part !== "..")
 
-export const makeCommitFiles = Effect.fnUntraced(function* (timeoutMs: number) {
+export const commitFileReaders = Effect.fnUntraced(function* (timeoutMs: number) {
   const git = yield* Git
   return (mirrorPath: string, commit: string): CommitFiles => {
     const gitOk = (operation: string, args: ReadonlyArray<string>) =>
