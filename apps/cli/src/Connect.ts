@@ -1,10 +1,10 @@
 import { fileURLToPath } from "node:url"
 import {
-  Client,
   type ClientError,
   currentHome,
   ensureDaemon,
   Launch,
+  NodePrboxClient,
   PrboxClient,
   type PrboxClientShape,
   requireDaemon
@@ -39,7 +39,7 @@ export const notice = (line: string) => process.stderr.write(`prbox: ${line}\n`)
 
 /** A client of this home's daemon (its HTTP agent lives as long as the effect). */
 export const withClient = <A, E, R>(body: Effect.Effect<A, E, R | PrboxClient>) =>
-  Effect.provide(body, Client.layer({ socketPath: home.socketPath }))
+  Effect.provide(body, NodePrboxClient.layer({ socketPath: home.socketPath }))
 
 /** The running daemon, started (and said so on stderr) when none runs. */
 export const ensureRunning = (announce: (line: string) => void = notice) => ensureDaemon(home, launcher, announce)

@@ -1,10 +1,10 @@
 import {
   Backoff,
-  Client,
   type ClientError,
   clientHome,
   ensureDaemon,
   Launch,
+  NodePrboxClient,
   PrboxClient,
   type PrboxClientShape
 } from "@prbox/client"
@@ -67,7 +67,7 @@ export class Daemon {
 
   constructor(settings: Settings) {
     this.#settings = settings
-    this.#runtime = ManagedRuntime.make(Client.layer({ socketPath: settings.socketPath }))
+    this.#runtime = ManagedRuntime.make(NodePrboxClient.layer({ socketPath: settings.socketPath }))
   }
 
   get settings(): Settings {
@@ -135,7 +135,7 @@ export class Daemon {
     await this.#stopWatching()
     const old = this.#runtime
     this.#settings = settings
-    this.#runtime = ManagedRuntime.make(Client.layer({ socketPath: settings.socketPath }))
+    this.#runtime = ManagedRuntime.make(NodePrboxClient.layer({ socketPath: settings.socketPath }))
     await old.dispose()
     this.#publish({ _tag: "connecting" })
     if (watching) this.watch()

@@ -1,6 +1,7 @@
 import type { GcPlan, GcReport, MaintenanceFailure, PrunePlan, PruneReport } from "@prbox/protocol"
 import { Effect } from "effect"
-import type { ClientError, PrboxClientShape } from "./Client.ts"
+import type { ClientError } from "./ClientErrors.ts"
+import type { PrboxClientShape } from "./PrboxClient.ts"
 
 /**
  * A deletion the user confirms (design guarantee 7): the daemon computes a

@@ -2,7 +2,8 @@ import { isSettling, type SandboxEvent } from "@prbox/domain"
 import type { SandboxView } from "@prbox/protocol"
 import { Data, Effect, Option, Schema, Stream } from "effect"
 import * as Backoff from "./Backoff.ts"
-import { type ClientError, type PrboxClientShape, ProtocolError } from "./Client.ts"
+import { type ClientError, ProtocolError } from "./ClientErrors.ts"
+import type { PrboxClientShape } from "./PrboxClient.ts"
 
 /**
  * The daemon went away while a command followed a sandbox: said as that, with

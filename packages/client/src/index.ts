@@ -1,18 +1,12 @@
 export * as Backoff from "./Backoff.ts"
 export * as Cleanup from "./Cleanup.ts"
-export * as Client from "./Client.ts"
-export {
-  type ClientError,
-  DaemonUnreachable,
-  IncompatibleDaemon,
-  PrboxClient,
-  type PrboxClientShape,
-  ProtocolError
-} from "./Client.ts"
-export * from "./DaemonProcess.ts"
+export { type ClientError, DaemonUnreachable, IncompatibleDaemon, ProtocolError } from "./ClientErrors.ts"
 export * from "./Follow.ts"
 export * from "./Format.ts"
 export * from "./Home.ts"
 export type { DaemonLauncher } from "./Launch.ts"
 export * as Launch from "./Launch.ts"
+export * from "./node/DaemonProcess.ts"
+export * as NodePrboxClient from "./node/NodePrboxClient.ts"
 export * from "./OpenInput.ts"
+export { type ClientOptions, PrboxClient, type PrboxClientShape } from "./PrboxClient.ts"

@@ -6,7 +6,7 @@ import { SandboxId } from "@prbox/domain"
 import { Busy, NotFound, type SandboxEvent } from "@prbox/protocol"
 import { Effect, Stream } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
-import { Client, PrboxClient } from "../src/index.ts"
+import { NodePrboxClient, PrboxClient } from "../src/index.ts"
 
 const dirs: Array<string> = []
 afterEach(() => {
@@ -42,7 +42,7 @@ const json = (res: ServerResponse, status: number, value: unknown) => {
 }
 
 const run = <A, E>(socketPath: string, effect: Effect.Effect<A, E, PrboxClient>) =>
-  Effect.runPromise(effect.pipe(Effect.provide(Client.layer({ socketPath, requestTimeout: "5 seconds" }))))
+  Effect.runPromise(effect.pipe(Effect.provide(NodePrboxClient.layer({ socketPath, requestTimeout: "5 seconds" }))))
 
 const client = Effect.gen(function* () {
   return yield* PrboxClient

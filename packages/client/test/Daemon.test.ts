@@ -12,12 +12,12 @@ import { imageTag } from "../../../scripts/images/images.ts"
 import { TEST_RUN_LABEL } from "../../../scripts/testing/global-setup.ts"
 import {
   Cleanup,
-  Client,
   clientHome,
   DaemonStopped,
   ensureDaemon,
   followUntilSettled,
   Launch,
+  NodePrboxClient,
   PrboxClient,
   stopDaemon
 } from "../src/index.ts"
@@ -47,7 +47,7 @@ const seedEnded = (stateDir: string, ids: ReadonlyArray<string>) =>
   )
 
 const withClient = <A, E>(home: string, body: Effect.Effect<A, E, PrboxClient>) =>
-  Effect.runPromise(body.pipe(Effect.provide(Client.layer({ socketPath: clientHome(home).socketPath }))))
+  Effect.runPromise(body.pipe(Effect.provide(NodePrboxClient.layer({ socketPath: clientHome(home).socketPath }))))
 
 const start = (home: string) =>
   withClient(

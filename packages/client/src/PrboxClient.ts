@@ -1,8 +1,6 @@
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import type { SandboxId } from "@prbox/domain"
 import {
   API_VERSION,
-  type ApiError,
   type DiffRequest,
   type DiffResult,
   type ExecRequest,
@@ -16,7 +14,6 @@ import {
   type GcReport,
   type GcRequest,
   type Health,
-  isApiError,
   type JobOutput,
   type JobRequest,
   type JobView,
@@ -34,70 +31,10 @@ import {
   type UpdateReport,
   type VersionInfo
 } from "@prbox/protocol"
-import { Context, Duration, Effect, Layer, Schema, Stream } from "effect"
-import { HttpClientError } from "effect/http"
+import { Context, Duration, Effect, Layer, Stream } from "effect"
+import type { HttpClient } from "effect/http"
 import { HttpApiClient } from "effect/http-api"
-
-/** Nothing answers on the socket: no daemon, a stale socket, or no permission. */
-export class DaemonUnreachable extends Schema.TaggedError<DaemonUnreachable>()("DaemonUnreachable", {
-  message: Schema.String,
-  socketPath: Schema.String
-}) {}
-
-/** A daemon answers but does not serve the API generation this client speaks. */
-export class IncompatibleDaemon extends Schema.TaggedError<IncompatibleDaemon>()("IncompatibleDaemon", {
-  message: Schema.String
-}) {}
-
-/** The daemon's answer was not what the API declares (or it took too long). */
-export class ProtocolError extends Schema.TaggedError<ProtocolError>()("ProtocolError", {
-  message: Schema.String
-}) {}
-
-export type ClientError = ApiError | DaemonUnreachable | IncompatibleDaemon | ProtocolError
-
-const errorCode = (cause: unknown): string | undefined =>
-  typeof cause === "object" && cause !== null && "code" in cause && typeof cause.code === "string"
-    ? cause.code
-    : undefined
-
-/** Every failure of a call, as one of our tagged errors. */
-export const normalizeError =
-  (socketPath: string) =>
-  (error: unknown): ClientError => {
-    if (isApiError(error)) return error
-    if (error instanceof DaemonUnreachable || error instanceof IncompatibleDaemon || error instanceof ProtocolError) {
-      return error
-    }
-    if (HttpClientError.isHttpClientError(error)) {
-      const reason = error.reason
-      if (reason._tag === "TransportError") {
-        const code = errorCode(reason.cause)
-        const why =
-          code === "ENOENT"
-            ? "no daemon socket"
-            : code === "ECONNREFUSED"
-              ? "nothing listens on the socket"
-              : code === "EACCES"
-                ? "permission denied"
-                : code === "ECONNRESET" || code === "EPIPE"
-                  ? "the connection was closed"
-                  : (code ?? "connection failed")
-        return new DaemonUnreachable({
-          message: `prboxd is not reachable at ${socketPath} (${why})`,
-          socketPath
-        })
-      }
-      if (reason._tag === "StatusCodeError") {
-        return new ProtocolError({ message: `prboxd answered with HTTP ${reason.response.status}` })
-      }
-      return new ProtocolError({ message: `unexpected answer from prboxd: ${reason.message}` })
-    }
-    if (Schema.isSchemaError(error)) {
-      return new ProtocolError({ message: `unexpected answer from prboxd: ${error.message}` })
-    }
-    return new ProtocolError({ message: error instanceof Error ? error.message : String(error) })
-  }
+import { type ClientError, IncompatibleDaemon, normalizeError, ProtocolError } from "./ClientErrors.ts"
 
 export interface ClientOptions {
   readonly socketPath: string
@@ -172,7 +109,14 @@ export interface PrboxClientShape {
   readonly prune: (request: PruneRequest) => Effect.Effect<PruneReport, ClientError>
 }
 
-export class PrboxClient extends Context.Service<PrboxClient, PrboxClientShape>()("prbox/client/PrboxClient") {}
+export class PrboxClient extends Context.Service<PrboxClient, PrboxClientShape>()("prbox/client/PrboxClient") {
+  /**
+   * A typed client of the daemon API over its Unix socket; needs an HttpClient
+   * that dials that socket (NodePrboxClient.layer provides one).
+   */
+  static readonly layer = (options: ClientOptions): Layer.Layer<PrboxClient, never, HttpClient.HttpClient> =>
+    Layer.effect(PrboxClient, make(options))
+}
 
 /**
  * Every request goes over the Unix socket; the host is never looked up. It is
@@ -181,8 +125,8 @@ export class PrboxClient extends Context.Service<PrboxClient, PrboxClientShape>(
  */
 const BASE_URL = "http://localhost"
 
-/** A typed client of the daemon API over its Unix socket; needs an HttpClient that dials that socket. */
-export const make = (options: ClientOptions) =>
+/** The client's calls, on an HttpClient that dials the daemon's socket (PrboxClient.layer). */
+const make = (options: ClientOptions) =>
   Effect.gen(function* () {
     const api = yield* HttpApiClient.make(PrboxApi, { baseUrl: BASE_URL })
     const socketPath = options.socketPath
@@ -287,9 +231,3 @@ export const make = (options: ClientOptions) =>
       prune: (payload) => call(api.maintenance.prune({ payload }), Duration.sum(timeout, Duration.minutes(5)))
     })
   })
-
-/** The client over `socketPath`, with its own HTTP agent (closed with the layer). */
-export const layer = (options: ClientOptions): Layer.Layer<PrboxClient> =>
-  Layer.effect(PrboxClient, make(options)).pipe(
-    Layer.provide(NodeHttpClient.layerNodeHttpOptions({ socketPath: options.socketPath }))
-  )

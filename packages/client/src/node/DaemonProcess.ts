@@ -3,9 +3,10 @@ import { closeSync, constants, existsSync, mkdirSync, openSync, readFileSync } f
 import { statePaths } from "@prbox/domain"
 import type { VersionInfo } from "@prbox/protocol"
 import { Duration, Effect, Schedule, Schema } from "effect"
-import { type ClientError, DaemonUnreachable, PrboxClient } from "./Client.ts"
-import type { ClientHome } from "./Home.ts"
-import { type DaemonLauncher, daemonEnv } from "./Launch.ts"
+import { type ClientError, DaemonUnreachable } from "../ClientErrors.ts"
+import type { ClientHome } from "../Home.ts"
+import { type DaemonLauncher, daemonEnv } from "../Launch.ts"
+import { PrboxClient } from "../PrboxClient.ts"
 
 /** How long a client waits for a daemon it started to answer, and for one it stopped to exit. */
 const START_TIMEOUT = Duration.seconds(20)
