@@ -5,7 +5,7 @@ import { Command, Flag } from "effect/cli"
 import { ensureRunning, home, launcher, running, withClient } from "./Connect.ts"
 import { doctor } from "./Doctor.ts"
 import { ExitCode, printJson, runCommand } from "./Exit.ts"
-import * as NodeUserService from "./NodeUserService.ts"
+import * as NodeUserService from "./node/NodeUserService.ts"
 import { followFlag, json, note, out } from "./Params.ts"
 import { daemonServiceSpec, ServiceManagerFailed, UserService } from "./UserService.ts"
 

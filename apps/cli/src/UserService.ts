@@ -5,7 +5,7 @@ import { Context, type Effect, Schema } from "effect"
 /**
  * The user's service manager (systemd's user instance, launchd's gui domain),
  * as `prbox daemon install|uninstall` and `prbox doctor` need it. The Node
- * implementation runs systemctl / launchctl (NodeUserService.ts).
+ * implementation runs systemctl / launchctl (node/NodeUserService.ts).
  */
 
 export type ServiceManagerKind = "systemd" | "launchd" | "none"

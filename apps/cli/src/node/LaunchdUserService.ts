@@ -1,6 +1,7 @@
 import { homedir } from "node:os"
 import { LAUNCHD_LABEL, launchdAgentPath, renderLaunchdPlist } from "@prbox/domain"
 import { Effect, FileSystem } from "effect"
+import { ServiceManagerUnavailable, type ServiceState, UserService, type UserServiceShape } from "../UserService.ts"
 import {
   checkedSpec,
   exists,
@@ -11,10 +12,9 @@ import {
   step,
   writeFileAtomically
 } from "./ServiceSteps.ts"
-import { ServiceManagerUnavailable, type ServiceState, UserService, type UserServiceShape } from "./UserService.ts"
 
 /** launchd's gui domain of this user, through `launchctl`. */
-export const launchd = Effect.gen(function* () {
+export const launchdUserService = Effect.gen(function* () {
   const fs = yield* FileSystem.FileSystem
   const provide = yield* providing
   const domain = `gui/${process.getuid?.() ?? 0}`

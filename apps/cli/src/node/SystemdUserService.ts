@@ -1,6 +1,7 @@
 import { homedir } from "node:os"
 import { renderSystemdUnit, SYSTEMD_UNIT, systemdUnitPath } from "@prbox/domain"
 import { Effect, FileSystem } from "effect"
+import { ServiceManagerUnavailable, type ServiceState, UserService, type UserServiceShape } from "../UserService.ts"
 import {
   checkedSpec,
   exists,
@@ -12,10 +13,9 @@ import {
   step,
   writeFileAtomically
 } from "./ServiceSteps.ts"
-import { ServiceManagerUnavailable, type ServiceState, UserService, type UserServiceShape } from "./UserService.ts"
 
 /** systemd's user manager, through `systemctl --user`. */
-export const systemd = Effect.gen(function* () {
+export const systemdUserService = Effect.gen(function* () {
   const fs = yield* FileSystem.FileSystem
   const provide = yield* providing
   const systemctl = (args: ReadonlyArray<string>) => run("systemctl", ["--user", ...args])

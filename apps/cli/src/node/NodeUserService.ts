@@ -1,8 +1,8 @@
 import { Effect, Layer } from "effect"
-import { launchd } from "./LaunchdUserService.ts"
+import { ServiceManagerUnavailable, UserService, type UserServiceShape } from "../UserService.ts"
+import { launchdUserService } from "./LaunchdUserService.ts"
 import type { Platform } from "./ServiceSteps.ts"
-import { systemd } from "./SystemdUserService.ts"
-import { ServiceManagerUnavailable, UserService, type UserServiceShape } from "./UserService.ts"
+import { systemdUserService } from "./SystemdUserService.ts"
 
 /** Platforms with neither: install says so, doctor reports no service. */
 const unsupported: UserServiceShape = (() => {
@@ -28,8 +28,8 @@ const unsupported: UserServiceShape = (() => {
 export const layer: Layer.Layer<UserService, never, Platform> = Layer.effect(
   UserService,
   process.platform === "linux"
-    ? systemd
+    ? systemdUserService
     : process.platform === "darwin"
-      ? launchd
+      ? launchdUserService
       : Effect.succeed(UserService.of(unsupported))
 )

@@ -2,7 +2,7 @@ import { dirname } from "node:path"
 import { type DaemonServiceSpec, invalidServiceSpec } from "@prbox/domain"
 import { Effect, FileSystem, Stream } from "effect"
 import { ChildProcess, ChildProcessSpawner } from "effect/process"
-import { ServiceManagerFailed } from "./UserService.ts"
+import { ServiceManagerFailed } from "../UserService.ts"
 
 /** What the service manager adapters share: running their tool, writing their file. */
 export interface Ran {
