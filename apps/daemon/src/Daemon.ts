@@ -4,14 +4,14 @@ import { Engines, Previews } from "@prbox/engine"
 import { NodeEngine } from "@prbox/engine/node"
 import { Clock, Context, Effect, Layer } from "effect"
 import { HttpRouter } from "effect/http"
+import { DaemonInfo } from "./DaemonInfo.ts"
 import { startupFailure } from "./Files.ts"
 import * as Front from "./Front.ts"
-import { ApiLive, DAEMON_VERSION, DaemonInfo } from "./Handlers.ts"
+import { ApiLive, DAEMON_VERSION } from "./Handlers.ts"
 import type { Limits } from "./Limits.ts"
 import { acquireLock } from "./Lock.ts"
-import * as MaintenanceLayer from "./Maintenance.ts"
 import { Maintenance } from "./Maintenance.ts"
-import { servePreviews } from "./PreviewServer.ts"
+import { servePreviews } from "./PreviewProxy.ts"
 import { requestTimings } from "./RequestTimings.ts"
 import { clearStaleSocket } from "./SocketFile.ts"
 import { restoreOptimization } from "./Tiering.ts"
@@ -46,7 +46,7 @@ export const run = (options: DaemonOptions) =>
       yield* Effect.logInfo(`sandboxes are made on the Docker engine ${chosen.address} (${chosen.source})`)
       const services = Context.merge(
         engine,
-        yield* Layer.build(MaintenanceLayer.layer).pipe(Effect.provideContext(engine), Effect.mapError(startupFailure))
+        yield* Layer.build(Maintenance.layer).pipe(Effect.provideContext(engine), Effect.mapError(startupFailure))
       )
       const context = Layer.succeedContext(services)
 

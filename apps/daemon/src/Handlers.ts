@@ -1,28 +1,20 @@
 import { isLive, PRBOX_VERSION, type PreviewPort, previewPathUrl, previewUrl, type SandboxId } from "@prbox/domain"
 import { Config, Previews, SandboxService } from "@prbox/engine"
 import { Conflict, MAX_LOG_PAGE, type PortList, PrboxApi, SERVED_API_VERSIONS, toView } from "@prbox/protocol"
-import { Clock, Context, Effect, Layer, Redacted } from "effect"
+import { Clock, Effect, Layer, Redacted } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
+import { DaemonInfo } from "./DaemonInfo.ts"
 import { sandboxEvents } from "./Events.ts"
 import { exec } from "./Exec.ts"
 import { FilesLive } from "./FilesHandlers.ts"
 import { JobsLive } from "./JobsHandlers.ts"
-import { makeListCache } from "./ListCache.ts"
+import { sandboxListCache } from "./ListCache.ts"
 import { Maintenance } from "./Maintenance.ts"
 import { api } from "./Mapping.ts"
 import { resolve } from "./Resolve.ts"
 
 export const DAEMON_VERSION = PRBOX_VERSION
 const DEFAULT_LOG_PAGE = 200
-
-/** Facts about this daemon process, and the front layer's live counters. */
-export interface DaemonInfoShape {
-  readonly home: string
-  readonly startedAt: number
-  readonly inFlight: () => { readonly requests: number; readonly streams: number }
-}
-
-export class DaemonInfo extends Context.Service<DaemonInfo, DaemonInfoShape>()("prbox/daemon/DaemonInfo") {}
 
 const MetaLive = HttpApiBuilder.group(PrboxApi, "meta", (handlers) =>
   Effect.gen(function* () {
@@ -63,7 +55,7 @@ const SandboxesLive = HttpApiBuilder.group(PrboxApi, "sandboxes", (handlers) =>
     const sandboxes = yield* SandboxService
     const config = yield* Config
     const previews = yield* Previews
-    const list = makeListCache(sandboxes)
+    const list = sandboxListCache(sandboxes)
     const ports = (id: SandboxId) =>
       api(previews.ports(id)).pipe(Effect.map((found) => portList(id, previews.previewPort, found)))
     return handlers

@@ -23,7 +23,7 @@ interface Entry {
  * Should the list not encode, the views go back to HttpApi as they are and
  * fail there exactly as they would without the cache.
  */
-export const makeListCache = (sandboxes: SandboxServiceShape) => {
+export const sandboxListCache = (sandboxes: SandboxServiceShape) => {
   const entries = new Map<boolean, Entry>()
   const respond = (body: Uint8Array) =>
     HttpServerResponse.uint8Array(body, { status: 200, contentType: "application/json" })

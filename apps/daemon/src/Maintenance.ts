@@ -29,8 +29,6 @@ export interface MaintenanceShape {
   readonly gcTimer: Effect.Effect<never>
 }
 
-export class Maintenance extends Context.Service<Maintenance, MaintenanceShape>()("prbox/daemon/Maintenance") {}
-
 const requireShown = <A>(shown: A | undefined, operation: string) =>
   shown === undefined
     ? Effect.fail(
@@ -47,61 +45,63 @@ const removedOf = (shown: PrunePlan, removed: ReadonlyArray<string>): PrunePlan 
   directories: shown.directories.filter((path) => removed.includes(path))
 })
 
-/**
- * The engine's Reconciler and Gc behind the API. A gc or prune that executes
- * acts only on the intersection of the plan the user saw and a fresh one; a
- * failed action is reported (and the CLI fails), never dropped.
- */
-export const layer = Layer.effect(
-  Maintenance,
-  Effect.gen(function* () {
-    const reconciler = yield* Reconciler
-    const gc = yield* Gc
-    return Maintenance.of({
-      reconcile: api(reconciler.reconcile),
-      gc: (request) =>
-        Effect.gen(function* () {
-          if (!request.execute) {
-            const plan = yield* api(gc.plan)
-            return { plan, executed: false, stopped: [], removed: [], failures: [] }
-          }
-          const shown: GcPlan = yield* requireShown(request.shown, "gc")
-          return yield* gc.run(shown).pipe(
-            Effect.map((report) => ({ ...report, executed: true })),
-            Effect.catchTag("CleanupIncomplete", (incomplete) =>
-              Effect.succeed({
-                plan: shown,
-                executed: true,
-                stopped: incomplete.stopped,
-                // gc removes sandboxes: these are their ids.
-                removed: incomplete.removed.map((id) => SandboxId.make(id)),
-                failures: incomplete.failures
-              })
-            ),
-            api
-          )
-        }),
-      prune: (request) =>
-        Effect.gen(function* () {
-          if (!request.execute) {
-            const plan = yield* api(gc.planPrune)
-            return { plan, executed: false, removed: { containers: [], volumes: [], directories: [] }, failures: [] }
-          }
-          const shown = yield* requireShown(request.shown, "prune")
-          return yield* gc.prune(shown).pipe(
-            Effect.map((report) => ({ ...report, executed: true })),
-            Effect.catchTag("CleanupIncomplete", (incomplete) =>
-              Effect.succeed({
-                plan: shown,
-                executed: true,
-                removed: removedOf(shown, incomplete.removed),
-                failures: incomplete.failures
-              })
-            ),
-            api
-          )
-        }),
-      gcTimer: gc.timer
+export class Maintenance extends Context.Service<Maintenance, MaintenanceShape>()("prbox/daemon/Maintenance") {
+  /**
+   * The engine's Reconciler and Gc behind the API. A gc or prune that executes
+   * acts only on the intersection of the plan the user saw and a fresh one; a
+   * failed action is reported (and the CLI fails), never dropped.
+   */
+  static readonly layer = Layer.effect(
+    Maintenance,
+    Effect.gen(function* () {
+      const reconciler = yield* Reconciler
+      const gc = yield* Gc
+      return Maintenance.of({
+        reconcile: api(reconciler.reconcile),
+        gc: (request) =>
+          Effect.gen(function* () {
+            if (!request.execute) {
+              const plan = yield* api(gc.plan)
+              return { plan, executed: false, stopped: [], removed: [], failures: [] }
+            }
+            const shown: GcPlan = yield* requireShown(request.shown, "gc")
+            return yield* gc.run(shown).pipe(
+              Effect.map((report) => ({ ...report, executed: true })),
+              Effect.catchTag("CleanupIncomplete", (incomplete) =>
+                Effect.succeed({
+                  plan: shown,
+                  executed: true,
+                  stopped: incomplete.stopped,
+                  // gc removes sandboxes: these are their ids.
+                  removed: incomplete.removed.map((id) => SandboxId.make(id)),
+                  failures: incomplete.failures
+                })
+              ),
+              api
+            )
+          }),
+        prune: (request) =>
+          Effect.gen(function* () {
+            if (!request.execute) {
+              const plan = yield* api(gc.planPrune)
+              return { plan, executed: false, removed: { containers: [], volumes: [], directories: [] }, failures: [] }
+            }
+            const shown = yield* requireShown(request.shown, "prune")
+            return yield* gc.prune(shown).pipe(
+              Effect.map((report) => ({ ...report, executed: true })),
+              Effect.catchTag("CleanupIncomplete", (incomplete) =>
+                Effect.succeed({
+                  plan: shown,
+                  executed: true,
+                  removed: removedOf(shown, incomplete.removed),
+                  failures: incomplete.failures
+                })
+              ),
+              api
+            )
+          }),
+        gcTimer: gc.timer
+      })
     })
-  })
-)
+  )
+}
