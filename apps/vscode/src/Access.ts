@@ -1,4 +1,5 @@
-import { CommandId, portPickItem } from "./Model.ts"
+import { CommandId } from "./Model.ts"
+import { portPickItem } from "./PortNodes.ts"
 import type { PortView, SandboxView } from "./Protocol.ts"
 import { type HandlerContext, nameOf, target } from "./Target.ts"
 

@@ -1,4 +1,4 @@
-import { type PortsState, portToAutoOpen } from "./Model.ts"
+import { type PortsState, portToAutoOpen } from "./PortNodes.ts"
 import type { PortList, SandboxId } from "./Protocol.ts"
 
 /** How often the ports of running sandboxes are asked for while the view shows. */

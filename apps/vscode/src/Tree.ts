@@ -1,6 +1,7 @@
 import * as vscode from "vscode"
 import type { Daemon } from "./Daemon.ts"
-import { actionNodes, CommandId, type Node, portNodes, sandboxNodes } from "./Model.ts"
+import { actionNodes, CommandId, type Node, sandboxNodes } from "./Model.ts"
+import { portNodes } from "./PortNodes.ts"
 import type { PortWatch } from "./Ports.ts"
 
 const iconOf = (node: Node) =>
