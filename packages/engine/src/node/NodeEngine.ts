@@ -5,7 +5,7 @@
 
 import { homedir } from "node:os"
 import type { ChosenEngine } from "@prbox/domain"
-import { Git, NodeGit, NodePullRequests, type PullRequests, Workspaces } from "@prbox/git"
+import { Git, NodeGit, NodePullRequests, NodeWorkspaces, type PullRequests, Workspaces } from "@prbox/git"
 import { SandboxRepo, layer as sqliteRepo } from "@prbox/store"
 import { type Context, Effect, Layer } from "effect"
 import type { AccountIdentity } from "../AccountIdentity.ts"
@@ -100,7 +100,7 @@ const compose = (options: Options, chosen: ChosenEngine) => {
   const git = wrapped(Git, NodeGit.layer, wrap.git)
   const workspaces = wrapped(
     Workspaces,
-    Workspaces.layer({ stateDir: options.home }).pipe(Layer.provide(git)),
+    NodeWorkspaces.layer({ stateDir: options.home }).pipe(Layer.provide(git)),
     wrap.workspaces
   )
   const runtime = wrapped(
