@@ -7,7 +7,7 @@ import { HttpRouter } from "effect/http"
 import { DaemonInfo } from "./DaemonInfo.ts"
 import { startupFailure } from "./Files.ts"
 import * as Front from "./Front.ts"
-import { ApiLive, DAEMON_VERSION } from "./Handlers.ts"
+import { ApiHandlers, DAEMON_VERSION } from "./Handlers.ts"
 import type { Limits } from "./Limits.ts"
 import { acquireLock } from "./Lock.ts"
 import { Maintenance } from "./Maintenance.ts"
@@ -76,7 +76,7 @@ export const run = (options: DaemonOptions) =>
       const counters = { requests: 0, streams: 0 }
       const startedAt = yield* Clock.currentTimeMillis
       const app = yield* HttpRouter.toHttpEffect(
-        ApiLive.pipe(
+        ApiHandlers.pipe(
           Layer.provide(NodeHttpServer.layerHttpServices),
           Layer.provide(context),
           Layer.provide(

@@ -5,7 +5,7 @@ import { HttpApiBuilder } from "effect/http-api"
 import { api } from "./Mapping.ts"
 
 /** A running sandbox's files and diffs, on the engine's SandboxFiles (which checks state and paths). */
-export const FilesLive = HttpApiBuilder.group(PrboxApi, "files", (handlers) =>
+export const FilesHandlers = HttpApiBuilder.group(PrboxApi, "files", (handlers) =>
   Effect.gen(function* () {
     const files = yield* SandboxFiles
     return handlers

@@ -6,8 +6,8 @@ import { HttpApiBuilder } from "effect/http-api"
 import { DaemonInfo } from "./DaemonInfo.ts"
 import { sandboxEvents } from "./Events.ts"
 import { exec } from "./Exec.ts"
-import { FilesLive } from "./FilesHandlers.ts"
-import { JobsLive } from "./JobsHandlers.ts"
+import { FilesHandlers } from "./FilesHandlers.ts"
+import { JobsHandlers } from "./JobsHandlers.ts"
 import { sandboxListCache } from "./ListCache.ts"
 import { Maintenance } from "./Maintenance.ts"
 import { api } from "./Mapping.ts"
@@ -16,7 +16,7 @@ import { resolve } from "./Resolve.ts"
 export const DAEMON_VERSION = PRBOX_VERSION
 const DEFAULT_LOG_PAGE = 200
 
-const MetaLive = HttpApiBuilder.group(PrboxApi, "meta", (handlers) =>
+const MetaHandlers = HttpApiBuilder.group(PrboxApi, "meta", (handlers) =>
   Effect.gen(function* () {
     const info = yield* DaemonInfo
     return handlers
@@ -50,7 +50,7 @@ const portList = (id: SandboxId, previewPort: number, ports: ReadonlyArray<Previ
   }))
 })
 
-const SandboxesLive = HttpApiBuilder.group(PrboxApi, "sandboxes", (handlers) =>
+const SandboxesHandlers = HttpApiBuilder.group(PrboxApi, "sandboxes", (handlers) =>
   Effect.gen(function* () {
     const sandboxes = yield* SandboxService
     const config = yield* Config
@@ -125,7 +125,7 @@ const SandboxesLive = HttpApiBuilder.group(PrboxApi, "sandboxes", (handlers) =>
   })
 )
 
-const MaintenanceLive = HttpApiBuilder.group(PrboxApi, "maintenance", (handlers) =>
+const MaintenanceHandlers = HttpApiBuilder.group(PrboxApi, "maintenance", (handlers) =>
   Effect.gen(function* () {
     const maintenance = yield* Maintenance
     return handlers
@@ -136,6 +136,6 @@ const MaintenanceLive = HttpApiBuilder.group(PrboxApi, "maintenance", (handlers)
 )
 
 /** The daemon API, implemented on the engine. */
-export const ApiLive = HttpApiBuilder.layer(PrboxApi).pipe(
-  Layer.provide([MetaLive, SandboxesLive, FilesLive, JobsLive, MaintenanceLive])
+export const ApiHandlers = HttpApiBuilder.layer(PrboxApi).pipe(
+  Layer.provide([MetaHandlers, SandboxesHandlers, FilesHandlers, JobsHandlers, MaintenanceHandlers])
 )

@@ -8,7 +8,7 @@ import { api } from "./Mapping.ts"
 const toJobView = (job: JobInfo): JobView => ({ ...job, argv: [...job.argv] })
 
 /** Background jobs of a running sandbox, on the engine's SandboxJobs (which owns every check). */
-export const JobsLive = HttpApiBuilder.group(PrboxApi, "jobs", (handlers) =>
+export const JobsHandlers = HttpApiBuilder.group(PrboxApi, "jobs", (handlers) =>
   Effect.gen(function* () {
     const jobs = yield* SandboxJobs
     return handlers

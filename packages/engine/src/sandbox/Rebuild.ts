@@ -30,7 +30,7 @@ const STILL_STOPPING = "it is still stopping; retry after it has stopped"
  */
 const make = Effect.gen(function* () {
   const workers = yield* Workers
-  const teardown = yield* Stop
+  const { dropContainer } = yield* Stop
   const extraLabels = yield* ExtraLabels
   const config = yield* Config
   const lifecycle = yield* Lifecycle
@@ -75,7 +75,7 @@ const make = Effect.gen(function* () {
           configurationName(row.environment),
           base
         )
-        const dropped = yield* teardown.dropContainer(id)
+        const dropped = yield* dropContainer(id)
         return yield* workers.admitRestart(dropped, cfg, { rebuild: choice })
       })
     )

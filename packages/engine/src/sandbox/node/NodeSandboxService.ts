@@ -28,7 +28,7 @@ const make = Effect.gen(function* () {
   const runtime = yield* ContainerRuntime
   const lifecycle = yield* Lifecycle
   const { open, restart } = yield* Admission
-  const teardown = yield* Stop
+  const stopping = yield* Stop
   const update = yield* Update
   const rebuild = yield* Rebuild
   const execTarget = yield* ExecTargets
@@ -57,11 +57,11 @@ const make = Effect.gen(function* () {
     list: repo.findActive().pipe(mapStoreErrors("sandbox.list")),
     listAll: repo.findAll().pipe(mapStoreErrors("sandbox.listAll")),
     generation: repo.generation,
-    stop: teardown.stop,
+    stop: stopping.stop,
     restart,
     update,
     rebuild,
-    delete: teardown.delete,
+    delete: stopping.delete,
     logs: (id, options) => repo.readLog(id, options).pipe(mapStoreErrors("sandbox.logs")),
     touch: (id) =>
       Effect.flatMap(Clock.currentTimeMillis, (at) => repo.touch(id, at)).pipe(mapStoreErrors("sandbox.touch")),
