@@ -66,8 +66,8 @@ export default {
       name: "node-only-in-node-folders",
       comment:
         "Node's own modules are reached only from a node/ folder in the packages that are rules and contracts " +
-        "(engine, domain, devcontainer, protocol, mcp). The in-container relay (PreviewRelay.cjs) runs in the " +
-        "sandbox; the runtime port names Node's stream types (type-only), as the daemon gets Node streams from it.",
+        "(engine, domain, devcontainer, protocol, mcp). The runtime port names Node's stream types (type-only), " +
+        "as the daemon gets Node streams from it: the two rules below allow that and nothing more.",
       severity: "error",
       from: {
         path: "^packages/(engine|domain|devcontainer|protocol|mcp)/src/",
@@ -104,6 +104,18 @@ export default {
       severity: "error",
       from: { path: "^packages/engine/src/[^/]+/[^/]+$", pathNot: "^packages/engine/src/node/" },
       to: { path: ["^packages/engine/src/node/", "^packages/engine/src/[^/]+/node/"] }
+    },
+    {
+      name: "engine-folder-without-rule-imports-no-folder",
+      comment:
+        "A new engine folder imports no other folder until scripts/structure.mjs says which it may (an engine-<folder>-imports rule).",
+      severity: "error",
+      from: {
+        path: "^packages/engine/src/([^/]+)/",
+        pathNot:
+          "^packages/engine/src/(node|exec|workspace|environment|create|reconcile|sandbox|files|jobs|previews|gc)/"
+      },
+      to: { path: "^packages/engine/src/[^/]+/", pathNot: "^packages/engine/src/$1/" }
     },
     {
       name: "engine-exec-imports",

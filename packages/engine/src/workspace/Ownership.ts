@@ -84,7 +84,6 @@ const make = Effect.gen(function* () {
     )
   }
 
-  /** The user a sandbox of `owner`'s daemon runs as: that user, never root. */
   /**
    * Who a root daemon makes new workspaces for: the sandbox user, whose git
    * writes the checkout (NodeGit.asUserCommand: a mount namespace, setpriv),
