@@ -36,11 +36,13 @@ describe("the daemon's V8 tiering: start-up unoptimized, requests optimized as u
       console.log("restoring")
       restoreOptimization()
       for (let i = 0; i < calls; i++) total += serving(i)
+      // A latch on V8's concurrent compile: without it the process can exit before "completed" is traced.
+      ;%WaitForBackgroundOptimization()
       console.log("done", total !== 0)
     `
     const run = spawnSync(
       process.execPath,
-      [...Launch.DAEMON_NODE_FLAGS, "--trace-opt", "--input-type=module", "-e", program],
+      [...Launch.DAEMON_NODE_FLAGS, "--trace-opt", "--allow-natives-syntax", "--input-type=module", "-e", program],
       { encoding: "utf8" }
     )
     expect(run.status, run.stderr).toBe(0)
