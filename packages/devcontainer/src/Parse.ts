@@ -102,26 +102,32 @@ const propertyPath = (path: ReadonlyArray<PropertyKey>): string =>
     .replaceAll(".[", "[")
 
 /**
- * Decodes a parsed devcontainer.json. `strict` makes a property the spec does
- * not know an error (the repository's file); an image label's entries carry
- * other tools' keys too and are decoded leniently.
+ * Decodes a parsed JSON value with `schema`; `strict` makes a property the
+ * schema does not know an error (the repository's own file), else it is
+ * ignored (an image label's entries and features carry other tools' keys).
+ * A problem names the property, never the value.
  */
-export const decodeConfig = (
+export const decodeWith =
+  <S extends Schema.Top & { readonly DecodingServices: never }>(schema: S) =>
+  (file: string, value: unknown, strict: boolean): Effect.Effect<S["Type"], DevcontainerError> =>
+    Schema.decodeUnknownEffect(schema)(value, { onExcessProperty: strict ? "error" : "ignore" }).pipe(
+      Effect.mapError((error) => {
+        const found = firstProblem(error.issue, [])
+        return found.path.length === 0
+          ? new DevcontainerError({
+              file,
+              detail: found.detail === "expected an object" ? "expected a JSON object" : found.detail
+            })
+          : new DevcontainerError({ file, property: propertyPath(found.path), detail: found.detail })
+      })
+    )
+
+/** Decodes a parsed devcontainer.json (or, not strict, an image label's entry). */
+export const decodeConfig: (
   file: string,
   value: unknown,
   strict: boolean
-): Effect.Effect<DevcontainerConfig, DevcontainerError> =>
-  Schema.decodeUnknownEffect(DevcontainerConfig)(value, { onExcessProperty: strict ? "error" : "ignore" }).pipe(
-    Effect.mapError((error) => {
-      const found = firstProblem(error.issue, [])
-      return found.path.length === 0
-        ? new DevcontainerError({
-            file,
-            detail: found.detail === "expected an object" ? "expected a JSON object" : found.detail
-          })
-        : new DevcontainerError({ file, property: propertyPath(found.path), detail: found.detail })
-    })
-  )
+) => Effect.Effect<DevcontainerConfig, DevcontainerError> = decodeWith(DevcontainerConfig)
 
 /** The repository's devcontainer.json: JSONC, then every property checked against the spec. */
 export const parseDevcontainer = (file: string, text: string): Effect.Effect<DevcontainerConfig, DevcontainerError> =>

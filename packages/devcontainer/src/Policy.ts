@@ -166,9 +166,6 @@ export const isRootUser = (user: string): boolean => {
  */
 export const ignoredWarnings = (config: DevcontainerConfig): ReadonlyArray<string> => [
   ...(config.initializeCommand === undefined ? [] : ["initializeCommand runs on the host; prbox never runs it"]),
-  ...(config.features === undefined || Object.keys(config.features).length === 0
-    ? []
-    : ["features are not supported yet; continuing without them"]),
   ...(config.postAttachCommand === undefined ? [] : ["postAttachCommand is not run: prbox has no attach step"]),
   ...(config.overrideCommand === false
     ? ["overrideCommand: false is not honoured: the container runs prbox's code-server command"]

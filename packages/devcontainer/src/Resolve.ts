@@ -1,6 +1,7 @@
 import { Effect } from "effect"
 import type { DevcontainerConfig } from "./Config.ts"
 import { DevcontainerError } from "./Errors.ts"
+import { type RequestedFeature, requestedFeatures } from "./features/Features.ts"
 import type { Located } from "./Locate.ts"
 import { parseDevcontainer } from "./Parse.ts"
 import { containerFolder, folderOf, resolveInRepository } from "./Paths.ts"
@@ -49,6 +50,8 @@ export interface DevcontainerSpec {
   /** devcontainer.json's widening, honoured only because the repository is trusted (none otherwise). */
   readonly widening: Widening
   readonly repositoryName: string
+  /** The features to install on the image, as devcontainer.json names them (fetched when the image is made). */
+  readonly features: ReadonlyArray<RequestedFeature>
   readonly config: DevcontainerConfig
 }
 
@@ -96,6 +99,7 @@ export const readDevcontainer = Effect.fn("Devcontainer.read")(function* (input:
           : "runServices"
     return yield* fail(file, property, "Docker Compose devcontainers are not supported; use image or build")
   }
+  const features = yield* requestedFeatures(file, config)
   const trusted = isTrustedRepository(input.trustedRepositories, input.host, input.repository)
   const [refused] = refusals(config)
   if (!trusted && refused !== undefined) {
@@ -135,6 +139,7 @@ export const readDevcontainer = Effect.fn("Devcontainer.read")(function* (input:
     trusted,
     widening: trusted ? wideningOf(config) : noWidening,
     repositoryName,
+    features,
     config
   } satisfies DevcontainerSpec
 })

@@ -283,7 +283,6 @@ const good: ReadonlyArray<readonly [string, string, string, DevcontainerSource, 
     { _tag: "Image", image: "x" },
     [
       "initializeCommand runs on the host; prbox never runs it",
-      "features are not supported yet; continuing without them",
       "postAttachCommand is not run: prbox has no attach step",
       "overrideCommand: false is not honoured: the container runs prbox's code-server command"
     ]

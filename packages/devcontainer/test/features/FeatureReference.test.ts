@@ -1,0 +1,62 @@
+import { assert, describe, it } from "@effect/vitest"
+import { parseFeatureReference } from "../../src/index.ts"
+
+const file = ".devcontainer/devcontainer.json"
+const digest = `sha256:${"a".repeat(64)}`
+
+// key → the reference's tag and its source-specific fields, or the start of why it is refused
+const accepted: ReadonlyArray<readonly [string, Readonly<Record<string, unknown>>]> = [
+  [
+    "images.example/devcontainers/features/node:1",
+    { _tag: "Oci", registry: "images.example", resource: "images.example/devcontainers/features/node", id: "node", tag: "1" }
+  ],
+  ["localhost:5000/f/go", { _tag: "Oci", registry: "localhost:5000", id: "go", tag: "latest", digest: undefined }],
+  [`images.example/f/node@${digest}`, { _tag: "Oci", tag: "latest", digest }],
+  ["images.example/f/node:1.2.3-rc_1", { tag: "1.2.3-rc_1" }],
+  [
+    "https://files.example/releases/devcontainer-feature-hello.tgz",
+    { _tag: "Tarball", id: "hello", url: "https://files.example/releases/devcontainer-feature-hello.tgz" }
+  ],
+  ["http://127.0.0.1:8080/tool.tgz", { _tag: "Tarball", id: "tool" }],
+  ["./local-tool", { _tag: "Local", folder: ".devcontainer/local-tool", id: "local-tool" }],
+  ["./features/x", { _tag: "Local", folder: ".devcontainer/features/x", id: "x" }]
+]
+
+const refused: ReadonlyArray<readonly [string, string]> = [
+  ["node", "a feature is an OCI reference"],
+  ["devcontainers/features/node", "a feature is an OCI reference"],
+  ["images.example/Devcontainers/node:1", "the feature's path must be lowercase"],
+  ["images.example/f/node@sha256:abc", "expected a digest"],
+  ["images.example/f/node:-bad", "the version tag is not valid"],
+  ["http://files.example/tool.tgz", "a feature tarball must be fetched over https"],
+  ["https://user:secret@files.example/tool.tgz", "a feature URL must not carry credentials"],
+  ["../outside", "a local feature must be a folder inside .devcontainer/"],
+  ["./../../etc", "a local feature must be a folder inside .devcontainer/"],
+  ["./", "a local feature must be a folder inside .devcontainer/"]
+]
+
+describe("parseFeatureReference", () => {
+  for (const [key, expected] of accepted) {
+    it(`${key} is accepted`, () => {
+      const parsed = parseFeatureReference(key, file)
+      assert.isTrue(parsed.ok)
+      if (!parsed.ok) return
+      for (const [field, value] of Object.entries(expected)) {
+        assert.deepStrictEqual((parsed.reference as unknown as Record<string, unknown>)[field], value, field)
+      }
+    })
+  }
+  for (const [key, why] of refused) {
+    it(`${key} is refused: ${why}`, () => {
+      const parsed = parseFeatureReference(key, file)
+      assert.isFalse(parsed.ok)
+      if (!parsed.ok) assert.include(parsed.detail, why)
+    })
+  }
+  it("a .devcontainer.json at the root has no .devcontainer/ folder for local features", () =>
+    assert.isFalse(parseFeatureReference("./tool", ".devcontainer.json").ok))
+  it("a named configuration's local feature may sit beside it", () => {
+    const parsed = parseFeatureReference("./tool", ".devcontainer/api/devcontainer.json")
+    assert.isTrue(parsed.ok && parsed.reference._tag === "Local" && parsed.reference.folder === ".devcontainer/api/tool")
+  })
+})
