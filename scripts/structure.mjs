@@ -113,7 +113,7 @@ export default {
       from: {
         path: "^packages/engine/src/([^/]+)/",
         pathNot:
-          "^packages/engine/src/(node|exec|workspace|environment|create|reconcile|sandbox|files|jobs|previews|gc)/"
+          "^packages/engine/src/(node|exec|workspace|features|environment|create|reconcile|sandbox|files|jobs|previews|gc)/"
       },
       to: { path: "^packages/engine/src/[^/]+/", pathNot: "^packages/engine/src/$1/" }
     },
@@ -140,14 +140,25 @@ export default {
       }
     },
     {
+      name: "engine-features-imports",
+      comment:
+        "Devcontainer features: fetched and installed by an image build, on the ports only. A room's node/ implementations may import their room; no room imports a node/ folder.",
+      severity: "error",
+      from: { path: "^packages/engine/src/features/" },
+      to: {
+        path: "^packages/engine/src/[^/]+/",
+        pathNot: ["^packages/engine/src/(features)/[^/]+$", "^packages/engine/src/features/node/"]
+      }
+    },
+    {
       name: "engine-environment-imports",
       comment:
-        "Choosing and preparing an environment: decided before admission, on the ports and exec. A room's node/ implementations may import their room; no room imports a node/ folder.",
+        "Choosing and preparing an environment: decided before admission, on the ports, exec and features. A room's node/ implementations may import their room; no room imports a node/ folder.",
       severity: "error",
       from: { path: "^packages/engine/src/environment/" },
       to: {
         path: "^packages/engine/src/[^/]+/",
-        pathNot: ["^packages/engine/src/(environment|exec)/[^/]+$", "^packages/engine/src/environment/node/"]
+        pathNot: ["^packages/engine/src/(environment|exec|features)/[^/]+$", "^packages/engine/src/environment/node/"]
       }
     },
     {

@@ -5,6 +5,7 @@ import type { Workspaces } from "@prbox/git"
 import { Effect, type FileSystem } from "effect"
 import type { PrboxConfig } from "../Config.ts"
 import { safeReason } from "../Errors.ts"
+import { type FeatureInputs, readFeatureInputs } from "../features/LocalFeatures.ts"
 import { InvalidDevcontainer } from "./Errors.ts"
 
 /**
@@ -14,7 +15,7 @@ import { InvalidDevcontainer } from "./Errors.ts"
  * default image prbox builds itself.
  */
 export type EnvironmentChoice =
-  | { readonly _tag: "Devcontainer"; readonly spec: DevcontainerSpec }
+  | { readonly _tag: "Devcontainer"; readonly spec: DevcontainerSpec; readonly features: FeatureInputs }
   | { readonly _tag: "Configured"; readonly image: string }
   | { readonly _tag: "Default" }
 
@@ -128,7 +129,10 @@ export const chooseEnvironment = Effect.fn("SandboxService.chooseEnvironment")(f
           Effect.mapError((error) => new InvalidDevcontainer({ reason: `${asBase.why}; ${error.message}` }))
         )
     yield* checkBuildInputs(files, spec)
-    return { _tag: "Devcontainer", spec } satisfies EnvironmentChoice
+    const features = yield* readFeatureInputs(files, spec.path, spec.features).pipe(
+      Effect.mapError((error) => new InvalidDevcontainer({ reason: error.message }))
+    )
+    return { _tag: "Devcontainer", spec, features } satisfies EnvironmentChoice
   }
   if (wanted !== undefined) {
     return yield* new InvalidDevcontainer({ reason: `--devcontainer ${wanted}: the PR has no devcontainer.json` })

@@ -7,6 +7,7 @@ import { Config, checkMounts, type PrboxConfig } from "../Config.ts"
 import { ContainerRuntime } from "../ContainerRuntime.ts"
 import { RuntimeError, SetupFailed } from "../Errors.ts"
 import { SandboxTools } from "../SandboxTools.ts"
+import { InstallFeatures, type InstalledFeature } from "../features/InstallFeatures.ts"
 import { type EnvironmentChoice, workspaceFiles } from "./ChooseEnvironment.ts"
 import { stageContext } from "./EngineWorkspace.ts"
 import { decideWidening } from "./TrustedWidening.ts"
@@ -61,6 +62,7 @@ const make = Effect.gen(function* () {
   const tools = yield* SandboxTools
   const fs = yield* FileSystem.FileSystem
   const { userHome } = yield* Config
+  const installFeatures = yield* InstallFeatures
 
   /** A trusted repository's widening, its binds checked to be under the user's home like config.json's. */
   const widened = (
@@ -99,12 +101,14 @@ const make = Effect.gen(function* () {
     kind: SandboxEnvironment["kind"],
     image: string,
     info: ImageInfo,
-    path?: string
+    path?: string,
+    features: ReadonlyArray<InstalledFeature> = []
   ): SandboxEnvironment => ({
     kind,
     ...(path === undefined ? {} : { path }),
     image,
-    imageDigest: info.digest ?? info.id
+    imageDigest: info.digest ?? info.id,
+    ...(features.length === 0 ? {} : { features })
   })
 
   /**
@@ -210,6 +214,14 @@ const make = Effect.gen(function* () {
           if (built.reused) yield* onProgress(`reusing ${built.tag}: its inputs did not change`)
           image = built.tag
         }
+        let features: ReadonlyArray<InstalledFeature> = []
+        if (spec.features.length > 0) {
+          const installed = yield* installFeatures(spec, choice.features, { image, info: yield* inspected(image) }, onProgress).pipe(
+            Effect.catchTag("FeatureUnavailable", (error) => Effect.fail(new SetupFailed({ reason: error.message })))
+          )
+          image = installed.image
+          features = installed.features
+        }
         const info = yield* inspected(image)
         const resources = yield* tools.resources
         const limits = {
@@ -227,7 +239,7 @@ const make = Effect.gen(function* () {
         for (const warning of [...spec.warnings, ...planned.warnings]) yield* onProgress(`warning: ${warning}`)
         const trusted = yield* widened(spec.path, planned, onProgress)
         const plan = withLabel({ ...trusted, steps: [...trusted.steps, ...configSteps(config)] }, info)
-        return { plan, environment: recorded("devcontainer", image, info, spec.path) }
+        return { plan, environment: recorded("devcontainer", image, info, spec.path, features) }
       }
     }
   })

@@ -12,6 +12,7 @@ import { Supervise } from "../../create/Supervise.ts"
 import { Workers } from "../../create/Workers.ts"
 import { mapStoreErrors } from "../../Errors.ts"
 import { InstallExtensions } from "../../environment/Extensions.ts"
+import { InstallFeatures } from "../../features/InstallFeatures.ts"
 import { PrepareEnvironment } from "../../environment/PrepareEnvironment.ts"
 import { commandOptions, cwdRefusal } from "../../exec/CommandPlace.ts"
 import { ExecTargets } from "../../exec/ExecTarget.ts"
@@ -79,7 +80,7 @@ const parts = (() => {
     ExecTargets.layer,
     SandboxHooks.layer,
     LifecycleSteps.layer,
-    PrepareEnvironment.layer,
+    PrepareEnvironment.layer.pipe(Layer.provide(InstallFeatures.layer)),
     InstallExtensions.layer,
     PrepareCreate.layer
   )

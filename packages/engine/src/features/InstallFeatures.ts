@@ -1,0 +1,102 @@
+import { type DevcontainerSpec, featureBuild, mergeMetadata } from "@prbox/devcontainer"
+import type { ImageInfo } from "@prbox/domain"
+import { posixPath } from "@prbox/domain"
+import { Context, Effect, FileSystem, Layer } from "effect"
+import { ContainerRuntime } from "../ContainerRuntime.ts"
+import { RuntimeError } from "../Errors.ts"
+import { FeatureDownloads } from "./FeatureDownloads.ts"
+import { resolveFeatureSet } from "./FeatureSet.ts"
+import type { FeatureInputs } from "./LocalFeatures.ts"
+
+/** Images with features installed: one repository, tagged by the build's inputs, so a feature set on a base is built once. */
+export const FEATURES_REPOSITORY = "prbox-features"
+
+/** A feature as the sandbox records it: its key and the digest it was installed from (null: a local folder). */
+export interface InstalledFeature {
+  readonly key: string
+  readonly digest: string | null
+}
+
+/**
+ * A devcontainer.json's features installed on its image: the set fetched and
+ * ordered (FeatureSet.ts), then one image build through the engine, as root,
+ * on top of the base image (by id, so the cache key is the base's content).
+ * The result is labelled `devcontainer.metadata` with the base's entries and
+ * each feature's, which is how the plan reads what features ask of the
+ * container. Nothing is unpacked on the host: the build unpacks the archives.
+ */
+const make = Effect.gen(function* () {
+  const runtime = yield* ContainerRuntime
+  const fs = yield* FileSystem.FileSystem
+  const downloads = yield* FeatureDownloads
+
+  const written = (dir: string, path: string, content: string | Uint8Array) =>
+    Effect.gen(function* () {
+      const target = posixPath.join(dir, path)
+      yield* fs.makeDirectory(posixPath.dirname(target), { recursive: true })
+      yield* typeof content === "string" ? fs.writeFileString(target, content) : fs.writeFile(target, content)
+    })
+
+  return Effect.fn("Features.install")(function* (
+    spec: DevcontainerSpec,
+    inputs: FeatureInputs,
+    base: { readonly image: string; readonly info: ImageInfo },
+    onProgress: (line: string) => Effect.Effect<void>
+  ) {
+    const set = yield* resolveFeatureSet(
+      downloads,
+      spec.path,
+      spec.features,
+      inputs,
+      spec.config.overrideFeatureInstallOrder ?? [],
+      onProgress
+    )
+    // The users features install for, as the devcontainers CLI's findContainerUsers decides them.
+    const merged = mergeMetadata(base.info.labels["devcontainer.metadata"], spec.config, spec.path, spec.trusted)
+    const containerUser = merged.containerUser?.name ?? base.info.user
+    const context = featureBuild({
+      baseImage: base.info.id,
+      imageUser: base.info.user,
+      containerUser,
+      remoteUser: merged.remoteUser?.name ?? containerUser,
+      baseLabel: base.info.labels["devcontainer.metadata"],
+      features: set
+    })
+    for (const warning of context.warnings) yield* onProgress(`warning: ${warning}`)
+    yield* onProgress(`installing features: ${set.map((feature) => feature.key).join(", ")}`)
+    const built = yield* Effect.scoped(
+      Effect.gen(function* () {
+        const dir = yield* fs.makeTempDirectoryScoped({ prefix: "prbox-features-" })
+        yield* written(dir, "Dockerfile", context.dockerfile)
+        for (const file of context.files) yield* written(dir, file.path, file.text)
+        for (const archive of context.archives) yield* written(dir, archive.path, set[archive.index]?.tar ?? new Uint8Array())
+        return dir
+      }).pipe(
+        Effect.mapError((error) => new RuntimeError({ operation: "features.context", detail: error.message })),
+        Effect.flatMap((dir) =>
+          runtime.buildImage(
+            {
+              contextDir: dir,
+              dockerfile: "Dockerfile",
+              args: {},
+              repository: FEATURES_REPOSITORY,
+              labels: { "devcontainer.metadata": context.label }
+            },
+            onProgress
+          )
+        )
+      )
+    )
+    if (built.reused) yield* onProgress(`reusing ${built.tag}: the same features on the same image`)
+    return {
+      image: built.tag,
+      features: set.map((feature): InstalledFeature => ({ key: feature.key, digest: feature.digest }))
+    }
+  })
+})
+
+export class InstallFeatures extends Context.Service<InstallFeatures, Effect.Success<typeof make>>()(
+  "prbox/engine/InstallFeatures"
+) {
+  static readonly layer = Layer.effect(InstallFeatures, make)
+}
