@@ -27,6 +27,7 @@ import type {
   ExecOptions,
   ExecResult,
   ImportRequest,
+  PullAuth,
   StreamedExecOptions,
   VolumeSummary
 } from "./DockerTypes.ts"
@@ -74,10 +75,15 @@ export interface DockerShape {
   readonly imageInfo: (ref: string) => Effect.Effect<ImageInfo | undefined, Unreachable>
   /** Imports a root filesystem archive as an image (`docker import`), reporting progress entries as lines. */
   readonly importImage: (request: ImportRequest, onProgress: (line: string) => void) => Effect.Effect<void, Unreachable>
-  /** Pulls `ref`, reporting each progress entry as one line. */
+  /**
+   * Pulls `ref`, reporting each progress entry as one line; `auth` is the
+   * registry login for this pull only (absent: anonymous). No error or line
+   * carries its secret.
+   */
   readonly pullImage: (
     ref: string,
-    onProgress: (line: string) => void
+    onProgress: (line: string) => void,
+    auth?: PullAuth
   ) => Effect.Effect<void, ImagePullFailed | EngineUnavailable | EngineAuthFailed | EngineHostUntrusted>
   /**
    * Builds an image from a Dockerfile, tagged by the hash of its inputs (every

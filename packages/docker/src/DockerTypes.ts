@@ -1,4 +1,19 @@
+import type { Redacted } from "effect"
+
 /** What the Docker service (Docker.ts) takes and gives: containers, their mounts, execs, volumes, imports. */
+
+/**
+ * A registry login for one pull, sent to the engine as `X-Registry-Auth`
+ * (the engine keeps nothing of it). `serverAddress` is the registry's
+ * `host[:port]`. The secret stays Redacted until the request is made.
+ */
+export type PullAuth =
+  | {
+      readonly serverAddress: string
+      readonly username: string
+      readonly password: Redacted.Redacted<string>
+    }
+  | { readonly serverAddress: string; readonly identityToken: Redacted.Redacted<string> }
 
 export interface Bind {
   readonly hostPath: string

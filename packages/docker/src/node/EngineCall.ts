@@ -40,7 +40,7 @@ type Classified<M extends StatusErrors> =
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null
 
 /** Removes every occurrence of the given secrets (env values) from an engine message. */
-const redact = (text: string, secrets: ReadonlyArray<string>): string =>
+export const redact = (text: string, secrets: ReadonlyArray<string>): string =>
   secrets
     .filter((secret) => secret.length > 0)
     .sort((a, b) => b.length - a.length)

@@ -1,9 +1,10 @@
 import { createReadStream } from "node:fs"
 import { Readable } from "node:stream"
 import type Dockerode from "dockerode"
-import { Effect, Schema } from "effect"
+import { Effect, Redacted, Schema } from "effect"
 import type { DockerShape } from "../Docker.ts"
 import { DockerEngineError, ImageBuildFailed, ImageNotFound, ImagePullFailed } from "../DockerError.ts"
+import type { PullAuth } from "../DockerTypes.ts"
 import { packContext, scanContext } from "./BuildContext.ts"
 import { ImageAnswer, toImageInfo } from "./EngineAnswers.ts"
 import { call, decode } from "./EngineCall.ts"
@@ -14,6 +15,19 @@ type Images = Pick<
   DockerShape,
   "imageExists" | "imageInfo" | "pullImage" | "importImage" | "buildImage" | "saveImage" | "loadImage"
 >
+
+/** The engine's form of a registry login, and its secrets (to redact from anything the engine answers). */
+const authConfig = (auth: PullAuth) => {
+  if ("identityToken" in auth) {
+    const token = Redacted.value(auth.identityToken)
+    return { config: { serveraddress: auth.serverAddress, identitytoken: token }, secrets: [token] }
+  }
+  const password = Redacted.value(auth.password)
+  return {
+    config: { serveraddress: auth.serverAddress, username: auth.username, password },
+    secrets: [password, Buffer.from(`${auth.username}:${password}`).toString("base64")]
+  }
+}
 
 /** An entry of the classic builder's or a load's output: text, an error, or a pull's status while resolving `FROM`. */
 const StreamEntry = Schema.Struct({
@@ -68,8 +82,11 @@ export const imageOperations = (api: Dockerode, patient: Dockerode): Images => {
       )
     }),
 
-    pullImage: Effect.fn("Docker.pullImage")(function* (ref, onProgress) {
-      const response = yield* call("image.pull", () => api.pull(ref), {}).pipe(
+    pullImage: Effect.fn("Docker.pullImage")(function* (ref, onProgress, auth) {
+      const login = auth === undefined ? undefined : authConfig(auth)
+      // dockerode sends `authconfig` as the X-Registry-Auth header, never in the URL.
+      const options = login === undefined ? {} : { authconfig: login.config }
+      const response = yield* call("image.pull", () => api.pull(ref, options), {}, login?.secrets).pipe(
         // Every refusal of a pull (unknown repository, no registry, denied) is the pull failing.
         Effect.catchTag("DockerEngineError", (error) =>
           Effect.fail(new ImagePullFailed({ operation: error.operation, detail: error.detail }))
@@ -78,7 +95,7 @@ export const imageOperations = (api: Dockerode, patient: Dockerode): Images => {
       if (!(response instanceof Readable)) {
         return yield* new ImagePullFailed({ operation: "image.pull", detail: "the engine sent no progress stream" })
       }
-      yield* followPull(ref, response, onProgress)
+      yield* followPull(ref, response, onProgress, login?.secrets)
     }),
 
     importImage: Effect.fn("Docker.importImage")(function* ({ archivePath, tag, changes }, onProgress) {

@@ -1,6 +1,7 @@
 import type { Readable } from "node:stream"
 import { Schema } from "effect"
 import { ImagePullFailed } from "../DockerError.ts"
+import { redact } from "./EngineCall.ts"
 import { followProgress } from "./ProgressStream.ts"
 
 /** An entry of a pull's or an import's progress stream. */
@@ -21,13 +22,21 @@ export const statusLine =
     return undefined
   }
 
-/** Reads a pull's JSON progress stream; an `error` entry fails the pull even though the HTTP answer was 200. */
-export const followPull = (ref: string, response: Readable, onProgress: (line: string) => void) =>
+/**
+ * Reads a pull's JSON progress stream; an `error` entry fails the pull even
+ * though the HTTP answer was 200. `secrets` (a login's) are cut from its detail.
+ */
+export const followPull = (
+  ref: string,
+  response: Readable,
+  onProgress: (line: string) => void,
+  secrets: ReadonlyArray<string> = []
+) =>
   followProgress({
     operation: "image.pull",
     subject: ref,
     response,
     entry: StatusEntry,
     onEntry: statusLine(onProgress),
-    fail: (detail) => new ImagePullFailed({ operation: "image.pull", detail })
+    fail: (detail) => new ImagePullFailed({ operation: "image.pull", detail: redact(detail, secrets) })
   })
