@@ -1,13 +1,13 @@
 // The layout's rules, checked by dependency-cruiser (`pnpm structure`, run by
 // scripts/test): the dependency direction of the README's Layout section.
-//   apps → client/protocol/engine → store/docker/git/devcontainer → domain → effect
+//   apps → client/protocol/engine → store/docker/git/registry/devcontainer → domain → effect
 // A rule that is red fails the run. Type-only imports count (`import type`
 // ties modules together just as much), so a cycle cannot hide behind them.
 
 /** The library a module resolves to, wherever pnpm keeps it. */
 const library = (name) => `node_modules/${name}/`
 
-const adapters = "(store|docker|git)"
+const adapters = "(store|docker|git|registry)"
 
 export default {
   forbidden: [
@@ -49,7 +49,7 @@ export default {
     },
     {
       name: "adapters-import-only-domain",
-      comment: "store, docker and git sit on domain only: not on each other, nor on anything above them.",
+      comment: "store, docker, git and registry sit on domain only: not on each other, nor on anything above them.",
       severity: "error",
       from: { path: `^packages/${adapters}/src/` },
       to: { path: "^packages/", pathNot: ["^packages/domain/", "^packages/$1/"] }
@@ -66,11 +66,12 @@ export default {
       name: "node-only-in-node-folders",
       comment:
         "Node's own modules are reached only from a node/ folder in the packages that are rules and contracts " +
-        "(engine, domain, devcontainer, protocol, mcp). The runtime port names Node's stream types (type-only), " +
+        "(engine, domain, devcontainer, protocol, mcp) and in registry, whose references, manifests and " +
+        "credential rules are pure. The runtime port names Node's stream types (type-only), " +
         "as the daemon gets Node streams from it: the two rules below allow that and nothing more.",
       severity: "error",
       from: {
-        path: "^packages/(engine|domain|devcontainer|protocol|mcp)/src/",
+        path: "^packages/(engine|domain|devcontainer|protocol|mcp|registry)/src/",
         pathNot: ["/node/", "^packages/engine/src/ContainerRuntime[.]ts$"]
       },
       to: { dependencyTypes: ["core"] }

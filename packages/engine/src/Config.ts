@@ -8,6 +8,13 @@ const Argv = Schema.Array(Schema.String).check(Schema.isMinLength(1))
 const withDefault = <S extends Schema.Top>(schema: S, value: S["Encoded"]) =>
   schema.pipe(Schema.withDecodingDefaultKey(Effect.succeed(value)))
 
+/** A registry as an image's name starts with it: `host[:port]`, no scheme, no path. */
+const RegistryHost = Schema.String.check(
+  Schema.isPattern(/^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$/, {
+    message: "a registry is host[:port], without a scheme or a path"
+  })
+)
+
 export const Mount = Schema.Struct({
   source: Schema.String,
   target: Schema.String.check(Schema.isStartingWith("/")),
@@ -25,6 +32,15 @@ export const PrboxConfig = Schema.Struct({
    * `host/org/*`. Only here, never from the PR itself.
    */
   trustedRepositories: withDefault(Schema.Array(Schema.String.check(Schema.isMinLength(1))), []),
+  /**
+   * Registries (`host[:port]`, as in an image's name) whose Docker
+   * credentials prbox may use on this host, for image pulls and features:
+   * your `docker login` (config.json's `auths`, `credHelpers`, `credsStore`).
+   * Every other registry is asked anonymously, so a PR cannot pull your
+   * private images or features into its sandbox. The credentials never reach
+   * a build, a container, a label or a log.
+   */
+  registryCredentials: withDefault(Schema.Array(RegistryHost), []),
   setupCommands: withDefault(Schema.Array(Schema.String), []),
   env: withDefault(Schema.Record(Schema.String, Schema.String), {}),
   /** Extra container labels, for the user's own tooling (prbox's own `dev.prbox.*` labels win). */

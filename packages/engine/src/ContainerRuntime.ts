@@ -11,6 +11,7 @@ import type {
   PreviewUnavailable,
   RuntimeError
 } from "./Errors.ts"
+import type { RegistryLogin } from "./RegistryAuth.ts"
 
 /**
  * The narrow interface the lifecycle rules need from wherever sandboxes run.
@@ -93,10 +94,15 @@ export interface PortStream {
 }
 
 export interface ContainerRuntimeShape {
-  /** Makes the image available; a failed pull of a present image continues with it and says so. */
+  /**
+   * Makes the image available; a failed pull of a present image continues
+   * with it and says so. `login` (RegistryAuth's, for the image's registry)
+   * is used for this pull only; absent, the registry is asked anonymously.
+   */
   readonly ensureImage: (
     image: string,
-    onProgress: (line: string) => Effect.Effect<void>
+    onProgress: (line: string) => Effect.Effect<void>,
+    login?: RegistryLogin
   ) => Effect.Effect<void, RuntimeError>
   /** Imports a root filesystem tar as an image (`docker import`), with Dockerfile `changes` (ENV, WORKDIR, CMD, LABEL...). */
   readonly importImage: (

@@ -44,6 +44,7 @@ describe("config file", () => {
         assert.deepStrictEqual(config.setupCommands, [])
         assert.isUndefined(config.previewPort, "no preview port: the daemon picks one and keeps it")
         assert.deepStrictEqual(config.ports, [])
+        assert.deepStrictEqual(config.registryCredentials, [], "no registry gets the user's credentials unless listed")
       })
     )
   )
@@ -58,6 +59,8 @@ describe("config file", () => {
     ["a mount outside the home", '{ "mounts": [{ "source": "../outside", "target": "/data" }] }', /mounts\[0\]/],
     ["a mount that does not exist", '{ "mounts": [{ "source": "nope", "target": "/data" }] }', /does not exist/],
     ["a relative mount target", '{ "mounts": [{ "source": "code", "target": "data" }] }', /target/],
+    ["a registry with a scheme", '{ "registryCredentials": ["https://localhost:5000"] }', /registryCredentials/],
+    ["a registry with a path", '{ "registryCredentials": ["localhost:5000/org"] }', /host\[:port\]/],
     ["a preview port of 0", '{ "previewPort": 0 }', /between 1 and 65535\s+at \["previewPort"\]/],
     ["a preview port above 65535", '{ "previewPort": 65536 }', /between 1 and 65535\s+at \["previewPort"\]/],
     ["a preview port that is not an integer", '{ "previewPort": 8080.5 }', /an integer\s+at \["previewPort"\]/],

@@ -127,10 +127,10 @@ export class Probe {
       }),
       runtime: (real): ContainerRuntimeShape => ({
         ...real,
-        ensureImage: (image, onProgress) =>
+        ensureImage: (image, onProgress, login) =>
           this.record("ensureImage").pipe(
             Effect.andThen(this.pause("pull")),
-            Effect.andThen(real.ensureImage(image, onProgress))
+            Effect.andThen(real.ensureImage(image, onProgress, login))
           ),
         provision: (spec, onProgress) =>
           this.record("provision").pipe(

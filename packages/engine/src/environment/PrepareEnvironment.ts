@@ -6,6 +6,7 @@ import { CONTAINER_WORKSPACE } from "../CodeServerSpec.ts"
 import { Config, checkMounts, type PrboxConfig } from "../Config.ts"
 import { ContainerRuntime } from "../ContainerRuntime.ts"
 import { RuntimeError, SetupFailed } from "../Errors.ts"
+import { accessHint, RegistryAuth, refusedForCredentials } from "../RegistryAuth.ts"
 import { SandboxTools } from "../SandboxTools.ts"
 import { InstallFeatures, type InstalledFeature } from "../features/InstallFeatures.ts"
 import { type EnvironmentChoice, workspaceFiles } from "./ChooseEnvironment.ts"
@@ -59,6 +60,7 @@ export type BuildFiles =
  */
 const make = Effect.gen(function* () {
   const runtime = yield* ContainerRuntime
+  const registries = yield* RegistryAuth
   const tools = yield* SandboxTools
   const fs = yield* FileSystem.FileSystem
   const { userHome } = yield* Config
@@ -85,6 +87,28 @@ const make = Effect.gen(function* () {
         mounts
       }
       return { ...planned.plan, widening }
+    })
+
+  /**
+   * Pulls with the user's login only where config.json's registryCredentials
+   * allows it; a refusal that reads as wanting credentials says what to do.
+   */
+  const pulled = (image: string, onProgress: (line: string) => Effect.Effect<void>) =>
+    Effect.gen(function* () {
+      const access = yield* registries
+        .forImage(image)
+        .pipe(Effect.mapError((error) => new SetupFailed({ reason: error.message })))
+      yield* runtime
+        .ensureImage(image, onProgress, access.login)
+        .pipe(
+          Effect.catchTag("RuntimeError", (error) =>
+            Effect.fail(
+              error.operation === "image.pull" && refusedForCredentials(error.detail)
+                ? new RuntimeError({ operation: error.operation, detail: `${error.detail}; ${accessHint(access)}` })
+                : error
+            )
+          )
+        )
     })
 
   const inspected = (image: string) =>
@@ -164,7 +188,7 @@ const make = Effect.gen(function* () {
   ) {
     switch (choice._tag) {
       case "Configured": {
-        yield* runtime.ensureImage(choice.image, onProgress)
+        yield* pulled(choice.image, onProgress)
         const info = yield* inspected(choice.image)
         return {
           plan: withLabel(imagePlan(config, choice.image), info),
@@ -182,7 +206,7 @@ const make = Effect.gen(function* () {
         let image: string
         if (spec.source._tag === "Image") {
           image = spec.source.image
-          yield* runtime.ensureImage(image, onProgress)
+          yield* pulled(image, onProgress)
         } else {
           const { context, dockerfile, args, target } = spec.source
           // Outside the context it is "../…", which the build refuses.

@@ -1,9 +1,10 @@
-import { type Bind, Docker, type VolumeMount } from "@prbox/docker"
+import { type Bind, Docker, type PullAuth, type VolumeMount } from "@prbox/docker"
 import { Effect, Layer, Option } from "effect"
 import { Config } from "../Config.ts"
 import { ContainerRuntime, type ContainerRuntimeShape } from "../ContainerRuntime.ts"
 import type { ContainerSpec, ContainerState } from "../ContainerSpec.ts"
 import { ContainerExited, ImageBuildFailed, PortTaken, RuntimeError } from "../Errors.ts"
+import type { RegistryLogin } from "../RegistryAuth.ts"
 import { carriedVolumesFor } from "./docker/CarriedVolumes.ts"
 import { dockerRelayFor } from "./docker/DockerRelay.ts"
 import { supervisedExecFor } from "./docker/ExecTimeout.ts"
@@ -27,6 +28,12 @@ const pullsAlways = (image: string): boolean => {
   const name = image.split("/").at(-1) ?? image
   return !name.includes(":") || name.endsWith(":latest")
 }
+
+/** The engine's form of the user's login, for one pull. */
+const pullAuth = ({ registry, credentials }: RegistryLogin): PullAuth =>
+  credentials._tag === "Password"
+    ? { serverAddress: registry, username: credentials.username, password: credentials.password }
+    : { serverAddress: registry, identityToken: credentials.token }
 
 /** On an engine that sees this machine's files, every folder is a bind mount. */
 const hostBinds = (spec: ContainerSpec): ReadonlyArray<Bind> => [
@@ -77,7 +84,7 @@ export const layer = Layer.effect(
     const supervised = supervisedExecFor(docker)
 
     return ContainerRuntime.of({
-      ensureImage: Effect.fn("NodeContainerRuntime.ensureImage")(function* (image, onProgress) {
+      ensureImage: Effect.fn("NodeContainerRuntime.ensureImage")(function* (image, onProgress, login) {
         yield* files.remember(image)
         const brought = yield* withProgress(onProgress, (report) => transfer.bring(image, report))
         if (brought._tag === "Failure") return yield* brought.failure
@@ -85,7 +92,8 @@ export const layer = Layer.effect(
         const present = yield* docker.imageExists(image).pipe(Effect.mapError(toRuntimeError))
         if (present && !pullsAlways(image)) return
         yield* onProgress(`pulling ${image}`)
-        const pulled = yield* withProgress(onProgress, (report) => docker.pullImage(image, report))
+        const auth = login === undefined ? undefined : pullAuth(login)
+        const pulled = yield* withProgress(onProgress, (report) => docker.pullImage(image, report, auth))
         if (pulled._tag === "Success") return
         if (present) {
           yield* onProgress(`could not pull ${image} (${pulled.failure.message}); using the local copy`)

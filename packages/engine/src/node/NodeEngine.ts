@@ -32,6 +32,7 @@ import * as NodeHooks from "./NodeHooks.ts"
 import * as NodeInstallation from "./NodeInstallation.ts"
 import * as NodePlatform from "./NodePlatform.ts"
 import * as NodePreviewAddress from "./NodePreviewAddress.ts"
+import * as NodeRegistryAuth from "./NodeRegistryAuth.ts"
 import * as NodeSandboxTools from "./NodeSandboxTools.ts"
 
 type Wrap<S> = (real: S) => S
@@ -89,7 +90,8 @@ const chooseFor = (options: Options) =>
 /**
  * SandboxService, SandboxJobs, Lifecycle, Reconciler and Gc over SQLite in `home`, the
  * Docker engine config.json, DOCKER_HOST or the Docker context names (see
- * chooseFor), git workspaces, the user's hooks and config. Closing the layer
+ * chooseFor), git workspaces, the user's hooks and config, and the user's
+ * Docker credentials for the registries config.json lists (RegistryAuth). Closing the layer
  * interrupts the workers, then closes the database.
  */
 export const layer = (options: Options) =>
@@ -126,6 +128,7 @@ const compose = (options: Options, chosen: ChosenEngine) => {
     }).pipe(Layer.provide(runtime)),
     workspaces,
     wrapped(Hooks, NodeHooks.layer, wrap.hooks),
+    NodeRegistryAuth.layer.pipe(Layer.provide(config)),
     config
   )
   const sandboxes = NodeSandboxService.layer.pipe(
