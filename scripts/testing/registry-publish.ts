@@ -25,18 +25,21 @@ export const blobPath = (registry: TestRegistry, digest: string): string => {
   return join(registry.storageDir, "docker/registry/v2/blobs/sha256", hex.slice(0, 2), hex, "data")
 }
 
-const authHeader = (registry: TestRegistry): Record<string, string> =>
-  registry.auth === undefined
-    ? {}
-    : {
-        authorization: `Basic ${Buffer.from(`${registry.auth.user}:${registry.auth.password}`).toString("base64")}`
-      }
+/** The publisher's own login: Basic behind htpasswd, a push token behind token auth. */
+const authHeader = (registry: TestRegistry, repository: string): Record<string, string> => {
+  if (registry.token !== undefined) {
+    return { authorization: `Bearer ${registry.token.tokenFor(`repository:${repository}:pull,push`)}` }
+  }
+  if (registry.auth === undefined) return {}
+  return { authorization: `Basic ${Buffer.from(`${registry.auth.user}:${registry.auth.password}`).toString("base64")}` }
+}
 
-const request = (registry: TestRegistry, path: string, init: RequestInit, expected: number) =>
+const request = (registry: TestRegistry, repository: string, path: string, init: RequestInit, expected: number) =>
   Effect.tryPromise({
     try: async () => {
       const url = path.startsWith("http") ? path : `${registry.url}${path}`
-      const response = await fetch(url, { ...init, headers: { ...authHeader(registry), ...init.headers } })
+      const headers = { ...authHeader(registry, repository), ...init.headers }
+      const response = await fetch(url, { ...init, headers })
       const body = await response.text()
       if (response.status !== expected) {
         throw new Error(`${init.method ?? "GET"} ${path}: ${response.status} (expected ${expected}) ${body}`)
@@ -50,11 +53,12 @@ const request = (registry: TestRegistry, path: string, init: RequestInit, expect
 export const pushBlob = (registry: TestRegistry, repository: string, bytes: Uint8Array) =>
   Effect.gen(function* () {
     const digest = digestOf(bytes)
-    const session = yield* request(registry, `/v2/${repository}/blobs/uploads/`, { method: "POST" }, 202)
+    const session = yield* request(registry, repository, `/v2/${repository}/blobs/uploads/`, { method: "POST" }, 202)
     const location = new URL(session.headers.get("location") ?? "", registry.url)
     location.searchParams.set("digest", digest)
     yield* request(
       registry,
+      repository,
       location.toString(),
       {
         method: "PUT",
@@ -78,6 +82,7 @@ export const pushManifest = (
     const bytes = Buffer.from(JSON.stringify(manifest))
     yield* request(
       registry,
+      repository,
       `/v2/${repository}/manifests/${tag}`,
       { method: "PUT", headers: { "content-type": mediaType }, body: bytes },
       201

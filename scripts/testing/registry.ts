@@ -5,6 +5,7 @@ import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect, type Scope } from "effect"
+import { startTokenServer, type TokenServer, type TokenServerOptions } from "./registry-token.ts"
 
 /**
  * A real OCI registry on this machine for tests: Debian's `docker-registry`
@@ -29,6 +30,8 @@ export interface TestRegistry {
   readonly storageDir: string
   /** Set when it requires htpasswd (Basic) auth. */
   readonly auth: RegistryAuth | undefined
+  /** Set when it requires token (Bearer) auth from this server. */
+  readonly token: TokenServer | undefined
 }
 
 const REGISTRY_BINARY = "/usr/bin/docker-registry"
@@ -47,7 +50,21 @@ const freePort = () =>
     })
   })
 
-const configYaml = (storageDir: string, port: number, htpasswd: string | undefined): string =>
+/** The config's `auth` section: htpasswd, or a token server's realm and certificate, or none. */
+const authYaml = (htpasswd: string | undefined, token: TokenServer | undefined): ReadonlyArray<string> => {
+  if (htpasswd !== undefined) return ["auth:", "  htpasswd:", "    realm: prbox-test", `    path: ${htpasswd}`]
+  if (token === undefined) return []
+  return [
+    "auth:",
+    "  token:",
+    `    realm: ${token.realm}`,
+    `    service: ${token.service}`,
+    `    issuer: ${token.issuer}`,
+    `    rootcertbundle: ${token.certPath}`
+  ]
+}
+
+const configYaml = (storageDir: string, port: number, auth: ReadonlyArray<string>): string =>
   [
     "version: 0.1",
     "log:",
@@ -62,7 +79,7 @@ const configYaml = (storageDir: string, port: number, htpasswd: string | undefin
     "http:",
     `  addr: 127.0.0.1:${port}`,
     `  secret: ${randomBytes(16).toString("hex")}`,
-    ...(htpasswd === undefined ? [] : ["auth:", "  htpasswd:", "    realm: prbox-test", `    path: ${htpasswd}`]),
+    ...auth,
     ""
   ].join("\n")
 
@@ -110,8 +127,9 @@ const stop = (child: ChildProcess) =>
     child.kill("SIGTERM")
   })
 
-const start = (dir: string, auth: RegistryAuth | undefined) =>
+const start = (dir: string, auth: RegistryAuth | undefined, tokenOptions: TokenServerOptions | undefined) =>
   Effect.gen(function* () {
+    const token = tokenOptions === undefined ? undefined : yield* startTokenServer(dir, tokenOptions)
     const port = yield* freePort()
     const storageDir = join(dir, "storage")
     let htpasswd: string | undefined
@@ -120,7 +138,7 @@ const start = (dir: string, auth: RegistryAuth | undefined) =>
       writeFileSync(htpasswd, execFileSync("htpasswd", ["-Bbn", auth.user, auth.password], { encoding: "utf8" }))
     }
     const config = join(dir, "config.yml")
-    writeFileSync(config, configYaml(storageDir, port, htpasswd))
+    writeFileSync(config, configYaml(storageDir, port, authYaml(htpasswd, token)))
     const child = yield* Effect.acquireRelease(
       Effect.sync(() => spawn(REGISTRY_BINARY, ["serve", config], { stdio: ["ignore", "pipe", "pipe"] })),
       stop
@@ -131,7 +149,8 @@ const start = (dir: string, auth: RegistryAuth | undefined) =>
       port,
       url: `http://127.0.0.1:${port}`,
       storageDir,
-      auth
+      auth,
+      token
     }
     // The API root answers (401 behind auth): the registry serves, not only listens.
     const answer = yield* Effect.tryPromise(() => fetch(`${registry.url}/v2/`))
@@ -142,18 +161,19 @@ const start = (dir: string, auth: RegistryAuth | undefined) =>
   })
 
 /**
- * Starts a registry for the scope; `auth` puts it behind htpasswd. A port
- * taken between choosing and binding it is retried with another, twice.
+ * Starts a registry for the scope; `auth` puts it behind htpasswd, `token`
+ * behind token auth (scripts/testing/registry-token.ts). A port taken
+ * between choosing and binding it is retried with another, twice.
  */
 export const startRegistry = (
-  options: { readonly auth?: RegistryAuth } = {}
+  options: { readonly auth?: RegistryAuth; readonly token?: TokenServerOptions } = {}
 ): Effect.Effect<TestRegistry, Error, Scope.Scope> =>
   Effect.gen(function* () {
     const dir = yield* Effect.acquireRelease(
       Effect.sync(() => mkdtempSync(join(tmpdir(), "prbox-registry-"))),
       (path) => Effect.sync(() => rmSync(path, { recursive: true, force: true }))
     )
-    return yield* start(dir, options.auth).pipe(Effect.retry({ times: 2 }))
+    return yield* start(dir, options.auth, options.token).pipe(Effect.retry({ times: 2 }))
   }).pipe(Effect.mapError((error) => (error instanceof Error ? error : new Error(String(error)))))
 
 /** A user and password made for one test registry. */
