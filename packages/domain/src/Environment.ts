@@ -16,7 +16,9 @@ export const SandboxEnvironment = Schema.Struct({
   image: Schema.String,
   imageDigest: Schema.NullOr(Schema.String),
   /** The devcontainer features installed on the image, each with the digest it was fetched as (null: a local folder). */
-  features: Schema.optionalKey(Schema.Array(Schema.Struct({ key: Schema.String, digest: Schema.NullOr(Schema.String) })))
+  features: Schema.optionalKey(
+    Schema.Array(Schema.Struct({ key: Schema.String, digest: Schema.NullOr(Schema.String) }))
+  )
 })
 export type SandboxEnvironment = typeof SandboxEnvironment.Type
 

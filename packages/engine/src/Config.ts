@@ -41,6 +41,13 @@ export const PrboxConfig = Schema.Struct({
    * a build, a container, a label or a log.
    */
   registryCredentials: withDefault(Schema.Array(RegistryHost), []),
+  /**
+   * Registries and feature servers on this machine (`localhost:<port>`,
+   * `127.0.0.1:<port>`) a PR's features and images may be fetched from.
+   * Any other loopback address is refused: a PR must not make prbox reach
+   * the services you run locally.
+   */
+  localRegistries: withDefault(Schema.Array(RegistryHost), []),
   setupCommands: withDefault(Schema.Array(Schema.String), []),
   env: withDefault(Schema.Record(Schema.String, Schema.String), {}),
   /** Extra container labels, for the user's own tooling (prbox's own `dev.prbox.*` labels win). */

@@ -1,14 +1,14 @@
 import { execFileSync } from "node:child_process"
-import { createServer } from "node:http"
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { createServer } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { gzipSync } from "node:zlib"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
-import { pushPullRequest } from "../../git/test/helpers.ts"
-import { publishFeature, tarFolder } from "../../../scripts/testing/registry-publish.ts"
+import { Effect, type Scope } from "effect"
 import { startRegistry, type TestRegistry } from "../../../scripts/testing/registry.ts"
+import { publishFeature, tarFolder } from "../../../scripts/testing/registry-publish.ts"
+import { pushPullRequest } from "../../git/test/helpers.ts"
 import { DefaultImage } from "../src/node/index.ts"
 import { healthzTag, inspectContainer, openSettled, withEngine } from "./harness.ts"
 
@@ -35,7 +35,7 @@ const featureFolder = (root: string, metadata: Record<string, unknown>, option =
   return folder
 }
 
-const withFeatures = <A, E>(body: (registry: TestRegistry, root: string) => Effect.Effect<A, E>) =>
+const withFeatures = <A, E>(body: (registry: TestRegistry, root: string) => Effect.Effect<A, E, Scope.Scope>) =>
   Effect.scoped(
     Effect.gen(function* () {
       const registry = yield* startRegistry()
@@ -52,7 +52,7 @@ describe("devcontainer features", () => {
     "OCI features from a registry with dependsOn, installsAfter and options, a local feature, in the spec's order; recorded with their digests and in the image's label",
     () =>
       withFeatures((registry, root) =>
-        withEngine({ config: { image: healthzTag } }, ({ remote }) =>
+        withEngine({ config: { image: healthzTag, localRegistries: [registry.host] } }, ({ remote }) =>
           Effect.gen(function* () {
             const utils = yield* publishFeature(registry, {
               repository: "features/utils",
@@ -62,15 +62,19 @@ describe("devcontainer features", () => {
             yield* publishFeature(registry, {
               repository: "features/lang",
               tag: "2",
-              folder: featureFolder(root, {
-                id: "lang",
-                version: "2.1.0",
-                options: { version: { type: "string", default: "lts" } },
-                containerEnv: { LANG_HOME: "/opt/lang", PATH: "/opt/lang/bin:${PATH}" },
-                dependsOn: { [`${registry.host}/features/utils:1`]: {} },
-                customizations: { vscode: { settings: { "lang.enabled": true } } },
-                postCreateCommand: "echo from-feature > /tmp/feature-step"
-              }, "VERSION")
+              folder: featureFolder(
+                root,
+                {
+                  id: "lang",
+                  version: "2.1.0",
+                  options: { version: { type: "string", default: "lts" } },
+                  containerEnv: { LANG_HOME: "/opt/lang", PATH: "/opt/lang/bin:${PATH}" },
+                  dependsOn: { [`${registry.host}/features/utils:1`]: {} },
+                  customizations: { vscode: { settings: { "lang.enabled": true } } },
+                  postCreateCommand: "echo from-feature > /tmp/feature-step"
+                },
+                "VERSION"
+              )
             })
             yield* publishFeature(registry, {
               repository: "features/lint",
@@ -99,10 +103,19 @@ describe("devcontainer features", () => {
             const id = row.containerId ?? assert.fail("no container")
             // utils before lang (dependsOn); lint after lang (installsAfter); hello has no constraint: the rounds sort it in.
             const order = inContainer(id, "cat /etc/feature-order").split("\n")
-            assert.isBelow(order.findIndex((line) => line.startsWith("utils")), order.findIndex((line) => line.startsWith("lang")))
-            assert.isBelow(order.findIndex((line) => line.startsWith("lang")), order.findIndex((line) => line.startsWith("lint")))
+            assert.isBelow(
+              order.findIndex((line) => line.startsWith("utils")),
+              order.findIndex((line) => line.startsWith("lang"))
+            )
+            assert.isBelow(
+              order.findIndex((line) => line.startsWith("lang")),
+              order.findIndex((line) => line.startsWith("lint"))
+            )
             assert.include(order, "hello it's me")
-            assert.include(order.find((line) => line.startsWith("lang")), "lang 20 ")
+            assert.include(
+              order.find((line) => line.startsWith("lang")),
+              "lang 20 "
+            )
             assert.strictEqual(inContainer(id, "printenv LANG_HOME"), "/opt/lang")
             assert.match(inContainer(id, "printenv PATH"), /^\/opt\/lang\/bin:/)
             // The feature's lifecycle command ran, before devcontainer.json's.
@@ -111,8 +124,113 @@ describe("devcontainer features", () => {
             assert.deepInclude(features, { key: "./hello", digest: null })
             assert.strictEqual(features.length, 4)
             assert.deepInclude(features, { key: `${registry.host}/features/utils:1`, digest: utils.manifestDigest })
-            const label = execFileSync("docker", ["image", "inspect", "-f", "{{index .Config.Labels \"devcontainer.metadata\"}}", row.environment?.image ?? ""], { encoding: "utf8" })
+            const label = execFileSync(
+              "docker",
+              [
+                "image",
+                "inspect",
+                "-f",
+                '{{index .Config.Labels "devcontainer.metadata"}}',
+                row.environment?.image ?? ""
+              ],
+              { encoding: "utf8" }
+            )
             assert.include(label, `"id":"${registry.host}/features/lang:2"`)
+          })
+        )
+      ),
+    600_000
+  )
+
+  it.live(
+    "a .tgz over HTTP; a pin that does not match, an unreachable registry and a registry on this machine the user did not list each fail the open, naming the feature and the source",
+    () =>
+      withFeatures((registry, root) =>
+        Effect.gen(function* () {
+          const tgz = gzipSync(tarFolder(featureFolder(root, { id: "served" })))
+          const server = yield* Effect.acquireRelease(
+            Effect.callback<ReturnType<typeof createServer>>((resume) => {
+              const listening = createServer((_, response) => response.end(tgz)).listen(0, "127.0.0.1", () =>
+                resume(Effect.succeed(listening))
+              )
+            }),
+            (closing) => Effect.sync(() => closing.close())
+          )
+          const address = server.address()
+          const served = `127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}`
+          yield* publishFeature(registry, {
+            repository: "features/pinned",
+            tag: "1",
+            folder: featureFolder(root, { id: "pinned" })
+          })
+          const open = (pr: number, localRegistries: ReadonlyArray<string>, files: Record<string, string>) =>
+            withEngine({ config: { image: healthzTag, localRegistries } }, ({ remote }) =>
+              Effect.gen(function* () {
+                pushPullRequest(remote.path, pr, files)
+                const row = yield* openSettled(remote.path, pr)
+                // Read before the engine's teardown removes the container.
+                const installed = row.containerId === null ? "" : inContainer(row.containerId, "cat /etc/feature-order")
+                return { ...row, installed }
+              })
+            )
+          const json = (features: Record<string, unknown>) => JSON.stringify({ image: base, features })
+          const ok = yield* open(41, [served], {
+            ".devcontainer/devcontainer.json": json({ [`http://${served}/devcontainer-feature-served.tgz`]: {} })
+          })
+          assert.strictEqual(ok.status, "running", ok.error ?? "")
+          assert.include(ok.installed, "served")
+          assert.match(ok.environment?.features?.[0]?.digest ?? "", /^sha256:/)
+
+          const key = `${registry.host}/features/pinned:1`
+          const pinned = yield* open(42, [registry.host], {
+            ".devcontainer/devcontainer.json": json({ [key]: {} }),
+            ".devcontainer/devcontainer-lock.json": JSON.stringify({
+              features: { [key]: { integrity: `sha256:${"0".repeat(64)}` } }
+            })
+          })
+          assert.strictEqual(pinned.status, "error")
+          assert.include(pinned.error, `feature ${key} (${registry.host})`)
+          assert.isNull(pinned.containerId)
+
+          const closed = yield* open(43, ["localhost:9"], {
+            ".devcontainer/devcontainer.json": json({ "localhost:9/features/gone:1": {} })
+          })
+          assert.strictEqual(closed.status, "error")
+          assert.include(closed.error, "feature localhost:9/features/gone:1 (localhost:9)")
+
+          const unlisted = yield* open(44, [], { ".devcontainer/devcontainer.json": json({ [key]: {} }) })
+          assert.strictEqual(unlisted.status, "error")
+          assert.include(unlisted.error, "localRegistries")
+        })
+      ),
+    600_000
+  )
+
+  it.live(
+    "a feature's widening is left out for an untrusted repository; the same feature set on the same image is built once, for every PR",
+    () =>
+      withFeatures((registry, root) =>
+        withEngine({ config: { image: healthzTag, localRegistries: [registry.host] } }, ({ remote }) =>
+          Effect.gen(function* () {
+            yield* publishFeature(registry, {
+              repository: "features/dind",
+              tag: "1",
+              folder: featureFolder(root, { id: "dind", privileged: true, capAdd: ["SYS_ADMIN"], init: true })
+            })
+            const devcontainer = JSON.stringify({ image: base, features: { [`${registry.host}/features/dind:1`]: {} } })
+            pushPullRequest(remote.path, 51, { ".devcontainer/devcontainer.json": devcontainer })
+            pushPullRequest(remote.path, 52, { ".devcontainer/devcontainer.json": devcontainer, "other.txt": "x" })
+            const first = yield* openSettled(remote.path, 51)
+            const second = yield* openSettled(remote.path, 52)
+            assert.strictEqual(first.status, "running", first.error ?? "")
+            assert.strictEqual(second.status, "running", second.error ?? "")
+            assert.strictEqual(first.environment?.image, second.environment?.image)
+            const id = first.containerId ?? assert.fail("no container")
+            assert.strictEqual(
+              execFileSync("docker", ["inspect", "-f", "{{.HostConfig.Privileged}}", id], { encoding: "utf8" }).trim(),
+              "false"
+            )
+            assert.notInclude(inspectContainer(id).HostConfig.CapAdd ?? [], "SYS_ADMIN")
           })
         )
       ),

@@ -30,7 +30,9 @@ export const normaliseEntry = (path: string): string => path.replace(/^(\.\/)+/,
  */
 export const archiveFiles = (
   bytes: Uint8Array
-): { readonly ok: true; readonly files: ReadonlyArray<ArchiveFile> } | { readonly ok: false; readonly detail: string } => {
+):
+  | { readonly ok: true; readonly files: ReadonlyArray<ArchiveFile> }
+  | { readonly ok: false; readonly detail: string } => {
   const files: Array<ArchiveFile> = []
   let offset = 0
   let paxPath: string | undefined

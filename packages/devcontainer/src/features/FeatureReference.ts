@@ -36,7 +36,9 @@ const digestPattern = /^sha256:[a-f0-9]{64}$/
 export const isLoopback = (host: string): boolean => /^(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$/i.test(host)
 
 /** Why a key is not a feature reference prbox can fetch, or the reference. */
-export type ParsedReference = { readonly ok: true; readonly reference: FeatureReference } | { readonly ok: false; readonly detail: string }
+export type ParsedReference =
+  | { readonly ok: true; readonly reference: FeatureReference }
+  | { readonly ok: false; readonly detail: string }
 
 const refused = (detail: string): ParsedReference => ({ ok: false, detail })
 

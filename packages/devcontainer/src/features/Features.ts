@@ -1,8 +1,8 @@
 import { Effect } from "effect"
 import type { DevcontainerConfig } from "../Config.ts"
 import { DevcontainerError } from "../Errors.ts"
-import { type FeatureReference, parseFeatureReference } from "./FeatureReference.ts"
 import type { FeatureValue } from "./FeatureOptions.ts"
+import { type FeatureReference, parseFeatureReference } from "./FeatureReference.ts"
 
 /** A feature devcontainer.json asks for: where it comes from and the options it sets. */
 export interface RequestedFeature {

@@ -59,7 +59,12 @@ describe("featureBuild (the build that installs a feature set)", () => {
     remoteUser: "node",
     baseLabel: JSON.stringify([{ remoteUser: "node" }]),
     features: [
-      { key: "localhost:5000/f/node:1", metadata: node, values: optionValues(node, "20"), content: { _tag: "Archive" } },
+      {
+        key: "localhost:5000/f/node:1",
+        metadata: node,
+        values: optionValues(node, "20"),
+        content: { _tag: "Archive" }
+      },
       {
         key: "./hello",
         metadata: { id: "hello", containerEnv: { 'BAD"NAME': "x" } },
@@ -87,7 +92,10 @@ describe("featureBuild (the build that installs a feature set)", () => {
       "prbox-features/0/devcontainer-features-install.sh",
       "prbox-features/1/install.sh"
     ])
-    assert.include(built.files.find((file) => file.path === "prbox-features/0/devcontainer-features.env")?.text, "VERSION='20'")
+    assert.include(
+      built.files.find((file) => file.path === "prbox-features/0/devcontainer-features.env")?.text,
+      "VERSION='20'"
+    )
     assert.deepStrictEqual(built.archives, [{ index: 0, path: "archives/0.tar" }])
     assert.isFalse(built.dockerfile.includes("BAD"))
     assert.strictEqual(built.warnings.length, 1)
@@ -103,7 +111,14 @@ describe("featureBuild (the build that installs a feature set)", () => {
     assert.deepStrictEqual(label[2], { id: "./hello" })
   })
   it("a user name that is not plain installs for root", () => {
-    const odd = featureBuild({ baseImage: "b", imageUser: "", containerUser: "a b", remoteUser: "x;y", baseLabel: undefined, features: [] })
+    const odd = featureBuild({
+      baseImage: "b",
+      imageUser: "",
+      containerUser: "a b",
+      remoteUser: "x;y",
+      baseLabel: undefined,
+      features: []
+    })
     assert.include(odd.files[0]?.text, "_CONTAINER_USER=root\n_REMOTE_USER=root")
     assert.strictEqual(odd.dockerfile.trim().split("\n").at(-1), "USER root")
   })
@@ -113,7 +128,11 @@ describe("feature archives and metadata", () => {
   it("reads the files of a tar as `tar -C dir .` writes it", () => {
     const read = archiveFiles(tarOf({ "devcontainer-feature.json": '{"id":"x"}', "install.sh": "echo" }))
     assert.isTrue(read.ok)
-    if (read.ok) assert.deepStrictEqual(read.files.map((file) => file.path), ["devcontainer-feature.json", "install.sh"])
+    if (read.ok)
+      assert.deepStrictEqual(
+        read.files.map((file) => file.path),
+        ["devcontainer-feature.json", "install.sh"]
+      )
   })
   it("refuses what is not a tar", () => {
     assert.isFalse(archiveFiles(new TextEncoder().encode("not a tar")).ok)
@@ -125,7 +144,8 @@ describe("feature archives and metadata", () => {
       assert.strictEqual(ok.id, "x")
       const error = yield* Effect.flip(parseFeatureMetadata("f", '{ "options": {} }'))
       assert.strictEqual(error.property, "id")
-    }))
+    })
+  )
 })
 
 describe("devcontainer-lock.json", () => {
@@ -138,9 +158,12 @@ describe("devcontainer-lock.json", () => {
       const digest = `sha256:${"b".repeat(64)}`
       const pins = yield* parseLockFile(
         "l",
-        JSON.stringify({ features: { "r/f/node:1": { version: "1.6.0", resolved: `r/f/node@${digest}`, integrity: digest } } })
+        JSON.stringify({
+          features: { "r/f/node:1": { version: "1.6.0", resolved: `r/f/node@${digest}`, integrity: digest } }
+        })
       )
       assert.deepStrictEqual(pins, { "r/f/node:1": digest })
       yield* Effect.flip(parseLockFile("l", JSON.stringify({ features: { x: { integrity: "md5:1" } } })))
-    }))
+    })
+  )
 })

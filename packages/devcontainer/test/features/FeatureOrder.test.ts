@@ -11,12 +11,29 @@ const node = (key: string, more: Partial<FeatureNode> = {}): FeatureNode => ({
 })
 
 // nodes, override, expected order (or "cycle")
-const cases: ReadonlyArray<readonly [string, ReadonlyArray<FeatureNode>, ReadonlyArray<string>, ReadonlyArray<string> | "cycle"]> = [
-  ["no dependencies: sorted by id", [node("r/node"), node("r/common"), node("r/go")], [], ["r/common", "r/go", "r/node"]],
+const cases: ReadonlyArray<
+  readonly [string, ReadonlyArray<FeatureNode>, ReadonlyArray<string>, ReadonlyArray<string> | "cycle"]
+> = [
+  [
+    "no dependencies: sorted by id",
+    [node("r/node"), node("r/common"), node("r/go")],
+    [],
+    ["r/common", "r/go", "r/node"]
+  ],
   ["dependsOn first", [node("r/a", { dependsOn: ["r/z"] }), node("r/z")], [], ["r/z", "r/a"]],
   ["installsAfter a feature in the set", [node("r/a", { installsAfter: ["r/b"] }), node("r/b")], [], ["r/b", "r/a"]],
-  ["installsAfter a feature not in the set holds nothing back", [node("r/b", { installsAfter: ["r/x"] }), node("r/a")], [], ["r/a", "r/b"]],
-  ["installsAfter through a legacy id", [node("r/a", { installsAfter: ["r/old"] }), node("r/new", { aliases: ["r/old"] })], [], ["r/new", "r/a"]],
+  [
+    "installsAfter a feature not in the set holds nothing back",
+    [node("r/b", { installsAfter: ["r/x"] }), node("r/a")],
+    [],
+    ["r/a", "r/b"]
+  ],
+  [
+    "installsAfter through a legacy id",
+    [node("r/a", { installsAfter: ["r/old"] }), node("r/new", { aliases: ["r/old"] })],
+    [],
+    ["r/new", "r/a"]
+  ],
   ["override puts a feature first", [node("r/a"), node("r/b"), node("r/c")], ["r/c", "r/b"], ["r/c", "r/b", "r/a"]],
   ["override cannot break dependsOn", [node("r/a", { dependsOn: ["r/b"] }), node("r/b")], ["r/a"], ["r/b", "r/a"]],
   ["a cycle is an error", [node("r/a", { dependsOn: ["r/b"] }), node("r/b", { dependsOn: ["r/a"] })], [], "cycle"],

@@ -8,7 +8,13 @@ const digest = `sha256:${"a".repeat(64)}`
 const accepted: ReadonlyArray<readonly [string, Readonly<Record<string, unknown>>]> = [
   [
     "images.example/devcontainers/features/node:1",
-    { _tag: "Oci", registry: "images.example", resource: "images.example/devcontainers/features/node", id: "node", tag: "1" }
+    {
+      _tag: "Oci",
+      registry: "images.example",
+      resource: "images.example/devcontainers/features/node",
+      id: "node",
+      tag: "1"
+    }
   ],
   ["localhost:5000/f/go", { _tag: "Oci", registry: "localhost:5000", id: "go", tag: "latest", digest: undefined }],
   [`images.example/f/node@${digest}`, { _tag: "Oci", tag: "latest", digest }],
@@ -57,6 +63,8 @@ describe("parseFeatureReference", () => {
     assert.isFalse(parseFeatureReference("./tool", ".devcontainer.json").ok))
   it("a named configuration's local feature may sit beside it", () => {
     const parsed = parseFeatureReference("./tool", ".devcontainer/api/devcontainer.json")
-    assert.isTrue(parsed.ok && parsed.reference._tag === "Local" && parsed.reference.folder === ".devcontainer/api/tool")
+    assert.isTrue(
+      parsed.ok && parsed.reference._tag === "Local" && parsed.reference.folder === ".devcontainer/api/tool"
+    )
   })
 })

@@ -1,14 +1,15 @@
 import { planEnvironment } from "@prbox/devcontainer"
 import type { EnvironmentPlan, ImageInfo, LifecycleStep, Sandbox, SandboxEnvironment } from "@prbox/domain"
 import { posixPath } from "@prbox/domain"
+import { imageRegistry, isLoopback } from "@prbox/registry"
 import { Context, Effect, FileSystem, Layer } from "effect"
 import { CONTAINER_WORKSPACE } from "../CodeServerSpec.ts"
 import { Config, checkMounts, type PrboxConfig } from "../Config.ts"
 import { ContainerRuntime } from "../ContainerRuntime.ts"
 import { RuntimeError, SetupFailed } from "../Errors.ts"
-import { accessHint, RegistryAuth, refusedForCredentials } from "../RegistryAuth.ts"
+import { type InstalledFeature, InstallFeatures } from "../features/InstallFeatures.ts"
+import { accessHint, isListed, RegistryAuth, refusedForCredentials } from "../RegistryAuth.ts"
 import { SandboxTools } from "../SandboxTools.ts"
-import { InstallFeatures, type InstalledFeature } from "../features/InstallFeatures.ts"
 import { type EnvironmentChoice, workspaceFiles } from "./ChooseEnvironment.ts"
 import { stageContext } from "./EngineWorkspace.ts"
 import { decideWidening } from "./TrustedWidening.ts"
@@ -206,6 +207,12 @@ const make = Effect.gen(function* () {
         let image: string
         if (spec.source._tag === "Image") {
           image = spec.source.image
+          const registry = imageRegistry(image)
+          if (registry !== undefined && isLoopback(registry) && !isListed(registry, config.localRegistries)) {
+            return yield* new SetupFailed({
+              reason: `${spec.path}: image ${image} is on a registry on this machine: it is pulled only when config.json's localRegistries lists ${registry}`
+            })
+          }
           yield* pulled(image, onProgress)
         } else {
           const { context, dockerfile, args, target } = spec.source
@@ -240,7 +247,12 @@ const make = Effect.gen(function* () {
         }
         let features: ReadonlyArray<InstalledFeature> = []
         if (spec.features.length > 0) {
-          const installed = yield* installFeatures(spec, choice.features, { image, info: yield* inspected(image) }, onProgress).pipe(
+          const installed = yield* installFeatures(
+            spec,
+            choice.features,
+            { image, info: yield* inspected(image) },
+            onProgress
+          ).pipe(
             Effect.catchTag("FeatureUnavailable", (error) => Effect.fail(new SetupFailed({ reason: error.message })))
           )
           image = installed.image

@@ -28,7 +28,11 @@ export interface ResolvedFeature extends FeatureToInstall {
 const MAX_FEATURES = 64
 
 const sourceOf = (reference: FeatureReference): string =>
-  reference._tag === "Oci" ? reference.registry : reference._tag === "Tarball" ? new URL(reference.url).host : reference.folder
+  reference._tag === "Oci"
+    ? reference.registry
+    : reference._tag === "Tarball"
+      ? new URL(reference.url).host
+      : reference.folder
 
 // Identity in the set: the source and version, and the options as given (the CLI installs the same feature twice with different options).
 const nodeKey = (reference: FeatureReference, value: FeatureValue): string => {
@@ -97,7 +101,10 @@ export const resolveFeatureSet = Effect.fn("Features.resolve")(function* (
       return { metadata, content: { _tag: "Archive" }, tar: archive.tar, digest: archive.digest } satisfies Fetched
     })
 
-  const nodes = new Map<string, { reference: FeatureReference; value: FeatureValue; fetched: Fetched; dependsOn: Array<string> }>()
+  const nodes = new Map<
+    string,
+    { reference: FeatureReference; value: FeatureValue; fetched: Fetched; dependsOn: Array<string> }
+  >()
   const worklist: Array<{ reference: FeatureReference; value: FeatureValue }> = [...requested]
   while (worklist.length > 0) {
     const next = worklist.shift()
@@ -105,7 +112,11 @@ export const resolveFeatureSet = Effect.fn("Features.resolve")(function* (
     const key = nodeKey(next.reference, next.value)
     if (nodes.has(key)) continue
     if (nodes.size >= MAX_FEATURES) {
-      return yield* new FeatureUnavailable({ feature: next.reference.key, source: configFile, detail: `more than ${MAX_FEATURES} features in the set` })
+      return yield* new FeatureUnavailable({
+        feature: next.reference.key,
+        source: configFile,
+        detail: `more than ${MAX_FEATURES} features in the set`
+      })
     }
     const fetched = yield* fetchOne(next.reference)
     const dependsOn: Array<string> = []
@@ -146,7 +157,8 @@ export const resolveFeatureSet = Effect.fn("Features.resolve")(function* (
     return yield* new FeatureUnavailable({
       feature: names.join(", "),
       source: configFile,
-      detail: "their dependsOn/installsAfter form a cycle (or name a feature that cannot be had); nothing can be installed first"
+      detail:
+        "their dependsOn/installsAfter form a cycle (or name a feature that cannot be had); nothing can be installed first"
     })
   }
   return order.order.flatMap((key): ReadonlyArray<ResolvedFeature> => {

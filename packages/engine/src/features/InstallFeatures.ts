@@ -69,7 +69,8 @@ const make = Effect.gen(function* () {
         const dir = yield* fs.makeTempDirectoryScoped({ prefix: "prbox-features-" })
         yield* written(dir, "Dockerfile", context.dockerfile)
         for (const file of context.files) yield* written(dir, file.path, file.text)
-        for (const archive of context.archives) yield* written(dir, archive.path, set[archive.index]?.tar ?? new Uint8Array())
+        for (const archive of context.archives)
+          yield* written(dir, archive.path, set[archive.index]?.tar ?? new Uint8Array())
         return dir
       }).pipe(
         Effect.mapError((error) => new RuntimeError({ operation: "features.context", detail: error.message })),

@@ -36,15 +36,17 @@ const readFolder = (files: PullRequestFiles, key: string, folder: string) =>
     const failed = (detail: string) => new FeatureUnavailable({ feature: key, source: folder, detail })
     const found: Array<{ path: string; text: string }> = []
     let bytes = 0
+    // `dir` is relative to the feature's folder: "" for the folder itself.
     const walk = (dir: string, depth: number): Effect.Effect<void, FeatureUnavailable> =>
       Effect.gen(function* () {
-        const entries = yield* files.list(`${folder}${dir}`).pipe(Effect.mapError((error) => failed(error.message)))
+        const at = dir === "" ? folder : `${folder}/${dir}`
+        const entries = yield* files.list(at).pipe(Effect.mapError((error) => failed(error.message)))
         if (entries === undefined) return yield* failed("the folder is not in the pull request")
         for (const entry of entries) {
-          const path = `${dir}${entry.name}`.replace(/^\//, "")
+          const path = dir === "" ? entry.name : `${dir}/${entry.name}`
           if (entry.type === "dir") {
             if (depth >= MAX_DEPTH) return yield* failed(`more than ${MAX_DEPTH} folders deep`)
-            yield* walk(`${dir}${entry.name}/`, depth + 1)
+            yield* walk(path, depth + 1)
             continue
           }
           const text = yield* files.read(`${folder}/${path}`).pipe(Effect.mapError((error) => failed(error.message)))
@@ -56,7 +58,7 @@ const readFolder = (files: PullRequestFiles, key: string, folder: string) =>
           }
         }
       })
-    yield* walk("/", 0)
+    yield* walk("", 0)
     if (!found.some((file) => file.path === FEATURE_FILE)) return yield* failed(`it has no ${FEATURE_FILE}`)
     if (!found.some((file) => file.path === "install.sh")) return yield* failed("it has no install.sh")
     return found
@@ -72,12 +74,16 @@ export const readFeatureInputs = Effect.fn("Features.readInputs")(function* (
   const lockPath = lockFilePath(configFile)
   const lockText = yield* files
     .read(lockPath)
-    .pipe(Effect.mapError((error) => new FeatureUnavailable({ feature: lockPath, source: lockPath, detail: error.message })))
+    .pipe(
+      Effect.mapError((error) => new FeatureUnavailable({ feature: lockPath, source: lockPath, detail: error.message }))
+    )
   const pins =
     lockText === undefined
       ? {}
       : yield* parseLockFile(lockPath, lockText).pipe(
-          Effect.mapError((error) => new FeatureUnavailable({ feature: lockPath, source: lockPath, detail: error.message }))
+          Effect.mapError(
+            (error) => new FeatureUnavailable({ feature: lockPath, source: lockPath, detail: error.message })
+          )
         )
   const local: Record<string, LocalFeatureFiles> = {}
   for (const { reference } of features) {

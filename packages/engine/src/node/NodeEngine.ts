@@ -6,6 +6,7 @@
 import { homedir } from "node:os"
 import type { ChosenEngine } from "@prbox/domain"
 import { Git, NodeGit, NodePullRequests, NodeWorkspaces, type PullRequests, Workspaces } from "@prbox/git"
+import { NodeOciRegistry } from "@prbox/registry"
 import { SandboxRepo, layer as sqliteRepo } from "@prbox/store"
 import { type Context, Effect, Layer } from "effect"
 import type { AccountIdentity } from "../AccountIdentity.ts"
@@ -13,6 +14,7 @@ import { CodeServerHealth } from "../CodeServerHealth.ts"
 import { Config, type PrboxConfig } from "../Config.ts"
 import { ContainerRuntime } from "../ContainerRuntime.ts"
 import { ExtraLabels } from "../ContainerSpec.ts"
+import * as NodeFeatureDownloads from "../features/node/NodeFeatureDownloads.ts"
 import * as NodeSandboxFiles from "../files/node/NodeSandboxFiles.ts"
 import { Gc } from "../gc/Gc.ts"
 import { Hooks } from "../Hooks.ts"
@@ -113,6 +115,7 @@ const compose = (options: Options, chosen: ChosenEngine) => {
   // One database connection: the layer is built once though both services come from it.
   const store = sqliteRepo({ stateDir: options.home })
   const config = configLayer(options)
+  const registryAuth = NodeRegistryAuth.layer.pipe(Layer.provide(config))
   const parts = Layer.mergeAll(
     options.identity ?? NodeAccountIdentity.layer(),
     options.pullRequests ?? NodePullRequests.layer(),
@@ -128,7 +131,8 @@ const compose = (options: Options, chosen: ChosenEngine) => {
     }).pipe(Layer.provide(runtime)),
     workspaces,
     wrapped(Hooks, NodeHooks.layer, wrap.hooks),
-    NodeRegistryAuth.layer.pipe(Layer.provide(config)),
+    registryAuth,
+    NodeFeatureDownloads.layer.pipe(Layer.provide([NodeOciRegistry.layer(), registryAuth, config])),
     config
   )
   const sandboxes = NodeSandboxService.layer.pipe(

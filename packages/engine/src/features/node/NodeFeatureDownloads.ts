@@ -1,7 +1,8 @@
 import { gunzipSync } from "node:zlib"
-import { OciRegistry, parseOciReference, type RegistryError } from "@prbox/registry"
+import { isLoopback, OciRegistry, parseOciReference, type RegistryError } from "@prbox/registry"
 import { Effect, Layer, Result } from "effect"
-import { accessHint, RegistryAuth, refusedForCredentials } from "../../RegistryAuth.ts"
+import { Config } from "../../Config.ts"
+import { accessHint, isListed, RegistryAuth, refusedForCredentials } from "../../RegistryAuth.ts"
 import { FeatureUnavailable } from "../Errors.ts"
 import { FeatureDownloads } from "../FeatureDownloads.ts"
 
@@ -19,6 +20,23 @@ export const layer = Layer.effect(
   Effect.gen(function* () {
     const registry = yield* OciRegistry
     const auth = yield* RegistryAuth
+    const config = yield* Config
+
+    /** A source on this machine only when config.json's localRegistries lists it: a PR must not reach local services. */
+    const reachable = (key: string, host: string) =>
+      Effect.gen(function* () {
+        if (!isLoopback(host)) return
+        const listed = yield* config.load.pipe(
+          Effect.map((loaded) => isListed(host, loaded.localRegistries)),
+          Effect.orElseSucceed(() => false)
+        )
+        if (listed) return
+        return yield* new FeatureUnavailable({
+          feature: key,
+          source: host,
+          detail: `${host} is on this machine: it is reached only when config.json's localRegistries lists it`
+        })
+      })
 
     const unavailable = (key: string, source: string) => (error: { readonly message: string }) =>
       new FeatureUnavailable({ feature: key, source, detail: error.message })
@@ -27,14 +45,20 @@ export const layer = Layer.effect(
       new FeatureUnavailable({
         feature: key,
         source,
-        detail: refusedForCredentials(error.detail) || error.reason === "unauthorized" ? `${error.detail}; ${hint}` : error.detail
+        detail:
+          refusedForCredentials(error.detail) || error.reason === "unauthorized"
+            ? `${error.detail}; ${hint}`
+            : error.detail
       })
 
     return {
       fetch: Effect.fn("FeatureDownloads.fetch")(function* (reference, pinned) {
         if (reference._tag === "Tarball") {
           const source = new URL(reference.url).host
-          const tarball = yield* registry.fetchTarball(reference.url).pipe(Effect.mapError(fromRegistry(reference.key, source, "")))
+          yield* reachable(reference.key, source)
+          const tarball = yield* registry
+            .fetchTarball(reference.url)
+            .pipe(Effect.mapError(fromRegistry(reference.key, source, "")))
           if (pinned !== undefined && pinned !== tarball.digest) {
             return yield* new FeatureUnavailable({
               feature: reference.key,
@@ -50,9 +74,16 @@ export const layer = Layer.effect(
         }
         const parsed = parseOciReference(reference.key)
         if (Result.isFailure(parsed)) {
-          return yield* new FeatureUnavailable({ feature: reference.key, source: reference.registry, detail: parsed.failure })
+          return yield* new FeatureUnavailable({
+            feature: reference.key,
+            source: reference.registry,
+            detail: parsed.failure
+          })
         }
-        const access = yield* auth.forRegistry(parsed.success.registry).pipe(Effect.mapError(unavailable(reference.key, reference.registry)))
+        yield* reachable(reference.key, parsed.success.registry)
+        const access = yield* auth
+          .forRegistry(parsed.success.registry)
+          .pipe(Effect.mapError(unavailable(reference.key, reference.registry)))
         const artifact = yield* registry
           .fetchArtifact(parsed.success, {
             mediaType: FEATURE_LAYER,
