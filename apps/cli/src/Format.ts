@@ -129,6 +129,11 @@ export const describe = (view: SandboxView, now: number): string => {
         ? null
         : `${view.environment.image}${view.environment.imageDigest === null ? "" : ` (${view.environment.imageDigest.slice(0, 19)})`}`
     ],
+    // What the PR's configuration asked for and did not get, one line each.
+    ...(view.environment?.ignored ?? []).map((left): [string, string] => [
+      "left out",
+      displayText(`${left.property}: ${left.detail}`)
+    ]),
     ["container", view.containerId === null ? null : view.containerId.slice(0, 12)],
     ["detail", view.detail],
     ["error", view.error],

@@ -63,15 +63,29 @@ const struct = (fields: Fields, optional: ReadonlyArray<string> = []) => {
   }
 }
 
-const environment = struct(
+const ignoredSetting = struct({ property: string, detail: string })
+const ignoredSettings: Check = (value) =>
+  Array.isArray(value) && value.every((item) => ignoredSetting(item) !== undefined)
+
+const environmentFields = struct(
   {
     kind: oneOf(ENVIRONMENT_KINDS),
     path: string,
     image: string,
-    imageDigest: nullOr(string)
+    imageDigest: nullOr(string),
+    ignored: ignoredSettings
   },
-  ["path"]
+  ["path", "ignored"]
 )
+
+/** The environment with its fields in the schema's order, its `ignored` entries too (unknown keys dropped). */
+const environment = (value: unknown): Record<string, unknown> | undefined => {
+  const checked = environmentFields(value)
+  if (checked === undefined || !Array.isArray(checked.ignored)) return checked
+  const items = checked.ignored as ReadonlyArray<unknown>
+  const ordered = items.map((item) => ignoredSetting(item))
+  return ordered.every((item, index) => item === items[index]) ? checked : { ...checked, ignored: ordered }
+}
 
 const timestamp = int(0)
 

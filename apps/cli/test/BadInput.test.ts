@@ -21,7 +21,8 @@ let dockerless: string
 let remote: TestRemote
 
 beforeAll(async () => {
-  home = makeHome("bad")
+  // PR 9's widening is refused rather than left out: the user chose "refuse".
+  home = makeHome("bad", { untrustedWidening: "refuse" })
   remote = makeRemote(home)
   pushPullRequest(remote.path, 9, {
     ".devcontainer/devcontainer.json": JSON.stringify({ image: "debian", privileged: true })
@@ -133,7 +134,7 @@ const cases: ReadonlyArray<Case> = [
     message: /must be a positive whole number/
   },
   {
-    name: "a devcontainer.json the PR may not have",
+    name: "a devcontainer.json whose widening the user refuses (untrustedWidening: refuse)",
     where: () => home,
     args: () => ["open", remote.path, "--pr", "9"],
     code: 2,
@@ -188,7 +189,7 @@ describe("bad input: one clear line, a distinct exit code, no state change", () 
       expectOneLine(run, 7, /invalid config .*config\.json: .*image/)
       expectJsonError(await prbox(home, ["open", remote.path, "--pr", "1", "--json"]), 7, "InvalidConfig", /image/)
     } finally {
-      writeConfig(home, {})
+      writeConfig(home, { untrustedWidening: "refuse" })
     }
     expect(await snapshot(home)).toEqual(before)
   })

@@ -26,7 +26,13 @@ const view = {
   detail: "code-server is up",
   error: null,
   setupError: null,
-  environment: { kind: "devcontainer", path: ".devcontainer/devcontainer.json", image: "img:1", imageDigest: null },
+  environment: {
+    kind: "devcontainer",
+    path: ".devcontainer/devcontainer.json",
+    image: "img:1",
+    imageDigest: null,
+    ignored: [{ property: "privileged", detail: "widens the container" }]
+  },
   createdAt: 1,
   lastActivityAt: 2,
   stoppedAt: null,
@@ -78,7 +84,12 @@ const variants = (base: Json): ReadonlyArray<unknown> => [
 ]
 
 describe("the fast path's check of the daemon's answers agrees with the protocol's schemas (QuickView)", () => {
-  const environments = variants(view.environment).map((environment) => ({ ...view, environment }))
+  const environments = [
+    ...variants(view.environment),
+    // The entries of `ignored`: each key missing, probed, out of order, or an unknown one besides.
+    ...variants(view.environment.ignored[0]).map((item) => ({ ...view.environment, ignored: [item] })),
+    { ...view.environment, ignored: [] }
+  ].map((environment) => ({ ...view, environment }))
   const views = [...variants(view), { ...view, environment: null }, ...environments]
 
   it.each(views.map((input) => [JSON.stringify(input), input]))("SandboxView %s", (_, input) => {

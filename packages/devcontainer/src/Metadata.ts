@@ -2,9 +2,10 @@ import type { LifecycleHook } from "@prbox/domain"
 import { Effect, Result } from "effect"
 import type { RawLifecycleCommand } from "./Commands.ts"
 import type { DevcontainerConfig } from "./Config.ts"
+import { type ContainerOptionsRequest, combineOptions, noOptions, requestOf } from "./ContainerRequest.ts"
 import { DevcontainerError } from "./Errors.ts"
 import { decodeConfig, parseJsonc } from "./Parse.ts"
-import { combineWidening, noWidening, refusals, type Widening, wideningOf } from "./Policy.ts"
+import { combineWidening, leftOutDetail, leftOutWarning, noWidening, type Refusal, type Widening } from "./Policy.ts"
 
 /** Where the image's own configuration comes from, for warnings and step origins. */
 export const labelOrigin = "image metadata"
@@ -47,6 +48,10 @@ export interface MergedConfig {
   readonly memoryMb: number | undefined
   /** The label's widening honoured for a trusted repository (devcontainer.json's is the spec's). */
   readonly widening: Widening
+  /** What the label asks that widens nothing (devcontainer.json's is the spec's). */
+  readonly options: ContainerOptionsRequest
+  /** The label's widening left out, each with why (none for a trusted repository). */
+  readonly ignored: ReadonlyArray<Refusal>
   readonly warnings: ReadonlyArray<string>
 }
 
@@ -98,25 +103,35 @@ const labelEntries = (label: string, warn: (warning: string) => void): ReadonlyA
  * devcontainer.json: lifecycle commands collected in order, env and users
  * last-wins, extensions and forwarded ports unioned, host requirements the
  * largest asked. The label is untrusted too: its widening counts only for a
- * trusted repository, else it is left out with a warning. A malformed label
- * is ignored with a warning.
+ * trusted repository (`withheld` null), else it is left out, listed with
+ * `withheld` (why), and warned about; what widens nothing (volumes, harmless
+ * flags) every repository gets. A malformed label is ignored with a warning.
  */
 export const mergeMetadata = (
   label: string | undefined,
   config: DevcontainerConfig,
   configFile: string,
-  trusted: boolean
+  withheld: string | null
 ): MergedConfig => {
   const warnings: Array<string> = []
   const warn = (warning: string) => warnings.push(warning)
   const image = label === undefined || label.trim() === "" ? [] : labelEntries(label, warn)
   let widening = noWidening
-  for (const entry of image) {
-    const refused = refusals(entry)
-    if (refused.length === 0) continue
-    if (trusted) widening = combineWidening(widening, wideningOf(entry))
-    else for (const refusal of refused) warn(`${labelFile}: ${refusal.property} is not honoured: it ${refusal.detail}`)
-  }
+  let options = noOptions
+  const ignored: Array<Refusal> = []
+  image.forEach((entry, index) => {
+    const request = requestOf(entry, `devcontainer.metadata[${index}].`)
+    options = combineOptions(options, request.options)
+    for (const note of request.notes) warn(`${labelFile}: ${note}`)
+    if (withheld === null) widening = combineWidening(widening, request.widening)
+    else {
+      for (const found of request.found) {
+        const left = { property: found.property, detail: leftOutDetail(found, withheld) }
+        ignored.push(left)
+        warn(leftOutWarning(labelFile, left))
+      }
+    }
+  })
   const sources = [...image.map((entry) => ({ entry, origin: labelOrigin })), { entry: config, origin: configFile }]
   let containerUser: User | undefined
   let remoteUser: User | undefined
@@ -161,6 +176,8 @@ export const mergeMetadata = (
     cpus,
     memoryMb,
     widening,
+    options,
+    ignored,
     warnings
   }
 }

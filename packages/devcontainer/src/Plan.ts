@@ -1,9 +1,18 @@
-import type { EnvironmentPlan, LifecycleCommand, LifecycleStep, SingleCommand } from "@prbox/domain"
+import type {
+  ContainerOptions,
+  EnvironmentPlan,
+  IgnoredSetting,
+  LifecycleCommand,
+  LifecycleStep,
+  SingleCommand
+} from "@prbox/domain"
 import { toLifecycleCommand } from "./Commands.ts"
+import { combineOptions } from "./ContainerRequest.ts"
 import { mergeMetadata } from "./Metadata.ts"
-import { combineWidening, isRootUser, type Widening } from "./Policy.ts"
+import { combineWidening, isRootUser, leftOutWarning, type Widening } from "./Policy.ts"
 import type { DevcontainerSpec } from "./Resolve.ts"
 import { substitute, substituteRecord, type VariableContext } from "./Variables.ts"
+import { planVolumes } from "./Volumes.ts"
 
 /** The image's facts the plan depends on (from inspecting it). */
 export interface ImageFacts {
@@ -28,6 +37,8 @@ export interface PlannedEnvironment {
   readonly runAsRoot: boolean
   /** A trusted repository's widening (devcontainer.json's and the image label's) for the engine; null when untrusted. */
   readonly trusted: Widening | null
+  /** What was left out (devcontainer.json's, the label's, volumes over prbox's folders), each with why. */
+  readonly ignored: ReadonlyArray<IgnoredSetting>
 }
 
 const extensionId = /^[a-z0-9][a-z0-9-]*\.[a-z0-9][a-z0-9-]*(@[0-9a-z][0-9a-z.+-]*)?$/i
@@ -83,7 +94,8 @@ const isEmpty = (command: LifecycleCommand) =>
  * The environment a sandbox gets: devcontainer.json merged with the image's
  * metadata label, variables resolved (never from the host's environment),
  * users (never root unless trusted), limits capped by the user's, lifecycle
- * steps in run order and the extensions to install.
+ * steps in run order, the extensions to install, and the container options
+ * that widen nothing (volumes over `reserved`, prbox's own folders, left out).
  */
 export const planEnvironment = (
   spec: DevcontainerSpec,
@@ -91,16 +103,22 @@ export const planEnvironment = (
   facts: ImageFacts,
   limits: Limits,
   hostCpus: number,
-  hostMemoryMb: number
+  hostMemoryMb: number,
+  reserved: ReadonlyArray<string> = []
 ): PlannedEnvironment => {
-  const merged = mergeMetadata(facts.metadataLabel, spec.config, spec.path, spec.trusted)
+  const merged = mergeMetadata(facts.metadataLabel, spec.config, spec.path, spec.withheld)
+  const options = combineOptions(merged.options, spec.options)
   const warnings = [...merged.warnings]
   const warn = (warning: string) => warnings.push(warning)
   const early: VariableContext = {
     containerWorkspaceFolder: spec.workspaceFolder,
     workspaceBasename: spec.repositoryName
   }
-  const containerEnv = substituteRecord(merged.containerEnv, early, "containerEnv", warn)
+  // runArgs' `-e` after containerEnv, as `docker run` takes them.
+  const containerEnv = {
+    ...substituteRecord(merged.containerEnv, early, "containerEnv", warn),
+    ...substituteRecord(options.env, early, "runArgs", warn)
+  }
   const context: VariableContext = { ...early, containerEnv: { ...facts.env, ...containerEnv } }
   const remoteEnv = Object.fromEntries(
     Object.entries(substituteRecord(merged.remoteEnv, context, "remoteEnv", warn)).flatMap(([key, value]) =>
@@ -131,6 +149,25 @@ export const planEnvironment = (
     seen.add(key)
     return true
   })
+  const planned = planVolumes(options.volumes, context, spec.workspaceFolder, reserved, warn)
+  for (const left of planned.ignored) warn(leftOutWarning(spec.path, left))
+  const cpus = options.cpus ?? merged.cpus
+  const memoryMb = options.memoryMb ?? merged.memoryMb
+  const shmSizeMb =
+    options.shmSizeMb === undefined
+      ? null
+      : capped(options.shmSizeMb, limits.memoryMb, hostMemoryMb, "runArgs --shm-size", " MB", warn)
+  const container: ContainerOptions = {
+    ...(options.hostname === undefined ? {} : { hostname: options.hostname }),
+    extraHosts: options.extraHosts,
+    securityOpt: options.securityOpt,
+    ...(shmSizeMb === null ? {} : { shmSizeMb }),
+    volumes: planned.volumes
+  }
+  const asksAny =
+    options.hostname !== undefined ||
+    shmSizeMb !== null ||
+    container.extraHosts.length + container.securityOpt.length + container.volumes.length > 0
   const plan: EnvironmentPlan = {
     image,
     containerEnv,
@@ -139,15 +176,31 @@ export const planEnvironment = (
     workspaceFolder: spec.workspaceFolder,
     forwardPorts: merged.forwardPorts,
     portsAttributes: merged.portsAttributes,
-    cpus: capped(merged.cpus, limits.cpus, hostCpus, "hostRequirements.cpus", " CPUs", warn),
-    memoryMb: capped(merged.memoryMb, limits.memoryMb, hostMemoryMb, "hostRequirements.memory", " MB", warn),
+    cpus: capped(
+      cpus,
+      limits.cpus,
+      hostCpus,
+      options.cpus === undefined ? "hostRequirements.cpus" : "runArgs --cpus",
+      " CPUs",
+      warn
+    ),
+    memoryMb: capped(
+      memoryMb,
+      limits.memoryMb,
+      hostMemoryMb,
+      options.memoryMb === undefined ? "hostRequirements.memory" : "runArgs --memory",
+      " MB",
+      warn
+    ),
     extensions,
-    steps
+    steps,
+    ...(asksAny ? { container } : {})
   }
   return {
     plan,
     warnings,
     runAsRoot: root && spec.trusted,
-    trusted: spec.trusted ? combineWidening(merged.widening, spec.widening) : null
+    trusted: spec.trusted ? combineWidening(merged.widening, spec.widening) : null,
+    ignored: [...spec.ignored, ...merged.ignored, ...planned.ignored]
   }
 }

@@ -1,9 +1,10 @@
-import type { DevcontainerConfig, RawMount } from "./Config.ts"
+import type { DevcontainerConfig } from "./Config.ts"
 
 // PR content is untrusted: anyone who can open a PR writes devcontainer.json
 // (and can pick the image whose metadata label is merged in). Whatever reaches
-// the host or widens the container is refused unless the user's own
-// config.json trusts the repository.
+// the host or widens the container is left out (or, with config.json's
+// `"untrustedWidening": "refuse"`, refused) unless the user's own config.json
+// trusts the repository.
 
 /** A mount as the engine hands it to Docker. */
 export interface Mount {
@@ -54,72 +55,11 @@ export const isTrustedRepository = (patterns: ReadonlyArray<string>, host: strin
   })
 }
 
-const dockerSocket = /docker\.sock/
-
-const mountOf = (raw: RawMount): Mount | undefined => {
-  if (typeof raw !== "string")
-    return { type: raw.type, source: raw.source ?? null, target: raw.target, readOnly: false }
-  const fields = new Map<string, string>()
-  let readOnly = false
-  for (const part of raw.split(",")) {
-    const [key = "", ...value] = part.split("=")
-    if (key === "readonly" || key === "ro") readOnly = value.length === 0 || value.join("=") !== "false"
-    else fields.set(key, value.join("="))
-  }
-  const target = fields.get("target") ?? fields.get("dst") ?? fields.get("destination")
-  if (target === undefined) return undefined
-  return {
-    type: fields.get("type") ?? "volume",
-    source: fields.get("source") ?? fields.get("src") ?? null,
-    target,
-    readOnly
-  }
-}
-
-/** A widening property the config sets, with why it is refused. */
+/** A widening property the config sets, with what it does. */
 export interface Refusal {
   readonly property: string
   readonly detail: string
 }
-
-const reachesHost = "reaches the host"
-const widens = "widens the container"
-const hostStorage = "mounts storage from the host"
-
-/** Every widening property the config sets, in the spec's order; empty when it sets none. */
-export const refusals = (config: DevcontainerConfig): ReadonlyArray<Refusal> => {
-  const found: Array<Refusal> = []
-  const add = (property: string, why: string) => found.push({ property, detail: why })
-  if (config.runArgs !== undefined && config.runArgs.length > 0) {
-    add("runArgs", config.runArgs.some((arg) => dockerSocket.test(arg)) ? "mounts the Docker socket" : widens)
-  }
-  if (config.privileged === true) add("privileged", widens)
-  if (config.capAdd !== undefined && config.capAdd.length > 0) add("capAdd", widens)
-  if (config.securityOpt !== undefined && config.securityOpt.length > 0) add("securityOpt", widens)
-  config.mounts?.forEach((raw, index) => {
-    const text = typeof raw === "string" ? raw : `${raw.source ?? ""}`
-    add(`mounts[${index}]`, dockerSocket.test(text) ? "mounts the Docker socket" : hostStorage)
-  })
-  if (config.workspaceMount !== undefined) {
-    add("workspaceMount", dockerSocket.test(config.workspaceMount) ? "mounts the Docker socket" : hostStorage)
-  }
-  const appPorts = config.appPort === undefined ? [] : [config.appPort].flat()
-  if (appPorts.length > 0) add("appPort", "publishes a port on the host")
-  if (config.build?.options !== undefined && config.build.options.length > 0) add("build.options", reachesHost)
-  return found
-}
-
-/** The config's widening as data (for a trusted repository); a mount string without a target is left out. */
-export const wideningOf = (config: DevcontainerConfig): Widening => ({
-  runArgs: config.runArgs ?? [],
-  capAdd: config.capAdd ?? [],
-  securityOpt: config.securityOpt ?? [],
-  privileged: config.privileged === true,
-  mounts: (config.mounts ?? []).flatMap((raw) => mountOf(raw) ?? []),
-  workspaceMount: config.workspaceMount ?? null,
-  appPort: config.appPort === undefined ? [] : [config.appPort].flat(),
-  buildOptions: config.build?.options ?? []
-})
 
 const union = <A>(a: ReadonlyArray<A>, b: ReadonlyArray<A>): ReadonlyArray<A> => [...new Set([...a, ...b])]
 
@@ -135,9 +75,23 @@ export const combineWidening = (a: Widening, b: Widening): Widening => ({
   buildOptions: [...a.buildOptions, ...b.buildOptions]
 })
 
-/** The refusal's text: what it does and how the user (not the PR) can allow it. */
+/** The `trustedRepositories` entry naming exactly this repository (a plain remote's path without its leading "/"). */
+export const trustedEntry = (host: string, repository: string): string => `${host}/${repository.replace(/^\//, "")}`
+
+/** The refusal's text (`"untrustedWidening": "refuse"`): what it does and how the user (not the PR) can allow it. */
 export const refusalDetail = (refusal: Refusal, host: string, repository: string): string =>
-  `refused: it ${refusal.detail}, and the repository's content is untrusted; to allow it, add "${host}/${repository}" to trustedRepositories in your config.json`
+  `refused: it ${refusal.detail}, and the repository's content is untrusted; to allow it, add "${trustedEntry(host, repository)}" to trustedRepositories in your config.json`
+
+/** Why an untrusted repository's widening is left out, and the `trustedRepositories` entry that would honour it. */
+export const untrustedHint = (host: string, repository: string): string =>
+  `the repository is not trusted: adding "${trustedEntry(host, repository)}" to trustedRepositories in your config.json honours it`
+
+/** A left-out setting's detail: what it does, then why it was left out. */
+export const leftOutDetail = (refusal: Refusal, hint: string): string => `${refusal.detail}; ${hint}`
+
+/** The log line of a left-out setting (`where`: the file or the image label). */
+export const leftOutWarning = (where: string, refusal: Refusal): string =>
+  `${where}: ${refusal.property} is left out: ${refusal.detail}`
 
 /**
  * root by name or uid, with or without a group (`root`, `0`, `0:0`, `root:root`).

@@ -1,5 +1,6 @@
 import { Effect } from "effect"
 import type { DevcontainerConfig } from "./Config.ts"
+import { type ContainerOptionsRequest, refusalsOf, requestOf } from "./ContainerRequest.ts"
 import { DevcontainerError } from "./Errors.ts"
 import { type RequestedFeature, requestedFeatures } from "./features/Features.ts"
 import type { Located } from "./Locate.ts"
@@ -8,11 +9,13 @@ import { containerFolder, folderOf, resolveInRepository } from "./Paths.ts"
 import {
   ignoredWarnings,
   isTrustedRepository,
+  leftOutDetail,
+  leftOutWarning,
   noWidening,
+  type Refusal,
   refusalDetail,
-  refusals,
-  type Widening,
-  wideningOf
+  untrustedHint,
+  type Widening
 } from "./Policy.ts"
 import { substitute, substituteRecord, type VariableContext } from "./Variables.ts"
 
@@ -24,6 +27,14 @@ export interface ResolveInput {
   readonly repository: string
   /** The user's config.json `trustedRepositories` patterns. */
   readonly trustedRepositories: ReadonlyArray<string>
+  /** config.json's `untrustedWidening`: open without the widening ("omit", the default) or refuse the file. */
+  readonly untrustedWidening?: "omit" | "refuse"
+  /**
+   * Set when a trusted repository's widening is withheld all the same (the
+   * PR changes the configuration its base branch has): why, for each
+   * setting left out. The repository is then read as an untrusted one.
+   */
+  readonly withheld?: string
 }
 
 export type DevcontainerSource =
@@ -49,6 +60,12 @@ export interface DevcontainerSpec {
   readonly trusted: boolean
   /** devcontainer.json's widening, honoured only because the repository is trusted (none otherwise). */
   readonly widening: Widening
+  /** What devcontainer.json asks that widens nothing: every repository gets it (variables not yet substituted). */
+  readonly options: ContainerOptionsRequest
+  /** The widening left out (none for a trusted repository), each with why. */
+  readonly ignored: ReadonlyArray<Refusal>
+  /** Why widening is left out, for the image label's too; null when the repository's is honoured. */
+  readonly withheld: string | null
   readonly repositoryName: string
   /** The features to install on the image, as devcontainer.json names them (fetched when the image is made). */
   readonly features: ReadonlyArray<RequestedFeature>
@@ -58,7 +75,13 @@ export interface DevcontainerSpec {
 const fail = (file: string, property: string | undefined, detail: string) =>
   Effect.fail(new DevcontainerError(property === undefined ? { file, detail } : { file, property, detail }))
 
-const buildSource = (file: string, config: DevcontainerConfig, context: VariableContext, warn: (w: string) => void) => {
+const buildSource = (
+  file: string,
+  config: DevcontainerConfig,
+  context: VariableContext,
+  optionArgs: Readonly<Record<string, string>>,
+  warn: (w: string) => void
+) => {
   const folder = folderOf(file)
   const dockerfile = config.build?.dockerfile ?? config.dockerFile
   const dockerfileProperty = config.build?.dockerfile === undefined ? "dockerFile" : "build.dockerfile"
@@ -76,16 +99,21 @@ const buildSource = (file: string, config: DevcontainerConfig, context: Variable
     _tag: "Build",
     dockerfile: dockerfilePath,
     context: contextPath,
-    args: substituteRecord(config.build?.args ?? {}, context, "build.args", warn),
+    // build.options' `--build-arg`s, then build.args (which win).
+    args: {
+      ...substituteRecord(optionArgs, context, "build.options", warn),
+      ...substituteRecord(config.build?.args ?? {}, context, "build.args", warn)
+    },
     ...(target === undefined ? {} : { target })
   })
 }
 
 /**
  * Reads the located devcontainer.json into what admission checks: parsed and
- * decoded, Docker Compose and (unless the repository is trusted) every
- * widening property refused, the image or build resolved inside the
- * repository, the workspace folder decided.
+ * decoded, Docker Compose refused, the widening split from what every
+ * repository gets (unless the repository is trusted, the widening is left
+ * out and listed, or with `untrustedWidening: "refuse"` refused), the image
+ * or build resolved inside the repository, the workspace folder decided.
  */
 export const readDevcontainer = Effect.fn("Devcontainer.read")(function* (input: ResolveInput) {
   const file = input.located.path
@@ -100,12 +128,20 @@ export const readDevcontainer = Effect.fn("Devcontainer.read")(function* (input:
     return yield* fail(file, property, "Docker Compose devcontainers are not supported; use image or build")
   }
   const features = yield* requestedFeatures(file, config)
-  const trusted = isTrustedRepository(input.trustedRepositories, input.host, input.repository)
-  const [refused] = refusals(config)
-  if (!trusted && refused !== undefined) {
+  const trusted =
+    input.withheld === undefined && isTrustedRepository(input.trustedRepositories, input.host, input.repository)
+  const request = requestOf(config)
+  const [refused] = refusalsOf(request)
+  if (!trusted && refused !== undefined && input.untrustedWidening === "refuse") {
     return yield* fail(file, refused.property, refusalDetail(refused, input.host, input.repository))
   }
-  const warnings = [...ignoredWarnings(config)]
+  const withheld = trusted ? null : (input.withheld ?? untrustedHint(input.host, input.repository))
+  const ignored =
+    withheld === null
+      ? []
+      : request.found.map((found) => ({ property: found.property, detail: leftOutDetail(found, withheld) }))
+  const warnings = [...ignoredWarnings(config), ...request.notes.map((note) => `${file}: ${note}`)]
+  for (const left of ignored) warnings.push(leftOutWarning(file, left))
   const warn = (warning: string) => warnings.push(warning)
   const repositoryName = input.repository.split("/").at(-1) ?? input.repository
   const defaultFolder = `/workspaces/${repositoryName}`
@@ -130,14 +166,17 @@ export const readDevcontainer = Effect.fn("Devcontainer.read")(function* (input:
   const source: DevcontainerSource =
     config.image !== undefined
       ? { _tag: "Image", image: substitute(config.image, context, "image", warn) }
-      : yield* buildSource(file, config, context, warn)
+      : yield* buildSource(file, config, context, request.options.buildArgs, warn)
   return {
     path: file,
     source,
     warnings,
     workspaceFolder,
     trusted,
-    widening: trusted ? wideningOf(config) : noWidening,
+    widening: trusted ? request.widening : noWidening,
+    options: request.options,
+    ignored,
+    withheld,
     repositoryName,
     features,
     config

@@ -27,7 +27,7 @@ describe("mergeMetadata", () => {
         '{ "image": "x", "postCreateCommand": "repo-post", "onCreateCommand": "repo-create", "forwardPorts": [80, 443] }'
       ),
       "devcontainer.json",
-      false
+      "untrusted"
     )
     assert.deepStrictEqual(
       merged.steps.map((step) => [step.hook, step.command, step.origin]),
@@ -47,7 +47,7 @@ describe("mergeMetadata", () => {
       '[{ "remoteUser": "vscode", "containerUser": "vscode" }]',
       config('{ "image": "x", "remoteUser": "node" }'),
       "devcontainer.json",
-      false
+      "untrusted"
     )
     assert.deepStrictEqual(merged.remoteUser, { name: "node", origin: "devcontainer.json" })
     assert.deepStrictEqual(merged.containerUser, { name: "vscode", origin: "image metadata" })
@@ -58,7 +58,7 @@ describe("mergeMetadata", () => {
         label,
         config('{ "image": "x", "containerEnv": { "A": "1" } }'),
         "devcontainer.json",
-        false
+        "untrusted"
       )
       assert.deepStrictEqual(merged.containerEnv, { A: "1" })
       assert.deepStrictEqual(merged.warnings, [])

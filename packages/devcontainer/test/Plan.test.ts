@@ -334,10 +334,10 @@ const rows: ReadonlyArray<Row> = [
     facts: { metadataLabel: '[{ "privileged": true, "capAdd": ["SYS_ADMIN"], "remoteUser": "dev" }]' },
     expected: {
       remoteUser: "dev",
-      warnings: [
-        "the image's devcontainer.metadata label: privileged is not honoured: it widens the container",
-        "the image's devcontainer.metadata label: capAdd is not honoured: it widens the container"
-      ]
+      warnings: ["privileged", "capAdd"].map(
+        (property) =>
+          `the image's devcontainer.metadata label: devcontainer.metadata[0].${property} is left out: widens the container; the repository is not trusted: adding "github.com/fork/api" to trustedRepositories in your config.json honours it`
+      )
     }
   },
   {

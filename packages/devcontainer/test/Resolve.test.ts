@@ -6,13 +6,22 @@ const file = ".devcontainer/devcontainer.json"
 const repository = "acme/api"
 const trustedRepositories = ["github.com/acme/*"]
 
-const read = (text: string, options: { readonly path?: string; readonly trusted?: boolean } = {}) =>
+interface ReadOptions {
+  readonly path?: string
+  readonly trusted?: boolean
+  readonly untrustedWidening?: "omit" | "refuse"
+  readonly withheld?: string
+}
+
+const read = (text: string, options: ReadOptions = {}) =>
   Effect.result(
     readDevcontainer({
       located: { path: options.path ?? file, text },
       host: "github.com",
       repository: options.trusted === true ? repository : "someone/fork",
-      trustedRepositories
+      trustedRepositories,
+      ...(options.untrustedWidening === undefined ? {} : { untrustedWidening: options.untrustedWidening }),
+      ...(options.withheld === undefined ? {} : { withheld: options.withheld })
     })
   )
 
@@ -63,40 +72,6 @@ const bad: ReadonlyArray<readonly [string, string, string]> = [
     "a bad memory size",
     '{ "image": "x", "hostRequirements": { "memory": "lots" } }',
     `${file}: hostRequirements.memory: expected a size such as "4gb" or "512mb"`
-  ],
-  ["runArgs", '{ "image": "x", "runArgs": ["--network=host"] }', refusal("runArgs", "widens the container")],
-  ["privileged", '{ "image": "x", "privileged": true }', refusal("privileged", "widens the container")],
-  ["capAdd", '{ "image": "x", "capAdd": ["SYS_PTRACE"] }', refusal("capAdd", "widens the container")],
-  [
-    "securityOpt",
-    '{ "image": "x", "securityOpt": ["seccomp=unconfined"] }',
-    refusal("securityOpt", "widens the container")
-  ],
-  [
-    "mounts",
-    `{ "image": "x", "mounts": ["source=\${localEnv:HOME}/.ssh,target=/root/.ssh,type=bind"] }`,
-    refusal("mounts[0]", "mounts storage from the host")
-  ],
-  [
-    "a Docker socket mount",
-    '{ "image": "x", "mounts": [{ "type": "bind", "source": "/var/run/docker.sock", "target": "/var/run/docker.sock" }] }',
-    refusal("mounts[0]", "mounts the Docker socket")
-  ],
-  [
-    "a Docker socket in runArgs",
-    '{ "image": "x", "runArgs": ["-v", "/var/run/docker.sock:/var/run/docker.sock"] }',
-    refusal("runArgs", "mounts the Docker socket")
-  ],
-  [
-    "workspaceMount",
-    '{ "image": "x", "workspaceMount": "source=/,target=/workspace,type=bind" }',
-    refusal("workspaceMount", "mounts storage from the host")
-  ],
-  ["appPort", '{ "image": "x", "appPort": 3000 }', refusal("appPort", "publishes a port on the host")],
-  [
-    "build.options",
-    '{ "build": { "dockerfile": "Dockerfile", "options": ["--network=host"] } }',
-    refusal("build.options", "reaches the host")
   ],
   [
     "Docker Compose",
@@ -150,6 +125,44 @@ const bad: ReadonlyArray<readonly [string, string, string]> = [
   ]
 ]
 
+// With config.json's "untrustedWidening": "refuse", the widening is refused as it always was.
+const refusedWidening: ReadonlyArray<readonly [string, string, string]> = [
+  ["runArgs", '{ "image": "x", "runArgs": ["--network=host"] }', refusal("runArgs", "widens the container")],
+  ["privileged", '{ "image": "x", "privileged": true }', refusal("privileged", "widens the container")],
+  ["capAdd", '{ "image": "x", "capAdd": ["SYS_PTRACE"] }', refusal("capAdd", "widens the container")],
+  [
+    "securityOpt",
+    '{ "image": "x", "securityOpt": ["seccomp=unconfined"] }',
+    refusal("securityOpt", "widens the container")
+  ],
+  [
+    "mounts",
+    `{ "image": "x", "mounts": ["source=\${localEnv:HOME}/.ssh,target=/root/.ssh,type=bind"] }`,
+    refusal("mounts[0]", "mounts storage from the host")
+  ],
+  [
+    "a Docker socket mount",
+    '{ "image": "x", "mounts": [{ "type": "bind", "source": "/var/run/docker.sock", "target": "/var/run/docker.sock" }] }',
+    refusal("mounts[0]", "mounts the Docker socket")
+  ],
+  [
+    "a Docker socket in runArgs",
+    '{ "image": "x", "runArgs": ["-v", "/var/run/docker.sock:/var/run/docker.sock"] }',
+    refusal("runArgs", "mounts the Docker socket")
+  ],
+  [
+    "workspaceMount",
+    '{ "image": "x", "workspaceMount": "source=/,target=/workspace,type=bind" }',
+    refusal("workspaceMount", "mounts storage from the host")
+  ],
+  ["appPort", '{ "image": "x", "appPort": 3000 }', refusal("appPort", "publishes a port on the host")],
+  [
+    "build.options",
+    '{ "build": { "dockerfile": "Dockerfile", "options": ["--network=host"] } }',
+    refusal("build.options", "reaches the host")
+  ]
+]
+
 describe("readDevcontainer refuses", () => {
   for (const [name, text, message] of bad) {
     it.effect(name, () =>
@@ -157,6 +170,18 @@ describe("readDevcontainer refuses", () => {
         const result = yield* read(text)
         assert.strictEqual(result._tag, "Failure")
         if (result._tag === "Failure") assert.strictEqual(result.failure.message, message)
+      })
+    )
+  }
+  for (const [name, text, message] of refusedWidening) {
+    it.effect(`${name}, with untrustedWidening "refuse"`, () =>
+      Effect.gen(function* () {
+        const result = yield* read(text, { untrustedWidening: "refuse" })
+        assert.strictEqual(result._tag, "Failure")
+        if (result._tag === "Failure") assert.strictEqual(result.failure.message, message)
+        // The same file opens without it by default (the "omit" of config.json).
+        const omitted = yield* read(text)
+        assert.strictEqual(omitted._tag, "Success", omitted._tag === "Failure" ? omitted.failure.message : "")
       })
     )
   }
@@ -195,20 +220,25 @@ describe("readDevcontainer for a trusted repository", () => {
         capAdd: ["SYS_PTRACE"],
         securityOpt: ["seccomp=unconfined"],
         privileged: true,
-        mounts: [
-          { type: "bind", source: "/var/run/docker.sock", target: "/var/run/docker.sock", readOnly: false },
-          { type: "volume", source: "cache", target: "/cache", readOnly: false }
-        ],
+        mounts: [{ type: "bind", source: "/var/run/docker.sock", target: "/var/run/docker.sock", readOnly: false }],
         workspaceMount: "source=/src,target=/workspace,type=bind",
         appPort: [3000, "8080:80"],
         buildOptions: []
       } satisfies Widening)
+      assert.deepStrictEqual(result.success.ignored, [])
+      assert.isNull(result.success.withheld)
+      // A named volume widens nothing: the sandbox's own, for every repository.
+      assert.deepStrictEqual(result.success.options.volumes, [
+        { property: "mounts[1]", source: "cache", target: "/cache", readOnly: false }
+      ])
     })
   )
-  it.effect("the same file from an untrusted repository is refused", () =>
+  it.effect('the same file from an untrusted repository is refused under untrustedWidening "refuse"', () =>
     Effect.gen(function* () {
-      const result = yield* read(widening)
+      const result = yield* read(widening, { untrustedWidening: "refuse" })
       assert.strictEqual(result._tag, "Failure")
+      if (result._tag === "Failure")
+        assert.strictEqual(result.failure.message, refusal("runArgs", "widens the container"))
     })
   )
   it.effect("build.options is handed over too", () =>
@@ -303,4 +333,95 @@ describe("readDevcontainer accepts", () => {
       })
     )
   }
+})
+
+const hint =
+  'the repository is not trusted: adding "github.com/someone/fork" to trustedRepositories in your config.json honours it'
+
+const everyWidening = `{
+  "build": { "dockerfile": "Dockerfile", "options": ["--network=host", "--build-arg", "V=1"] },
+  "runArgs": ["--init", "--privileged", "--add-host", "host.docker.internal:host-gateway", "--name", "web", "-e", "MODE=dev"],
+  "privileged": true,
+  "capAdd": ["SYS_ADMIN"],
+  "securityOpt": ["no-new-privileges", "seccomp=unconfined"],
+  "mounts": ["source=/etc,target=/host-etc,type=bind", { "type": "volume", "source": "nm", "target": "/w/node_modules" }],
+  "workspaceMount": "source=/,target=/workspace,type=bind",
+  "appPort": 3000
+}`
+
+describe("readDevcontainer opens an untrusted repository without its widening", () => {
+  it.effect("each widening setting is listed with what it does and the trustedRepositories entry that honours it", () =>
+    Effect.gen(function* () {
+      const result = yield* read(everyWidening)
+      assert.strictEqual(result._tag, "Success", result._tag === "Failure" ? result.failure.message : "")
+      if (result._tag !== "Success") return
+      const spec = result.success
+      assert.isFalse(spec.trusted)
+      assert.deepStrictEqual(spec.widening, noWidening)
+      const expected = [
+        ["runArgs[1]", "--privileged widens the container"],
+        ["runArgs[2]", "--add-host points a name at this machine (the host's gateway)"],
+        ["privileged", "widens the container"],
+        ["capAdd", "widens the container"],
+        ["securityOpt", "widens the container"],
+        ["mounts[0]", "mounts storage from the host"],
+        ["workspaceMount", "mounts storage from the host"],
+        ["appPort", "publishes a port on the host"],
+        ["build.options[0]", "--network reaches the host"]
+      ].map(([property, what]) => ({ property: property ?? "", detail: `${what}; ${hint}` }))
+      assert.deepStrictEqual(spec.ignored, expected)
+      for (const { property, detail } of expected) {
+        assert.include(spec.warnings, `${file}: ${property} is left out: ${detail}`)
+      }
+      // What widens nothing is honoured for every repository, or ignored with a line.
+      assert.include(spec.warnings, `${file}: runArgs[4]: --name is ignored: prbox names its containers itself`)
+      assert.deepStrictEqual(spec.options.env, { MODE: "dev" })
+      assert.deepStrictEqual(spec.options.securityOpt, ["no-new-privileges"])
+      assert.deepStrictEqual(spec.options.volumes, [
+        { property: "mounts[1]", source: "nm", target: "/w/node_modules", readOnly: false }
+      ])
+      assert.deepStrictEqual(spec.source._tag === "Build" ? spec.source.args : {}, { V: "1" })
+      assert.strictEqual(spec.withheld, hint)
+    })
+  )
+
+  it.effect("flags that widen nothing open with nothing left out", () =>
+    Effect.gen(function* () {
+      const result = yield* read(
+        '{ "image": "x", "runArgs": ["--init", "--hostname=review", "--add-host", "api.local:10.0.0.5", "--security-opt=no-new-privileges", "--cpus", "2", "--memory=1g", "--shm-size", "256m"] }'
+      )
+      assert.strictEqual(result._tag, "Success")
+      if (result._tag !== "Success") return
+      assert.deepStrictEqual(result.success.ignored, [])
+      assert.deepStrictEqual(result.success.warnings, [])
+      assert.deepStrictEqual(result.success.options, {
+        env: {},
+        hostname: "review",
+        extraHosts: ["api.local:10.0.0.5"],
+        securityOpt: ["no-new-privileges"],
+        cpus: 2,
+        memoryMb: 1024,
+        shmSizeMb: 256,
+        volumes: [],
+        buildArgs: {}
+      })
+    })
+  )
+
+  it.effect(
+    "a trusted repository whose widening is withheld (a PR changing it) is told it applies once on the base branch",
+    () =>
+      Effect.gen(function* () {
+        const why = "it is new in this PR: honoured once it is on the base branch"
+        const result = yield* read('{ "image": "x", "capAdd": ["SYS_PTRACE"], "remoteUser": "root" }', {
+          trusted: true,
+          withheld: why
+        })
+        assert.strictEqual(result._tag, "Success")
+        if (result._tag !== "Success") return
+        assert.isFalse(result.success.trusted)
+        assert.deepStrictEqual(result.success.widening, noWidening)
+        assert.deepStrictEqual(result.success.ignored, [{ property: "capAdd", detail: `widens the container; ${why}` }])
+      })
+  )
 })

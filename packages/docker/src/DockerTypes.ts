@@ -26,6 +26,12 @@ export interface VolumeMount {
   readonly volume: string
   readonly containerPath: string
   readonly readOnly: boolean
+  /**
+   * A new volume is filled from the image's files at its path, as Docker does
+   * by default (a sandbox's own volume: what it holds, the container had). Absent:
+   * never, for volumes prbox fills itself.
+   */
+  readonly seed?: boolean
 }
 
 export interface VolumeSummary {
@@ -44,7 +50,7 @@ export interface ContainerSpec {
   readonly labels: Readonly<Record<string, string>>
   /** Host paths must exist: a missing one fails the create instead of appearing as a root-owned directory. */
   readonly binds: ReadonlyArray<Bind>
-  /** Named volumes (created first: see createVolume), never seeded from the image's files at their path. */
+  /** Named volumes (created first: see createVolume), seeded from the image's files only when they say so. */
   readonly volumes?: ReadonlyArray<VolumeMount>
   readonly user?: string
   readonly workingDir?: string
@@ -71,6 +77,11 @@ export interface ContainerSpec {
   readonly capDrop?: ReadonlyArray<string>
   /** Run Docker's init as PID 1 (reaps zombies, forwards signals). */
   readonly init?: boolean
+  readonly hostname?: string
+  /** `name:address` lines for the container's /etc/hosts. */
+  readonly extraHosts?: ReadonlyArray<string>
+  /** The size of /dev/shm. */
+  readonly shmSizeBytes?: number
 }
 
 export type ContainerStatus = "created" | "running" | "paused" | "restarting" | "removing" | "exited" | "dead"

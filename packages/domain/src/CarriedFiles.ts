@@ -24,6 +24,15 @@ export type CarriedKind = "workspace" | "home"
 /** `prbox-<sandbox id>-workspace`, from the sandbox's container name `prbox-<sandbox id>`. */
 export const carriedVolumeName = (containerName: string, kind: CarriedKind): string => `${containerName}-${kind}`
 
+/**
+ * A volume the PR's configuration asks for, the sandbox's own:
+ * `prbox-<sandbox id>-volume-<source>`, or `prbox-<sandbox id>-anonymous-<n>`
+ * for the n-th one without a source. Sources are checked to be volume names
+ * (letters, digits, `_.-`) where the configuration is read.
+ */
+export const sandboxVolumeName = (containerName: string, source: string | null, anonymousIndex: number): string =>
+  source === null ? `${containerName}-anonymous-${anonymousIndex}` : `${containerName}-volume-${source}`
+
 /** The code-server distribution's read-only volume, one per distribution key (its version and architecture). */
 export const codeServerVolumeName = (key: string): string => `prbox-code-server-${key}`
 

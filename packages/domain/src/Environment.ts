@@ -6,6 +6,14 @@ export const EnvironmentKind = Schema.Literals(ENVIRONMENT_KINDS)
 export type EnvironmentKind = typeof EnvironmentKind.Type
 
 /**
+ * A setting of the PR's configuration that was left out: the property as
+ * written (`privileged`, `runArgs[2]`, `mounts[0]`), what it would have done
+ * and what would honour it. Never a value from the file.
+ */
+export const IgnoredSetting = Schema.Struct({ property: Schema.String, detail: Schema.String })
+export type IgnoredSetting = typeof IgnoredSetting.Type
+
+/**
  * What environment a sandbox got, shown by `status`, `ls` and the extension:
  * the devcontainer.json it came from (relative to the repository's root), the
  * image it runs and that image's digest (its id when it was built here).
@@ -18,7 +26,9 @@ export const SandboxEnvironment = Schema.Struct({
   /** The devcontainer features installed on the image, each with the digest it was fetched as (null: a local folder). */
   features: Schema.optionalKey(
     Schema.Array(Schema.Struct({ key: Schema.String, digest: Schema.NullOr(Schema.String) }))
-  )
+  ),
+  /** The configuration's widening that was left out, and why (absent on rows older than it, and for images). */
+  ignored: Schema.optionalKey(Schema.Array(IgnoredSetting))
 })
 export type SandboxEnvironment = typeof SandboxEnvironment.Type
 
@@ -71,6 +81,35 @@ export const ContainerWidening = Schema.Struct({
 export type ContainerWidening = typeof ContainerWidening.Type
 
 /**
+ * A volume of the sandbox's own, from the configuration's `mounts` (or a
+ * `runArgs` volume): `source` names it among the sandbox's volumes (null for
+ * an anonymous one); the engine makes it per sandbox and removes it with it.
+ */
+export const SandboxVolume = Schema.Struct({
+  source: Schema.NullOr(Schema.String),
+  target: Schema.String,
+  readOnly: Schema.Boolean
+})
+export type SandboxVolume = typeof SandboxVolume.Type
+
+/**
+ * What the configuration asks of the container that widens nothing, given
+ * to every repository: `runArgs` flags (`--hostname`, `--add-host` of an
+ * address that is not the host's, `--security-opt no-new-privileges`,
+ * `--shm-size`) and its volumes.
+ */
+export const ContainerOptions = Schema.Struct({
+  hostname: Schema.optionalKey(Schema.String),
+  /** `name:address`, as Docker's `--add-host` takes it. */
+  extraHosts: Schema.Array(Schema.String),
+  /** Narrowing options only (`no-new-privileges`). */
+  securityOpt: Schema.Array(Schema.String),
+  shmSizeMb: Schema.optionalKey(Schema.Int),
+  volumes: Schema.Array(SandboxVolume)
+})
+export type ContainerOptions = typeof ContainerOptions.Type
+
+/**
  * Everything the engine needs to (re)create and (re)start a sandbox's
  * container, resolved once at create and kept on the row, so a restart or an
  * update runs what the create decided. Internal: not part of the API view.
@@ -96,6 +135,8 @@ export const EnvironmentPlan = Schema.Struct({
    * label says so); absent: prbox mounts its own distribution.
    */
   codeServer: Schema.optionalKey(Schema.Literal("included")),
+  /** Absent on rows older than it, and when the configuration asks for none. */
+  container: Schema.optionalKey(ContainerOptions),
   /** Present only for a trusted repository that asked for more. */
   widening: Schema.optionalKey(ContainerWidening)
 })

@@ -1,4 +1,4 @@
-import { capabilitiesToDrop, type EnvironmentPlan, type Sandbox } from "@prbox/domain"
+import { capabilitiesToDrop, type EnvironmentPlan, type Sandbox, sandboxVolumeName } from "@prbox/domain"
 import { Redacted } from "effect"
 import type { PrboxConfig } from "./Config.ts"
 import type { ContainerSpec } from "./ContainerSpec.ts"
@@ -43,6 +43,16 @@ export const codeServerCommand = (distribution: CodeServerDistribution | null): 
 /** Who the container and its commands run as: the workspace owner; root only for a trusted repository that asked. */
 export const containerUser = (plan: EnvironmentPlan, owner: string): string =>
   plan.widening?.runAsRoot === true ? "0:0" : owner
+
+/** The sandbox's own volumes, named after it: the n-th anonymous one by its place. */
+export const sandboxVolumes = (name: string, plan: EnvironmentPlan) => {
+  let anonymous = 0
+  return (plan.container?.volumes ?? []).map((volume) => ({
+    name: sandboxVolumeName(name, volume.source, volume.source === null ? anonymous++ : 0),
+    containerPath: volume.target,
+    readOnly: volume.readOnly
+  }))
+}
 
 /** The user's own mounts: config.json's and the trusted widening's. */
 export const userMounts = (config: PrboxConfig, plan: EnvironmentPlan) => [
@@ -93,6 +103,10 @@ export const codeServerSpec = ({
   previewUrlTemplate
 }: SpecInput): ContainerSpec => {
   const widening = plan.widening
+  const options = plan.container
+  const name = `prbox-${row.id}`
+  const securityOpt = [...(options?.securityOpt ?? []), ...(widening?.securityOpt ?? [])]
+  const volumes = sandboxVolumes(name, plan)
   const cpus = plan.cpus ?? config.cpus
   const memoryMb = plan.memoryMb ?? config.memoryMb
   const codeServerArgs = [
@@ -105,7 +119,7 @@ export const codeServerSpec = ({
     plan.workspaceFolder
   ]
   return {
-    name: `prbox-${row.id}`,
+    name,
     image: plan.image,
     ...(distribution === null ? {} : { entrypoint: codeServerCommand(distribution) }),
     args: codeServerArgs,
@@ -142,10 +156,13 @@ export const codeServerSpec = ({
       containerPath: mount.target,
       readOnly: mount.readOnly
     })),
+    ...(volumes.length === 0 ? {} : { volumes }),
     user: containerUser(plan, user),
-    ...(widening === undefined
-      ? {}
-      : { privileged: widening.privileged, capAdd: widening.capAdd, securityOpt: widening.securityOpt }),
+    ...(widening === undefined ? {} : { privileged: widening.privileged, capAdd: widening.capAdd }),
+    ...(securityOpt.length === 0 ? {} : { securityOpt }),
+    ...(options?.hostname === undefined ? {} : { hostname: options.hostname }),
+    ...(options === undefined || options.extraHosts.length === 0 ? {} : { extraHosts: options.extraHosts }),
+    ...(options?.shmSizeMb === undefined ? {} : { shmSizeBytes: options.shmSizeMb * 1024 * 1024 }),
     capDrop: capabilitiesToDrop(widening?.capAdd),
     workingDir: plan.workspaceFolder,
     port: CODE_SERVER_PORT,

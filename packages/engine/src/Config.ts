@@ -48,6 +48,11 @@ export const PrboxConfig = Schema.Struct({
    * the services you run locally.
    */
   localRegistries: withDefault(Schema.Array(RegistryHost), []),
+  /**
+   * What an untrusted PR's widening does to its open: "omit" opens the
+   * sandbox without it (listed in its environment), "refuse" refuses the open.
+   */
+  untrustedWidening: withDefault(Schema.Literals(["omit", "refuse"]), "omit"),
   setupCommands: withDefault(Schema.Array(Schema.String), []),
   env: withDefault(Schema.Record(Schema.String, Schema.String), {}),
   /** Extra container labels, for the user's own tooling (prbox's own `dev.prbox.*` labels win). */

@@ -60,6 +60,15 @@ export interface ContainerSpec {
     readonly containerPath: string
     readonly readOnly: boolean
   }>
+  /**
+   * The sandbox's own volumes (the ones its configuration asks for): made
+   * with its labels, filled from the image like Docker's, removed with it.
+   */
+  readonly volumes?: ReadonlyArray<{
+    readonly name: string
+    readonly containerPath: string
+    readonly readOnly: boolean
+  }>
   readonly user: string
   readonly workingDir: string
   readonly port: number
@@ -80,7 +89,12 @@ export interface ContainerSpec {
   /** Only for a repository the user trusts (config.json's `trustedRepositories`). */
   readonly privileged?: boolean
   readonly capAdd?: ReadonlyArray<string>
+  /** A trusted repository's, and narrowing ones (`no-new-privileges`) for any. */
   readonly securityOpt?: ReadonlyArray<string>
+  readonly hostname?: string
+  /** `name:address`, never the host's gateway (devcontainer RunArgs.ts). */
+  readonly extraHosts?: ReadonlyArray<string>
+  readonly shmSizeBytes?: number
   /** Capabilities of Docker's default set the container does without (domain `capabilitiesToDrop`). */
   readonly capDrop: ReadonlyArray<string>
 }

@@ -128,11 +128,6 @@ describe("a PR's devcontainer.json", () => {
   const refused: ReadonlyArray<readonly [string, Record<string, string>, RegExp]> = [
     ["invalid JSONC", { ".devcontainer/devcontainer.json": '{ "image": ' }, /devcontainer\.json.*\d+:\d+/],
     [
-      "a property that widens the container",
-      { ".devcontainer/devcontainer.json": JSON.stringify({ image: base, runArgs: ["--privileged"] }) },
-      /runArgs/
-    ],
-    [
       "an unknown property",
       { ".devcontainer/devcontainer.json": JSON.stringify({ image: base, imagee: "x" }) },
       /imagee/
@@ -229,12 +224,13 @@ describe("a PR's devcontainer.json", () => {
           })
           execFileSync("git", [`--git-dir=${remote.path}`, "update-ref", "refs/heads/main", onBase])
           pushPullRequest(remote.path, 41, { "feature.txt": "a change of code only\n" })
-          const config = (trusted: ReadonlyArray<string>) =>
+          const config = (trusted: ReadonlyArray<string>, untrustedWidening: "omit" | "refuse" = "omit") =>
             writeFileSync(
               join(home, "config.json"),
-              JSON.stringify({ healthTimeoutSeconds: 30, trustedRepositories: trusted })
+              JSON.stringify({ healthTimeoutSeconds: 30, trustedRepositories: trusted, untrustedWidening })
             )
-          config([])
+          // Untrusted, with the widening refused rather than left out (UntrustedWidening.test.ts: left out).
+          config([], "refuse")
           const untrusted = yield* Effect.flip(SandboxService.use((s) => s.open({ input: remote.path, pr: 41 })))
           assert.match(untrusted.message, /runArgs/)
           config([`local${remote.path}`])
@@ -248,13 +244,24 @@ describe("a PR's devcontainer.json", () => {
           )
           assert.isTrue(lines.some((line) => line.includes("runArgs --network=host is not supported")))
 
-          // A PR of the same trusted repository that changes the configuration gets none of its widening.
+          // A PR of the same trusted repository that changes the configuration gets none of its widening:
+          // it opens without it, and says it is new in this PR.
           pushPullRequest(remote.path, 42, {
             ".devcontainer/devcontainer.json": JSON.stringify({ ...widened, runArgs: ["--privileged"] })
           })
-          const changed = yield* Effect.flip(SandboxService.use((s) => s.open({ input: remote.path, pr: 42 })))
-          assert.include(changed.message, "this PR changes .devcontainer/devcontainer.json from its base branch")
-          assert.match(changed.message, /runArgs/)
+          const changed = yield* openSettled(remote.path, 42)
+          assert.strictEqual(changed.status, "running", changed.error ?? "")
+          const changedId = changed.containerId ?? assert.fail("no container")
+          assert.notStrictEqual(inContainer(changedId, "cat /tmp/uid"), "0")
+          assert.isFalse(inspectContainer(changedId).HostConfig.Privileged)
+          assert.deepStrictEqual(
+            changed.environment?.ignored?.map((left) => left.property),
+            ["runArgs[0]"]
+          )
+          assert.include(
+            changed.environment?.ignored?.[0]?.detail ?? "",
+            "this PR changes .devcontainer/devcontainer.json from its base branch: new in this PR, it is honoured once it is on the base branch"
+          )
           // One that changes it without asking for widening opens, as an untrusted PR would, and says why.
           pushPullRequest(remote.path, 43, {
             ".devcontainer/devcontainer.json": JSON.stringify({ image: base, postCreateCommand: "id -u > /tmp/uid" })
@@ -274,9 +281,17 @@ describe("a PR's devcontainer.json", () => {
           })
           execFileSync("git", [`--git-dir=${remote.path}`, "update-ref", "refs/heads/main", plainBase])
           pushPullRequest(remote.path, 44, { "late.txt": "on the old base\n" }, "refs/pull/40/head")
-          const stale = yield* Effect.flip(SandboxService.use((s) => s.open({ input: remote.path, pr: 44 })))
-          assert.include(stale.message, "this PR changes .devcontainer/devcontainer.json from its base branch")
-          assert.match(stale.message, /runArgs/)
+          const stale = yield* openSettled(remote.path, 44)
+          assert.strictEqual(stale.status, "running", stale.error ?? "")
+          assert.notInclude(inspectContainer(stale.containerId ?? "").HostConfig.CapAdd ?? [], "SYS_PTRACE")
+          assert.deepStrictEqual(
+            stale.environment?.ignored?.map((left) => left.property),
+            ["runArgs[0]", "runArgs[2]"]
+          )
+          assert.include(
+            stale.environment?.ignored?.[0]?.detail ?? "",
+            "this PR changes .devcontainer/devcontainer.json from its base branch"
+          )
         })
       )
   )

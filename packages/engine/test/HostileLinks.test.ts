@@ -183,9 +183,9 @@ describe("a sandbox that links its folders to a host folder", () => {
 })
 
 /**
- * A devcontainer.json that, were it read, would widen the container (refused
- * for a repository nobody trusts, in a reason naming what was read) or name
- * itself in the container's environment.
+ * A devcontainer.json that, were it read, would widen the container (left
+ * out for a repository nobody trusts, naming what was read in the log and
+ * the row) and name itself in the container's environment.
  */
 const hostDevcontainer = (image: string) =>
   JSON.stringify({

@@ -149,6 +149,7 @@ export interface Inspected {
   readonly Path: string
   readonly State: { readonly Running: boolean; readonly StartedAt: string }
   readonly HostConfig: {
+    readonly Privileged: boolean
     readonly CapAdd: ReadonlyArray<string> | null
     readonly CapDrop: ReadonlyArray<string> | null
     readonly PortBindings: Readonly<

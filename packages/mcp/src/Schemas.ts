@@ -26,7 +26,11 @@ export const environment = z
     kind: z.enum(["devcontainer", "config", "default"]),
     path: z.string().optional(),
     image: z.string(),
-    imageDigest: z.string().nullable()
+    imageDigest: z.string().nullable(),
+    ignored: z
+      .array(z.object({ property: z.string(), detail: z.string() }))
+      .optional()
+      .describe("what the PR's configuration asked for that widens the container and was left out, and why")
   })
   .nullable()
   .describe("what the container is made from; null until its image is known")
@@ -69,7 +73,10 @@ export const summaryOf = (view: SandboxView) => ({
           kind: view.environment.kind,
           ...(view.environment.path === undefined ? {} : { path: view.environment.path }),
           image: view.environment.image,
-          imageDigest: view.environment.imageDigest
+          imageDigest: view.environment.imageDigest,
+          ...(view.environment.ignored === undefined
+            ? {}
+            : { ignored: view.environment.ignored.map(({ property, detail }) => ({ property, detail })) })
         }
 })
 

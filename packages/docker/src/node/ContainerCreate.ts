@@ -19,6 +19,7 @@ export const containerCreateOptions = (spec: ContainerSpec, env: Array<string>):
     Labels: { ...spec.labels, [EXPOSED_PORT_LABEL]: String(spec.exposedPort) },
     User: spec.user,
     WorkingDir: spec.workingDir,
+    Hostname: spec.hostname,
     ExposedPorts: Object.fromEntries([port, ...extra].map((key) => [key, {}])),
     HostConfig: {
       // Never on all interfaces: the ports serve this machine only.
@@ -34,14 +35,14 @@ export const containerCreateOptions = (spec: ContainerSpec, env: Array<string>):
           Target: bind.containerPath,
           ReadOnly: bind.readOnly
         })),
-        // Never seeded from the image: what a volume holds is what prbox put there (an image
-        // could ship the fill marker, or its own "code-server" for every later sandbox).
+        // Unless it says so, never seeded from the image: what a volume holds is what prbox put
+        // there (an image could ship the fill marker, or its own "code-server" for every later sandbox).
         ...(spec.volumes ?? []).map((mount) => ({
           Type: "volume" as const,
           Source: mount.volume,
           Target: mount.containerPath,
           ReadOnly: mount.readOnly,
-          VolumeOptions: NO_COPY
+          ...(mount.seed === true ? {} : { VolumeOptions: NO_COPY })
         }))
       ],
       NanoCpus: spec.cpus === undefined ? undefined : Math.round(spec.cpus * 1e9),
@@ -51,7 +52,9 @@ export const containerCreateOptions = (spec: ContainerSpec, env: Array<string>):
       CapAdd: spec.capAdd === undefined ? undefined : [...spec.capAdd],
       SecurityOpt: spec.securityOpt === undefined ? undefined : [...spec.securityOpt],
       CapDrop: spec.capDrop === undefined ? undefined : [...spec.capDrop],
-      Init: spec.init
+      Init: spec.init,
+      ExtraHosts: spec.extraHosts === undefined ? undefined : [...spec.extraHosts],
+      ShmSize: spec.shmSizeBytes
     }
   }
 }

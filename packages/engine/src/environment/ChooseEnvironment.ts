@@ -72,7 +72,8 @@ const sameAsBase = (
       if (mine !== theirs) {
         return {
           same: false as const,
-          why: `this PR changes ${path} from its base branch: the trusted repository's widening (trustedRepositories) applies to the configuration as the base branch has it, so it is not applied here until the change is merged`
+          why: `this PR changes ${path} from its base branch: the trusted repository's widening (trustedRepositories) applies to the configuration as the base branch has it, so it is not applied here until the change is merged`,
+          withheld: `the repository is trusted, but this PR changes ${path} from its base branch: new in this PR, it is honoured once it is on the base branch`
         }
       }
     }
@@ -81,7 +82,8 @@ const sameAsBase = (
     Effect.catch((error) =>
       Effect.succeed({
         same: false as const,
-        why: `the base branch's configuration could not be read (${error.message}): the trusted repository's widening is not applied`
+        why: `the base branch's configuration could not be read (${error.message}): the trusted repository's widening is not applied`,
+        withheld: "the repository is trusted, but its base branch's configuration could not be read to compare"
       })
     )
   )
@@ -117,15 +119,22 @@ export const chooseEnvironment = Effect.fn("SandboxService.chooseEnvironment")(f
   const invalid = (error: DevcontainerError) => new InvalidDevcontainer({ reason: error.message })
   const located = yield* locateDevcontainer(repoFiles(files), wanted).pipe(Effect.mapError(invalid))
   if (located !== undefined) {
-    const read = (trustedRepositories: ReadonlyArray<string>) =>
-      readDevcontainer({ located, host: ref.host, repository: ref.repository, trustedRepositories })
-    const asTrusted = yield* read(config.trustedRepositories).pipe(Effect.mapError(invalid))
+    const read = (withheld?: string) =>
+      readDevcontainer({
+        located,
+        host: ref.host,
+        repository: ref.repository,
+        trustedRepositories: config.trustedRepositories,
+        untrustedWidening: config.untrustedWidening,
+        ...(withheld === undefined ? {} : { withheld })
+      })
+    const asTrusted = yield* read().pipe(Effect.mapError(invalid))
     // Trust is the repository's: its widening holds for the configuration as the base branch has it.
     const asBase = asTrusted.trusted ? yield* sameAsBase(files, base, asTrusted) : { same: true as const }
     const spec = asBase.same
       ? asTrusted
-      : yield* read([]).pipe(
-          Effect.map((untrusted) => ({ ...untrusted, warnings: [...untrusted.warnings, asBase.why] })),
+      : yield* read(asBase.withheld).pipe(
+          Effect.map((read) => ({ ...read, warnings: [...read.warnings, asBase.why] })),
           Effect.mapError((error) => new InvalidDevcontainer({ reason: `${asBase.why}; ${error.message}` }))
         )
     yield* checkBuildInputs(files, spec)

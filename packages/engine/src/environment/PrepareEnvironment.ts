@@ -1,9 +1,16 @@
 import { planEnvironment } from "@prbox/devcontainer"
-import type { EnvironmentPlan, ImageInfo, LifecycleStep, Sandbox, SandboxEnvironment } from "@prbox/domain"
+import type {
+  EnvironmentPlan,
+  IgnoredSetting,
+  ImageInfo,
+  LifecycleStep,
+  Sandbox,
+  SandboxEnvironment
+} from "@prbox/domain"
 import { posixPath } from "@prbox/domain"
 import { imageRegistry, isLoopback } from "@prbox/registry"
 import { Context, Effect, FileSystem, Layer } from "effect"
-import { CONTAINER_WORKSPACE } from "../CodeServerSpec.ts"
+import { CODE_SERVER_MOUNT, CONTAINER_HOME, CONTAINER_WORKSPACE } from "../CodeServerSpec.ts"
 import { Config, checkMounts, type PrboxConfig } from "../Config.ts"
 import { ContainerRuntime } from "../ContainerRuntime.ts"
 import { RuntimeError, SetupFailed } from "../Errors.ts"
@@ -126,14 +133,18 @@ const make = Effect.gen(function* () {
     kind: SandboxEnvironment["kind"],
     image: string,
     info: ImageInfo,
-    path?: string,
-    features: ReadonlyArray<InstalledFeature> = []
+    devcontainer?: {
+      readonly path: string
+      readonly ignored: ReadonlyArray<IgnoredSetting>
+      readonly features: ReadonlyArray<InstalledFeature>
+    }
   ): SandboxEnvironment => ({
     kind,
-    ...(path === undefined ? {} : { path }),
+    ...(devcontainer === undefined ? {} : { path: devcontainer.path }),
     image,
     imageDigest: info.digest ?? info.id,
-    ...(features.length === 0 ? {} : { features })
+    ...(devcontainer === undefined ? {} : { ignored: devcontainer.ignored }),
+    ...(devcontainer === undefined || devcontainer.features.length === 0 ? {} : { features: devcontainer.features })
   })
 
   /**
@@ -270,12 +281,15 @@ const make = Effect.gen(function* () {
           { metadataLabel: info.labels["devcontainer.metadata"], user: info.user, env: info.env },
           limits,
           resources.cpus,
-          resources.memoryMb
+          resources.memoryMb,
+          // prbox's own folders (the workspace folder is the spec's): no volume of the PR's goes over them.
+          [CONTAINER_HOME, CODE_SERVER_MOUNT]
         )
         for (const warning of [...spec.warnings, ...planned.warnings]) yield* onProgress(`warning: ${warning}`)
         const trusted = yield* widened(spec.path, planned, onProgress)
         const plan = withLabel({ ...trusted, steps: [...trusted.steps, ...configSteps(config)] }, info)
-        return { plan, environment: recorded("devcontainer", image, info, spec.path, features) }
+        const environment = recorded("devcontainer", image, info, { path: spec.path, ignored: planned.ignored, features })
+        return { plan, environment }
       }
     }
   })

@@ -18,10 +18,11 @@ const flagValue = (args: ReadonlyArray<string>, index: number, flag: string): re
 }
 
 /**
- * A trusted repository's widening as container settings. Of `runArgs`, the
- * flags that have a setting here are applied (`--privileged`, `--cap-add`,
- * `--security-opt`, `--volume`/`-v` binds, `--mount type=bind`); the rest are
- * reported and ignored. Volume (non-bind) mounts are not supported.
+ * A trusted repository's widening as container settings. Its `runArgs` are
+ * only the flags that widen (devcontainer RunArgs.ts; the rest every
+ * repository gets): those with a setting here are applied (`--privileged`,
+ * `--cap-add`, `--security-opt`, `--volume`/`-v` binds); the rest are
+ * reported and ignored. Named volumes are not widening: they never get here.
  */
 export const decideWidening = (widening: Widening): RequestedWidening => {
   const capAdd = [...widening.capAdd]

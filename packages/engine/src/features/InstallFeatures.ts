@@ -52,7 +52,8 @@ const make = Effect.gen(function* () {
       onProgress
     )
     // The users features install for, as the devcontainers CLI's findContainerUsers decides them.
-    const merged = mergeMetadata(base.info.labels["devcontainer.metadata"], spec.config, spec.path, spec.trusted)
+    // Only the users are read here: the widening is decided when the plan is made.
+    const merged = mergeMetadata(base.info.labels["devcontainer.metadata"], spec.config, spec.path, null)
     const containerUser = merged.containerUser?.name ?? base.info.user
     const context = featureBuild({
       baseImage: base.info.id,

@@ -144,6 +144,9 @@ export const layer = Layer.effect(
                 ...(spec.privileged === undefined ? {} : { privileged: spec.privileged }),
                 ...(spec.capAdd === undefined ? {} : { capAdd: spec.capAdd }),
                 ...(spec.securityOpt === undefined ? {} : { securityOpt: spec.securityOpt }),
+                ...(spec.hostname === undefined ? {} : { hostname: spec.hostname }),
+                ...(spec.extraHosts === undefined ? {} : { extraHosts: spec.extraHosts }),
+                ...(spec.shmSizeBytes === undefined ? {} : { shmSizeBytes: spec.shmSizeBytes }),
                 capDrop: spec.capDrop
               })
             )
@@ -151,12 +154,24 @@ export const layer = Layer.effect(
               Effect.map((created) => created.id),
               Effect.mapError(toRuntimeError)
             )
+        // The sandbox's own volumes, labelled as it is: its removal (and prune) finds them by label.
+        const own = (spec.volumes ?? []).map((volume) => ({
+          volume: volume.name,
+          containerPath: volume.containerPath,
+          readOnly: volume.readOnly,
+          seed: true
+        }))
+        yield* Effect.forEach(own, ({ volume }) => docker.createVolume(volume, spec.labels), { discard: true }).pipe(
+          Effect.mapError((error) => new RuntimeError({ operation: "volume.create", detail: error.message }))
+        )
         // A bare container carries nothing: where the files are does not matter to it.
         const bare = (spec.carried ?? []).length === 0 && spec.shared === undefined
         if (bare || (yield* files.forSpec(spec.image, spec.labels)) === "host") {
-          return yield* create({ binds: hostBinds(spec), volumes: [] })
+          return yield* create({ binds: hostBinds(spec), volumes: own })
         }
-        return yield* carried.provision(spec, onProgress, (volumes) => create({ binds: [], volumes }))
+        return yield* carried.provision(spec, onProgress, (volumes) =>
+          create({ binds: [], volumes: [...volumes, ...own] })
+        )
       }),
       start: Effect.fn("NodeContainerRuntime.start")(function* (containerId) {
         yield* docker.start(containerId).pipe(
