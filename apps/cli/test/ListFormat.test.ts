@@ -126,3 +126,35 @@ describe("prbox status: what the hosting service said", () => {
     expect(text).not.toMatch(/^(title|author|PR state|base branch):/m)
   })
 })
+
+describe("prbox status: the configuration's settings left out", () => {
+  const environment = {
+    kind: "devcontainer" as const,
+    path: ".devcontainer/devcontainer.json",
+    image: "img:1",
+    imageDigest: null
+  }
+
+  it("one line each, property and why", () => {
+    const text = describeSandbox(
+      viewOf({
+        environment: {
+          ...environment,
+          ignored: [
+            { property: "privileged", detail: "widens the container; add it to trustedRepositories" },
+            { property: "mounts[0]", detail: "mounts storage from the host\u001b[31m" }
+          ]
+        }
+      }),
+      now
+    )
+    expect(text).toContain("\nleft out:      privileged: widens the container; add it to trustedRepositories\n")
+    // Terminal control sequences never reach the terminal.
+    expect(text).toMatch(/\nleft out: {6}mounts\[0\]: mounts storage from the host[^\u001b]*\n/)
+  })
+
+  it("none left out (or a row from before the field), no line", () => {
+    expect(describeSandbox(viewOf({ environment }), now)).not.toContain("left out:")
+    expect(describeSandbox(viewOf({ environment: { ...environment, ignored: [] } }), now)).not.toContain("left out:")
+  })
+})
