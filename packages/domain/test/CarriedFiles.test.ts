@@ -6,7 +6,8 @@ import {
   copyProgressDue,
   copyProgressLine,
   filesAtOf,
-  mountsRefusal
+  mountsRefusal,
+  sandboxVolumeName
 } from "../src/CarriedFiles.ts"
 
 describe("filesAtOf", () => {
@@ -32,6 +33,11 @@ describe("volume names", () => {
     ["home", "prbox-abc123-home"]
   ] as const)("a sandbox's %s", (kind, name) => {
     expect(carriedVolumeName("prbox-abc123", kind)).toBe(name)
+  })
+
+  it("the sandbox's own, by its source; an anonymous one by its place", () => {
+    expect(sandboxVolumeName("prbox-abc123", "node_modules", 0)).toBe("prbox-abc123-volume-node_modules")
+    expect(sandboxVolumeName("prbox-abc123", null, 2)).toBe("prbox-abc123-anonymous-2")
   })
 
   it("the code-server distribution's, by its key", () => {

@@ -297,6 +297,46 @@ describe("updateStatus", () => {
     })
   )
 
+  it.effect("keeps what was left out and the container options; a row written without them still reads", () =>
+    Effect.gen(function* () {
+      const repo = yield* freshRepo
+      const id = yield* driveTo(repo, 2, ["cloning"])
+      const environment = {
+        kind: "devcontainer" as const,
+        path: ".devcontainer/devcontainer.json",
+        image: "img:1",
+        imageDigest: null,
+        ignored: [{ property: "privileged", detail: "widens the container" }]
+      }
+      const environmentPlan = {
+        image: "img:1",
+        containerEnv: {},
+        remoteEnv: {},
+        remoteUser: null,
+        workspaceFolder: "/workspaces/repo",
+        forwardPorts: [],
+        portsAttributes: {},
+        cpus: null,
+        memoryMb: null,
+        extensions: [],
+        steps: [],
+        container: {
+          hostname: "review",
+          extraHosts: ["api.local:10.0.0.1"],
+          securityOpt: ["no-new-privileges"],
+          shmSizeMb: 64,
+          volumes: [{ source: "cache", target: "/cache", readOnly: false }]
+        }
+      }
+      const starting = yield* repo.updateStatus(id, { to: "starting", environment, environmentPlan })
+      assert.deepStrictEqual([starting.environment, starting.environmentPlan], [environment, environmentPlan])
+      // Rows from before these fields (the test above writes one) decode without them.
+      const { ignored: _ignored, ...older } = environment
+      const rewritten = yield* repo.updateStatus(id, { to: "running", environment: older })
+      assert.deepStrictEqual(rewritten.environment, older)
+    })
+  )
+
   const refusals: ReadonlyArray<{
     readonly name: string
     readonly path: ReadonlyArray<SandboxStatus>
