@@ -4,7 +4,8 @@ import type { RawLifecycleCommand } from "./Commands.ts"
 import type { DevcontainerConfig } from "./Config.ts"
 import { type ContainerOptionsRequest, combineOptions, noOptions, requestOf } from "./ContainerRequest.ts"
 import { DevcontainerError } from "./Errors.ts"
-import { decodeConfig, parseJsonc } from "./Parse.ts"
+import { mergeOptions, type Options } from "./Options.ts"
+import { decodeConfig } from "./Parse.ts"
 import { combineWidening, leftOutDetail, leftOutWarning, noWidening, type Refusal, type Widening } from "./Policy.ts"
 
 /** Where the image's own configuration comes from, for warnings and step origins. */
@@ -52,6 +53,8 @@ export interface MergedConfig {
   readonly options: ContainerOptionsRequest
   /** The label's widening left out, each with why (none for a trusted repository). */
   readonly ignored: ReadonlyArray<Refusal>
+  /** How the container runs (overrideCommand, init, users' uid, env probe, waitFor), merged as the CLI does. */
+  readonly runOptions: Options
   readonly warnings: ReadonlyArray<string>
 }
 
@@ -71,11 +74,19 @@ const extensionsOf = (entry: DevcontainerConfig): ReadonlyArray<string> => [
   ...(entry.customizations?.vscode?.extensions ?? [])
 ]
 
+// Strict JSON, as the devcontainers CLI reads the label (`internalGetImageMetadata0`,
+// src/spec-node/imageMetadata.ts: `JSON.parse`): no comments, no recovery.
+const labelJson = (label: string) =>
+  Effect.try({
+    try: (): unknown => JSON.parse(label),
+    catch: () => new DevcontainerError({ file: labelFile, detail: "invalid JSON" })
+  })
+
 // The label as entries: a JSON array of config snippets or a single object.
 const labelEntries = (label: string, warn: (warning: string) => void): ReadonlyArray<DevcontainerConfig> => {
   const decoded = Effect.runSync(
     Effect.result(
-      Effect.flatMap(parseJsonc(labelFile, label), (value) =>
+      Effect.flatMap(labelJson(label), (value) =>
         Array.isArray(value)
           ? Effect.forEach(value, (entry, index) =>
               decodeConfig(labelFile, entry, false).pipe(
@@ -166,6 +177,7 @@ export const mergeMetadata = (
   )
   return {
     steps,
+    runOptions: mergeOptions(sources.map(({ entry }) => entry)),
     containerEnv,
     remoteEnv,
     containerUser,

@@ -13,7 +13,7 @@ const position = (text: string, offset: number): string => {
 // "CloseBraceExpected" → "close brace expected"
 const words = (code: string) => code.replace(/(?<=[a-z])(?=[A-Z])/g, " ").toLowerCase()
 
-/** JSON with comments and trailing commas, as devcontainer.json is written; the first syntax error with its line:column. */
+/** Strict JSONC (comments and trailing commas allowed): the first syntax error, with its line:column, fails. */
 export const parseJsonc = (file: string, text: string): Effect.Effect<unknown, DevcontainerError> => {
   const errors: Array<ParseError> = []
   const value: unknown = parse(text, errors, { allowTrailingComma: true, disallowComments: false })
@@ -129,6 +129,64 @@ export const decodeConfig: (
   strict: boolean
 ) => Effect.Effect<DevcontainerConfig, DevcontainerError> = decodeWith(DevcontainerConfig)
 
-/** The repository's devcontainer.json: JSONC, then every property checked against the spec. */
+/** At most this many recovered syntax errors are named; the rest are counted. */
+const MAX_NAMED_ERRORS = 5
+
+/** A syntax error jsonc-parser recovered from: `line:column: ErrorName`. */
+const recovered = (text: string, errors: ReadonlyArray<ParseError>): ReadonlyArray<string> => {
+  const first: Array<ParseError> = []
+  for (const error of errors) if (!first.some((kept) => kept.offset === error.offset)) first.push(error)
+  return first.map((error) => `${position(text, error.offset)}: ${printParseErrorCode(error.error)}`)
+}
+
+/**
+ * JSONC read as VS Code reads devcontainer.json: the devcontainers CLI's
+ * `readDevContainerConfigFile` (src/spec-node/configContainer.ts) calls
+ * jsonc-parser's `parse(content)` with its default options (comments
+ * allowed, trailing commas reported) and keeps whatever value it recovers,
+ * errors and all: a missing closing brace, a trailing comma, a second value
+ * after the first (`EndOfFileExpected`). Each error it recovered from is a
+ * warning naming its line:column (the first at each position); nothing fails here.
+ */
+export const parseJsoncAsVsCode = (
+  file: string,
+  text: string
+): { readonly value: unknown; readonly warnings: ReadonlyArray<string>; readonly errors: ReadonlyArray<string> } => {
+  const found: Array<ParseError> = []
+  const value: unknown = parse(text, found)
+  const errors = recovered(text, found)
+  const warnings = errors.slice(0, MAX_NAMED_ERRORS).map((error) => `${file}:${error} (recovered as VS Code does)`)
+  const more = errors.length - MAX_NAMED_ERRORS
+  return {
+    value,
+    errors,
+    warnings:
+      more > 0
+        ? [...warnings, `${file}: ${more} more syntax error${more === 1 ? "" : "s"} recovered as VS Code does`]
+        : warnings
+  }
+}
+
+/** The devcontainer.json as read: its properties, and what its reading recovered from. */
+export interface ReadConfig {
+  readonly config: DevcontainerConfig
+  readonly warnings: ReadonlyArray<string>
+}
+
+/**
+ * The repository's devcontainer.json: JSONC as VS Code recovers it, then
+ * every property checked against the spec. What it recovers must be an
+ * object, as the CLI requires ("must contain a JSON object literal").
+ */
+export const readDevcontainerText = (file: string, text: string): Effect.Effect<ReadConfig, DevcontainerError> => {
+  const { value, warnings, errors } = parseJsoncAsVsCode(file, text)
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    const why = errors[0] === undefined ? "" : `; invalid JSON at ${errors[0]}`
+    return Effect.fail(new DevcontainerError({ file, detail: `expected a JSON object${why}` }))
+  }
+  return Effect.map(decodeConfig(file, value, true), (config) => ({ config, warnings }))
+}
+
+/** `readDevcontainerText`'s properties alone. */
 export const parseDevcontainer = (file: string, text: string): Effect.Effect<DevcontainerConfig, DevcontainerError> =>
-  Effect.flatMap(parseJsonc(file, text), (value) => decodeConfig(file, value, true))
+  Effect.map(readDevcontainerText(file, text), (read) => read.config)

@@ -9,6 +9,7 @@ import type {
 import { toLifecycleCommand } from "./Commands.ts"
 import { combineOptions } from "./ContainerRequest.ts"
 import { mergeMetadata } from "./Metadata.ts"
+import { planOptions } from "./Options.ts"
 import { combineWidening, isRootUser, leftOutWarning, type Widening } from "./Policy.ts"
 import type { DevcontainerSpec } from "./Resolve.ts"
 import { substitute, substituteRecord, type VariableContext } from "./Variables.ts"
@@ -20,6 +21,9 @@ export interface ImageFacts {
   /** The image's USER; "" when it sets none (Docker's default, root). */
   readonly user: string
   readonly env: Readonly<Record<string, string>>
+  /** The image's ENTRYPOINT and CMD (what `overrideCommand: false` runs). */
+  readonly entrypoint?: ReadonlyArray<string>
+  readonly cmd?: ReadonlyArray<string>
 }
 
 /** The user's own caps from config.json. */
@@ -39,6 +43,8 @@ export interface PlannedEnvironment {
   readonly trusted: Widening | null
   /** What was left out (devcontainer.json's, the label's, volumes over prbox's folders), each with why. */
   readonly ignored: ReadonlyArray<IgnoredSetting>
+  /** The remote user whose uid the engine maps to the workspace owner's (`updateRemoteUserUID`), or null. */
+  readonly mapUser: string | null
 }
 
 const extensionId = /^[a-z0-9][a-z0-9-]*\.[a-z0-9][a-z0-9-]*(@[0-9a-z][0-9a-z.+-]*)?$/i
@@ -104,7 +110,9 @@ export const planEnvironment = (
   limits: Limits,
   hostCpus: number,
   hostMemoryMb: number,
-  reserved: ReadonlyArray<string> = []
+  reserved: ReadonlyArray<string> = [],
+  /** `${devcontainerId}` (DevcontainerId.ts); left as written when absent. */
+  devcontainerId?: string
 ): PlannedEnvironment => {
   const merged = mergeMetadata(facts.metadataLabel, spec.config, spec.path, spec.withheld)
   const options = combineOptions(merged.options, spec.options)
@@ -112,7 +120,8 @@ export const planEnvironment = (
   const warn = (warning: string) => warnings.push(warning)
   const early: VariableContext = {
     containerWorkspaceFolder: spec.workspaceFolder,
-    workspaceBasename: spec.repositoryName
+    workspaceBasename: spec.repositoryName,
+    ...(devcontainerId === undefined ? {} : { devcontainerId })
   }
   // runArgs' `-e` after containerEnv, as `docker run` takes them.
   const containerEnv = {
@@ -132,6 +141,15 @@ export const planEnvironment = (
   }
   const imageUser = facts.user === "" || isRootUser(facts.user) ? null : facts.user
   const remoteUser = root ? (spec.trusted ? asked.name : null) : (asked?.name ?? imageUser)
+  const { containerUser } = merged
+  // One user runs everything in a sandbox: code-server is the container's main process.
+  if (containerUser !== undefined && merged.remoteUser !== undefined && containerUser.name !== merged.remoteUser.name) {
+    warn(
+      `${containerUser.origin}: containerUser is not a second user here: the container's processes run as the remote user (the workspace owner)`
+    )
+  }
+  const run = planOptions(merged.runOptions, remoteUser, facts)
+  warnings.push(...run.warnings)
   const steps: Array<LifecycleStep> = merged.steps.flatMap((step) => {
     const command = rewriteCommand(toLifecycleCommand(step.command), step.hook, (value, where) =>
       substitute(value, context, where, warn)
@@ -194,13 +212,15 @@ export const planEnvironment = (
     ),
     extensions,
     steps,
-    ...(asksAny ? { container } : {})
+    ...(asksAny ? { container } : {}),
+    ...run.plan
   }
   return {
     plan,
     warnings,
     runAsRoot: root && spec.trusted,
     trusted: spec.trusted ? combineWidening(merged.widening, spec.widening) : null,
-    ignored: [...spec.ignored, ...merged.ignored, ...planned.ignored]
+    ignored: [...spec.ignored, ...merged.ignored, ...planned.ignored],
+    mapUser: run.mapUser
   }
 }

@@ -121,9 +121,6 @@ export const isRootUser = (user: string): boolean => {
 export const ignoredWarnings = (config: DevcontainerConfig): ReadonlyArray<string> => [
   ...(config.initializeCommand === undefined ? [] : ["initializeCommand runs on the host; prbox never runs it"]),
   ...(config.postAttachCommand === undefined ? [] : ["postAttachCommand is not run: prbox has no attach step"]),
-  ...(config.overrideCommand === false
-    ? ["overrideCommand: false is not honoured: the container runs prbox's code-server command"]
-    : []),
   ...(config.extensions === undefined
     ? []
     : ["extensions at the top level is deprecated; use customizations.vscode.extensions (installed all the same)"])

@@ -4,7 +4,7 @@ import { type ContainerOptionsRequest, refusalsOf, requestOf } from "./Container
 import { DevcontainerError } from "./Errors.ts"
 import { type RequestedFeature, requestedFeatures } from "./features/Features.ts"
 import type { Located } from "./Locate.ts"
-import { parseDevcontainer } from "./Parse.ts"
+import { readDevcontainerText } from "./Parse.ts"
 import { containerFolder, folderOf, resolveInRepository } from "./Paths.ts"
 import {
   ignoredWarnings,
@@ -75,6 +75,11 @@ export interface DevcontainerSpec {
 const fail = (file: string, property: string | undefined, detail: string) =>
   Effect.fail(new DevcontainerError(property === undefined ? { file, detail } : { file, property, detail }))
 
+// The legacy keys as the devcontainers CLI reads them (`getDockerfile`,
+// src/spec-configuration/configuration.ts; `getDockerContextPath`,
+// src/spec-node/utils.ts): a top-level `dockerFile` wins over
+// `build.dockerfile` and brings its own top-level `context`; without a
+// context the build runs in the Dockerfile's folder.
 const buildSource = (
   file: string,
   config: DevcontainerConfig,
@@ -83,17 +88,19 @@ const buildSource = (
   warn: (w: string) => void
 ) => {
   const folder = folderOf(file)
-  const dockerfile = config.build?.dockerfile ?? config.dockerFile
-  const dockerfileProperty = config.build?.dockerfile === undefined ? "dockerFile" : "build.dockerfile"
+  const legacy = config.dockerFile !== undefined
+  const dockerfile = legacy ? config.dockerFile : config.build?.dockerfile
+  const dockerfileProperty = legacy ? "dockerFile" : "build.dockerfile"
   if (dockerfile === undefined) return fail(file, "build.dockerfile", "missing: a build needs a Dockerfile")
-  const contextProperty =
-    config.build?.context === undefined && config.context !== undefined ? "context" : "build.context"
-  const contextPath = resolveInRepository(folder, config.build?.context ?? config.context ?? ".")
-  if (contextPath === undefined) return fail(file, contextProperty, "must be a relative path inside the repository")
   const dockerfilePath = resolveInRepository(folder, dockerfile)
   if (dockerfilePath === undefined || dockerfilePath === ".") {
     return fail(file, dockerfileProperty, "must be a relative path inside the repository")
   }
+  const contextProperty = legacy ? "context" : "build.context"
+  const asked = legacy ? config.context : config.build?.context
+  const contextPath =
+    asked === undefined || asked === "" ? folderOf(dockerfilePath) || "." : resolveInRepository(folder, asked)
+  if (contextPath === undefined) return fail(file, contextProperty, "must be a relative path inside the repository")
   const target = config.build?.target
   return Effect.succeed<DevcontainerSource>({
     _tag: "Build",
@@ -117,7 +124,7 @@ const buildSource = (
  */
 export const readDevcontainer = Effect.fn("Devcontainer.read")(function* (input: ResolveInput) {
   const file = input.located.path
-  const config = yield* parseDevcontainer(file, input.located.text)
+  const { config, warnings: recovered } = yield* readDevcontainerText(file, input.located.text)
   if (config.dockerComposeFile !== undefined || config.service !== undefined || config.runServices !== undefined) {
     const property =
       config.dockerComposeFile !== undefined
@@ -140,7 +147,7 @@ export const readDevcontainer = Effect.fn("Devcontainer.read")(function* (input:
     withheld === null
       ? []
       : request.found.map((found) => ({ property: found.property, detail: leftOutDetail(found, withheld) }))
-  const warnings = [...ignoredWarnings(config), ...request.notes.map((note) => `${file}: ${note}`)]
+  const warnings = [...recovered, ...ignoredWarnings(config), ...request.notes.map((note) => `${file}: ${note}`)]
   for (const left of ignored) warnings.push(leftOutWarning(file, left))
   const warn = (warning: string) => warnings.push(warning)
   const repositoryName = input.repository.split("/").at(-1) ?? input.repository

@@ -10,6 +10,12 @@ export interface VariableContext {
   readonly workspaceBasename: string
   /** The container's environment (image env then containerEnv), once known; before that `${containerEnv:…}` stays. */
   readonly containerEnv?: Readonly<Record<string, string>>
+  /**
+   * `${devcontainerId}`: stable for the sandbox's life, rebuilds included
+   * (devcontainerIdOf). Known once the sandbox is; before that it stays as
+   * written, as the CLI leaves it until its id labels exist.
+   */
+  readonly devcontainerId?: string
 }
 
 const variable = /\$\{([^}]*)\}/g
@@ -40,6 +46,8 @@ export const substitute = (
         return context.containerWorkspaceFolder
       case "containerWorkspaceFolderBasename":
         return basename(context.containerWorkspaceFolder)
+      case "devcontainerId":
+        return context.devcontainerId ?? whole
       case "localEnv":
       case "env":
         warn(

@@ -324,7 +324,7 @@ const rows: ReadonlyArray<Row> = [
     facts: { metadataLabel: "[{ remoteUser: " },
     expected: {
       warnings: [
-        "the image's devcontainer.metadata label: invalid JSON at 1:4: invalid symbol: the label is ignored (the image's own devcontainer settings are not applied)"
+        "the image's devcontainer.metadata label: invalid JSON: the label is ignored (the image's own devcontainer settings are not applied)"
       ]
     }
   },

@@ -80,6 +80,14 @@ export const ContainerWidening = Schema.Struct({
 })
 export type ContainerWidening = typeof ContainerWidening.Type
 
+/** How the sandbox user's environment is probed, as devcontainer.json's `userEnvProbe` names the shell's mode. */
+export const UserEnvProbe = Schema.Literals(["loginShell", "loginInteractiveShell", "interactiveShell"])
+export type UserEnvProbe = typeof UserEnvProbe.Type
+
+/** The step `waitFor` names: the sandbox is ready once it is done; `initializeCommand` (never run) means at once. */
+export const WaitFor = Schema.Literals(["initializeCommand", ...LifecycleHook.literals])
+export type WaitFor = typeof WaitFor.Type
+
 /**
  * A volume of the sandbox's own, from the configuration's `mounts` (or a
  * `runArgs` volume): `source` names it among the sandbox's volumes (null for
@@ -138,6 +146,24 @@ export const EnvironmentPlan = Schema.Struct({
   /** Absent on rows older than it, and when the configuration asks for none. */
   container: Schema.optionalKey(ContainerOptions),
   /** Present only for a trusted repository that asked for more. */
-  widening: Schema.optionalKey(ContainerWidening)
+  widening: Schema.optionalKey(ContainerWidening),
+  /**
+   * `overrideCommand: false`: the image's ENTRYPOINT and CMD, run as the
+   * container's main process (prbox's code-server beside it). Absent:
+   * code-server is the main process.
+   */
+  imageCommand: Schema.optionalKey(Schema.Array(Schema.String)),
+  /** Docker's init for an `imageCommand` container (code-server's always has one). */
+  init: Schema.optionalKey(Schema.Boolean),
+  /**
+   * The remote user's uid was mapped to the workspace owner's in `image`
+   * (`updateRemoteUserUID`): its own name and home (`$HOME` from the image)
+   * are the sandbox user's.
+   */
+  remoteUserMapped: Schema.optionalKey(Schema.Boolean),
+  /** The user's environment probed with this shell mode, for lifecycle commands and code-server; absent: none. */
+  userEnvProbe: Schema.optionalKey(UserEnvProbe),
+  /** Ready once this step is done, the later ones running on; absent: ready after every step. */
+  waitFor: Schema.optionalKey(WaitFor)
 })
 export type EnvironmentPlan = typeof EnvironmentPlan.Type

@@ -7,6 +7,9 @@ export interface ImageInfo {
   /** The user the image runs as ("" for the default, root). */
   readonly user: string
   readonly env: Readonly<Record<string, string>>
+  /** The image's ENTRYPOINT and CMD ([] when it sets none). */
+  readonly entrypoint: ReadonlyArray<string>
+  readonly cmd: ReadonlyArray<string>
   readonly os: string
   readonly architecture: string
   /** Bytes of its layers, unpacked: about what `docker save` streams. */

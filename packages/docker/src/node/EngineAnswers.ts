@@ -96,7 +96,13 @@ export const ImageAnswer = Schema.Struct({
   RepoDigests: Schema.NullOr(Schema.Array(Schema.String)),
   // An image imported without changes has no config at all.
   Config: Schema.NullOr(
-    Schema.Struct({ User: Schema.String, Env: Schema.NullOr(Schema.Array(Schema.String)), Labels })
+    Schema.Struct({
+      User: Schema.String,
+      Env: Schema.NullOr(Schema.Array(Schema.String)),
+      Labels,
+      Entrypoint: Schema.optionalKey(Schema.NullOr(Schema.Array(Schema.String))),
+      Cmd: Schema.optionalKey(Schema.NullOr(Schema.Array(Schema.String)))
+    })
   ),
   Os: Schema.String,
   Architecture: Schema.String,
@@ -114,6 +120,8 @@ export const toImageInfo = (answer: typeof ImageAnswer.Type): ImageInfo => ({
       return at < 0 ? [entry, ""] : [entry.slice(0, at), entry.slice(at + 1)]
     })
   ),
+  entrypoint: answer.Config?.Entrypoint ?? [],
+  cmd: answer.Config?.Cmd ?? [],
   os: answer.Os,
   architecture: answer.Architecture,
   size: answer.Size
