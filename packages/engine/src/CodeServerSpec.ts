@@ -1,5 +1,6 @@
 import { capabilitiesToDrop, type EnvironmentPlan, type Sandbox, sandboxVolumeName } from "@prbox/domain"
 import { Redacted } from "effect"
+import { besideImageCommand, codeServerArgv } from "./CodeServerLaunch.ts"
 import type { PrboxConfig } from "./Config.ts"
 import type { ContainerSpec } from "./ContainerSpec.ts"
 import { LABELS } from "./ContainerSpec.ts"
@@ -34,6 +35,29 @@ export const homeEnv: Readonly<Record<string, string>> = {
   XDG_CACHE_HOME: `${CONTAINER_HOME}/.cache`
 }
 
+/**
+ * HOME and the XDG folders for a plan: prbox's carried home, unless the
+ * remote user was mapped to the workspace owner's uid (`updateRemoteUserUID`),
+ * whose HOME is its own in the image (Docker sets it from /etc/passwd, or the
+ * image's ENV HOME); the XDG folders (code-server's settings, extensions and
+ * caches) stay in the carried home, so they outlive a rebuild.
+ */
+export const homeEnvFor = (plan: EnvironmentPlan): Readonly<Record<string, string>> => {
+  if (plan.remoteUserMapped !== true) return homeEnv
+  const { HOME: _home, ...xdg } = homeEnv
+  return xdg
+}
+
+/** What prbox sets that the user's probed environment must not change: its own variables and `remoteEnv`. */
+export const keptVariables = (plan: EnvironmentPlan): ReadonlyArray<string> => [
+  ...Object.keys(homeEnvFor(plan)),
+  "USER",
+  "PASSWORD",
+  "PRBOX_PREVIEW_URL_TEMPLATE",
+  "VSCODE_PROXY_URI",
+  ...Object.keys(plan.remoteEnv)
+]
+
 /** How to run code-server in the container: prbox's mounted distribution, or the image's own. */
 export const codeServerCommand = (distribution: CodeServerDistribution | null): ReadonlyArray<string> =>
   distribution === null
@@ -59,6 +83,29 @@ export const userMounts = (config: PrboxConfig, plan: EnvironmentPlan) => [
   ...config.mounts,
   ...(plan.widening?.mounts ?? [])
 ]
+
+/**
+ * The container's command: prbox's code-server as its main process (with
+ * Docker's init), or (`overrideCommand: false`) the image's ENTRYPOINT and
+ * CMD as its main process with code-server started beside it, and Docker's
+ * init only when the configuration asks (the image's command may want to be
+ * PID 1). An image that brings its own code-server runs its own entrypoint.
+ */
+const launchOf = (
+  distribution: CodeServerDistribution | null,
+  plan: EnvironmentPlan,
+  args: ReadonlyArray<string>
+): Pick<ContainerSpec, "entrypoint" | "args" | "init"> => {
+  if (distribution === null) return { args }
+  const [node = "", entry = ""] = codeServerCommand(distribution)
+  const command = codeServerArgv([node, entry], plan, keptVariables(plan))
+  if (plan.imageCommand === undefined) return { entrypoint: command, args }
+  return {
+    entrypoint: ["/bin/sh", "-c", besideImageCommand([...command, ...args]), "prbox"],
+    args: plan.imageCommand,
+    init: plan.init === true
+  }
+}
 
 export interface SpecInput {
   readonly row: Sandbox
@@ -121,14 +168,13 @@ export const codeServerSpec = ({
   return {
     name,
     image: plan.image,
-    ...(distribution === null ? {} : { entrypoint: codeServerCommand(distribution) }),
-    args: codeServerArgs,
+    ...launchOf(distribution, plan, codeServerArgs),
     // The password reaches code-server only through its environment, never argv.
     env: {
       ...config.env,
       ...plan.containerEnv,
       ...plan.remoteEnv,
-      ...homeEnv,
+      ...homeEnvFor(plan),
       ...(plan.remoteUser === null ? {} : { USER: plan.remoteUser }),
       ...(previewUrlTemplate === undefined
         ? {}

@@ -97,6 +97,8 @@ export interface ContainerSpec {
   readonly shmSizeBytes?: number
   /** Capabilities of Docker's default set the container does without (domain `capabilitiesToDrop`). */
   readonly capDrop: ReadonlyArray<string>
+  /** Docker's init as PID 1; absent: on (code-server, the main process, needs a reaper). */
+  readonly init?: boolean
 }
 
 export type ContainerState =

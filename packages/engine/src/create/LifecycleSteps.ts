@@ -36,7 +36,8 @@ export const stepsFor = (plan: EnvironmentPlan, when: "create" | "start" | "upda
 
 /**
  * Runs lifecycle steps in the container as the sandbox user, in the
- * workspace folder, with the plan's remote env: a string through
+ * workspace folder, with the user's probed environment and the plan's
+ * remote env over it: a string through
  * `/bin/sh -c`, an array executed directly, an object's entries in parallel
  * (all must succeed). Each step's output goes to the progress log. The first
  * failed step ends the run but not the sandbox: its reason is returned (the
@@ -52,14 +53,16 @@ const make = Effect.gen(function* () {
     containerId: string,
     user: string,
     plan: EnvironmentPlan,
-    steps: ReadonlyArray<LifecycleStep>
+    steps: ReadonlyArray<LifecycleStep>,
+    /** The user's probed environment (create/UserEnv.ts); `remoteEnv` wins over it. */
+    probed: Readonly<Record<string, string>> = {}
   ) {
     const runOne = (command: SingleCommand, marker: string, failure: string) =>
       Effect.gen(function* () {
         const result = yield* runtime.exec(containerId, argvOf(command), {
           user,
           cwd: plan.workspaceFolder,
-          env: plan.remoteEnv,
+          env: { ...probed, ...plan.remoteEnv },
           timeoutMs: STEP_TIMEOUT_MS,
           maxOutputBytes: STEP_OUTPUT_BYTES
         })

@@ -8,21 +8,21 @@ import {
 } from "@prbox/domain"
 import { type FetchedPullRequest, type PullRequestRef, Workspaces } from "@prbox/git"
 import { Context, Effect, Layer } from "effect"
-import { codeServerCommand, containerUser, homeEnv, readyDetail } from "../CodeServerSpec.ts"
+import { readyDetail } from "../CodeServerSpec.ts"
 import { Config, type PrboxConfig } from "../Config.ts"
 import { ContainerRuntime } from "../ContainerRuntime.ts"
-import { ExtraLabels, userSpec } from "../ContainerSpec.ts"
+import { ExtraLabels } from "../ContainerSpec.ts"
 import { safeReason } from "../Errors.ts"
 import { type EnvironmentChoice, readsWorkspace } from "../environment/ChooseEnvironment.ts"
-import { InstallExtensions } from "../environment/Extensions.ts"
 import { type BuildFiles, imagePlan, PrepareEnvironment } from "../environment/PrepareEnvironment.ts"
 import { Lifecycle } from "../Lifecycle.ts"
 import { SandboxTools } from "../SandboxTools.ts"
 import { Ownership } from "../workspace/Ownership.ts"
 import { type ContainerEnvironment, CreateContainer } from "./CreateContainer.ts"
-import { LifecycleSteps, stepsFor } from "./LifecycleSteps.ts"
+import { stepsFor } from "./LifecycleSteps.ts"
 import { OpenCheckout, type StartedEarly } from "./OpenCheckout.ts"
 import { SandboxHooks } from "./SandboxHooks.ts"
+import { Setup } from "./Setup.ts"
 import { Supervise } from "./Supervise.ts"
 
 export interface RestartOptions {
@@ -32,9 +32,6 @@ export interface RestartOptions {
    */
   readonly rebuild?: EnvironmentChoice
 }
-
-/** A setup's outcome until it ends: what a reused container shows when it never did. */
-const SETUP_INTERRUPTED = "setup did not finish (interrupted)"
 
 /** The image a sandbox made before environments were recorded ran: it brings its own code-server. */
 const LEGACY_IMAGE = "codercom/code-server:latest"
@@ -66,9 +63,8 @@ const make = Effect.gen(function* () {
   const lifecycle = yield* Lifecycle
   const configs = yield* Config
   const container = yield* CreateContainer
-  const runSteps = yield* LifecycleSteps
+  const setup = yield* Setup
   const prepareEnvironment = yield* PrepareEnvironment
-  const installExtensions = yield* InstallExtensions
   const tools = yield* SandboxTools
   const runHook = yield* SandboxHooks
   const { advance, getRow, progress } = lifecycle
@@ -82,9 +78,6 @@ const make = Effect.gen(function* () {
   const planOf = (row: Sandbox, config: PrboxConfig): EnvironmentPlan =>
     row.environmentPlan ?? { ...imagePlan(config, config.image ?? LEGACY_IMAGE), codeServer: "included" }
 
-  /** Who the sandbox's commands run as: the workspace owner (root only for a trusted repository that asked). */
-  const userOf = (plan: EnvironmentPlan) => containerUser(plan, userSpec(ownership.sandboxUser))
-
   const checkout = yield* OpenCheckout
 
   const containerEnvironment = (row: Sandbox, config: PrboxConfig) =>
@@ -96,51 +89,12 @@ const make = Effect.gen(function* () {
     })
 
   /**
-   * The create-time work, on a container this start created: the
-   * environment's extensions, then its create-time steps. The row says
-   * "did not finish" until they end, so a setup cut short (a stop, a crash)
-   * is not mistaken for a done one when the container is reused.
-   */
-  const runCreateSteps = Effect.fn("SandboxService.runCreateSteps")(function* (
-    row: Sandbox,
-    containerId: string,
-    environment: ContainerEnvironment
-  ) {
-    const { plan, distribution } = environment
-    const steps = stepsFor(plan, "create")
-    // Nothing to cut short: the running write records the (empty) setup's outcome.
-    if (plan.extensions.length === 0 && steps.length === 0) return null
-    yield* advance(row.id, "starting", { setupError: SETUP_INTERRUPTED })
-    const user = userOf(plan)
-    if (plan.extensions.length > 0) {
-      yield* installExtensions({
-        containerId,
-        codeServer: codeServerCommand(distribution),
-        user,
-        cwd: plan.workspaceFolder,
-        env: { ...plan.remoteEnv, ...homeEnv },
-        ids: plan.extensions,
-        progress: (line) => progress(row, line).pipe(Effect.ignore)
-      })
-    }
-    return yield* runSteps(row, containerId, user, plan, steps)
-  })
-
-  /** `postStartCommand`, on every start; its failure is recorded like a setup step's. */
-  const runStartSteps = (row: Sandbox, containerId: string, plan: EnvironmentPlan) =>
-    Effect.gen(function* () {
-      const steps = stepsFor(plan, "start")
-      if (steps.length === 0) return null
-      const user = userOf(plan)
-      return yield* runSteps(row, containerId, user, plan, steps)
-    })
-
-  /**
    * From a started container to `running`: health, the ready hook, the
-   * create-time work when the container is new, and `postStartCommand`.
-   * A failed step is recorded on the row (`setupError`), not fatal; a
-   * reused container keeps its create-time outcome. `startedEarly`: the
-   * container started beside the checkout, and its environment.
+   * create-time work when the container is new, and `postStartCommand`
+   * (Setup.ts), the steps past `waitFor` going on once the row says
+   * `running`. A failed step is recorded on the row (`setupError`), not
+   * fatal; a reused container keeps its create-time outcome. `startedEarly`:
+   * the container started beside the checkout, and its environment.
    */
   const becomeReady = Effect.fn("SandboxService.becomeReady")(function* (
     id: SandboxId,
@@ -161,12 +115,11 @@ const make = Effect.gen(function* () {
     const row = yield* getRow(id)
     yield* container.waitHealthy(row, { containerId, hostPort, since }, config)
     yield* runHook(row, "onSandboxReady", config)
-    const createError = created ? yield* runCreateSteps(row, containerId, environment) : null
-    // A failed create-time step ended the setup: postStartCommand runs only after a complete one.
-    const startError = createError === null ? yield* runStartSteps(row, containerId, environment.plan) : null
-    const failure = createError ?? startError
-    const setupError = created || failure !== null ? { setupError: failure } : {}
-    yield* advance(id, "running", { detail: readyDetail(hostPort, movedFrom), ...setupError })
+    const steps = yield* setup.start(row, containerId, environment, created)
+    const setupError = created || steps.failure !== null ? { setupError: steps.failure } : {}
+    const detail = readyDetail(hostPort, movedFrom)
+    yield* advance(id, "running", { detail, ...setupError })
+    yield* setup.continueAfterReady(id, steps, detail)
   })
 
   const createWorker = (row: Sandbox, config: PrboxConfig, prepared: PreparedCreate) =>
@@ -278,10 +231,7 @@ const make = Effect.gen(function* () {
   const runUpdateContent = (row: Sandbox, containerId: string) =>
     Effect.gen(function* () {
       const plan = row.environmentPlan ?? planOf(row, yield* configs.load)
-      const steps = stepsFor(plan, "update")
-      if (steps.length === 0) return null
-      const user = userOf(plan)
-      return yield* runSteps(row, containerId, user, plan, steps)
+      return yield* setup.runAlone(row, containerId, plan, stepsFor(plan, "update"))
     }).pipe(Effect.catch((error) => Effect.succeed(safeReason(error))))
 
   return { admitRestart, spawnCreate, runHook, runUpdateContent }

@@ -13,12 +13,15 @@ import { Context, Effect, FileSystem, Layer } from "effect"
 import { CODE_SERVER_MOUNT, CONTAINER_HOME, CONTAINER_WORKSPACE } from "../CodeServerSpec.ts"
 import { Config, checkMounts, type PrboxConfig } from "../Config.ts"
 import { ContainerRuntime } from "../ContainerRuntime.ts"
+import { daemonSandboxUser } from "../ContainerSpec.ts"
 import { RuntimeError, SetupFailed } from "../Errors.ts"
 import { type InstalledFeature, InstallFeatures } from "../features/InstallFeatures.ts"
 import { accessHint, isListed, RegistryAuth, refusedForCredentials } from "../RegistryAuth.ts"
 import { SandboxTools } from "../SandboxTools.ts"
 import { type EnvironmentChoice, workspaceFiles } from "./ChooseEnvironment.ts"
+import { devcontainerIdOf } from "./DevcontainerId.ts"
 import { stageContext } from "./EngineWorkspace.ts"
+import { mapRemoteUserUid } from "./RemoteUserUid.ts"
 import { decideWidening } from "./TrustedWidening.ts"
 
 /** An image whose entrypoint is code-server on port 8080 says so with this label; prbox then mounts nothing. */
@@ -124,6 +127,32 @@ const make = Effect.gen(function* () {
       info === undefined
         ? Effect.fail(new RuntimeError({ operation: "image.inspect", detail: `${image} is not present` }))
         : Effect.succeed(info)
+    )
+
+  /**
+   * `updateRemoteUserUID`: the plan's image with `user`'s uid mapped to the
+   * workspace owner's. A build that fails leaves the image as it was, with
+   * a warning: the sandbox then runs as today, as the workspace owner's uid.
+   */
+  const withRemoteUserUid = (
+    plan: EnvironmentPlan,
+    info: ImageInfo,
+    user: string,
+    onProgress: (line: string) => Effect.Effect<void>
+  ) =>
+    Effect.scoped(
+      mapRemoteUserUid(runtime, { image: plan.image, info, remoteUser: user, owner: daemonSandboxUser() }, onProgress)
+    ).pipe(
+      Effect.map(({ tag }): EnvironmentPlan => ({ ...plan, image: tag, remoteUserMapped: true })),
+      Effect.catchTag("ImageBuildFailed", (error) =>
+        Effect.as(
+          onProgress(
+            `warning: updateRemoteUserUID: ${user}'s uid could not be updated (${error.message}); it keeps the image's`
+          ),
+          plan
+        )
+      ),
+      Effect.provideService(FileSystem.FileSystem, fs)
     )
 
   const withLabel = (plan: EnvironmentPlan, info: ImageInfo): EnvironmentPlan =>
@@ -275,19 +304,23 @@ const make = Effect.gen(function* () {
           ...(config.cpus === undefined ? {} : { cpus: config.cpus }),
           ...(config.memoryMb === undefined ? {} : { memoryMb: config.memoryMb })
         }
+        const { entrypoint, cmd } = info
         const planned = planEnvironment(
           spec,
           image,
-          { metadataLabel: info.labels["devcontainer.metadata"], user: info.user, env: info.env },
+          { metadataLabel: info.labels["devcontainer.metadata"], user: info.user, env: info.env, entrypoint, cmd },
           limits,
           resources.cpus,
           resources.memoryMb,
           // prbox's own folders (the workspace folder is the spec's): no volume of the PR's goes over them.
-          [CONTAINER_HOME, CODE_SERVER_MOUNT]
+          [CONTAINER_HOME, CODE_SERVER_MOUNT],
+          yield* devcontainerIdOf(row.id)
         )
         for (const warning of [...spec.warnings, ...planned.warnings]) yield* onProgress(`warning: ${warning}`)
         const trusted = yield* widened(spec.path, planned, onProgress)
-        const plan = withLabel({ ...trusted, steps: [...trusted.steps, ...configSteps(config)] }, info)
+        const mapped =
+          planned.mapUser === null ? trusted : yield* withRemoteUserUid(trusted, info, planned.mapUser, onProgress)
+        const plan = withLabel({ ...mapped, steps: [...mapped.steps, ...configSteps(config)] }, info)
         const environment = recorded("devcontainer", image, info, { path: spec.path, ignored: planned.ignored, features })
         return { plan, environment }
       }

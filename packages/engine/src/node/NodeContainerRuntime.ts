@@ -137,7 +137,7 @@ export const layer = Layer.effect(
                 exposedPort: spec.port,
                 ...(spec.hostPort === undefined ? {} : { hostPort: spec.hostPort }),
                 ...(spec.relayPort === undefined ? {} : { extraPorts: [spec.relayPort] }),
-                init: true,
+                init: spec.init ?? true,
                 ...(spec.cpus === undefined ? {} : { cpus: spec.cpus }),
                 ...(spec.memoryBytes === undefined ? {} : { memoryBytes: spec.memoryBytes }),
                 ...(spec.pidsLimit === undefined ? {} : { pidsLimit: spec.pidsLimit }),

@@ -8,6 +8,7 @@ import { LifecycleSteps } from "../../create/LifecycleSteps.ts"
 import { OpenCheckout } from "../../create/OpenCheckout.ts"
 import { PrepareCreate } from "../../create/PrepareCreate.ts"
 import { SandboxHooks } from "../../create/SandboxHooks.ts"
+import { Setup } from "../../create/Setup.ts"
 import { Supervise } from "../../create/Supervise.ts"
 import { Workers } from "../../create/Workers.ts"
 import { mapStoreErrors } from "../../Errors.ts"
@@ -85,7 +86,10 @@ const parts = (() => {
     PrepareCreate.layer
   )
   const container = CreateContainer.layer.pipe(Layer.provideMerge(steps))
-  const workers = Workers.layer.pipe(Layer.provideMerge(OpenCheckout.layer), Layer.provideMerge(container))
+  const workers = Workers.layer.pipe(
+    Layer.provideMerge(Layer.mergeAll(OpenCheckout.layer, Setup.layer)),
+    Layer.provideMerge(container)
+  )
   const operations = Layer.mergeAll(Admission.layer, Stop.layer, Update.layer).pipe(Layer.provideMerge(workers))
   return Rebuild.layer.pipe(Layer.provideMerge(operations))
 })()

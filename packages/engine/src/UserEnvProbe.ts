@@ -1,0 +1,102 @@
+/**
+ * `userEnvProbe`: the sandbox user's environment as their shell makes it (a
+ * login shell's profile, an interactive shell's rc), probed in the container
+ * as the devcontainers CLI's `runUserEnvProbe` does
+ * (src/spec-common/injectHeadless.ts): the user's shell (`$SHELL`, else
+ * their passwd entry's, else /bin/sh) run with `-lic`/`-lc`/`-ic`, printing
+ * `/proc/self/environ` (else `printenv`) between two marks, for at most
+ * 10 s. Applied to lifecycle commands (create/UserEnv.ts) and to
+ * code-server's own environment (CodeServerLaunch.ts), with `remoteEnv` and
+ * prbox's own variables over it. Pure: the exec is the caller's.
+ */
+import type { UserEnvProbe } from "@prbox/domain"
+
+/** How long the shell may take (the CLI's: past it, it continues without the environment). */
+export const USER_ENV_PROBE_TIMEOUT_MS = 10_000
+
+export const PROBE_FLAGS: Readonly<Record<UserEnvProbe, string>> = {
+  loginInteractiveShell: "-lic",
+  loginShell: "-lc",
+  interactiveShell: "-ic"
+}
+
+/**
+ * Run by /bin/sh as the sandbox user: `$1` the shell's flag, `$2` the mark,
+ * `$3` what prints the environment. The container's own PATH comes first,
+ * on a line of its own, before any profile could print.
+ */
+export const PROBE_SCRIPT = [
+  `printf 'PATH=%s\\n' "$PATH"`,
+  `shell=\${SHELL:-$( (getent passwd "$(id -u)" || grep "^[^:]*:[^:]*:$(id -u):" /etc/passwd) 2>/dev/null | head -n 1 | cut -d: -f7)}`,
+  `exec "\${shell:-/bin/sh}" "$1" "printf %s '$2'; $3; printf %s '$2'"`
+].join("\n")
+
+/** What prints the environment: NUL-separated, else (no /proc) one variable a line. */
+export const PROBE_COMMANDS = [
+  { command: "cat /proc/self/environ", separator: "\0" },
+  { command: "printenv", separator: "\n" }
+] as const
+
+/** The probe's argv for `docker exec`. */
+export const probeArgv = (mode: UserEnvProbe, mark: string, command: string): ReadonlyArray<string> => [
+  "/bin/sh",
+  "-c",
+  PROBE_SCRIPT,
+  "prbox-probe",
+  PROBE_FLAGS[mode],
+  mark,
+  command
+]
+
+/** The shell's environment between the marks, and the container's PATH; undefined when the marks are not there. */
+export const parseProbe = (
+  stdout: string,
+  mark: string,
+  separator: string
+): { readonly env: Record<string, string>; readonly containerPath: string | undefined } | undefined => {
+  const start = stdout.indexOf(mark)
+  const end = start < 0 ? -1 : stdout.indexOf(mark, start + mark.length)
+  if (end < 0 || end === start + mark.length) return undefined
+  const env: Record<string, string> = {}
+  for (const entry of stdout.slice(start + mark.length, end).split(separator)) {
+    const at = entry.indexOf("=")
+    if (at > 0) env[entry.slice(0, at)] = entry.slice(at + 1)
+  }
+  const first = stdout.split("\n", 1)[0] ?? ""
+  return { env, containerPath: first.startsWith("PATH=") ? first.slice("PATH=".length) : undefined }
+}
+
+/**
+ * The CLI's `mergePaths`: the shell's PATH, with the container's entries it
+ * lost put back where they were (a login profile that resets PATH drops an
+ * image's `ENV PATH`), `sbin` folders only for root.
+ */
+export const mergePaths = (shellPath: string, containerPath: string, root: boolean): string => {
+  const result = shellPath.split(":")
+  let insertAt = 0
+  for (const entry of containerPath.split(":")) {
+    const at = result.indexOf(entry)
+    if (at === -1) {
+      if (root || !/\/sbin(\/|$)/.test(entry)) result.splice(insertAt++, 0, entry)
+    } else insertAt = at + 1
+  }
+  return result.join(":")
+}
+
+/**
+ * The probed environment as it is applied: `PWD` dropped (the CLI's), PATH
+ * merged with the container's, and the variables in `kept` (prbox's own and
+ * `remoteEnv`'s, which win over the probe) left out.
+ */
+export const appliedEnv = (
+  probed: Readonly<Record<string, string>>,
+  containerPath: string | undefined,
+  root: boolean,
+  kept: ReadonlySet<string>
+): Record<string, string> => {
+  const env: Record<string, string> = {}
+  for (const [key, value] of Object.entries(probed)) if (key !== "PWD" && !kept.has(key)) env[key] = value
+  const path = env.PATH
+  if (path !== undefined && containerPath !== undefined) env.PATH = mergePaths(path, containerPath, root)
+  return env
+}

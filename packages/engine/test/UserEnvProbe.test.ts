@@ -1,0 +1,111 @@
+import { assert, describe, it } from "@effect/vitest"
+import type { SandboxId } from "@prbox/domain"
+import { Effect } from "effect"
+import { pushPullRequest } from "../../git/test/helpers.ts"
+import { SandboxService } from "../src/index.ts"
+import { openRunning, withEngine } from "./harness.ts"
+import { devUserTag, inContainer } from "./user-image.ts"
+
+/**
+ * `userEnvProbe` on a real engine: dev's ~/.profile sets FROM_PROFILE; the
+ * image's ENV PATH has /opt/tool/bin, which Debian's /etc/profile drops
+ * from a login shell's PATH and the probe merges back (the CLI's
+ * mergePaths). What lifecycle commands and code-server itself see.
+ */
+const report = [
+  `echo "\${FROM_PROFILE:-unset}" > /tmp/from-profile`,
+  `echo "$PATH" > /tmp/path`,
+  "mytool > /tmp/tool 2>&1",
+  `echo "$KEEP" > /tmp/keep`
+].join("; ")
+
+/**
+ * code-server's own environment, as its server (the process it forks, whose
+ * children are the terminals and extension hosts) was started with; read as
+ * root. (`entr[y]`: the pattern must not match this shell's own command line.)
+ */
+const codeServerEnv = (containerId: string, name: string): string =>
+  inContainer(
+    containerId,
+    `pid=$(pgrep -n -f 'out/node/entr[y]$'); tr '\\0' '\\n' < /proc/$pid/environ | sed -n 's/^${name}=//p'`
+  )
+
+const logLines = (id: SandboxId) =>
+  SandboxService.use((sandboxes) => sandboxes.logs(id, { limit: 1000 })).pipe(
+    Effect.map((events) => events.flatMap((event) => (event._tag === "Progress" ? [event.line] : [])))
+  )
+
+describe("userEnvProbe", () => {
+  it.live(
+    "the default (loginInteractiveShell): a lifecycle command and code-server see the login profile's variables",
+    () =>
+      withEngine({}, ({ remote }) =>
+        Effect.gen(function* () {
+          const image = yield* devUserTag
+          pushPullRequest(remote.path, 1, {
+            ".devcontainer/devcontainer.json": JSON.stringify({
+              image,
+              // remoteEnv wins over what the profile sets.
+              remoteEnv: { KEEP: "from-remoteEnv", FROM_REMOTE: "yes" },
+              postCreateCommand: report
+            })
+          })
+          const row = yield* openRunning(remote.path, 1)
+          assert.isNull(row.setupError)
+          const id = row.containerId ?? assert.fail("no container")
+          assert.strictEqual(inContainer(id, "cat /tmp/from-profile"), "profile-of-dev")
+          const path = inContainer(id, "cat /tmp/path").split(":")
+          assert.include(path, "/opt/tool/bin", "the image's PATH entry was lost")
+          assert.include(path, "/usr/games", "the login profile's PATH was not used")
+          assert.strictEqual(inContainer(id, "cat /tmp/tool"), "tool-ran")
+          assert.strictEqual(inContainer(id, "cat /tmp/keep"), "from-remoteEnv")
+          assert.strictEqual(codeServerEnv(id, "FROM_PROFILE"), "profile-of-dev")
+          assert.strictEqual(codeServerEnv(id, "FROM_REMOTE"), "yes")
+          assert.include(codeServerEnv(id, "PATH").split(":"), "/usr/games")
+        })
+      )
+  )
+
+  it.live("none: neither sees them", () =>
+    withEngine({}, ({ remote }) =>
+      Effect.gen(function* () {
+        const image = yield* devUserTag
+        pushPullRequest(remote.path, 2, {
+          ".devcontainer/devcontainer.json": JSON.stringify({ image, userEnvProbe: "none", postCreateCommand: report })
+        })
+        const row = yield* openRunning(remote.path, 2)
+        const id = row.containerId ?? assert.fail("no container")
+        assert.strictEqual(inContainer(id, "cat /tmp/from-profile"), "unset")
+        assert.notInclude(inContainer(id, "cat /tmp/path").split(":"), "/usr/games")
+        assert.strictEqual(codeServerEnv(id, "FROM_PROFILE"), "")
+      })
+    )
+  )
+
+  it.live(
+    "a profile that never finishes is a warning after 10 s, not a failure: the sandbox opens and its commands run",
+    () =>
+      withEngine({}, ({ remote }) =>
+        Effect.gen(function* () {
+          const image = yield* devUserTag
+          pushPullRequest(remote.path, 3, {
+            ".devcontainer/devcontainer.json": JSON.stringify({
+              build: { dockerfile: "Dockerfile" },
+              postCreateCommand: report
+            }),
+            ".devcontainer/Dockerfile": `FROM ${image}\nRUN echo 'sleep 600' >> /home/dev/.profile\n`
+          })
+          const row = yield* openRunning(remote.path, 3)
+          assert.isNull(row.setupError)
+          const id = row.containerId ?? assert.fail("no container")
+          assert.strictEqual(inContainer(id, "cat /tmp/from-profile"), "unset")
+          const lines = yield* logLines(row.id)
+          assert.isTrue(
+            lines.some((line) => /warning: userEnvProbe: the user's shell did not finish within 10 s/.test(line)),
+            lines.join("\n")
+          )
+        })
+      ),
+    120_000
+  )
+})
