@@ -95,11 +95,13 @@ export const makeNonRootHost = async (): Promise<NonRootHost> => {
   })
   // Root two ways, each leaving a setuid shell in the workspace and the home from its own setup step:
   // an untrusted image's passwordless sudo (a setuid-root shell), and the trusted repository's root user.
+  // `waitFor`: the open answers once that step is done, so what it left is there to look at.
   const leaveRootShells = `cp /bin/sh ./rootsh && chmod 4755 ./rootsh && cp /bin/sh "$HOME/rootsh" && chmod 4755 "$HOME/rootsh"`
   pushPullRequest(remote.path, 6, {
     ".devcontainer/devcontainer.json": JSON.stringify({
       build: { dockerfile: "Dockerfile" },
-      postCreateCommand: `sudo-sh -p -c '${leaveRootShells}'`
+      postCreateCommand: `sudo-sh -p -c '${leaveRootShells}'`,
+      waitFor: "postCreateCommand"
     }),
     ".devcontainer/Dockerfile": `FROM ${healthzGitImage()}\nRUN cp /bin/sh /usr/bin/sudo-sh && chmod 4755 /usr/bin/sudo-sh\n`
   })
@@ -108,7 +110,8 @@ export const makeNonRootHost = async (): Promise<NonRootHost> => {
       image: healthzGitImage(),
       remoteUser: "root",
       containerUser: "root",
-      postCreateCommand: leaveRootShells
+      postCreateCommand: leaveRootShells,
+      waitFor: "postCreateCommand"
     })
   })
   execFileSync("git", [`--git-dir=${remote.path}`, "update-ref", "refs/heads/main", rootBase])

@@ -1,5 +1,6 @@
 import type { EnvironmentPlan, UserEnvProbe, WaitFor } from "@prbox/domain"
 import type { DevcontainerConfig } from "./Config.ts"
+import { isRootUser } from "./Policy.ts"
 
 // How the container runs, as VS Code reads it: the properties below merged
 // over the image label's entries then devcontainer.json, as the devcontainers
@@ -81,7 +82,7 @@ export const planOptions = (
   image: { readonly entrypoint?: ReadonlyArray<string>; readonly cmd?: ReadonlyArray<string> }
 ): PlannedOptions => {
   const warnings = [...optionWarnings(options)]
-  const named = remoteUser !== null && USER_NAME.test(remoteUser) ? remoteUser : null
+  const named = remoteUser !== null && !isRootUser(remoteUser) && USER_NAME.test(remoteUser) ? remoteUser : null
   if (named !== null && options.updateRemoteUserUID === false) {
     warnings.push(
       `updateRemoteUserUID: false: ${named} keeps the image's uid; the sandbox still runs as the workspace owner's uid, which is not ${named}'s`

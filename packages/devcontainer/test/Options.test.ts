@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { EnvironmentPlan } from "@prbox/domain"
 import { Effect } from "effect"
-import { type ImageFacts, mergeOptions, planEnvironment, readDevcontainer } from "../src/index.ts"
+import { type ImageFacts, mergeOptions, planEnvironment, planOptions, readDevcontainer } from "../src/index.ts"
 
 // How the container runs, as VS Code reads devcontainer.json and the image's
 // label: overrideCommand, init, updateRemoteUserUID, userEnvProbe, waitFor,
@@ -157,6 +157,13 @@ describe("how the container runs", () => {
       })
     )
   }
+
+  it("root (a trusted repository's, by name or uid) and numeric users are never mapped; a named one is", () => {
+    const none = mergeOptions([])
+    for (const user of ["root", "0", "root:root", "1000", "dev:dev"])
+      assert.isNull(planOptions(none, user, {}).mapUser, user)
+    assert.strictEqual(planOptions(none, "dev", {}).mapUser, "dev")
+  })
 
   it("mergeOptions: the last set wins, init if any asks, gpu required once any requires it", () => {
     const merged = mergeOptions([
