@@ -85,7 +85,9 @@ const make = Effect.gen(function* () {
     if (creates.length === 0 && starts.length === 0 && (!created || plan.extensions.length === 0)) return nothing
     // The row says "did not finish" until the create-time work ends, so one cut short
     // (a stop, a crash) is not mistaken for a done one when the container is reused.
-    if (created) yield* advance(row.id, "starting", { setupError: SETUP_INTERRUPTED })
+    if (created && (creates.length > 0 || plan.extensions.length > 0)) {
+      yield* advance(row.id, "starting", { setupError: SETUP_INTERRUPTED })
+    }
     if (created && plan.extensions.length > 0) {
       yield* installExtensions({
         containerId,
@@ -115,8 +117,9 @@ const make = Effect.gen(function* () {
   /**
    * The steps past `waitFor`, on a sandbox already `running`: their progress
    * goes to its log, their outcome to its `setupError` (with the ready
-   * detail back). Cut short (a stop), create-time steps leave the setup
-   * unfinished on the row; a stop requested meanwhile writes nothing.
+   * detail back), unless a stop was requested meanwhile. Cut short (a stop
+   * interrupts the worker), create-time steps leave the setup "did not
+   * finish" on the row, which is still `running` then.
    */
   const continueAfterReady = (id: SandboxId, setup: Effect.Success<ReturnType<typeof start>>, detail: string) => {
     const { rest, restCreates } = setup
