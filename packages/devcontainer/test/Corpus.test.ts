@@ -1,0 +1,110 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { parse } from "jsonc-parser"
+import {
+  checkFeaturesLocally,
+  corpusEntries,
+  corpusText,
+  featureStore,
+  openCorpusFile,
+  type Reason,
+  summary
+} from "./corpus.ts"
+
+// Real devcontainer.json files from public repositories (test/corpus/README.md),
+// each opened as an untrusted PR's would be. The test prints how many open and
+// why each other does not.
+
+/** Today's opening count: a change that opens fewer fails here. Raised as the policy widens. */
+const openingFloor = 93
+
+const entries = corpusEntries()
+
+// A reference's first component is a registry host when it is a domain name, has a port, or is localhost (Docker's rule).
+const host = /^(([a-z0-9-]+\.)+[a-z0-9-]+(:\d+)?|[a-z0-9-]+:\d+|localhost)$/i
+const namesAHost = (reference: string) => {
+  const [first = "", ...rest] = reference.split("/")
+  return rest.length > 0 && host.test(first)
+}
+
+const dind = "<registry>/devcontainers/features/docker-in-docker:2"
+
+// The features a devcontainer.json asks for, what the local check answers (undefined: they resolve).
+const featureRows: ReadonlyArray<readonly [string, unknown, Reason | undefined]> = [
+  ["none", undefined, undefined],
+  ["a stored feature, no options", { [dind]: {} }, undefined],
+  [
+    "known options of the right types",
+    { [dind]: { moby: false, version: "latest", dockerDashComposeVersion: "v2" } },
+    undefined
+  ],
+  ['a boolean option as "true"', { [dind]: { moby: "true" } }, undefined],
+  ["a string value sets the version option", { [dind]: "20.10" }, undefined],
+  ["an unknown option", { [dind]: { mobi: true } }, { category: "feature option unknown", detail: `${dind}: mobi` }],
+  [
+    "a value outside the enum",
+    { [dind]: { dockerDashComposeVersion: "v3" } },
+    { category: "feature option value", detail: `${dind}: dockerDashComposeVersion: not one of its enum values` }
+  ],
+  [
+    "a boolean option given a word",
+    { [dind]: { moby: "yes" } },
+    { category: "feature option value", detail: `${dind}: moby: not a boolean` }
+  ],
+  [
+    "a feature not stored",
+    { "<registry>/devcontainers/features/docker-in-docker:9": {} },
+    { category: "feature missing", detail: "<registry>/devcontainers/features/docker-in-docker:9" }
+  ],
+  [
+    "a deprecated short id",
+    { "docker-in-docker": "latest" },
+    { category: "feature: deprecated short id", detail: "docker-in-docker" }
+  ]
+]
+
+describe("the local feature check", () => {
+  const store = featureStore()
+  for (const [name, features, expected] of featureRows) {
+    it(name, () => assert.deepStrictEqual(checkFeaturesLocally(features, store), expected))
+  }
+})
+
+describe("the corpus of real devcontainer.json files", () => {
+  it("holds at least 100 files from distinct repositories, each with its commit", () => {
+    assert.isAtLeast(entries.length, 100)
+    assert.strictEqual(new Set(entries.map((entry) => entry.repository)).size, entries.length)
+    for (const entry of entries) {
+      assert.match(entry.commit, /^[0-9a-f]{40}$/, entry.file)
+      assert.match(entry.repository, /^[^/]+\/[^/]+$/, entry.file)
+      assert.match(entry.path, /(^|\/)\.?devcontainer\.json$/, entry.file)
+    }
+  })
+
+  it("names no registry host: every image and feature reference goes through <registry>", () => {
+    for (const entry of entries) {
+      const config = parse(corpusText(entry), [], { allowTrailingComma: true }) as Record<string, unknown> | undefined
+      const references = [
+        ...(typeof config?.image === "string" ? [config.image] : []),
+        ...Object.keys((config?.features ?? {}) as object)
+      ]
+      for (const reference of references) assert.isFalse(namesAHost(reference), `${entry.file}: ${reference}`)
+    }
+  })
+
+  it.effect("opens at least today's count; every other file has a named reason", () =>
+    Effect.gen(function* () {
+      const store = featureStore()
+      const outcomes = yield* Effect.forEach(entries, (entry) => openCorpusFile(entry, store))
+      console.log(summary(outcomes))
+      const unclassified = outcomes.filter((outcome) => outcome.reason?.category === "unclassified")
+      assert.deepStrictEqual(
+        unclassified.map(({ entry, reason }) => `${entry.file}: ${reason?.detail}`),
+        [],
+        "a file fails for a reason no rule names"
+      )
+      const opened = outcomes.filter((outcome) => outcome.reason === undefined).length
+      assert.isAtLeast(opened, openingFloor, `${opened} of ${outcomes.length} open`)
+    })
+  )
+})

@@ -1,0 +1,158 @@
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
+import { Effect } from "effect"
+import { parse } from "jsonc-parser"
+import { type DevcontainerError, locateDevcontainer, readDevcontainer } from "../src/index.ts"
+import { repoFiles } from "./support.ts"
+
+// The corpus of real devcontainer.json files (test/corpus/, see its README):
+// reading it, opening each file as an untrusted PR's would be, and naming why
+// one does not open.
+
+const root = join(import.meta.dirname, "corpus")
+
+export interface CorpusEntry {
+  readonly file: string
+  /** "owner/name" */
+  readonly repository: string
+  readonly commit: string
+  /** The file's path in its repository. */
+  readonly path: string
+}
+
+export const corpusEntries = (): ReadonlyArray<CorpusEntry> =>
+  JSON.parse(readFileSync(join(root, "corpus.json"), "utf8")) as ReadonlyArray<CorpusEntry>
+
+export const corpusText = (entry: CorpusEntry): string => readFileSync(join(root, "files", entry.file), "utf8")
+
+interface FeatureOption {
+  readonly type?: string
+  readonly enum?: ReadonlyArray<string>
+}
+
+/** The local copies of the features the corpus references, by the reference as written. */
+export type FeatureStore = ReadonlyMap<string, { readonly options: Readonly<Record<string, FeatureOption>> }>
+
+export const featureStore = (): FeatureStore => {
+  const sources = JSON.parse(readFileSync(join(root, "features", "sources.json"), "utf8")) as {
+    readonly features: ReadonlyArray<{ readonly feature: string; readonly file: string }>
+  }
+  return new Map(
+    sources.features.map(({ feature, file }) => {
+      const json = parse(readFileSync(join(root, "features", file), "utf8")) as {
+        readonly options?: Record<string, FeatureOption>
+      }
+      return [feature, { options: json.options ?? {} }] as const
+    })
+  )
+}
+
+/** Why a file does not open: a category for the summary and a detail for the list. */
+export interface Reason {
+  readonly category: string
+  readonly detail: string
+}
+
+// The devcontainers CLI hands every option to install.sh as a string, so
+// true and "true" are the same to a boolean option, 20 and "20" to a string one.
+const optionProblem = (option: FeatureOption, value: unknown): string | undefined => {
+  if (option.type === "boolean") {
+    return value === true || value === false || value === "true" || value === "false" ? undefined : "not a boolean"
+  }
+  if (typeof value !== "string" && typeof value !== "number") return "not a string"
+  return option.enum === undefined || option.enum.includes(String(value)) ? undefined : "not one of its enum values"
+}
+
+/**
+ * A stand-in for the feature resolver until it lands: each feature found in
+ * the local store, and each option given known to the feature with a value it
+ * takes. A non-object value sets the `version` option, as the devcontainers
+ * CLI reads it. undefined: every feature resolves.
+ */
+export const checkFeaturesLocally = (features: unknown, store: FeatureStore): Reason | undefined => {
+  if (features === undefined || features === null || typeof features !== "object") return undefined
+  for (const [reference, value] of Object.entries(features)) {
+    if (!reference.includes("/")) return { category: "feature: deprecated short id", detail: reference }
+    const feature = store.get(reference)
+    if (feature === undefined) return { category: "feature missing", detail: reference }
+    const options: Record<string, unknown> =
+      value !== null && typeof value === "object"
+        ? (value as Record<string, unknown>)
+        : "version" in feature.options
+          ? { version: value }
+          : {}
+    for (const [name, given] of Object.entries(options)) {
+      const option = feature.options[name]
+      if (option === undefined) return { category: "feature option unknown", detail: `${reference}: ${name}` }
+      const problem = optionProblem(option, given)
+      if (problem !== undefined)
+        return { category: "feature option value", detail: `${reference}: ${name}: ${problem}` }
+    }
+  }
+  return undefined
+}
+
+const dockerCompose = new Set(["dockerComposeFile", "service", "runServices"])
+
+/** The reader's error as a category; "unclassified" when no rule names it. */
+export const classify = (error: DevcontainerError): Reason => {
+  const detail = error.message
+  const property = error.property?.replace(/\[\d+\]$/, "")
+  if (error.detail.startsWith("invalid JSON")) return { category: "JSONC syntax", detail }
+  if (property !== undefined && dockerCompose.has(property)) return { category: "Docker Compose", detail }
+  if (error.detail.startsWith("refused")) return { category: `refused: ${property}`, detail }
+  if (error.detail === "unknown property") return { category: `unknown property: ${property}`, detail }
+  if (error.detail.startsWith("set either image or build")) return { category: "both image and build", detail }
+  if (error.detail.startsWith("neither image nor build")) return { category: "neither image nor build", detail }
+  if (error.detail.startsWith("expected") && property !== undefined) {
+    return { category: `invalid value: ${property}`, detail }
+  }
+  return { category: "unclassified", detail }
+}
+
+export type Outcome = { readonly entry: CorpusEntry; readonly reason: Reason | undefined }
+
+/** What an open runs in this package, as for a PR from an untrusted repository, then the local feature check. */
+export const openCorpusFile = (entry: CorpusEntry, store: FeatureStore) =>
+  Effect.gen(function* () {
+    const files = repoFiles({ [entry.path]: corpusText(entry) })
+    const opened = yield* Effect.result(
+      Effect.gen(function* () {
+        const located = yield* locateDevcontainer(files)
+        if (located === undefined) return yield* Effect.die(new Error(`${entry.file}: not located at ${entry.path}`))
+        return yield* readDevcontainer({
+          located,
+          host: "github.com",
+          repository: entry.repository,
+          trustedRepositories: []
+        })
+      })
+    )
+    const reason =
+      opened._tag === "Failure" ? classify(opened.failure) : checkFeaturesLocally(opened.success.config.features, store)
+    return { entry, reason } satisfies Outcome
+  })
+
+const percent = (count: number, total: number) => `${((100 * count) / total).toFixed(1)} %`
+
+/** The summary: count and share per category, then every file that does not open with its reason. */
+export const summary = (outcomes: ReadonlyArray<Outcome>): string => {
+  const counts = new Map<string, number>()
+  for (const { reason } of outcomes) {
+    const category = reason?.category ?? "opens"
+    counts.set(category, (counts.get(category) ?? 0) + 1)
+  }
+  const rows = [...counts].sort(([a, x], [b, y]) => y - x || (a < b ? -1 : 1))
+  const width = Math.max(...rows.map(([category]) => category.length))
+  return [
+    `${outcomes.length} devcontainer.json files from public repositories`,
+    ...rows.map(
+      ([category, count]) =>
+        `  ${category.padEnd(width)}  ${String(count).padStart(3)}  ${percent(count, outcomes.length)}`
+    ),
+    "not opening:",
+    ...outcomes.flatMap(({ entry, reason }) =>
+      reason === undefined ? [] : [`  ${entry.file}  [${reason.category}]  ${reason.detail}`]
+    )
+  ].join("\n")
+}
