@@ -196,7 +196,7 @@ export default {
       to: {
         path: "^packages/engine/src/[^/]+/",
         pathNot: [
-          "^packages/engine/src/(sandbox|exec|workspace|environment|create|reconcile)/[^/]+$",
+          "^packages/engine/src/(sandbox|exec|workspace|features|environment|create|reconcile)/[^/]+$",
           "^packages/engine/src/sandbox/node/"
         ]
       }

@@ -2,7 +2,13 @@ import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { Effect } from "effect"
 import { parse } from "jsonc-parser"
-import { type DevcontainerError, locateDevcontainer, readDevcontainer } from "../src/index.ts"
+import {
+  type DevcontainerError,
+  locateDevcontainer,
+  parseFeatureMetadata,
+  type RequestedFeature,
+  readDevcontainer
+} from "../src/index.ts"
 import { repoFiles } from "./support.ts"
 
 // The corpus of real devcontainer.json files (test/corpus/, see its README):
@@ -31,7 +37,10 @@ interface FeatureOption {
 }
 
 /** The local copies of the features the corpus references, by the reference as written. */
-export type FeatureStore = ReadonlyMap<string, { readonly options: Readonly<Record<string, FeatureOption>> }>
+export type FeatureStore = ReadonlyMap<
+  string,
+  { readonly options: Readonly<Record<string, FeatureOption>>; readonly text: string }
+>
 
 export const featureStore = (): FeatureStore => {
   const sources = JSON.parse(readFileSync(join(root, "features", "sources.json"), "utf8")) as {
@@ -42,7 +51,10 @@ export const featureStore = (): FeatureStore => {
       const json = parse(readFileSync(join(root, "features", file), "utf8")) as {
         readonly options?: Record<string, FeatureOption>
       }
-      return [feature, { options: json.options ?? {} }] as const
+      return [
+        feature,
+        { options: json.options ?? {}, text: readFileSync(join(root, "features", file), "utf8") }
+      ] as const
     })
   )
 }
@@ -53,40 +65,27 @@ export interface Reason {
   readonly detail: string
 }
 
-// The devcontainers CLI hands every option to install.sh as a string, so
-// true and "true" are the same to a boolean option, 20 and "20" to a string one.
-const optionProblem = (option: FeatureOption, value: unknown): string | undefined => {
-  if (option.type === "boolean") {
-    return value === true || value === false || value === "true" || value === "false" ? undefined : "not a boolean"
-  }
-  if (typeof value !== "string" && typeof value !== "number") return "not a string"
-  return option.enum === undefined || option.enum.includes(String(value)) ? undefined : "not one of its enum values"
-}
+/** The local registry the tests read `<registry>` as (the corpus names no public registry host). */
+export const LOCAL_REGISTRY = "localhost:5000"
 
 /**
- * A stand-in for the feature resolver until it lands: each feature found in
- * the local store, and each option given known to the feature with a value it
- * takes. A non-object value sets the `version` option, as the devcontainers
- * CLI reads it. undefined: every feature resolves.
+ * The features as an open resolves them, against the local copies instead
+ * of a registry: each reference (already parsed by the reader) found in the
+ * store, its devcontainer-feature.json decoded by the feature reader.
+ * Options are handed to install.sh as the spec says, known or not (as the
+ * devcontainers CLI does), so they are not a reason. undefined: every
+ * feature resolves.
  */
-export const checkFeaturesLocally = (features: unknown, store: FeatureStore): Reason | undefined => {
-  if (features === undefined || features === null || typeof features !== "object") return undefined
-  for (const [reference, value] of Object.entries(features)) {
-    if (!reference.includes("/")) return { category: "feature: deprecated short id", detail: reference }
-    const feature = store.get(reference)
-    if (feature === undefined) return { category: "feature missing", detail: reference }
-    const options: Record<string, unknown> =
-      value !== null && typeof value === "object"
-        ? (value as Record<string, unknown>)
-        : "version" in feature.options
-          ? { version: value }
-          : {}
-    for (const [name, given] of Object.entries(options)) {
-      const option = feature.options[name]
-      if (option === undefined) return { category: "feature option unknown", detail: `${reference}: ${name}` }
-      const problem = optionProblem(option, given)
-      if (problem !== undefined)
-        return { category: "feature option value", detail: `${reference}: ${name}: ${problem}` }
+export const resolveFeaturesLocally = (
+  features: ReadonlyArray<RequestedFeature>,
+  store: FeatureStore
+): Reason | undefined => {
+  for (const { reference } of features) {
+    const written = reference.key.replace(LOCAL_REGISTRY, "<registry>")
+    const feature = store.get(written)
+    if (feature === undefined) return { category: "feature missing", detail: written }
+    if (!Effect.runSync(Effect.isSuccess(parseFeatureMetadata(written, feature.text)))) {
+      return { category: "feature metadata invalid", detail: written }
     }
   }
   return undefined
@@ -100,6 +99,7 @@ export const classify = (error: DevcontainerError): Reason => {
   const property = error.property?.replace(/\[\d+\]$/, "")
   if (error.detail.startsWith("invalid JSON")) return { category: "JSONC syntax", detail }
   if (property !== undefined && dockerCompose.has(property)) return { category: "Docker Compose", detail }
+  if (property?.startsWith("features[")) return { category: `feature reference: ${error.detail.split(";")[0]}`, detail }
   if (error.detail.startsWith("refused")) return { category: `refused: ${property}`, detail }
   if (error.detail === "unknown property") return { category: `unknown property: ${property}`, detail }
   if (error.detail.startsWith("set either image or build")) return { category: "both image and build", detail }
@@ -115,7 +115,7 @@ export type Outcome = { readonly entry: CorpusEntry; readonly reason: Reason | u
 /** What an open runs in this package, as for a PR from an untrusted repository, then the local feature check. */
 export const openCorpusFile = (entry: CorpusEntry, store: FeatureStore) =>
   Effect.gen(function* () {
-    const files = repoFiles({ [entry.path]: corpusText(entry) })
+    const files = repoFiles({ [entry.path]: corpusText(entry).replaceAll("<registry>", LOCAL_REGISTRY) })
     const opened = yield* Effect.result(
       Effect.gen(function* () {
         const located = yield* locateDevcontainer(files)
@@ -129,7 +129,7 @@ export const openCorpusFile = (entry: CorpusEntry, store: FeatureStore) =>
       })
     )
     const reason =
-      opened._tag === "Failure" ? classify(opened.failure) : checkFeaturesLocally(opened.success.config.features, store)
+      opened._tag === "Failure" ? classify(opened.failure) : resolveFeaturesLocally(opened.success.features, store)
     return { entry, reason } satisfies Outcome
   })
 

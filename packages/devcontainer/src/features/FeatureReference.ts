@@ -52,7 +52,8 @@ const ociReference = (key: string): ParsedReference => {
   const hasTag = colon > lastSlash
   const resource = hasTag ? withoutDigest.slice(0, colon) : withoutDigest
   const tag = hasTag ? withoutDigest.slice(colon + 1) : "latest"
-  const [registry = "", ...path] = resource.split("/")
+  // Lowercased as the devcontainers CLI reads a feature's path (an author's capitals name the same feature).
+  const [registry = "", ...path] = resource.split("/").map((part, index) => (index === 0 ? part : part.toLowerCase()))
   const looksLikeRegistry = registry.includes(".") || registry.includes(":") || registry === "localhost"
   if (path.length < 1 || !looksLikeRegistry) {
     return refused(
@@ -65,7 +66,10 @@ const ociReference = (key: string): ParsedReference => {
   }
   if (!tagPattern.test(tag)) return refused("the version tag is not valid")
   const id = path.at(-1) ?? ""
-  return { ok: true, reference: { _tag: "Oci", key, registry, resource, id, tag, digest } }
+  return {
+    ok: true,
+    reference: { _tag: "Oci", key, registry, resource: [registry, ...path].join("/"), id, tag, digest }
+  }
 }
 
 const tarballReference = (key: string): ParsedReference => {

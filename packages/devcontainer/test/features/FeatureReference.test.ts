@@ -19,6 +19,7 @@ const accepted: ReadonlyArray<readonly [string, Readonly<Record<string, unknown>
   ["localhost:5000/f/go", { _tag: "Oci", registry: "localhost:5000", id: "go", tag: "latest", digest: undefined }],
   [`images.example/f/node@${digest}`, { _tag: "Oci", tag: "latest", digest }],
   ["images.example/f/node:1.2.3-rc_1", { tag: "1.2.3-rc_1" }],
+  ["images.example/Org/Features/Node:1", { resource: "images.example/org/features/node", id: "node" }],
   [
     "https://files.example/releases/devcontainer-feature-hello.tgz",
     { _tag: "Tarball", id: "hello", url: "https://files.example/releases/devcontainer-feature-hello.tgz" }
@@ -31,7 +32,7 @@ const accepted: ReadonlyArray<readonly [string, Readonly<Record<string, unknown>
 const refused: ReadonlyArray<readonly [string, string]> = [
   ["node", "a feature is an OCI reference"],
   ["devcontainers/features/node", "a feature is an OCI reference"],
-  ["images.example/Devcontainers/node:1", "the feature's path must be lowercase"],
+  ["images.example/f/no de:1", "the feature's path must be lowercase"],
   ["images.example/f/node@sha256:abc", "expected a digest"],
   ["images.example/f/node:-bad", "the version tag is not valid"],
   ["http://files.example/tool.tgz", "a feature tarball must be fetched over https"],

@@ -18,9 +18,9 @@ import { RuntimeError, SetupFailed } from "../Errors.ts"
 import { type InstalledFeature, InstallFeatures } from "../features/InstallFeatures.ts"
 import { accessHint, isListed, RegistryAuth, refusedForCredentials } from "../RegistryAuth.ts"
 import { SandboxTools } from "../SandboxTools.ts"
-import { type EnvironmentChoice, workspaceFiles } from "./ChooseEnvironment.ts"
+import { type BuildFiles, buildRepository, contextFolder } from "./BuildContext.ts"
+import type { EnvironmentChoice } from "./ChooseEnvironment.ts"
 import { devcontainerIdOf } from "./DevcontainerId.ts"
-import { stageContext } from "./EngineWorkspace.ts"
 import { mapRemoteUserUid } from "./RemoteUserUid.ts"
 import { decideWidening } from "./TrustedWidening.ts"
 
@@ -49,19 +49,6 @@ export const imagePlan = (config: PrboxConfig, image: string): EnvironmentPlan =
   extensions: [],
   steps: configSteps(config)
 })
-
-/** Image names for builds: one repository per PR repository, the tag is the build inputs' hash. */
-const buildRepository = (row: Sandbox): string =>
-  `prbox-build/${`${row.host ?? "local"}/${row.repository}`.toLowerCase().replace(/[^a-z0-9._-]+/g, "-")}`
-
-/**
- * Where a build reads the workspace: by host path (an open, before any
- * container of the sandbox ran) or through the engine (`labels` on the
- * throwaway container it takes).
- */
-export type BuildFiles =
-  | { readonly _tag: "Host" }
-  | { readonly _tag: "Engine"; readonly labels: Readonly<Record<string, string>> }
 
 /**
  * From the choice made at admission to an image that is present and the
@@ -176,49 +163,6 @@ const make = Effect.gen(function* () {
     ...(devcontainer === undefined || devcontainer.features.length === 0 ? {} : { features: devcontainer.features })
   })
 
-  /**
-   * The folder a build's context is packed from. At an open, before any
-   * container of the sandbox ran, the workspace's own, checked here through
-   * no link; after, a copy the engine reads (EngineWorkspace.ts): the host
-   * resolves nothing in a folder a container may have written.
-   */
-  const contextFolder = (
-    path: string,
-    workspacePath: string,
-    context: string,
-    dockerfile: string,
-    inContext: string,
-    readFrom: BuildFiles
-  ) =>
-    Effect.gen(function* () {
-      const notFolder = new SetupFailed({
-        reason: `${path}: build.context ${context} is not a folder of the workspace`
-      })
-      if (readFrom._tag === "Engine") {
-        const staged = yield* stageContext(fs, runtime, workspacePath, context, inContext, readFrom.labels).pipe(
-          Effect.mapError(
-            (error) => new SetupFailed({ reason: `${path}: the build's context cannot be read (${error.message})` })
-          )
-        )
-        if (staged === undefined) {
-          return yield* new SetupFailed({
-            reason: `${path}: build.context ${context} is not a folder of the workspace (a symbolic link is not followed)`
-          })
-        }
-        return staged
-      }
-      const files = workspaceFiles(fs, workspacePath)
-      const unsafe = (error: { readonly message: string }) =>
-        new SetupFailed({ reason: `${path}: the build's ${error.message}` })
-      if ((yield* files.list(context).pipe(Effect.mapError(unsafe))) === undefined) return yield* notFolder
-      if ((yield* files.read(dockerfile).pipe(Effect.mapError(unsafe))) === undefined) {
-        return yield* new SetupFailed({
-          reason: `${path}: build.dockerfile ${dockerfile} is not a file of the workspace`
-        })
-      }
-      return posixPath.join(workspacePath, context)
-    })
-
   return Effect.fn("SandboxService.prepareEnvironment")(function* (
     row: Sandbox,
     choice: EnvironmentChoice,
@@ -261,6 +205,8 @@ const make = Effect.gen(function* () {
           const built = yield* Effect.scoped(
             Effect.gen(function* () {
               const contextDir = yield* contextFolder(
+                fs,
+                runtime,
                 spec.path,
                 workspacePath,
                 context,
@@ -321,7 +267,11 @@ const make = Effect.gen(function* () {
         const mapped =
           planned.mapUser === null ? trusted : yield* withRemoteUserUid(trusted, info, planned.mapUser, onProgress)
         const plan = withLabel({ ...mapped, steps: [...mapped.steps, ...configSteps(config)] }, info)
-        const environment = recorded("devcontainer", image, info, { path: spec.path, ignored: planned.ignored, features })
+        const environment = recorded("devcontainer", image, info, {
+          path: spec.path,
+          ignored: planned.ignored,
+          features
+        })
         return { plan, environment }
       }
     }

@@ -1,0 +1,65 @@
+import type { Sandbox } from "@prbox/domain"
+import { posixPath } from "@prbox/domain"
+import { Effect, type FileSystem } from "effect"
+import type { ContainerRuntime } from "../ContainerRuntime.ts"
+import { SetupFailed } from "../Errors.ts"
+import { workspaceFiles } from "./ChooseEnvironment.ts"
+import { stageContext } from "./EngineWorkspace.ts"
+
+/** Image names for builds: one repository per PR repository, the tag is the build inputs' hash. */
+export const buildRepository = (row: Sandbox): string =>
+  `prbox-build/${`${row.host ?? "local"}/${row.repository}`.toLowerCase().replace(/[^a-z0-9._-]+/g, "-")}`
+
+/**
+ * Where a build reads the workspace: by host path (an open, before any
+ * container of the sandbox ran) or through the engine (`labels` on the
+ * throwaway container it takes).
+ */
+export type BuildFiles =
+  | { readonly _tag: "Host" }
+  | { readonly _tag: "Engine"; readonly labels: Readonly<Record<string, string>> }
+
+/**
+ * The folder a build's context is packed from. At an open, before any
+ * container of the sandbox ran, the workspace's own, checked here through
+ * no link; after, a copy the engine reads (EngineWorkspace.ts): the host
+ * resolves nothing in a folder a container may have written.
+ */
+export const contextFolder = (
+  fs: FileSystem.FileSystem,
+  runtime: ContainerRuntime["Service"],
+  path: string,
+  workspacePath: string,
+  context: string,
+  dockerfile: string,
+  inContext: string,
+  readFrom: BuildFiles
+) =>
+  Effect.gen(function* () {
+    const notFolder = new SetupFailed({
+      reason: `${path}: build.context ${context} is not a folder of the workspace`
+    })
+    if (readFrom._tag === "Engine") {
+      const staged = yield* stageContext(fs, runtime, workspacePath, context, inContext, readFrom.labels).pipe(
+        Effect.mapError(
+          (error) => new SetupFailed({ reason: `${path}: the build's context cannot be read (${error.message})` })
+        )
+      )
+      if (staged === undefined) {
+        return yield* new SetupFailed({
+          reason: `${path}: build.context ${context} is not a folder of the workspace (a symbolic link is not followed)`
+        })
+      }
+      return staged
+    }
+    const files = workspaceFiles(fs, workspacePath)
+    const unsafe = (error: { readonly message: string }) =>
+      new SetupFailed({ reason: `${path}: the build's ${error.message}` })
+    if ((yield* files.list(context).pipe(Effect.mapError(unsafe))) === undefined) return yield* notFolder
+    if ((yield* files.read(dockerfile).pipe(Effect.mapError(unsafe))) === undefined) {
+      return yield* new SetupFailed({
+        reason: `${path}: build.dockerfile ${dockerfile} is not a file of the workspace`
+      })
+    }
+    return posixPath.join(workspacePath, context)
+  })
