@@ -22,6 +22,7 @@ import {
   table,
   writeResult
 } from "./common.ts"
+import { openFeatureRegistry, publishBenchFeatures } from "./devcontainer-features.ts"
 import { BENCH_LABEL, makeEngine } from "./engine.ts"
 
 const PEER_LABEL = "dev.prbox.bench.peer"
@@ -32,9 +33,25 @@ const git = (cwd: string, ...args: ReadonlyArray<string>) =>
     encoding: "utf8"
   }).trim()
 
-/** The repository: a Dockerfile-based devcontainer.json whose build runs a step and whose setup runs one command. */
-const writeRepository = (work: string, base: string, nonce: string) => {
+/**
+ * The repository: a Dockerfile-based devcontainer.json whose build runs a
+ * step and whose setup runs one command; with `features`, an image with
+ * those features instead of the build.
+ */
+const writeRepository = (work: string, base: string, nonce: string, features?: Record<string, unknown>) => {
   mkdirSync(join(work, ".devcontainer"), { recursive: true })
+  if (features !== undefined) {
+    const json = {
+      name: "bench",
+      image: base,
+      features,
+      containerEnv: { APP_ENV: "bench" },
+      postCreateCommand: "cat /opt/tool/level"
+    }
+    writeFileSync(join(work, ".devcontainer", "devcontainer.json"), `${JSON.stringify(json, null, 2)}\n`)
+    writeFileSync(join(work, "README.md"), `bench ${nonce}\n`)
+    return
+  }
   writeFileSync(
     join(work, ".devcontainer", "Dockerfile"),
     `FROM ${base}\nARG GREETING=hello\nRUN echo "$GREETING ${nonce}" > /etc/greeting && mkdir -p /opt/tool && seq 1 20000 > /opt/tool/data\n`
@@ -56,8 +73,15 @@ const writeRepository = (work: string, base: string, nonce: string) => {
 }
 
 /** One PR per nonce on a bare remote; returns the PR number. */
-const pushPullRequest = (work: string, bare: string, pr: number, base: string, nonce: string) => {
-  writeRepository(work, base, nonce)
+const pushPullRequest = (
+  work: string,
+  bare: string,
+  pr: number,
+  base: string,
+  nonce: string,
+  features?: Record<string, unknown>
+) => {
+  writeRepository(work, base, nonce, features)
   git(work, "add", "-A")
   git(work, "commit", "--quiet", "--allow-empty", "-m", `pr ${pr}`)
   git(work, "push", "--quiet", bare, `HEAD:refs/pull/${pr}/head`)
@@ -76,7 +100,7 @@ const removePeer = (folder: string) => {
   if (ids.length > 0) execFileSync("docker", ["rm", "-f", "-v", ...ids], { stdio: "ignore" })
 }
 
-export const runDevcontainer = async (options: { readonly runs: number }) => {
+export const runDevcontainer = async (options: { readonly runs: number; readonly features: boolean }) => {
   const cli = join(repoRoot, "node_modules", "@devcontainers", "cli", "devcontainer.js")
   if (!existsSync(cli)) throw new Error(`${cli} is missing: run pnpm install`)
   const facts = machineFacts()
@@ -90,14 +114,26 @@ export const runDevcontainer = async (options: { readonly runs: number }) => {
   mkdirSync(work, { recursive: true })
   git(root, "init", "--quiet", "--bare", bare)
   git(work, "init", "--quiet", "--initial-branch=main")
-  const engine = await makeEngine({ home, image: base, recorder: [], codeServerDir: testDistributionDir() })
+  const featureRegistry = options.features ? await openFeatureRegistry() : undefined
+  const engine = await makeEngine({
+    home,
+    image: base,
+    recorder: [],
+    codeServerDir: testDistributionDir(),
+    localRegistries: featureRegistry === undefined ? [] : [featureRegistry.registry.host]
+  })
   const results: Array<{ readonly mode: "cold" | "warm"; readonly prbox: number; readonly peer: number }> = []
   try {
     for (let run = 0; run < options.runs; run++) {
       // Each tool gets its own PR (its own build step), so neither's cold build hits the other's layer cache.
       const pr = 2 * run + 1
-      pushPullRequest(work, bare, pr, base, `prbox-${Date.now()}-${run}`)
-      pushPullRequest(work, bare, pr + 1, base, `peer-${Date.now()}-${run}`)
+      // New feature content per tool and run: neither's cold install meets a cache.
+      const featuresFor = async (who: string) =>
+        featureRegistry === undefined
+          ? undefined
+          : await publishBenchFeatures(featureRegistry.registry, root, `${who}-${Date.now()}-${run}`)
+      pushPullRequest(work, bare, pr, base, `prbox-${Date.now()}-${run}`, await featuresFor("prbox"))
+      pushPullRequest(work, bare, pr + 1, base, `peer-${Date.now()}-${run}`, await featuresFor("peer"))
       const peerFolder = join(root, `peer-${pr + 1}`)
       git(root, "clone", "--quiet", bare, peerFolder)
       git(peerFolder, "fetch", "--quiet", "origin", `refs/pull/${pr + 1}/head`)
@@ -132,6 +168,7 @@ export const runDevcontainer = async (options: { readonly runs: number }) => {
     }
   } finally {
     await engine.dispose()
+    await featureRegistry?.close()
     cleanupRoot(root)
   }
   const summary = (["cold", "warm"] as const).map((mode) => {
@@ -146,6 +183,14 @@ export const runDevcontainer = async (options: { readonly runs: number }) => {
       summary.map((s) => [s.mode, ms(s.prboxMs), ms(s.peerMs), `${s.ratio.toFixed(2)}x`])
     )}\n`
   )
-  const file = writeResult("devcontainer", { machine: facts, runs: options.runs, summary, results, label: BENCH_LABEL })
+  const scenario = options.features ? "features" : "dockerfile"
+  const file = writeResult(options.features ? "devcontainer-features" : "devcontainer", {
+    machine: facts,
+    scenario,
+    runs: options.runs,
+    summary,
+    results,
+    label: BENCH_LABEL
+  })
   process.stdout.write(`\nwritten to ${file}\n`)
 }

@@ -59,6 +59,8 @@ export interface EngineOptions {
   readonly healthTimeoutSeconds?: number
   /** A folder of prebuilt code-server distributions (the tests'), so a run never builds one. */
   readonly codeServerDir?: string
+  /** Registries on this machine a PR's features may come from (config.json's localRegistries). */
+  readonly localRegistries?: ReadonlyArray<string>
 }
 
 /**
@@ -71,7 +73,11 @@ export const engineLayer = (options: EngineOptions) => {
   return NodeEngine.layer({
     home,
     labels: { [BENCH_LABEL]: "1" },
-    config: { image: options.image, healthTimeoutSeconds: options.healthTimeoutSeconds ?? 120 },
+    config: {
+      image: options.image,
+      healthTimeoutSeconds: options.healthTimeoutSeconds ?? 120,
+      localRegistries: options.localRegistries ?? []
+    },
     identity: AccountIdentity.unavailable,
     pullRequests: PullRequests.unavailable,
     ...(options.codeServerDir === undefined ? {} : { codeServerDir: options.codeServerDir }),
