@@ -5,7 +5,7 @@ import type { Workspaces } from "@prbox/git"
 import { Effect, type FileSystem } from "effect"
 import type { PrboxConfig } from "../Config.ts"
 import { safeReason } from "../Errors.ts"
-import { type FeatureInputs, readFeatureInputs } from "../features/LocalFeatures.ts"
+import { type FeatureInputs, type PullRequestFiles, readFeatureInputs } from "../features/LocalFeatures.ts"
 import { InvalidDevcontainer } from "./Errors.ts"
 
 /**
@@ -24,15 +24,7 @@ export const readsWorkspace = (choice: EnvironmentChoice): boolean =>
   choice._tag === "Devcontainer" && choice.spec.source._tag === "Build"
 
 /** Read access to a repository's files: a fetched commit's (git) or a workspace's (on disk). */
-export interface RepositoryFiles {
-  readonly read: (path: string) => Effect.Effect<string | undefined, { readonly message: string }>
-  readonly list: (
-    dir: string
-  ) => Effect.Effect<
-    ReadonlyArray<{ readonly name: string; readonly type: "file" | "dir" }> | undefined,
-    { readonly message: string }
-  >
-}
+export type RepositoryFiles = PullRequestFiles
 
 /** Where a sandbox's PR lives: what `trustedRepositories` patterns are matched against. */
 export interface RepositoryName {
