@@ -1,4 +1,4 @@
-import type { Credentials, CredentialsUnavailable } from "@prbox/registry"
+import { type Credentials, type CredentialsUnavailable, isLoopback } from "@prbox/registry"
 import { Context, type Effect } from "effect"
 import type { InvalidConfig } from "./Errors.ts"
 
@@ -57,3 +57,14 @@ export const accessHint = (access: RegistryAccess): string => {
   }
   return `${access.registry} refused the credentials your Docker config keeps for it`
 }
+
+/**
+ * Why a pull request's feature or image may not come from `host`
+ * (`host[:port]`): it is on this machine and config.json's `localRegistries`
+ * does not list it (a PR must not make prbox reach the services you run
+ * locally). undefined: it may. The user's own configured image is not held to this.
+ */
+export const localRegistryRefusal = (host: string, localRegistries: ReadonlyArray<string>): string | undefined =>
+  isLoopback(host) && !isListed(host, localRegistries)
+    ? `${host} is on this machine: a pull request's features and images come from it only when config.json's localRegistries lists it`
+    : undefined

@@ -143,7 +143,7 @@ describe("devcontainer features", () => {
   )
 
   it.live(
-    "a .tgz over HTTP; a pin that does not match, an unreachable registry and a registry on this machine the user did not list each fail the open, naming the feature and the source",
+    "a .tgz over HTTP; a pin that does not match, an unreachable registry and a registry on this machine the user did not list (for a feature or the image) each fail the open, naming the feature and the source",
     () =>
       withFeatures((registry, root) =>
         Effect.gen(function* () {
@@ -201,6 +201,13 @@ describe("devcontainer features", () => {
           const unlisted = yield* open(44, [], { ".devcontainer/devcontainer.json": json({ [key]: {} }) })
           assert.strictEqual(unlisted.status, "error")
           assert.include(unlisted.error, "localRegistries")
+
+          // The same rule for the PR's image: a registry on this machine, not listed, is never asked.
+          const image = yield* open(45, [], {
+            ".devcontainer/devcontainer.json": JSON.stringify({ image: `${registry.host}/images/base:1` })
+          })
+          assert.strictEqual(image.status, "error")
+          assert.include(image.error, `image ${registry.host}/images/base:1: ${registry.host} is on this machine`)
         })
       ),
     600_000

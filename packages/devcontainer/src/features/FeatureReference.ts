@@ -32,8 +32,9 @@ const registryHost = /^(?:[a-zA-Z0-9-]+(?:\.[a-zA-Z0-9-]+)*|\[[0-9a-fA-F:]+\])(?
 const tagPattern = /^[\w][\w.-]{0,127}$/
 const digestPattern = /^sha256:[a-f0-9]{64}$/
 
-/** Whether a registry or URL host is this machine's loopback, where plain HTTP is allowed. */
-export const isLoopback = (host: string): boolean => /^(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$/i.test(host)
+// Whether a URL's host is this machine's loopback, where plain HTTP is allowed. (@prbox/registry's
+// isLoopback is the same rule; this package is pure and may not import it.)
+const isLoopback = (host: string): boolean => /^(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$/i.test(host)
 
 /** Why a key is not a feature reference prbox can fetch, or the reference. */
 export type ParsedReference =

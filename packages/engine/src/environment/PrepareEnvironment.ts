@@ -8,7 +8,7 @@ import type {
   SandboxEnvironment
 } from "@prbox/domain"
 import { posixPath } from "@prbox/domain"
-import { imageRegistry, isLoopback } from "@prbox/registry"
+import { imageRegistry } from "@prbox/registry"
 import { Context, Effect, FileSystem, Layer } from "effect"
 import { CODE_SERVER_MOUNT, CONTAINER_HOME, CONTAINER_WORKSPACE } from "../CodeServerSpec.ts"
 import { Config, checkMounts, type PrboxConfig } from "../Config.ts"
@@ -16,7 +16,7 @@ import { ContainerRuntime } from "../ContainerRuntime.ts"
 import { daemonSandboxUser } from "../ContainerSpec.ts"
 import { RuntimeError, SetupFailed } from "../Errors.ts"
 import { type InstalledFeature, InstallFeatures } from "../features/InstallFeatures.ts"
-import { accessHint, isListed, RegistryAuth, refusedForCredentials } from "../RegistryAuth.ts"
+import { accessHint, localRegistryRefusal, RegistryAuth, refusedForCredentials } from "../RegistryAuth.ts"
 import { SandboxTools } from "../SandboxTools.ts"
 import { type BuildFiles, buildRepository, contextFolder } from "./BuildContext.ts"
 import type { EnvironmentChoice } from "./ChooseEnvironment.ts"
@@ -192,11 +192,9 @@ const make = Effect.gen(function* () {
         if (spec.source._tag === "Image") {
           image = spec.source.image
           const registry = imageRegistry(image)
-          if (registry !== undefined && isLoopback(registry) && !isListed(registry, config.localRegistries)) {
-            return yield* new SetupFailed({
-              reason: `${spec.path}: image ${image} is on a registry on this machine: it is pulled only when config.json's localRegistries lists ${registry}`
-            })
-          }
+          const refused = registry === undefined ? undefined : localRegistryRefusal(registry, config.localRegistries)
+          if (refused !== undefined)
+            return yield* new SetupFailed({ reason: `${spec.path}: image ${image}: ${refused}` })
           yield* pulled(image, onProgress)
         } else {
           const { context, dockerfile, args, target } = spec.source

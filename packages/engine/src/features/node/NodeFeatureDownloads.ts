@@ -1,8 +1,8 @@
 import { gunzipSync } from "node:zlib"
-import { isLoopback, OciRegistry, parseOciReference, type RegistryError } from "@prbox/registry"
+import { OciRegistry, parseOciReference, type RegistryError } from "@prbox/registry"
 import { Effect, Layer, Result } from "effect"
 import { Config } from "../../Config.ts"
-import { accessHint, isListed, RegistryAuth, refusedForCredentials } from "../../RegistryAuth.ts"
+import { accessHint, localRegistryRefusal, RegistryAuth, refusedForCredentials } from "../../RegistryAuth.ts"
 import { FeatureUnavailable } from "../Errors.ts"
 import { FeatureDownloads } from "../FeatureDownloads.ts"
 
@@ -22,21 +22,19 @@ export const layer = Layer.effect(
     const auth = yield* RegistryAuth
     const config = yield* Config
 
-    /** A source on this machine only when config.json's localRegistries lists it: a PR must not reach local services. */
+    /** A source on this machine only when config.json's localRegistries lists it (RegistryAuth.ts). */
     const reachable = (key: string, host: string) =>
-      Effect.gen(function* () {
-        if (!isLoopback(host)) return
-        const listed = yield* config.load.pipe(
-          Effect.map((loaded) => isListed(host, loaded.localRegistries)),
-          Effect.orElseSucceed(() => false)
-        )
-        if (listed) return
-        return yield* new FeatureUnavailable({
-          feature: key,
-          source: host,
-          detail: `${host} is on this machine: it is reached only when config.json's localRegistries lists it`
-        })
-      })
+      Effect.flatMap(
+        config.load.pipe(
+          Effect.mapError((error) => new FeatureUnavailable({ feature: key, source: host, detail: error.message }))
+        ),
+        (loaded) => {
+          const refused = localRegistryRefusal(host, loaded.localRegistries)
+          return refused === undefined
+            ? Effect.void
+            : Effect.fail(new FeatureUnavailable({ feature: key, source: host, detail: refused }))
+        }
+      )
 
     const unavailable = (key: string, source: string) => (error: { readonly message: string }) =>
       new FeatureUnavailable({ feature: key, source, detail: error.message })
