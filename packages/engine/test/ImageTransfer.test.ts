@@ -167,6 +167,8 @@ layer(remoteLayer, { excludeTestServices: true, timeout: 180_000 })("images on a
       if (result._tag !== "Failure") return
       assert.instanceOf(result.failure, RuntimeError)
       assert.strictEqual(result.failure.operation, "image.pull")
+      // The operation is named once, not once per layer it passed through.
+      assert.notInclude(result.failure.message, "image.pull: image.pull")
       assert.deepStrictEqual(lines, [`pulling ${image}`])
       assert.strictEqual(calls.loads, 0)
       assert.strictEqual(calls.localLookups, 1)

@@ -99,7 +99,8 @@ export const layer = Layer.effect(
           yield* onProgress(`could not pull ${image} (${pulled.failure.message}); using the local copy`)
           return
         }
-        return yield* new RuntimeError({ operation: "image.pull", detail: pulled.failure.message })
+        // The failure's detail alone: its message already starts with the operation.
+        return yield* new RuntimeError({ operation: "image.pull", detail: pulled.failure.detail })
       }),
       importImage: Effect.fn("NodeContainerRuntime.importImage")(function* (request, onProgress) {
         const imported = yield* withProgress(onProgress, (report) => docker.importImage(request, report))
