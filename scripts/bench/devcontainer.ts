@@ -23,7 +23,8 @@ import {
   writeResult
 } from "./common.ts"
 import { openFeatureRegistry, publishBenchFeatures } from "./devcontainer-features.ts"
-import { BENCH_LABEL, makeEngine } from "./engine.ts"
+import { BENCH_LABEL, makeEngine, type Recorder } from "./engine.ts"
+import { openTimeline } from "./timeline.ts"
 
 const PEER_LABEL = "dev.prbox.bench.peer"
 
@@ -100,7 +101,12 @@ const removePeer = (folder: string) => {
   if (ids.length > 0) execFileSync("docker", ["rm", "-f", "-v", ...ids], { stdio: "ignore" })
 }
 
-export const runDevcontainer = async (options: { readonly runs: number; readonly features: boolean }) => {
+export const runDevcontainer = async (options: {
+  readonly runs: number
+  readonly features: boolean
+  /** Print each prbox open's timeline (its slow calls and its log). */
+  readonly spans: boolean
+}) => {
   const cli = join(repoRoot, "node_modules", "@devcontainers", "cli", "devcontainer.js")
   if (!existsSync(cli)) throw new Error(`${cli} is missing: run pnpm install`)
   const facts = machineFacts()
@@ -115,10 +121,11 @@ export const runDevcontainer = async (options: { readonly runs: number; readonly
   git(root, "init", "--quiet", "--bare", bare)
   git(work, "init", "--quiet", "--initial-branch=main")
   const featureRegistry = options.features ? await openFeatureRegistry() : undefined
+  const recorder: Recorder = []
   const engine = await makeEngine({
     home,
     image: base,
-    recorder: [],
+    recorder,
     codeServerDir: testDistributionDir(),
     localRegistries: featureRegistry === undefined ? [] : [featureRegistry.registry.host]
   })
@@ -142,12 +149,18 @@ export const runDevcontainer = async (options: { readonly runs: number; readonly
         // Alternate who goes first, so neither always meets a cold page cache.
         const prboxFirst = (run + (mode === "warm" ? 1 : 0)) % 2 === 0
         const timeOpen = async () => {
+          const from = recorder.length
+          const startEpoch = Date.now()
           const start = performance.now()
           const opened = await engine.run(engine.sandboxes.open({ input: bare, pr }))
           await engine.run(engine.sandboxes.awaitIdle(opened.id))
           const row = await engine.run(engine.sandboxes.get(opened.id))
           if (row.status !== "running") throw new Error(`prbox: ${row.status}: ${row.error ?? ""}`)
           const elapsed = performance.now() - start
+          if (options.spans) {
+            const events = await engine.run(engine.repo.readLog(opened.id, { limit: 1000 }))
+            log(`prbox ${mode} open, run ${run + 1}:\n${openTimeline(recorder, from, start, startEpoch, events)}`)
+          }
           await engine.run(engine.sandboxes.delete(opened.id))
           return elapsed
         }
