@@ -1,9 +1,12 @@
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import type { SandboxId } from "@prbox/domain"
-import { Effect } from "effect"
+import { Effect, Schedule } from "effect"
 import { pushPullRequest } from "../../git/test/helpers.ts"
 import { SandboxService } from "../src/index.ts"
-import { openRunning, withEngine } from "./harness.ts"
+import { bounded, openRunning, rowOf, withEngine } from "./harness.ts"
 import { devUserTag, inContainer } from "./user-image.ts"
 
 /**
@@ -106,6 +109,56 @@ describe("userEnvProbe", () => {
           )
         })
       ),
+    120_000
+  )
+
+  it.live(
+    "the probe for lifecycle commands runs while code-server starts: it is under way while the ready hook, after health, is held",
+    () => {
+      // The ready hook (run once code-server answers) waits on a latch of the test's: the probe
+      // that used to follow it must be done meanwhile, yet the commands still get what it found.
+      const latch = mkdtempSync(join(tmpdir(), "prbox-probe-latch-"))
+      const [started, go] = [join(latch, "hook-started"), join(latch, "go")]
+      const onSandboxReady = [
+        "sh",
+        "-c",
+        `touch ${started}; while [ ! -e ${go} ] && [ -d ${latch} ]; do sleep 0.05; done`
+      ]
+      return withEngine({ config: { hooks: { onSandboxReady } } }, ({ remote }) =>
+        Effect.gen(function* () {
+          const image = yield* devUserTag
+          pushPullRequest(remote.path, 4, {
+            ".devcontainer/devcontainer.json": JSON.stringify({
+              build: { dockerfile: "Dockerfile" },
+              postCreateCommand: report
+            }),
+            // Each run of dev's login profile (code-server's probe, then the commands') leaves a line.
+            ".devcontainer/Dockerfile": `FROM ${image}\nRUN echo 'echo probed >> /tmp/probes' >> /home/dev/.profile\n`
+          })
+          const opened = yield* SandboxService.use((sandboxes) => sandboxes.open({ input: remote.path, pr: 4 }))
+          const probes = (containerId: string | null) =>
+            containerId === null ? 0 : Number(inContainer(containerId, "cat /tmp/probes 2>/dev/null | wc -l"))
+          const held = yield* rowOf(opened.id).pipe(
+            Effect.flatMap((row) =>
+              existsSync(started) && probes(row.containerId) >= 2 ? Effect.succeed(row) : Effect.fail("not yet")
+            ),
+            Effect.retry(Schedule.spaced("100 millis")),
+            bounded("the lifecycle commands' probe while the ready hook is held", 60),
+            Effect.orDie
+          )
+          assert.strictEqual(held.status, "starting")
+          writeFileSync(go, "")
+          yield* SandboxService.use((sandboxes) => sandboxes.awaitIdle(opened.id))
+          const row = yield* rowOf(opened.id)
+          assert.strictEqual(row.status, "running", row.error ?? "")
+          assert.isNull(row.setupError)
+          const id = row.containerId ?? assert.fail("no container")
+          assert.strictEqual(inContainer(id, "cat /tmp/from-profile"), "profile-of-dev")
+          // Once for code-server, once for the commands: the early probe is not an extra one.
+          assert.strictEqual(probes(id), 2)
+        })
+      ).pipe(Effect.ensuring(Effect.sync(() => rmSync(latch, { recursive: true, force: true }))))
+    },
     120_000
   )
 })

@@ -35,8 +35,8 @@ export const beforeReady = (plan: EnvironmentPlan, hook: LifecycleHook): boolean
  * A started sandbox's setup: the extensions and create-time steps on a
  * container this start made, `postStartCommand` on every start (only after
  * a complete create-time setup), the user's environment probed once for
- * them (`userEnvProbe`), and the steps past `waitFor` left for after the
- * sandbox is ready.
+ * them (`userEnvProbe`, while code-server starts), and the steps past
+ * `waitFor` left for after the sandbox is ready.
  */
 const make = Effect.gen(function* () {
   const ownership = yield* Ownership
@@ -58,6 +58,18 @@ const make = Effect.gen(function* () {
       return {}
     })
 
+  /**
+   * The user's environment for this start's steps, or none when no step is
+   * due. Its own effect so the caller can fork it as soon as the container
+   * runs, beside the health wait (both are waited for before any step; the
+   * probe is an exec of the user's shell, independent of code-server).
+   */
+  const probeFor = (row: Sandbox, containerId: string, environment: ContainerEnvironment, created: boolean) => {
+    const { plan } = environment
+    const due = (created ? stepsFor(plan, "create").length : 0) + stepsFor(plan, "start").length
+    return due === 0 ? Effect.succeed<Readonly<Record<string, string>>>({}) : probed(row, containerId, plan)
+  }
+
   /** `steps` in order; null when all succeeded, else the reason the first failed. */
   const run = (
     row: Sandbox,
@@ -67,11 +79,13 @@ const make = Effect.gen(function* () {
     env: Readonly<Record<string, string>>
   ) => (steps.length === 0 ? Effect.succeed(null) : runSteps(row, containerId, userOf(plan), plan, steps, env))
 
-  const start = Effect.fn("SandboxService.setup")(function* (
+  const start = Effect.fn("SandboxService.setup")(function* <E>(
     row: Sandbox,
     containerId: string,
     environment: ContainerEnvironment,
-    created: boolean
+    created: boolean,
+    /** probeFor's answer (a forked probe's join). */
+    userEnv: Effect.Effect<Readonly<Record<string, string>>, E>
   ) {
     const { plan, distribution } = environment
     const creates = created ? stepsFor(plan, "create") : []
@@ -99,7 +113,7 @@ const make = Effect.gen(function* () {
         progress: (line) => progress(row, line).pipe(Effect.ignore)
       })
     }
-    const env = creates.length + starts.length === 0 ? {} : yield* probed(row, containerId, plan)
+    const env = yield* userEnv
     const [now, later] = [
       [...creates, ...starts].filter((step) => beforeReady(plan, step.hook)),
       [...creates, ...starts].filter((step) => !beforeReady(plan, step.hook))
@@ -148,7 +162,7 @@ const make = Effect.gen(function* () {
       ? Effect.succeed(null)
       : Effect.flatMap(probed(row, containerId, plan), (env) => run(row, containerId, plan, steps, env))
 
-  return { start, continueAfterReady, runAlone, userOf }
+  return { probeFor, start, continueAfterReady, runAlone, userOf }
 })
 
 export class Setup extends Context.Service<Setup, Effect.Success<typeof make>>()("prbox/engine/Setup") {

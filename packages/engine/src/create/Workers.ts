@@ -7,7 +7,7 @@ import {
   type SandboxId
 } from "@prbox/domain"
 import { type FetchedPullRequest, type PullRequestRef, Workspaces } from "@prbox/git"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Fiber, Layer } from "effect"
 import { readyDetail } from "../CodeServerSpec.ts"
 import { Config, type PrboxConfig } from "../Config.ts"
 import { ContainerRuntime } from "../ContainerRuntime.ts"
@@ -114,9 +114,13 @@ const make = Effect.gen(function* () {
     const { containerId, hostPort, since, movedFrom, created } =
       startedEarly?.started ?? (yield* container.start(id, config, environment))
     const row = yield* getRow(id)
+    // The user's environment is probed while code-server starts: the steps wait for both.
+    const probing = yield* Effect.forkChild(setup.probeFor(row, containerId, environment, created), {
+      startImmediately: true
+    })
     yield* container.waitHealthy(row, { containerId, hostPort, since }, config)
     yield* runHook(row, "onSandboxReady", config)
-    const steps = yield* setup.start(row, containerId, environment, created)
+    const steps = yield* setup.start(row, containerId, environment, created, Fiber.join(probing))
     const setupError = created || steps.failure !== null ? { setupError: steps.failure } : {}
     const detail = readyDetail(hostPort, movedFrom)
     yield* advance(id, "running", { detail, ...setupError })
