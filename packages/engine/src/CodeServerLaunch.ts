@@ -5,7 +5,7 @@
  * and argv only.
  */
 import type { EnvironmentPlan } from "@prbox/domain"
-import { PROBE_COMMANDS, PROBE_FLAGS, PROBE_SCRIPT, USER_ENV_PROBE_TIMEOUT_MS } from "./UserEnvProbe.ts"
+import { PROBE_COMMANDS, PROBE_FLAGS, PROBE_SCRIPT } from "./UserEnvProbe.ts"
 
 /**
  * Run by the sandbox's own Node (`node -e`) before code-server: the user's
@@ -16,11 +16,12 @@ import { PROBE_COMMANDS, PROBE_FLAGS, PROBE_SCRIPT, USER_ENV_PROBE_TIMEOUT_MS } 
  * in this process (no extra Node: code-server forks its own server with
  * `execArgv`, so ours is cleared first). A probe that fails or times out
  * is a line on stderr, never a failure: code-server starts all the same.
- * argv: flag, kept variables (comma-separated), probe script, entry, code-server's args.
+ * argv: flag, timeout (seconds), kept variables (comma-separated), probe
+ * script, entry, code-server's args.
  */
 export const LAUNCHER = `"use strict"
 const cp = require("child_process")
-const [flag, keptList, script, entry, ...args] = process.argv.slice(1)
+const [flag, timeout, keptList, script, entry, ...args] = process.argv.slice(1)
 const kept = new Set(keptList.split(",").filter((key) => key !== ""))
 const mergePaths = (shellPath, containerPath, root) => {
   const result = shellPath.split(":")
@@ -44,7 +45,7 @@ const probe = (command, separator) =>
     const timer = setTimeout(() => {
       try { process.kill(-child.pid, "SIGKILL") } catch {}
       resolve(null)
-    }, ${USER_ENV_PROBE_TIMEOUT_MS})
+    }, Number(timeout) * 1000)
     child.stdout.setEncoding("utf8")
     child.stdout.on("data", (chunk) => { if (out.length < 16777216) out += chunk })
     child.on("error", () => { clearTimeout(timer); resolve(undefined) })
@@ -71,7 +72,7 @@ const start = async () => {
     for (const [key, value] of Object.entries(env)) if (!kept.has(key)) process.env[key] = value
   } else {
     console.error(env === null
-      ? "prbox: userEnvProbe: the user's shell did not finish within ${USER_ENV_PROBE_TIMEOUT_MS / 1000} s; code-server starts without its environment"
+      ? "prbox: userEnvProbe: the user's shell did not finish within " + timeout + " s; code-server starts without its environment"
       : "prbox: userEnvProbe: the user's shell gave no environment; code-server starts without it")
   }
   process.argv = [process.execPath, entry, ...args]
@@ -87,17 +88,19 @@ export const shellQuote = (word: string): string => `'${word.replaceAll("'", `'\
 /**
  * code-server's command before its arguments: `command` (prbox's Node and
  * code-server's entry), through the launcher when the plan probes the
- * user's environment; `kept` are the variables the probe must not change.
+ * user's environment (for at most `timeoutSeconds`); `kept` are the
+ * variables the probe must not change.
  */
 export const codeServerArgv = (
   command: readonly [node: string, entry: string],
   plan: EnvironmentPlan,
-  kept: ReadonlyArray<string>
+  kept: ReadonlyArray<string>,
+  timeoutSeconds: number
 ): ReadonlyArray<string> => {
   const [node, entry] = command
-  return plan.userEnvProbe === undefined
-    ? [node, entry]
-    : [node, "-e", LAUNCHER, "--", PROBE_FLAGS[plan.userEnvProbe], kept.join(","), PROBE_SCRIPT, entry]
+  if (plan.userEnvProbe === undefined) return [node, entry]
+  const flag = PROBE_FLAGS[plan.userEnvProbe]
+  return [node, "-e", LAUNCHER, "--", flag, String(timeoutSeconds), kept.join(","), PROBE_SCRIPT, entry]
 }
 
 /**

@@ -94,11 +94,12 @@ export const userMounts = (config: PrboxConfig, plan: EnvironmentPlan) => [
 const launchOf = (
   distribution: CodeServerDistribution | null,
   plan: EnvironmentPlan,
-  args: ReadonlyArray<string>
+  args: ReadonlyArray<string>,
+  probeTimeoutSeconds: number
 ): Pick<ContainerSpec, "entrypoint" | "args" | "init"> => {
   if (distribution === null) return { args }
   const [node = "", entry = ""] = codeServerCommand(distribution)
-  const command = codeServerArgv([node, entry], plan, keptVariables(plan))
+  const command = codeServerArgv([node, entry], plan, keptVariables(plan), probeTimeoutSeconds)
   if (plan.imageCommand === undefined) return { entrypoint: command, args }
   return {
     entrypoint: ["/bin/sh", "-c", besideImageCommand([...command, ...args]), "prbox"],
@@ -168,7 +169,7 @@ export const codeServerSpec = ({
   return {
     name,
     image: plan.image,
-    ...launchOf(distribution, plan, codeServerArgs),
+    ...launchOf(distribution, plan, codeServerArgs, config.userEnvProbeTimeoutSeconds),
     // The password reaches code-server only through its environment, never argv.
     env: {
       ...config.env,

@@ -62,6 +62,8 @@ export const PrboxConfig = Schema.Struct({
   memoryMb: Schema.optionalKey(PositiveInt),
   pidsLimit: Schema.optionalKey(PositiveInt),
   healthTimeoutSeconds: withDefault(PositiveInt, 120),
+  /** How long the user's shell may take to give its environment (`userEnvProbe`; the CLI's 10 s). */
+  userEnvProbeTimeoutSeconds: withDefault(PositiveInt, 10),
   idleTimeoutMinutes: withDefault(PositiveInt, 30),
   cleanupDelayHours: withDefault(PositiveInt, 24),
   gcIntervalMinutes: withDefault(PositiveInt, 5),

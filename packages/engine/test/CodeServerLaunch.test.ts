@@ -27,14 +27,15 @@ const dir = mkdtempSync(join(tmpdir(), "prbox-launch-"))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 describe("how code-server starts", () => {
-  it("without a probe, prbox's Node runs code-server's entry; with one, through the launcher", () => {
-    assert.deepStrictEqual(codeServerArgv(["/n", "/e"], plan, ["A"]), ["/n", "/e"])
-    assert.deepStrictEqual(codeServerArgv(["/n", "/e"], { ...plan, userEnvProbe: "loginShell" }, ["A", "B"]), [
+  it("without a probe, prbox's Node runs code-server's entry; with one, through the launcher, with its timeout", () => {
+    assert.deepStrictEqual(codeServerArgv(["/n", "/e"], plan, ["A"], 10), ["/n", "/e"])
+    assert.deepStrictEqual(codeServerArgv(["/n", "/e"], { ...plan, userEnvProbe: "loginShell" }, ["A", "B"], 7), [
       "/n",
       "-e",
       LAUNCHER,
       "--",
       "-lc",
+      "7",
       "A,B",
       PROBE_SCRIPT,
       "/e"

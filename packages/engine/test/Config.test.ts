@@ -45,6 +45,7 @@ describe("config file", () => {
         assert.isUndefined(config.previewPort, "no preview port: the daemon picks one and keeps it")
         assert.deepStrictEqual(config.ports, [])
         assert.deepStrictEqual(config.registryCredentials, [], "no registry gets the user's credentials unless listed")
+        assert.strictEqual(config.userEnvProbeTimeoutSeconds, 10, "the user's shell gets the CLI's 10 s")
       })
     )
   )
@@ -54,6 +55,7 @@ describe("config file", () => {
     ["a wrong type names the field", '{ "memoryMb": "lots" }', /memoryMb/],
     ["a negative limit names the field", '{ "pidsLimit": -1 }', /pidsLimit/],
     ["a grace of zero minutes", '{ "closedGraceMinutes": 0 }', /closedGraceMinutes/],
+    ["a probe timeout of zero", '{ "userEnvProbeTimeoutSeconds": 0 }', /userEnvProbeTimeoutSeconds/],
     ["deleteWhenClosed as a string", '{ "deleteWhenClosed": "yes" }', /deleteWhenClosed/],
     ["a hook that is not a command", '{ "hooks": { "onSandboxReady": [] } }', /onSandboxReady/],
     ["a mount outside the home", '{ "mounts": [{ "source": "../outside", "target": "/data" }] }', /mounts\[0\]/],

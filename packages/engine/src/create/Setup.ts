@@ -50,9 +50,9 @@ const make = Effect.gen(function* () {
   const userOf = (plan: EnvironmentPlan) => containerUser(plan, userSpec(ownership.sandboxUser))
 
   /** The probed environment for this start's steps; a probe that gives none is a warning. */
-  const probed = (row: Sandbox, containerId: string, plan: EnvironmentPlan) =>
+  const probed = (row: Sandbox, containerId: string, plan: EnvironmentPlan, timeoutSeconds: number) =>
     Effect.gen(function* () {
-      const found = yield* probeUserEnv(runtime, containerId, userOf(plan), plan)
+      const found = yield* probeUserEnv(runtime, containerId, userOf(plan), plan, timeoutSeconds)
       if (found._tag === "Probed") return found.env
       if (found.warning !== null) yield* progress(row, `warning: ${found.warning}`).pipe(Effect.ignore)
       return {}
@@ -64,10 +64,18 @@ const make = Effect.gen(function* () {
    * runs, beside the health wait (both are waited for before any step; the
    * probe is an exec of the user's shell, independent of code-server).
    */
-  const probeFor = (row: Sandbox, containerId: string, environment: ContainerEnvironment, created: boolean) => {
+  const probeFor = (
+    row: Sandbox,
+    containerId: string,
+    environment: ContainerEnvironment,
+    created: boolean,
+    timeoutSeconds: number
+  ) => {
     const { plan } = environment
     const due = (created ? stepsFor(plan, "create").length : 0) + stepsFor(plan, "start").length
-    return due === 0 ? Effect.succeed<Readonly<Record<string, string>>>({}) : probed(row, containerId, plan)
+    return due === 0
+      ? Effect.succeed<Readonly<Record<string, string>>>({})
+      : probed(row, containerId, plan, timeoutSeconds)
   }
 
   /** `steps` in order; null when all succeeded, else the reason the first failed. */
@@ -157,10 +165,18 @@ const make = Effect.gen(function* () {
   }
 
   /** Steps run on their own (`prbox update`'s updateContentCommand), with the user's environment probed first. */
-  const runAlone = (row: Sandbox, containerId: string, plan: EnvironmentPlan, steps: ReadonlyArray<LifecycleStep>) =>
+  const runAlone = (
+    row: Sandbox,
+    containerId: string,
+    plan: EnvironmentPlan,
+    steps: ReadonlyArray<LifecycleStep>,
+    probeTimeoutSeconds: number
+  ) =>
     steps.length === 0
       ? Effect.succeed(null)
-      : Effect.flatMap(probed(row, containerId, plan), (env) => run(row, containerId, plan, steps, env))
+      : Effect.flatMap(probed(row, containerId, plan, probeTimeoutSeconds), (env) =>
+          run(row, containerId, plan, steps, env)
+        )
 
   return { probeFor, start, continueAfterReady, runAlone, userOf }
 })

@@ -2,7 +2,7 @@ import type { EnvironmentPlan } from "@prbox/domain"
 import { Effect } from "effect"
 import { keptVariables } from "../CodeServerSpec.ts"
 import type { ContainerRuntimeShape } from "../ContainerRuntime.ts"
-import { appliedEnv, PROBE_COMMANDS, parseProbe, probeArgv, USER_ENV_PROBE_TIMEOUT_MS } from "../UserEnvProbe.ts"
+import { appliedEnv, PROBE_COMMANDS, parseProbe, probeArgv } from "../UserEnvProbe.ts"
 
 const PROBE_OUTPUT_BYTES = 1024 * 1024
 
@@ -14,7 +14,7 @@ export type ProbedEnv =
 /**
  * The sandbox user's environment, probed in the container as the plan's
  * `userEnvProbe` says (UserEnvProbe.ts), for its lifecycle commands: one
- * exec as that user, bounded in time and output. A shell that takes too
+ * exec as that user, bounded in time (`timeoutSeconds`) and output. A shell that takes too
  * long or gives nothing is a warning, never a failure; Docker failing is
  * not a probe's answer and fails. What the shell printed is PR content:
  * it is parsed, never logged.
@@ -23,7 +23,8 @@ export const probeUserEnv = Effect.fn("SandboxService.probeUserEnv")(function* (
   runtime: ContainerRuntimeShape,
   containerId: string,
   user: string,
-  plan: EnvironmentPlan
+  plan: EnvironmentPlan,
+  timeoutSeconds: number
 ) {
   const mode = plan.userEnvProbe
   if (mode === undefined) return { _tag: "NotProbed", warning: null } satisfies ProbedEnv
@@ -32,13 +33,13 @@ export const probeUserEnv = Effect.fn("SandboxService.probeUserEnv")(function* (
     const result = yield* runtime.exec(containerId, probeArgv(mode, mark, command), {
       user,
       cwd: plan.workspaceFolder,
-      timeoutMs: USER_ENV_PROBE_TIMEOUT_MS,
+      timeoutMs: timeoutSeconds * 1000,
       maxOutputBytes: PROBE_OUTPUT_BYTES
     })
     if (result.timedOut) {
       return {
         _tag: "NotProbed",
-        warning: `userEnvProbe: the user's shell did not finish within ${USER_ENV_PROBE_TIMEOUT_MS / 1000} s (does a startup file wait for input?); lifecycle commands run without its environment`
+        warning: `userEnvProbe: the user's shell did not finish within ${timeoutSeconds} s (does a startup file wait for input?); lifecycle commands run without its environment`
       } satisfies ProbedEnv
     }
     const parsed = parseProbe(result.stdout, mark, separator)

@@ -115,9 +115,8 @@ const make = Effect.gen(function* () {
       startedEarly?.started ?? (yield* container.start(id, config, environment))
     const row = yield* getRow(id)
     // The user's environment is probed while code-server starts: the steps wait for both.
-    const probing = yield* Effect.forkChild(setup.probeFor(row, containerId, environment, created), {
-      startImmediately: true
-    })
+    const probe = setup.probeFor(row, containerId, environment, created, config.userEnvProbeTimeoutSeconds)
+    const probing = yield* Effect.forkChild(probe, { startImmediately: true })
     yield* container.waitHealthy(row, { containerId, hostPort, since }, config)
     yield* runHook(row, "onSandboxReady", config)
     const steps = yield* setup.start(row, containerId, environment, created, Fiber.join(probing))
@@ -235,8 +234,9 @@ const make = Effect.gen(function* () {
   /** `updateContentCommand` after `prbox update` moved the workspace: its failure is reported, not fatal. */
   const runUpdateContent = (row: Sandbox, containerId: string) =>
     Effect.gen(function* () {
-      const plan = row.environmentPlan ?? planOf(row, yield* configs.load)
-      return yield* setup.runAlone(row, containerId, plan, stepsFor(plan, "update"))
+      const config = yield* configs.load
+      const plan = row.environmentPlan ?? planOf(row, config)
+      return yield* setup.runAlone(row, containerId, plan, stepsFor(plan, "update"), config.userEnvProbeTimeoutSeconds)
     }).pipe(Effect.catch((error) => Effect.succeed(safeReason(error))))
 
   return { admitRestart, spawnCreate, runHook, runUpdateContent }
