@@ -71,13 +71,14 @@ export const makeRemote = (root: string, name = "remote"): TestRemote => {
 
 /**
  * Pushes `refs/pull/<pr>/head` to the bare remote `path`: one commit on top of
- * `base` (a ref or commit of the remote) with `files` (path → content; a `{ link }` is a symbolic link).
+ * `base` (a ref or commit of the remote) with `files` (path → content; a `{ link }` is a symbolic link,
+ * an `{ executable }` a file with mode 0755).
  * Returns the commit.
  */
 export const pushPullRequest = (
   path: string,
   pr: number,
-  files: Readonly<Record<string, string | { readonly link: string }>>,
+  files: Readonly<Record<string, string | { readonly link: string } | { readonly executable: string }>>,
   base = "main"
 ): string => {
   const work = mkdtempSync(NodePath.join(tmpdir(), "prbox-pr-"))
@@ -89,6 +90,7 @@ export const pushPullRequest = (
       const target = NodePath.join(work, file)
       mkdirSync(NodePath.dirname(target), { recursive: true })
       if (typeof content === "string") writeFileSync(target, content)
+      else if ("executable" in content) writeFileSync(target, content.executable, { mode: 0o755 })
       else symlinkSync(content.link, target)
     }
     gitSync(work, "add", "-A")
