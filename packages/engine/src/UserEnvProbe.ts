@@ -5,9 +5,10 @@
  * (src/spec-common/injectHeadless.ts): the user's shell (`$SHELL`, else
  * their passwd entry's, else /bin/sh) run with `-lic`/`-lc`/`-ic`, printing
  * `/proc/self/environ` (else `printenv`) between two marks, for at most
- * config.json's `userEnvProbeTimeoutSeconds` (the CLI's 10 s). Applied to lifecycle commands (create/UserEnv.ts) and to
- * code-server's own environment (CodeServerLaunch.ts), with `remoteEnv` and
- * prbox's own variables over it. Pure: the exec is the caller's.
+ * config.json's `userEnvProbeTimeoutSeconds` (the CLI's 10 s). Applied to
+ * lifecycle commands (create/UserEnv.ts) and to code-server's own
+ * environment (CodeServerLaunch.ts), with `remoteEnv` and prbox's own
+ * variables over it. Pure: the exec is the caller's.
  */
 import type { UserEnvProbe } from "@prbox/domain"
 
