@@ -209,7 +209,8 @@ const decodeLenient = (
       if (decoded._tag === "Success") return { config: decoded.success, unknown }
       const found = firstProblem(decoded.failure.issue, [])
       if (found.detail !== "unknown property" || found.path.length === 0 || unknown.length >= MAX_UNKNOWN) {
-        return yield* decodeConfig(file, current, true)
+        // The named error (a wrong type, a missing value, too many unknown properties).
+        return { config: yield* decodeConfig(file, current, true), unknown }
       }
       unknown.push(propertyPath(found.path))
       current = without(current, found.path)
