@@ -26,9 +26,9 @@ const rows: ReadonlyArray<readonly [string, string, string | undefined]> = [
     "services.db.env_file[1]"
   ],
   ["an env_file in the home", "services:\n  app:\n    env_file: {path: ~/.aws/env}\n", "services.app.env_file[0]"],
-  // biome-ignore lint/suspicious/noTemplateCurlyInString: Compose's own interpolation
   [
     "a variable with an absolute default",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: Compose's own interpolation
     "services:\n  app:\n    env_file: ${ENV:-/etc/passwd}\n",
     "services.app.env_file[0]"
   ],
