@@ -118,6 +118,7 @@ export const chooseEnvironment = Effect.fn("SandboxService.chooseEnvironment")(f
         repository: ref.repository,
         trustedRepositories: config.trustedRepositories,
         untrustedWidening: config.untrustedWidening,
+        ...(config.featuresRegistry === undefined ? {} : { featuresRegistry: config.featuresRegistry }),
         ...(withheld === undefined ? {} : { withheld })
       })
     const asTrusted = yield* read().pipe(Effect.mapError(invalid))
@@ -129,6 +130,12 @@ export const chooseEnvironment = Effect.fn("SandboxService.chooseEnvironment")(f
           Effect.map((read) => ({ ...read, warnings: [...read.warnings, asBase.why] })),
           Effect.mapError((error) => new InvalidDevcontainer({ reason: `${asBase.why}; ${error.message}` }))
         )
+    // The reader accepts Docker Compose now; running it is issue 29's engine work (branch compose-engine).
+    if (spec.source._tag === "Compose") {
+      return yield* new InvalidDevcontainer({
+        reason: `${spec.path}: dockerComposeFile: Docker Compose devcontainers are not supported yet; use image or build`
+      })
+    }
     yield* checkBuildInputs(files, spec)
     const features = yield* readFeatureInputs(files, spec.path, spec.features).pipe(
       Effect.mapError((error) => new InvalidDevcontainer({ reason: error.message }))

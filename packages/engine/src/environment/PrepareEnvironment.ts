@@ -196,6 +196,9 @@ const make = Effect.gen(function* () {
           if (refused !== undefined)
             return yield* new SetupFailed({ reason: `${spec.path}: image ${image}: ${refused}` })
           yield* pulled(image, onProgress)
+        } else if (spec.source._tag === "Compose") {
+          // Refused at admission (ChooseEnvironment) until the engine runs Compose.
+          return yield* new SetupFailed({ reason: `${spec.path}: Docker Compose devcontainers are not supported yet` })
         } else {
           const { context, dockerfile, args, target } = spec.source
           // Outside the context it is "../…", which the build refuses.
