@@ -57,10 +57,18 @@ export default {
     {
       name: "devcontainer-is-pure",
       comment:
-        "packages/devcontainer decides a repository's environment from files the caller reads: domain, effect and jsonc-parser only.",
+        "packages/devcontainer decides a repository's environment from files the caller reads: domain, effect, jsonc-parser and yaml only.",
       severity: "error",
       from: { path: "^packages/devcontainer/src/" },
-      to: { pathNot: ["^packages/devcontainer/src/", "^packages/domain/", library("effect"), library("jsonc-parser")] }
+      to: {
+        pathNot: [
+          "^packages/devcontainer/src/",
+          "^packages/domain/",
+          library("effect"),
+          library("jsonc-parser"),
+          library("yaml")
+        ]
+      }
     },
     {
       name: "node-only-in-node-folders",

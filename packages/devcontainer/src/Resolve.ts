@@ -1,6 +1,7 @@
 import { Effect } from "effect"
 import type { DevcontainerConfig } from "./Config.ts"
 import { type ContainerOptionsRequest, refusalsOf, requestOf } from "./ContainerRequest.ts"
+import { type ComposeSource, composeRequestConfig, composeSource, isComposeConfig } from "./compose/ComposeSource.ts"
 import { DevcontainerError } from "./Errors.ts"
 import { type RequestedFeature, requestedFeatures } from "./features/Features.ts"
 import type { Located } from "./Locate.ts"
@@ -48,6 +49,7 @@ export type DevcontainerSource =
       readonly args: Readonly<Record<string, string>>
       readonly target?: string
     }
+  | ComposeSource
 
 /** What devcontainer.json alone decides, before any image exists (checked at admission). */
 export interface DevcontainerSpec {
@@ -117,27 +119,20 @@ const buildSource = (
 
 /**
  * Reads the located devcontainer.json into what admission checks: parsed and
- * decoded, Docker Compose refused, the widening split from what every
+ * decoded, the widening split from what every
  * repository gets (unless the repository is trusted, the widening is left
  * out and listed, or with `untrustedWidening: "refuse"` refused), the image
- * or build resolved inside the repository, the workspace folder decided.
+ * build or Compose files resolved inside the repository, the workspace folder
+ * decided (Compose's defaults to "/").
  */
 export const readDevcontainer = Effect.fn("Devcontainer.read")(function* (input: ResolveInput) {
   const file = input.located.path
   const { config, warnings: recovered } = yield* readDevcontainerText(file, input.located.text)
-  if (config.dockerComposeFile !== undefined || config.service !== undefined || config.runServices !== undefined) {
-    const property =
-      config.dockerComposeFile !== undefined
-        ? "dockerComposeFile"
-        : config.service !== undefined
-          ? "service"
-          : "runServices"
-    return yield* fail(file, property, "Docker Compose devcontainers are not supported; use image or build")
-  }
+  const compose = isComposeConfig(config)
   const features = yield* requestedFeatures(file, config)
   const trusted =
     input.withheld === undefined && isTrustedRepository(input.trustedRepositories, input.host, input.repository)
-  const request = requestOf(config)
+  const request = requestOf(compose ? composeRequestConfig(config) : config)
   const [refused] = refusalsOf(request)
   if (!trusted && refused !== undefined && input.untrustedWidening === "refuse") {
     return yield* fail(file, refused.property, refusalDetail(refused, input.host, input.repository))
@@ -151,30 +146,20 @@ export const readDevcontainer = Effect.fn("Devcontainer.read")(function* (input:
   for (const left of ignored) warnings.push(leftOutWarning(file, left))
   const warn = (warning: string) => warnings.push(warning)
   const repositoryName = input.repository.split("/").at(-1) ?? input.repository
-  const defaultFolder = `/workspaces/${repositoryName}`
+  // Compose's default is "/" (the CLI's getRemoteWorkspaceFolder): the Compose file mounts the workspace.
+  const defaultFolder = compose ? "/" : `/workspaces/${repositoryName}`
   const early: VariableContext = { containerWorkspaceFolder: defaultFolder, workspaceBasename: repositoryName }
-  const workspaceFolder =
+  const asked =
     config.workspaceFolder === undefined
-      ? defaultFolder
-      : containerFolder(substitute(config.workspaceFolder, early, "workspaceFolder", warn))
+      ? undefined
+      : substitute(config.workspaceFolder, early, "workspaceFolder", warn)
+  const workspaceFolder =
+    asked === undefined ? defaultFolder : compose && /^\/+$/.test(asked) ? "/" : containerFolder(asked)
   if (workspaceFolder === undefined) {
     return yield* fail(file, "workspaceFolder", "must be an absolute path below / in the container")
   }
   const context: VariableContext = { containerWorkspaceFolder: workspaceFolder, workspaceBasename: repositoryName }
-  const build = config.build !== undefined || config.dockerFile !== undefined
-  if (config.image !== undefined && build) return yield* fail(file, "image", "set either image or build, not both")
-  if (config.image === undefined && !build) {
-    return yield* fail(
-      file,
-      undefined,
-      "neither image nor build.dockerfile is set: prbox needs one to make the container"
-    )
-  }
-  const source: DevcontainerSource =
-    config.image !== undefined
-      ? { _tag: "Image", image: substitute(config.image, context, "image", warn) }
-      : yield* buildSource(file, config, context, request.options.buildArgs, warn)
-  return {
+  const described = (source: DevcontainerSource): DevcontainerSpec => ({
     path: file,
     source,
     warnings,
@@ -187,5 +172,20 @@ export const readDevcontainer = Effect.fn("Devcontainer.read")(function* (input:
     repositoryName,
     features,
     config
-  } satisfies DevcontainerSpec
+  })
+  const build = config.build !== undefined || config.dockerFile !== undefined
+  if (compose) return described(yield* composeSource(file, config, warn))
+  if (config.image !== undefined && build) return yield* fail(file, "image", "set either image or build, not both")
+  if (config.image === undefined && !build) {
+    return yield* fail(
+      file,
+      undefined,
+      "neither image nor build.dockerfile is set: prbox needs one to make the container"
+    )
+  }
+  return described(
+    config.image !== undefined
+      ? { _tag: "Image", image: substitute(config.image, context, "image", warn) }
+      : yield* buildSource(file, config, context, request.options.buildArgs, warn)
+  )
 })

@@ -1,6 +1,7 @@
 export * from "./Commands.ts"
 export * from "./Config.ts"
 export * from "./ContainerRequest.ts"
+export * from "./compose/index.ts"
 export * from "./DevcontainerId.ts"
 export * from "./DockerValues.ts"
 export * from "./Errors.ts"

@@ -73,9 +73,9 @@ const bad: ReadonlyArray<readonly [string, string, string]> = [
     `${file}: hostRequirements.memory: expected a size such as "4gb" or "512mb"`
   ],
   [
-    "Docker Compose",
-    '{ "dockerComposeFile": "docker-compose.yml", "service": "app" }',
-    `${file}: dockerComposeFile: Docker Compose devcontainers are not supported; use image or build`
+    "a Compose file outside the repository",
+    '{ "dockerComposeFile": "../../../compose.yml", "service": "app" }',
+    `${file}: dockerComposeFile: must be a relative path to a file inside the repository`
   ],
   [
     "neither image nor build",

@@ -54,7 +54,14 @@ describe("ComposeCli (docker-compose on the local engine)", () => {
 
   it("the scrubbed environment: PATH, HOME, the engine's address and its TLS settings, nothing else", () => {
     const env = NodeComposeCli.scrubbedEnvironment(
-      { PATH: "/bin", HOME: "/h", SECRET: "s", DOCKER_HOST: "tcp://elsewhere", DOCKER_TLS_VERIFY: "1", AWS_SECRET: "a" },
+      {
+        PATH: "/bin",
+        HOME: "/h",
+        SECRET: "s",
+        DOCKER_HOST: "tcp://elsewhere",
+        DOCKER_TLS_VERIFY: "1",
+        AWS_SECRET: "a"
+      },
       LOCAL_ENGINE
     )
     assert.deepStrictEqual(env, { PATH: "/bin", HOME: "/h", DOCKER_HOST: LOCAL_ENGINE, DOCKER_TLS_VERIFY: "1" })

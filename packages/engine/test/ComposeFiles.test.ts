@@ -64,17 +64,11 @@ describe("a Compose project's files, from the mirror into prbox's state", () => 
 
       const compose = yield* ComposeCli
       const directory = join(folder.repository, ".devcontainer")
-      const rendered = yield* compose.render({ name: "prbox-sbx1", directory }, [
-        join(directory, "docker-compose.yml")
-      ])
+      const rendered = yield* compose.render({ name: "prbox-sbx1", directory }, [join(directory, "docker-compose.yml")])
       assert.notInclude(rendered, "host-file-content")
       assert.include(rendered, "FROM_LINK: not-read")
 
-      yield* copyBindSources(fs, files, folder, [
-        join(directory, "db"),
-        join(folder.repository, "notes.txt"),
-        "/etc"
-      ])
+      yield* copyBindSources(fs, files, folder, [join(directory, "db"), join(folder.repository, "notes.txt"), "/etc"])
       assert.strictEqual(readFileSync(join(directory, "db/init.sql"), "utf8"), "select 1;\n")
       assert.strictEqual(readFileSync(join(directory, "db/nested/more.sql"), "utf8"), "select 2;\n")
       assert.isFalse(existsSync(join(directory, "db/leak")))

@@ -10,7 +10,7 @@ const spec: ContainerSpec = {
   image: "prbox-build/app:abc",
   entrypoint: ["/opt/cs/node", "/opt/cs/entry"],
   args: ["--bind-addr", "0.0.0.0:8080", "/workspaces/app"],
-  env: { PASSWORD: "pw", HOME: "/home/prbox" },
+  env: { PASSWORD: "p$w", HOME: "/home/prbox" },
   labels,
   carried: [
     { kind: "workspace", hostPath: "/state/ws", containerPath: "/workspaces/app" },
@@ -57,7 +57,14 @@ const project = {
   volumes: { node_modules: {}, cache: { labels: { keep: "yes" } } }
 }
 
-const out = overlayCompose({ project, service: "app", spec }) as any
+interface Overlaid {
+  readonly services: Record<"app" | "db", Record<string, unknown> & { readonly labels: Record<string, string> }>
+  readonly networks: Record<string, unknown>
+  readonly volumes: Record<string, unknown>
+}
+
+const overlaid = (input: Parameters<typeof overlayCompose>[0]) => overlayCompose(input) as unknown as Overlaid
+const out = overlaid({ project, service: "app", spec })
 
 describe("overlayCompose", () => {
   it("the project name is Compose's charset, one a sandbox", () => {
@@ -86,12 +93,13 @@ describe("overlayCompose", () => {
 
   it("an image that runs code-server itself keeps its entrypoint (none is written)", () => {
     const { entrypoint: _entrypoint, ...own } = spec
-    const app = (overlayCompose({ project, service: "app", spec: own }) as any).services.app
+    const app = overlaid({ project, service: "app", spec: own }).services.app
     assert.notProperty(app, "entrypoint")
   })
 
-  it("prbox's environment wins over the service's; the service's own stays", () => {
-    assert.deepStrictEqual(out.services.app.environment, { DB: "db", PASSWORD: "pw", HOME: "/home/prbox" })
+  it("prbox's environment wins over the service's, its `$` escaped; the service's own stays", () => {
+    // prbox's values are literal to Compose: its `$` written `$$`.
+    assert.deepStrictEqual(out.services.app.environment, { DB: "db", PASSWORD: "p$$w", HOME: "/home/prbox" })
   })
 
   it("code-server on the sandbox's 127.0.0.1 port, the relay on one Docker picks; the service's own kept", () => {
@@ -116,7 +124,9 @@ describe("overlayCompose", () => {
   it("every service, network (the default one too) and volume carries the sandbox's labels, over any forged", () => {
     assert.strictEqual(out.services.app.labels["dev.prbox.sandbox"], "sbx1")
     assert.strictEqual(out.services.app.labels.team, "a")
-    assert.deepStrictEqual(out.services.db.labels, labels)
+    // The other services say which they are: the runtime starts, stops and removes them with the sandbox's.
+    assert.deepStrictEqual(out.services.db.labels, { ...labels, "dev.prbox.service": "db" })
+    assert.notProperty(out.services.app.labels, "dev.prbox.service")
     assert.deepStrictEqual(out.networks.default, { labels })
     assert.deepStrictEqual(out.networks.back, { driver: "bridge", labels })
     assert.deepStrictEqual(out.volumes.node_modules, { labels })

@@ -42,9 +42,7 @@ export const copier = (fs: FileSystem.FileSystem, files: RepositoryFiles, root: 
         })
       }
       yield* folder(posixPath.dirname(path))
-      yield* fs
-        .writeFileString(posixPath.join(root, path), text, { mode: 0o600 })
-        .pipe(Effect.mapError(failed(path)))
+      yield* fs.writeFileString(posixPath.join(root, path), text, { mode: 0o600 }).pipe(Effect.mapError(failed(path)))
       return true
     })
 

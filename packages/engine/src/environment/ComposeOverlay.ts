@@ -5,7 +5,7 @@
  * network and volume carries the sandbox's labels. Pure: objects in, the
  * project Compose runs out.
  */
-import type { ContainerSpec } from "../ContainerSpec.ts"
+import { type ContainerSpec, LABELS } from "../ContainerSpec.ts"
 
 /** Docker's own label for which published port is code-server's (packages/docker EngineAnswers.ts). */
 export const EXPOSED_PORT_LABEL = "dev.prbox.docker.exposed-port"
@@ -19,8 +19,16 @@ export const composeProjectName = (sandboxId: string): string =>
 
 type Json = Record<string, unknown>
 
-const isObject = (value: unknown): value is Json =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
+/**
+ * prbox's own values as Compose reads them: `$` is Compose's interpolation,
+ * so it is written `$$` (the rendered project already is, as `config` prints it).
+ */
+export const literal = (value: string): string => value.replaceAll("$", () => "$$")
+
+const literals = (values: Readonly<Record<string, string>>): Record<string, string> =>
+  Object.fromEntries(Object.entries(values).map(([key, value]) => [key, literal(value)]))
+
+const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value)
 
 /** `KEY=value` list or mapping, as Compose writes either, to a mapping. */
 const asMapping = (value: unknown): Record<string, unknown> => {
@@ -68,15 +76,17 @@ const mountsOf = (spec: ContainerSpec) => [
 /** The ContainerSpec as the app service's properties (over what the service had). */
 const appService = (own: Json, spec: ContainerSpec, volumeKeys: ReadonlyMap<string, string>): Json => {
   const mounts = mountsOf(spec)
-  const targets = [...mounts.map((mount) => mount.target), ...(spec.volumes ?? []).map((volume) => volume.containerPath)]
+  const targets = [
+    ...mounts.map((mount) => mount.target),
+    ...(spec.volumes ?? []).map((volume) => volume.containerPath)
+  ]
   // Nothing of the PR's goes over prbox's folders (the workspace is prbox's checkout) or into them, but for
   // a named volume inside the workspace folder (`node_modules`), as the single-container path allows.
   const kept = (Array.isArray(own.volumes) ? own.volumes : []).filter((entry) => {
     const target = volumeTarget(entry)
     if (target === undefined) return false
     return !targets.some(
-      (folder) =>
-        under(folder, target) || (under(target, folder) && (folder !== spec.workingDir || isBind(entry)))
+      (folder) => under(folder, target) || (under(target, folder) && (folder !== spec.workingDir || isBind(entry)))
     )
   })
   const {
@@ -90,23 +100,28 @@ const appService = (own: Json, spec: ContainerSpec, volumeKeys: ReadonlyMap<stri
   } = own
   const service: Json = {
     ...rest,
-    image: spec.image,
-    ...(spec.entrypoint === undefined ? {} : { entrypoint: [...spec.entrypoint] }),
-    command: [...spec.args],
-    environment: { ...asMapping(own.environment), ...spec.env },
-    labels: { ...asMapping(own.labels), ...spec.labels, [EXPOSED_PORT_LABEL]: String(spec.port) },
+    image: literal(spec.image),
+    ...(spec.entrypoint === undefined ? {} : { entrypoint: spec.entrypoint.map(literal) }),
+    command: spec.args.map(literal),
+    environment: { ...asMapping(own.environment), ...literals(spec.env) },
+    labels: { ...asMapping(own.labels), ...literals(spec.labels), [EXPOSED_PORT_LABEL]: String(spec.port) },
     volumes: [
       ...kept,
-      ...mounts.map((mount) => ({ type: "bind", source: mount.source, target: mount.target, read_only: mount.readOnly })),
+      ...mounts.map((mount) => ({
+        type: "bind",
+        source: mount.source,
+        target: mount.target,
+        read_only: mount.readOnly
+      })),
       ...(spec.volumes ?? []).map((volume) => ({
         type: "volume",
         source: volumeKeys.get(volume.name),
-        target: volume.containerPath,
+        target: literal(volume.containerPath),
         read_only: volume.readOnly
       }))
     ],
-    user: spec.user,
-    working_dir: spec.workingDir,
+    user: literal(spec.user),
+    working_dir: literal(spec.workingDir),
     ports: [
       ...(Array.isArray(own.ports) ? own.ports : []),
       `127.0.0.1:${spec.hostPort === undefined ? "" : spec.hostPort}:${spec.port}`,
@@ -143,7 +158,7 @@ export interface OverlayInput {
  * project per sandbox), the Compose file version left to Compose.
  */
 export const overlayCompose = ({ project, service, spec }: OverlayInput): Json | undefined => {
-  const labels = spec.labels
+  const labels = literals(spec.labels)
   const services = isObject(project.services) ? project.services : {}
   // The check names the service it kept: one missing here is the caller's to report.
   if (!isObject(services[service])) return undefined
@@ -152,7 +167,7 @@ export const overlayCompose = ({ project, service, spec }: OverlayInput): Json |
   const declaredVolumes = isObject(project.volumes) ? project.volumes : {}
   const volumes: Json = Object.fromEntries([
     ...Object.entries(declaredVolumes).map(([key, entry]) => [key, labelled(entry, labels)]),
-    ...[...volumeKeys].map(([name, key]) => [key, { name, labels: { ...labels } }])
+    ...[...volumeKeys].map(([name, key]) => [key, { name: literal(name), labels: { ...labels } }])
   ])
   const declaredNetworks = isObject(project.networks) ? project.networks : {}
   // Compose's `default` network is made for services without networks of their own: declared, it is labelled too.
@@ -164,7 +179,7 @@ export const overlayCompose = ({ project, service, spec }: OverlayInput): Json |
       const own = isObject(entry) ? entry : {}
       if (name === service) return [name, appService(own, spec, volumeKeys)]
       const { container_name: _name, ...rest } = own
-      return [name, labelled(rest, labels)]
+      return [name, labelled(rest, { ...labels, [LABELS.service]: name })]
     })
   )
   const { version: _version, name: _project, ...top } = project

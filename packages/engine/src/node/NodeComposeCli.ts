@@ -83,7 +83,9 @@ export const layer = (address: string) =>
             return stdout
           })
         ).pipe(
-          Effect.catchTag("PlatformError", (error) => Effect.fail(new ComposeFailed({ operation, detail: error.message })))
+          Effect.catchTag("PlatformError", (error) =>
+            Effect.fail(new ComposeFailed({ operation, detail: error.message }))
+          )
         )
 
       /** The devcontainers CLI's order: the `docker compose` plugin, else `docker-compose`. */
@@ -91,9 +93,7 @@ export const layer = (address: string) =>
         Effect.gen(function* () {
           const candidates: ReadonlyArray<Program> = [["docker", "compose"], ["docker-compose"]]
           for (const program of candidates) {
-            const version = yield* run("compose.version", program, ["version", "--short"], {}).pipe(
-              Effect.option
-            )
+            const version = yield* run("compose.version", program, ["version", "--short"], {}).pipe(Effect.option)
             if (version._tag === "Some") return { program, version: `${program.join(" ")} ${version.value.trim()}` }
           }
           return yield* new ComposeFailed({

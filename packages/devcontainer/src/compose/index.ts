@@ -1,0 +1,4 @@
+export * from "./CheckCompose.ts"
+export * from "./ComposeSource.ts"
+export * from "./ComposeTypes.ts"
+export * from "./RenderedCompose.ts"

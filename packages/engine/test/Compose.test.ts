@@ -1,0 +1,113 @@
+import { execFileSync } from "node:child_process"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { databaseImage } from "../../../scripts/images/database.ts"
+import { ensureImage } from "../../../scripts/images/images.ts"
+import { pushPullRequest } from "../../git/test/helpers.ts"
+import { SandboxService } from "../src/index.ts"
+import { DefaultImage } from "../src/node/index.ts"
+import { containersOf, inspectContainer, openRunning, withEngine } from "./harness.ts"
+import { inContainer } from "./user-image.ts"
+
+/**
+ * A Docker Compose devcontainer on the real engine, through Debian's
+ * docker-compose: an app service (prbox's default image) and a database
+ * service (redis-server from Debian's packages, scripts/images/database.ts)
+ * as one sandbox. The app's postCreateCommand reaches the database by its
+ * service name; every lifecycle operation covers both containers.
+ */
+const databaseTag = Effect.tryPromise(() => ensureImage(databaseImage))
+
+/** A variable of the daemon's environment the Compose file names: never interpolated into a container. */
+const HOST_VARIABLE = "PRBOX_COMPOSE_TEST_HOST_VALUE"
+
+const networksOf = (sandboxId: string): Array<string> =>
+  execFileSync("docker", ["network", "ls", "-q", "--filter", `label=dev.prbox.sandbox=${sandboxId}`], {
+    encoding: "utf8"
+  })
+    .split("\n")
+    .filter((line) => line.length > 0)
+
+const serviceOf = (containerId: string): string =>
+  inspectContainer(containerId).Config.Labels["com.docker.compose.service"] ?? ""
+
+// Talks RESP over bash's /dev/tcp: the app image has no redis client, and needs none.
+const POST_CREATE = [
+  "exec 3<>/dev/tcp/db/6379",
+  `printf '*3\\r\\n$3\\r\\nSET\\r\\n$8\\r\\nfrom-app\\r\\n$4\\r\\nseen\\r\\n' >&3`,
+  "read -r answer <&3",
+  'echo "$answer" > /tmp/db-answer'
+].join("; ")
+
+const pushComposePr = (remote: string, pr: number, db: string) =>
+  pushPullRequest(remote, pr, {
+    ".devcontainer/devcontainer.json": JSON.stringify({
+      dockerComposeFile: "docker-compose.yml",
+      service: "app",
+      workspaceFolder: "/workspaces/app",
+      postCreateCommand: ["bash", "-c", POST_CREATE]
+    }),
+    ".devcontainer/docker-compose.yml": [
+      "services:",
+      "  app:",
+      `    image: ${DefaultImage.DEFAULT_IMAGE}`,
+      "    command: sleep infinity",
+      "    environment:",
+      `      FROM_HOST: \${${HOST_VARIABLE}:-not-interpolated}`,
+      "    depends_on: [db]",
+      "  db:",
+      `    image: ${db}`,
+      // Widening an untrusted PR asks for: left out, and shown.
+      "    privileged: true",
+      ""
+    ].join("\n")
+  })
+
+describe("a Docker Compose devcontainer", () => {
+  it.live(
+    "opens as one sandbox: the app reaches its database by name; stop, restart and rm cover every container",
+    () =>
+      withEngine({}, ({ remote }) =>
+        Effect.gen(function* () {
+          const db = yield* databaseTag
+          process.env[HOST_VARIABLE] = "host-value-leaked"
+          pushComposePr(remote.path, 1, db)
+          const row = yield* openRunning(remote.path, 1).pipe(
+            Effect.ensuring(Effect.sync(() => delete process.env[HOST_VARIABLE]))
+          )
+          const app = row.containerId ?? assert.fail("no container")
+          const all = containersOf(row.id, { all: true })
+          assert.strictEqual(all.length, 2)
+          assert.strictEqual(serviceOf(app), "app")
+          const database = all.find((id) => id !== app) ?? assert.fail("no database container")
+          assert.strictEqual(serviceOf(database), "db")
+          // The app's postCreateCommand reached redis by its service name, and redis holds what it wrote.
+          assert.strictEqual(inContainer(app, "cat /tmp/db-answer").trim(), "+OK")
+          assert.strictEqual(inContainer(database, "redis-cli GET from-app"), "seen")
+          // The host's variable is not the container's; the database left unprivileged, and said so.
+          assert.strictEqual(inContainer(app, "printenv FROM_HOST"), "not-interpolated")
+          assert.isFalse(inspectContainer(database).HostConfig.Privileged)
+          const ignored = (row.environment?.ignored ?? []).map((left) => left.property)
+          assert.include(ignored, "services.db.privileged")
+          // code-server on the sandbox's port, on 127.0.0.1 only.
+          const bindings = Object.values(inspectContainer(app).HostConfig.PortBindings).flat()
+          assert.isTrue(bindings.every((binding) => binding.HostIp === "127.0.0.1"))
+          assert.isTrue(bindings.some((binding) => binding.HostPort === String(row.hostPort)))
+
+          const sandboxes = yield* SandboxService
+          yield* sandboxes.stop(row.id)
+          assert.deepStrictEqual(containersOf(row.id, { all: false }), [])
+          assert.strictEqual(containersOf(row.id, { all: true }).length, 2)
+
+          yield* sandboxes.restart(row.id)
+          yield* sandboxes.awaitIdle(row.id)
+          assert.sameMembers(containersOf(row.id, { all: false }), all)
+          assert.strictEqual(inContainer(database, "redis-cli PING"), "PONG")
+
+          yield* sandboxes.delete(row.id)
+          assert.deepStrictEqual(containersOf(row.id, { all: true }), [])
+          assert.deepStrictEqual(networksOf(row.id), [])
+        })
+      )
+  )
+})
