@@ -9,6 +9,7 @@ import {
   type RequestedFeature,
   readDevcontainer
 } from "../src/index.ts"
+import { composeReason } from "./corpusCompose.ts"
 import { repoFiles } from "./support.ts"
 
 // The corpus of real devcontainer.json files (test/corpus/, see its README):
@@ -112,7 +113,10 @@ export const classify = (error: DevcontainerError): Reason => {
 
 export type Outcome = { readonly entry: CorpusEntry; readonly reason: Reason | undefined }
 
-/** What an open runs in this package, as for a PR from an untrusted repository, then the local feature check. */
+/**
+ * What an open runs in this package, as for a PR from an untrusted repository,
+ * then the local feature check, then for Docker Compose the project's check.
+ */
 export const openCorpusFile = (entry: CorpusEntry, store: FeatureStore) =>
   Effect.gen(function* () {
     const files = repoFiles({ [entry.path]: corpusText(entry).replaceAll("<registry>", LOCAL_REGISTRY) })
@@ -129,7 +133,9 @@ export const openCorpusFile = (entry: CorpusEntry, store: FeatureStore) =>
       })
     )
     const reason =
-      opened._tag === "Failure" ? classify(opened.failure) : resolveFeaturesLocally(opened.success.features, store)
+      opened._tag === "Failure"
+        ? classify(opened.failure)
+        : (resolveFeaturesLocally(opened.success.features, store) ?? (yield* composeReason(entry.file, opened.success)))
     return { entry, reason } satisfies Outcome
   })
 

@@ -30,7 +30,7 @@ writeFileSync(
 writeFileSync(join(dir, ".env"), "FROM_DOTENV=from-the-project\n")
 
 describe("ComposeCli (docker-compose on the local engine)", () => {
-  it.effect("a host variable the Compose file names is never interpolated; the project's .env is", () =>
+  it.live("a host variable the Compose file names is never interpolated; the project's .env is", () =>
     Effect.gen(function* () {
       process.env.PRBOX_TEST_HOST_SECRET = "host-secret-value"
       const compose = yield* ComposeCli
@@ -67,13 +67,13 @@ describe("ComposeCli (docker-compose on the local engine)", () => {
     assert.deepStrictEqual(env, { PATH: "/bin", HOME: "/h", DOCKER_HOST: LOCAL_ENGINE, DOCKER_TLS_VERIFY: "1" })
   })
 
-  it.effect("which Compose runs here: docker-compose when there is no plugin", () =>
+  it.live("which Compose runs here: docker-compose when there is no plugin", () =>
     Effect.gen(function* () {
       assert.match(yield* (yield* ComposeCli).version, /^(docker compose|docker-compose) \d/)
     }).pipe(Effect.provide(cli(LOCAL_ENGINE)))
   )
 
-  it.effect("a remote engine is refused, saying so", () =>
+  it.live("a remote engine is refused, saying so", () =>
     Effect.gen(function* () {
       const error = yield* Effect.flip((yield* ComposeCli).render({ name: "p", directory: dir }, [file]))
       assert.include(error.message, "this machine's Docker engine only")
@@ -81,7 +81,7 @@ describe("ComposeCli (docker-compose on the local engine)", () => {
     }).pipe(Effect.provide(cli("ssh://user:secret@remote.example")))
   )
 
-  it.effect("neither Compose on PATH: the error names both", () =>
+  it.live("neither Compose on PATH: the error names both", () =>
     Effect.gen(function* () {
       const error = yield* Effect.flip((yield* ComposeCli).version)
       assert.include(error.message, "docker compose")

@@ -52,7 +52,7 @@ const layer = Layer.mergeAll(
 )
 
 describe("a Compose project's files, from the mirror into prbox's state", () => {
-  it.effect("links are left out, folders 0700, Compose renders the copy without following any link", () =>
+  it.live("links are left out, folders 0700, Compose renders the copy without following any link", () =>
     Effect.gen(function* () {
       const fs = yield* FileSystem.FileSystem
       const files = (yield* Workspaces).commitFiles(remote.path, commit)
@@ -77,7 +77,7 @@ describe("a Compose project's files, from the mirror into prbox's state", () => 
     }).pipe(Effect.provide(layer))
   )
 
-  it.effect("a Compose file that is a link is refused, naming it", () =>
+  it.live("a Compose file that is a link is refused, naming it", () =>
     Effect.gen(function* () {
       const linked = pushPullRequest(remote.path, 8, {
         ".devcontainer/docker-compose.yml": { link: secret }

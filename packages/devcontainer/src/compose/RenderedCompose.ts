@@ -24,8 +24,14 @@ export const parseRenderedCompose = (
   try {
     value = parse(text, { maxAliasCount: MAX_ALIASES, uniqueKeys: true, prettyErrors: false })
   } catch (error) {
-    const code = typeof error === "object" && error !== null && "code" in error ? String(error.code) : "unreadable"
-    return fail(file, `not valid YAML (${code.toLowerCase().replaceAll("_", " ")})`)
+    // yaml's errors carry a code; the alias bound throws a ReferenceError without one. Never the text itself.
+    const code =
+      typeof error === "object" && error !== null && "code" in error
+        ? String(error.code).toLowerCase().replaceAll("_", " ")
+        : error instanceof ReferenceError && /alias/i.test(error.message)
+          ? "too many aliases"
+          : "unreadable"
+    return fail(file, `not valid YAML (${code})`)
   }
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     return fail(file, "expected a Compose configuration (a mapping)")
