@@ -4,7 +4,7 @@ import { Effect } from "effect"
 import { databaseImage } from "../../../scripts/images/database.ts"
 import { ensureImage } from "../../../scripts/images/images.ts"
 import { pushPullRequest } from "../../git/test/helpers.ts"
-import { SandboxService } from "../src/index.ts"
+import { Reconciler, SandboxService } from "../src/index.ts"
 import { DefaultImage } from "../src/node/index.ts"
 import { containersOf, inspectContainer, openRunning, withEngine } from "./harness.ts"
 import { inContainer } from "./user-image.ts"
@@ -93,6 +93,10 @@ describe("a Docker Compose devcontainer", () => {
           const bindings = Object.values(inspectContainer(app).HostConfig.PortBindings).flat()
           assert.isTrue(bindings.every((binding) => binding.HostIp === "127.0.0.1"))
           assert.isTrue(bindings.some((binding) => binding.HostPort === String(row.hostPort)))
+
+          // Reconcile's drift pass leaves a running sandbox's other services running.
+          yield* Effect.flatMap(Reconciler, (reconciler) => reconciler.reconcile)
+          assert.sameMembers(containersOf(row.id, { all: false }), all)
 
           const sandboxes = yield* SandboxService
           yield* sandboxes.stop(row.id)
