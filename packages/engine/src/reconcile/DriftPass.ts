@@ -67,7 +67,9 @@ const carryOut = (
       case "MarkOrphaned": {
         const all = containersOf(row, containers)
         yield* stopContainers(ctx, row.id, all)
-        const containerId = row.containerId ?? all[0] ?? null
+        // A Compose sandbox's own container, not one of its other services: removing it removes them.
+        const others = services(containers)
+        const containerId = row.containerId ?? all.find((id) => !others.has(id)) ?? all[0] ?? null
         yield* writeStatus(ctx, row.id, "error", { error: orphanedError(containerId), stoppedAt: now, containerId })
         return [change("orphaned: no worker owns this create", containerId)]
       }
