@@ -108,10 +108,43 @@ describe("a Docker Compose devcontainer", () => {
           assert.sameMembers(containersOf(row.id, { all: false }), all)
           assert.strictEqual(inContainer(database, "redis-cli PING"), "PONG")
 
+          // A rebuild makes the whole project again: two new containers, the database reached again.
+          yield* sandboxes.rebuild(row.id)
+          yield* sandboxes.awaitIdle(row.id)
+          const afterRebuild = yield* sandboxes.get(row.id)
+          assert.strictEqual(afterRebuild.status, "running", afterRebuild.error ?? "")
+          const rebuilt = containersOf(row.id, { all: true })
+          assert.strictEqual(rebuilt.length, 2)
+          assert.lengthOf(
+            rebuilt.filter((id) => all.includes(id)),
+            0
+          )
+          assert.sameMembers(containersOf(row.id, { all: false }), rebuilt)
+
           yield* sandboxes.delete(row.id)
           assert.deepStrictEqual(containersOf(row.id, { all: true }), [])
           assert.deepStrictEqual(networksOf(row.id), [])
         })
       )
+  )
+
+  it.live("with untrustedWidening refuse, a service's widening refuses the sandbox, naming the property", () =>
+    withEngine({ config: { untrustedWidening: "refuse" } }, ({ remote }) =>
+      Effect.gen(function* () {
+        pushComposePr(remote.path, 2, yield* databaseTag)
+        const sandboxes = yield* SandboxService
+        // Refused when the project is checked, after admission: the row says why, and no container was made.
+        const opened = yield* sandboxes.open({ input: remote.path, pr: 2 })
+        yield* sandboxes.awaitIdle(opened.id)
+        const rows = yield* sandboxes.listAll
+        assert.strictEqual(rows[0]?.status, "error")
+        const reason = rows[0]?.error ?? ""
+        assert.include(reason, "privileged")
+        assert.deepStrictEqual(
+          rows.flatMap((row) => containersOf(row.id, { all: true })),
+          []
+        )
+      })
+    )
   )
 })
