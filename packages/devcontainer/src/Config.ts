@@ -2,9 +2,10 @@ import { Schema } from "effect"
 import { RawLifecycleCommand } from "./Commands.ts"
 
 // Every property of the devcontainer.json reference (image, Dockerfile and
-// Docker Compose forms). Decoding with excess properties as errors makes an
-// unknown property an error that names it; what prbox does with each known
-// one is decided by Policy.ts and Resolve.ts, not here.
+// Docker Compose forms). Decoding with excess properties as errors finds an
+// unknown property by name (Parse.ts makes it a warning, as VS Code ignores
+// it); what prbox does with each known one is decided by Policy.ts and
+// Resolve.ts, not here.
 
 const strings = Schema.Array(Schema.String)
 const env = Schema.Record(Schema.String, Schema.String)
@@ -63,7 +64,7 @@ export const DevcontainerConfig = Schema.Struct({
   build: Schema.optionalKey(Build),
   dockerFile: Schema.optionalKey(Schema.String),
   context: Schema.optionalKey(Schema.String),
-  // Docker Compose (refused)
+  // Docker Compose
   dockerComposeFile: Schema.optionalKey(Schema.Union([Schema.String, strings])),
   service: Schema.optionalKey(Schema.String),
   runServices: Schema.optionalKey(strings),

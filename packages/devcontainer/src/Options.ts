@@ -68,7 +68,8 @@ export interface PlannedOptions {
 
 /**
  * The options as the plan holds them, with the spec's and the CLI's defaults:
- * `overrideCommand` true for an image or a Dockerfile, `userEnvProbe`
+ * `overrideCommand` true for an image or a Dockerfile and false for Docker
+ * Compose (`compose`: the service's own command runs), `userEnvProbe`
  * `loginInteractiveShell`, `waitFor` `updateContentCommand`, and
  * `updateRemoteUserUID` on for a named non-root remote user
  * (`getRemoteUserUIDUpdateDetails`, src/spec-node/containerFeatures.ts:
@@ -79,7 +80,8 @@ export interface PlannedOptions {
 export const planOptions = (
   options: Options,
   remoteUser: string | null,
-  image: { readonly entrypoint?: ReadonlyArray<string>; readonly cmd?: ReadonlyArray<string> }
+  image: { readonly entrypoint?: ReadonlyArray<string>; readonly cmd?: ReadonlyArray<string> },
+  compose = false
 ): PlannedOptions => {
   const warnings = [...optionWarnings(options)]
   const named = remoteUser !== null && !isRootUser(remoteUser) && USER_NAME.test(remoteUser) ? remoteUser : null
@@ -91,7 +93,7 @@ export const planOptions = (
   const probe = options.userEnvProbe ?? "loginInteractiveShell"
   return {
     plan: {
-      ...(options.overrideCommand === false
+      ...((options.overrideCommand ?? !compose) === false
         ? { imageCommand: [...(image.entrypoint ?? []), ...(image.cmd ?? [])], init: options.init }
         : {}),
       ...(probe === "none" ? {} : { userEnvProbe: probe }),

@@ -173,10 +173,55 @@ export interface ReadConfig {
   readonly warnings: ReadonlyArray<string>
 }
 
+/** At most this many unknown properties are set aside; more is refused (a file of nothing else). */
+const MAX_UNKNOWN = 50
+
+/** `value` without the property at `path` (a copy; the rest shared). */
+const without = (value: unknown, path: ReadonlyArray<PropertyKey>): unknown => {
+  const [key, ...rest] = path
+  if (key === undefined || typeof value !== "object" || value === null) return value
+  if (Array.isArray(value)) {
+    return value.map((item, index) => (index === key ? without(item, rest) : item))
+  }
+  const copy: Record<PropertyKey, unknown> = { ...(value as Record<PropertyKey, unknown>) }
+  if (rest.length === 0) delete copy[key]
+  else copy[key] = without(copy[key], rest)
+  return copy
+}
+
+/**
+ * Decodes devcontainer.json as VS Code reads it: a property the spec does not
+ * know (top level or nested) is ignored with a warning naming it, as VS Code
+ * ignores it; every other problem (a wrong type, a missing value) fails. Each
+ * unknown property found is taken out and the rest decoded again.
+ */
+const decodeLenient = (
+  file: string,
+  value: unknown
+): Effect.Effect<{ readonly config: DevcontainerConfig; readonly unknown: ReadonlyArray<string> }, DevcontainerError> =>
+  Effect.gen(function* () {
+    const unknown: Array<string> = []
+    let current = value
+    for (;;) {
+      const decoded = yield* Effect.result(
+        Schema.decodeUnknownEffect(DevcontainerConfig)(current, { onExcessProperty: "error" })
+      )
+      if (decoded._tag === "Success") return { config: decoded.success, unknown }
+      const found = firstProblem(decoded.failure.issue, [])
+      if (found.detail !== "unknown property" || found.path.length === 0 || unknown.length >= MAX_UNKNOWN) {
+        // The named error (a wrong type, a missing value, too many unknown properties).
+        return { config: yield* decodeConfig(file, current, true), unknown }
+      }
+      unknown.push(propertyPath(found.path))
+      current = without(current, found.path)
+    }
+  })
+
 /**
  * The repository's devcontainer.json: JSONC as VS Code recovers it, then
- * every property checked against the spec. What it recovers must be an
- * object, as the CLI requires ("must contain a JSON object literal").
+ * every property checked against the spec (an unknown one is a warning and
+ * ignored, as VS Code ignores it). What it recovers must be an object, as the
+ * CLI requires ("must contain a JSON object literal").
  */
 export const readDevcontainerText = (file: string, text: string): Effect.Effect<ReadConfig, DevcontainerError> => {
   const { value, warnings, errors } = parseJsoncAsVsCode(file, text)
@@ -184,7 +229,13 @@ export const readDevcontainerText = (file: string, text: string): Effect.Effect<
     const why = errors[0] === undefined ? "" : `; invalid JSON at ${errors[0]}`
     return Effect.fail(new DevcontainerError({ file, detail: `expected a JSON object${why}` }))
   }
-  return Effect.map(decodeConfig(file, value, true), (config) => ({ config, warnings }))
+  return Effect.map(decodeLenient(file, value), ({ config, unknown }) => ({
+    config,
+    warnings: [
+      ...warnings,
+      ...unknown.map((property) => `${file}: ${property}: unknown property, ignored (as VS Code ignores it)`)
+    ]
+  }))
 }
 
 /** `readDevcontainerText`'s properties alone. */

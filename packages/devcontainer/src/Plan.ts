@@ -148,7 +148,7 @@ export const planEnvironment = (
       `${containerUser.origin}: containerUser is not a second user here: the container's processes run as the remote user (the workspace owner)`
     )
   }
-  const run = planOptions(merged.runOptions, remoteUser, facts)
+  const run = planOptions(merged.runOptions, remoteUser, facts, spec.source._tag === "Compose")
   warnings.push(...run.warnings)
   const steps: Array<LifecycleStep> = merged.steps.flatMap((step) => {
     const command = rewriteCommand(toLifecycleCommand(step.command), step.hook, (value, where) =>

@@ -36,6 +36,8 @@ export interface ResolveInput {
    * setting left out. The repository is then read as an untrusted one.
    */
   readonly withheld?: string
+  /** config.json's `featuresRegistry` (`<host>/<namespace>`): where a deprecated short feature id is read from. */
+  readonly featuresRegistry?: string
 }
 
 export type DevcontainerSource =
@@ -129,7 +131,8 @@ export const readDevcontainer = Effect.fn("Devcontainer.read")(function* (input:
   const file = input.located.path
   const { config, warnings: recovered } = yield* readDevcontainerText(file, input.located.text)
   const compose = isComposeConfig(config)
-  const features = yield* requestedFeatures(file, config)
+  const featureWarnings: Array<string> = []
+  const features = yield* requestedFeatures(file, config, input.featuresRegistry, (w) => featureWarnings.push(w))
   const trusted =
     input.withheld === undefined && isTrustedRepository(input.trustedRepositories, input.host, input.repository)
   const request = requestOf(compose ? composeRequestConfig(config) : config)
@@ -142,7 +145,12 @@ export const readDevcontainer = Effect.fn("Devcontainer.read")(function* (input:
     withheld === null
       ? []
       : request.found.map((found) => ({ property: found.property, detail: leftOutDetail(found, withheld) }))
-  const warnings = [...recovered, ...ignoredWarnings(config), ...request.notes.map((note) => `${file}: ${note}`)]
+  const warnings = [
+    ...recovered,
+    ...featureWarnings,
+    ...ignoredWarnings(config),
+    ...request.notes.map((note) => `${file}: ${note}`)
+  ]
   for (const left of ignored) warnings.push(leftOutWarning(file, left))
   const warn = (warning: string) => warnings.push(warning)
   const repositoryName = input.repository.split("/").at(-1) ?? input.repository

@@ -18,7 +18,7 @@ import { composeFiles } from "./corpusCompose.ts"
 // why each other does not.
 
 /** Today's opening count: a change that opens fewer fails here. Raised as the policy widens. */
-const openingFloor = 125
+const openingFloor = 129
 
 const entries = corpusEntries()
 

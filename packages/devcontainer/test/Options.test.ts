@@ -46,6 +46,25 @@ const rows: ReadonlyArray<{
     mapUser: null
   },
   {
+    name: "Docker Compose: overrideCommand defaults to false (the spec's default for Compose)",
+    text: '{ "dockerComposeFile": "c.yml", "service": "app" }',
+    facts: { entrypoint: ["/entry.sh"], cmd: ["serve"] },
+    options: {
+      imageCommand: ["/entry.sh", "serve"],
+      init: false,
+      userEnvProbe: "loginInteractiveShell",
+      waitFor: "updateContentCommand"
+    },
+    mapUser: null
+  },
+  {
+    name: "Docker Compose with overrideCommand true",
+    text: '{ "dockerComposeFile": "c.yml", "service": "app", "overrideCommand": true }',
+    facts: { entrypoint: ["/entry.sh"], cmd: ["serve"] },
+    options: { userEnvProbe: "loginInteractiveShell", waitFor: "updateContentCommand" },
+    mapUser: null
+  },
+  {
     name: "overrideCommand false: the image's ENTRYPOINT then CMD, without init unless asked",
     text: '{ "image": "x", "overrideCommand": false }',
     facts: { entrypoint: ["/docker-entrypoint.sh"], cmd: ["nginx", "-g", "daemon off;"] },

@@ -36,11 +36,10 @@ const bad: ReadonlyArray<readonly [string, string, string]> = [
     `${file}: expected a JSON object; invalid JSON at 1:1: InvalidSymbol`
   ],
   ["not an object", '["node:22"]', `${file}: expected a JSON object`],
-  ["an unknown property", '{ "image": "node:22", "imagee": "x" }', `${file}: imagee: unknown property`],
   [
-    "an unknown nested property",
-    '{ "image": "x", "build": { "dockerfile": "D", "arg": {} } }',
-    `${file}: build.arg: unknown property`
+    "an unknown property beside a value of the wrong type: the type still fails",
+    '{ "image": "node:22", "imagee": "x", "forwardPorts": [true] }',
+    `${file}: forwardPorts[0]: expected a port number or "host:port"`
   ],
   [
     "a build arg that is not a string",
@@ -341,6 +340,24 @@ const good: ReadonlyArray<readonly [string, string, string, DevcontainerSource, 
     [
       "initializeCommand runs on the host; prbox never runs it",
       "postAttachCommand is not run: prbox has no attach step"
+    ]
+  ],
+  [
+    "an unknown property: a warning naming it, ignored as VS Code ignores it",
+    file,
+    '{ "image": "node:22", "imagee": "x" }',
+    { _tag: "Image", image: "node:22" },
+    [`${file}: imagee: unknown property, ignored (as VS Code ignores it)`]
+  ],
+  [
+    "unknown nested properties, each named",
+    file,
+    '{ "build": { "dockerfile": "D", "arg": {} }, "hostRequirements": { "cpus": 2, "disk": "1gb" }, "env": { "A": "1" } }',
+    { _tag: "Build", dockerfile: ".devcontainer/D", context: ".devcontainer", args: {} },
+    [
+      `${file}: env: unknown property, ignored (as VS Code ignores it)`,
+      `${file}: build.arg: unknown property, ignored (as VS Code ignores it)`,
+      `${file}: hostRequirements.disk: unknown property, ignored (as VS Code ignores it)`
     ]
   ]
 ]

@@ -1,9 +1,10 @@
 import { parse } from "yaml"
+import { interpolate } from "../src/index.ts"
 
 // What `docker compose config` does to a project's Compose files, as far as
 // the corpus needs it, so the pure tests run without Compose: each file
 // parsed, `${…}` interpolated from an empty environment (prbox runs Compose
-// with a scrubbed one), the files merged in order, and relative paths made
+// with a scrubbed one; the package's own `interpolate`), the files merged in order, and relative paths made
 // absolute against the first file's folder under `root` (the repository's
 // copy). An env_file that is not in the repository fails the rendering, as
 // it fails Compose's. The engine's tests run the real Compose.
@@ -20,28 +21,6 @@ class RenderError extends Error {}
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
-
-/** `${NAME}`, `${NAME:-default}`, `${NAME-default}`, `${NAME:?error}`, `$NAME`, `$$`, with no variable set. */
-const interpolateText = (text: string): string =>
-  text.replace(/\$\$|\$\{([^}]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g, (match, braced: string | undefined) => {
-    if (match === "$$") return "$"
-    if (braced === undefined) return ""
-    const operator = /^([A-Za-z_][A-Za-z0-9_]*)(:?[-?+])?(.*)$/s.exec(braced)
-    if (operator === null) throw new RenderError("invalid interpolation format")
-    const [, name, op, word = ""] = operator
-    if (op === ":-" || op === "-") return word
-    if (op === ":?" || op === "?") throw new RenderError(`required variable ${name} is missing a value`)
-    return ""
-  })
-
-const interpolate = (value: unknown): unknown =>
-  typeof value === "string"
-    ? interpolateText(value)
-    : Array.isArray(value)
-      ? value.map(interpolate)
-      : isRecord(value)
-        ? Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, interpolate(inner)]))
-        : value
 
 const OVERRIDDEN = new Set(["command", "entrypoint", "test"])
 
@@ -95,7 +74,9 @@ export const renderCompose = (
       } catch {
         return { ok: false, why: `${file.path} is not valid YAML` }
       }
-      project = merge(project, interpolate(parsed ?? {}))
+      const filled = interpolate(parsed ?? {})
+      if (!filled.ok) return { ok: false, why: filled.why }
+      project = merge(project, filled.value)
     }
     if (!isRecord(project) || !isRecord(project.services)) return { ok: false, why: "no services" }
     const services: Record<string, unknown> = {}

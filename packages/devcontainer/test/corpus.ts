@@ -128,7 +128,9 @@ export const openCorpusFile = (entry: CorpusEntry, store: FeatureStore) =>
           located,
           host: "github.com",
           repository: entry.repository,
-          trustedRepositories: []
+          trustedRepositories: [],
+          // The user's config.json naming where the devcontainers features are (deprecated short ids).
+          featuresRegistry: `${LOCAL_REGISTRY}/devcontainers/features`
         })
       })
     )

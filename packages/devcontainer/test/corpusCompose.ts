@@ -2,11 +2,12 @@ import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { Effect } from "effect"
 import { stringify } from "yaml"
-import { checkComposeProject, type DevcontainerSpec, parseRenderedCompose } from "../src/index.ts"
+import { checkComposeFiles, checkComposeProject, type DevcontainerSpec, parseRenderedCompose } from "../src/index.ts"
 import { renderCompose } from "./composeRender.ts"
 
 // The corpus's Compose devcontainers (test/corpus/compose/, see the corpus
-// README): their Compose files rendered as Compose would (composeRender.ts),
+// README): their Compose files checked for what rendering reads on the host,
+// rendered as Compose would (composeRender.ts),
 // printed and read back as the engine reads Compose's output, then checked as
 // an untrusted PR's project.
 
@@ -49,11 +50,12 @@ export const composeReason = (entry: string, spec: DevcontainerSpec): Effect.Eff
     const absent = wanted.find((_, index) => texts[index] === undefined)
     if (absent !== undefined)
       return { category: "unclassified", detail: `${absent}: not stored in test/corpus/compose` }
-    const rendered = renderCompose(
-      texts.flatMap((text) => (text === undefined ? [] : [text])),
-      REPOSITORY_ROOT,
-      (path) => mine.some((one) => one.path === path)
-    )
+    const read = texts.flatMap((text) => (text === undefined ? [] : [text]))
+    const before = yield* Effect.result(checkComposeFiles(read, spec.trusted))
+    if (before._tag === "Failure") {
+      return { category: `Compose files refused: ${before.failure.property ?? ""}`, detail: before.failure.message }
+    }
+    const rendered = renderCompose(read, REPOSITORY_ROOT, (path) => mine.some((one) => one.path === path))
     if (!rendered.ok)
       return {
         category: `Compose rendering: ${rendered.why.replace(/ \S+ is not/, " … is not")}`,

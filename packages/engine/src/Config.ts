@@ -15,6 +15,17 @@ const RegistryHost = Schema.String.check(
   })
 )
 
+/** Where features are published: `host[:port]/<namespace>`, as a feature's reference starts. */
+const FeaturesRegistry = Schema.String.check(
+  Schema.isPattern(
+    /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)+$/,
+    {
+      message:
+        "featuresRegistry is host[:port]/<namespace>, without a scheme, e.g. a registry and devcontainers/features"
+    }
+  )
+)
+
 export const Mount = Schema.Struct({
   source: Schema.String,
   target: Schema.String.check(Schema.isStartingWith("/")),
@@ -53,6 +64,13 @@ export const PrboxConfig = Schema.Struct({
    * sandbox without it (listed in its environment), "refuse" refuses the open.
    */
   untrustedWidening: withDefault(Schema.Literals(["omit", "refuse"]), "omit"),
+  /**
+   * Where the devcontainers features are published (`host[:port]/<namespace>`):
+   * a PR's deprecated short feature id (`"docker-in-docker": {}`) is read as
+   * `<featuresRegistry>/docker-in-docker:1`, as the devcontainers CLI reads it.
+   * Absent, such an id is refused with an error naming this setting.
+   */
+  featuresRegistry: Schema.optionalKey(FeaturesRegistry),
   setupCommands: withDefault(Schema.Array(Schema.String), []),
   env: withDefault(Schema.Record(Schema.String, Schema.String), {}),
   /** Extra container labels, for the user's own tooling (prbox's own `dev.prbox.*` labels win). */

@@ -61,6 +61,16 @@ describe("config file", () => {
     ["a relative mount target", '{ "mounts": [{ "source": "code", "target": "data" }] }', /target/],
     ["a registry with a scheme", '{ "registryCredentials": ["https://localhost:5000"] }', /registryCredentials/],
     ["a registry with a path", '{ "registryCredentials": ["localhost:5000/org"] }', /host\[:port\]/],
+    [
+      "a featuresRegistry without a namespace",
+      '{ "featuresRegistry": "localhost:5000" }',
+      /featuresRegistry is host\[:port\]\/<namespace>/
+    ],
+    [
+      "a featuresRegistry with a scheme",
+      '{ "featuresRegistry": "https://localhost:5000/features" }',
+      /featuresRegistry/
+    ],
     ["a preview port of 0", '{ "previewPort": 0 }', /between 1 and 65535\s+at \["previewPort"\]/],
     ["a preview port above 65535", '{ "previewPort": 65536 }', /between 1 and 65535\s+at \["previewPort"\]/],
     ["a preview port that is not an integer", '{ "previewPort": 8080.5 }', /an integer\s+at \["previewPort"\]/],
@@ -90,6 +100,17 @@ describe("config file", () => {
       )
     )
   }
+
+  it.live("featuresRegistry is read as written", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const { user, prbox } = yield* homes
+        const config = yield* load(prbox, user, '{ "featuresRegistry": "localhost:5000/devcontainers/features" }')
+        assert.strictEqual(config.featuresRegistry, "localhost:5000/devcontainers/features")
+        assert.isUndefined((yield* load(prbox, user, "{}")).featuresRegistry)
+      })
+    )
+  )
 
   it.live("previewPort and ports are read as written", () =>
     Effect.scoped(

@@ -132,9 +132,9 @@ describe("a PR's devcontainer.json", () => {
       /devcontainer\.json: expected a JSON object; invalid JSON at 1:8: EndOfFileExpected/
     ],
     [
-      "an unknown property",
-      { ".devcontainer/devcontainer.json": JSON.stringify({ image: base, imagee: "x" }) },
-      /imagee/
+      "a property of the wrong type",
+      { ".devcontainer/devcontainer.json": JSON.stringify({ image: base, forwardPorts: [true] }) },
+      /forwardPorts\[0\]/
     ],
     [
       "a missing Dockerfile",

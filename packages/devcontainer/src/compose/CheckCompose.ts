@@ -24,14 +24,21 @@ const withoutRemoved = (value: unknown, removed: ReadonlySet<string>): unknown =
       )
     : value
 
-/** The services to start: `service` and `runServices` with what they need (every service without `runServices`). */
+const inNoProfile = (definition: unknown) =>
+  !isRecord(definition) || !Array.isArray(definition.profiles) || definition.profiles.length === 0
+
+/**
+ * The services to start, with what they need: `service` and `runServices`;
+ * without `runServices`, what a plain `up` starts (every service in no
+ * profile) and `service`.
+ */
 const startSet = (
   services: Readonly<Record<string, unknown>>,
   service: string,
   runServices: ReadonlyArray<string> | undefined
 ): ReadonlyArray<string> => {
-  if (runServices === undefined) return Object.keys(services)
-  const wanted = new Set([service, ...runServices])
+  const first = runServices ?? Object.keys(services).filter((name) => inNoProfile(services[name]))
+  const wanted = new Set([service, ...first])
   const queue = [...wanted]
   for (let name = queue.shift(); name !== undefined; name = queue.shift()) {
     for (const dependency of dependenciesOf(services[name])) {

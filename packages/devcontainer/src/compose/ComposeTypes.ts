@@ -46,7 +46,7 @@ export interface ComposeBuild {
 export interface CheckedCompose {
   /** The cleaned project: only the services to start, widening left out unless trusted, builds replaced by `IMAGE_TO_BE_FILLED`. */
   readonly project: ComposeProject
-  /** The services to start: `service`, `runServices` and what they depend on (every service without `runServices`). */
+  /** The services to start: `service`, `runServices` and what they depend on (without `runServices`, every service in no profile). */
   readonly services: ReadonlyArray<string>
   readonly builds: ReadonlyArray<ComposeBuild>
   /** The widening left out, each `{ property: "services.<name>.<key>", detail }`. */

@@ -1,6 +1,7 @@
 import { Effect } from "effect"
 import type { DevcontainerConfig } from "../Config.ts"
 import { DevcontainerError } from "../Errors.ts"
+import { mapDeprecatedFeatures } from "./DeprecatedFeatures.ts"
 import type { FeatureValue } from "./FeatureOptions.ts"
 import { type FeatureReference, parseFeatureReference } from "./FeatureReference.ts"
 
@@ -22,23 +23,30 @@ const isValue = (value: unknown): value is FeatureValue =>
  * devcontainer.json's `features`, each key a reference prbox can fetch and
  * each value options it can pass; the first that is not fails the read,
  * naming the key (a feature's key is the repository's own text, not a secret).
+ * A deprecated short id is read under `featuresRegistry` (DeprecatedFeatures.ts).
  */
 export const requestedFeatures = (
   file: string,
-  config: DevcontainerConfig
+  config: DevcontainerConfig,
+  featuresRegistry?: string,
+  warn: (warning: string) => void = () => undefined
 ): Effect.Effect<ReadonlyArray<RequestedFeature>, DevcontainerError> =>
-  Effect.forEach(Object.entries(config.features ?? {}), ([key, value]) => {
-    const property = `features[${JSON.stringify(key)}]`
-    const parsed = parseFeatureReference(key, file)
-    if (!parsed.ok) return Effect.fail(new DevcontainerError({ file, property, detail: parsed.detail }))
-    if (!isValue(value)) {
-      return Effect.fail(
-        new DevcontainerError({
-          file,
-          property,
-          detail: "expected true, a version string or an object of string and boolean options"
-        })
-      )
-    }
-    return Effect.succeed({ reference: parsed.reference, value })
-  })
+  Effect.flatMap(mapDeprecatedFeatures(file, config.features ?? {}, featuresRegistry, warn), (features) =>
+    Effect.forEach(Object.entries(features), ([key, value]) => entry(file, key, value))
+  )
+
+const entry = (file: string, key: string, value: unknown): Effect.Effect<RequestedFeature, DevcontainerError> => {
+  const property = `features[${JSON.stringify(key)}]`
+  const parsed = parseFeatureReference(key, file)
+  if (!parsed.ok) return Effect.fail(new DevcontainerError({ file, property, detail: parsed.detail }))
+  if (!isValue(value)) {
+    return Effect.fail(
+      new DevcontainerError({
+        file,
+        property,
+        detail: "expected true, a version string or an object of string and boolean options"
+      })
+    )
+  }
+  return Effect.succeed({ reference: parsed.reference, value })
+}

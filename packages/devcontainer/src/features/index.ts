@@ -1,4 +1,5 @@
 export * from "./Archive.ts"
+export * from "./DeprecatedFeatures.ts"
 export * from "./FeatureBuild.ts"
 export * from "./FeatureMetadata.ts"
 export * from "./FeatureOptions.ts"

@@ -14,13 +14,19 @@ const chain = {
     cache: { image: "redis", network_mode: "service:proxy" },
     proxy: { image: "nginx" },
     worker: { image: "w", volumes_from: ["db"] },
-    docs: { image: "d" }
+    docs: { image: "d" },
+    search: { image: "s", profiles: ["search"] }
   }
 }
 
 describe("checkComposeProject: the services to start", () => {
   const rows: ReadonlyArray<readonly [string, ReadonlyArray<string> | undefined, ReadonlyArray<string>]> = [
-    ["without runServices, every service", undefined, ["app", "db", "cache", "proxy", "worker", "docs"]],
+    [
+      "without runServices, every service in no profile (as a plain up)",
+      undefined,
+      ["app", "db", "cache", "proxy", "worker", "docs"]
+    ],
+    ["a profiled service named in runServices", ["search"], ["app", "db", "cache", "proxy", "search"]],
     [
       "runServices with what they depend on (depends_on, links, network_mode)",
       ["app"],

@@ -124,6 +124,7 @@ export const chooseEnvironment = Effect.fn("SandboxService.chooseEnvironment")(f
         repository: ref.repository,
         trustedRepositories: config.trustedRepositories,
         untrustedWidening: config.untrustedWidening,
+        ...(config.featuresRegistry === undefined ? {} : { featuresRegistry: config.featuresRegistry }),
         ...(withheld === undefined ? {} : { withheld })
       })
     const asTrusted = yield* read().pipe(Effect.mapError(invalid))
