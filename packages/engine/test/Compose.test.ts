@@ -1,4 +1,6 @@
 import { execFileSync } from "node:child_process"
+import { writeFileSync } from "node:fs"
+import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { databaseImage } from "../../../scripts/images/database.ts"
@@ -144,6 +146,36 @@ describe("a Docker Compose devcontainer", () => {
           rows.flatMap((row) => containersOf(row.id, { all: true })),
           []
         )
+      })
+    )
+  )
+
+  it.live("an env_file naming a file of the host is refused before Compose reads it", () =>
+    withEngine({}, ({ home, remote }) =>
+      Effect.gen(function* () {
+        const secret = join(home, "host-secret.env")
+        writeFileSync(secret, "LEAKED=host-file-content\n")
+        pushPullRequest(remote.path, 3, {
+          ".devcontainer/devcontainer.json": JSON.stringify({
+            dockerComposeFile: "docker-compose.yml",
+            service: "app"
+          }),
+          ".devcontainer/docker-compose.yml": [
+            "services:",
+            "  app:",
+            `    image: ${DefaultImage.DEFAULT_IMAGE}`,
+            `    env_file: ${secret}`,
+            ""
+          ].join("\n")
+        })
+        const sandboxes = yield* SandboxService
+        const opened = yield* sandboxes.open({ input: remote.path, pr: 3 })
+        yield* sandboxes.awaitIdle(opened.id)
+        const row = yield* sandboxes.get(opened.id)
+        assert.strictEqual(row.status, "error")
+        assert.include(row.error ?? "", "env_file")
+        assert.notInclude(row.error ?? "", "host-file-content")
+        assert.deepStrictEqual(containersOf(row.id, { all: true }), [])
       })
     )
   )
