@@ -8,11 +8,12 @@ import { NodeDocker } from "@prbox/docker"
 import { DefaultImage, NodeContainerRuntime } from "@prbox/engine/node"
 import { Effect, Layer } from "effect"
 import { codeServerImage, ensureTestDistribution } from "./code-server.ts"
+import { databaseImage } from "./database.ts"
 import { healthzImage } from "./healthz.ts"
 import { ensureImage, imageExists } from "./images.ts"
 import { remoteEngineImage } from "./remote-engine.ts"
 
-for (const recipe of [healthzImage, codeServerImage, remoteEngineImage]) {
+for (const recipe of [healthzImage, codeServerImage, remoteEngineImage, databaseImage]) {
   process.stdout.write(`${await ensureImage(recipe)}\n`)
 }
 if (!imageExists(DefaultImage.DEFAULT_IMAGE)) {

@@ -26,6 +26,13 @@ const volumesOfRun = (runId: string): Array<string> =>
     .split("\n")
     .filter((line) => line.length > 0)
 
+const networksOfRun = (runId: string): Array<string> =>
+  execFileSync("docker", ["network", "ls", "-q", "--filter", `label=${TEST_RUN_LABEL}=${runId}`], {
+    encoding: "utf8"
+  })
+    .split("\n")
+    .filter((line) => line.length > 0)
+
 export default function setup(project: TestProject) {
   const runId = process.env.PRBOX_TEST_RUN ?? randomBytes(6).toString("hex")
   process.env.PRBOX_TEST_RUN = runId
@@ -44,6 +51,12 @@ export default function setup(project: TestProject) {
     if (volumes.length > 0) {
       execFileSync("docker", ["volume", "rm", "-f", ...volumes])
       throw new Error(`test run ${runId} left ${volumes.length} volume(s) behind: ${volumes.join(", ")}`)
+    }
+    // A Compose sandbox's networks, labelled as its containers are.
+    const networks = networksOfRun(runId)
+    if (networks.length > 0) {
+      execFileSync("docker", ["network", "rm", ...networks])
+      throw new Error(`test run ${runId} left ${networks.length} network(s) behind: ${networks.join(", ")}`)
     }
   }
 }

@@ -186,6 +186,10 @@ export interface DockerShape {
   readonly removeVolume: (name: string) => Effect.Effect<"removed" | "absent", Unreachable>
   /** Fails rather than answering with a partial or empty list when the engine cannot be asked. */
   readonly listVolumesByLabel: (labels: LabelFilter) => Effect.Effect<ReadonlyArray<VolumeSummary>, EnumerationError>
+  /** Networks with all of `labels` (a Compose sandbox's); fails rather than answering with a partial or empty list. */
+  readonly listNetworksByLabel: (labels: LabelFilter) => Effect.Effect<ReadonlyArray<VolumeSummary>, EnumerationError>
+  /** Removes a network by name; one already gone is "absent"; fails while a container is attached to it. */
+  readonly removeNetwork: (name: string) => Effect.Effect<"removed" | "absent", Unreachable>
   /** Stdout and stderr of the container, interleaved as written. */
   readonly logs: (
     id: string,

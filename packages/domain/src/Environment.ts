@@ -164,6 +164,12 @@ export const EnvironmentPlan = Schema.Struct({
   /** The user's environment probed with this shell mode, for lifecycle commands and code-server; absent: none. */
   userEnvProbe: Schema.optionalKey(UserEnvProbe),
   /** Ready once this step is done, the later ones running on; absent: ready after every step. */
-  waitFor: Schema.optionalKey(WaitFor)
+  waitFor: Schema.optionalKey(WaitFor),
+  /**
+   * A Docker Compose devcontainer: the container is `service` of the
+   * sandbox's Compose project, made with `services` (the checked project
+   * is in prbox's state). Absent: a single container.
+   */
+  compose: Schema.optionalKey(Schema.Struct({ service: Schema.String, services: Schema.Array(Schema.String) }))
 })
 export type EnvironmentPlan = typeof EnvironmentPlan.Type

@@ -18,7 +18,13 @@ export const LABELS = {
    * whose ports are forwarded here over SSH (a remote engine): a daemon
    * started afresh forwards it again (HostPorts.ts).
    */
-  port: "dev.prbox.port"
+  port: "dev.prbox.port",
+  /**
+   * A Compose sandbox's other services (its database...): the service's
+   * name. The sandbox's own container lacks it; the runtime starts, stops
+   * and removes these with it.
+   */
+  service: "dev.prbox.service"
 } as const
 
 /** A folder of this machine the sandbox gets read-write, as its own (its workspace, its home). */

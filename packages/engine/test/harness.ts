@@ -56,6 +56,13 @@ export const fixture = Effect.acquireRelease(
     Effect.sync(() => {
       const left = containersOfHome(home)
       if (left.length > 0) execFileSync("docker", ["rm", "-f", "-v", ...left], { stdio: "ignore" })
+      // A Compose sandbox's networks go once its containers are gone.
+      const networks = execFileSync("docker", ["network", "ls", "-q", "--filter", `label=dev.prbox.home=${home}`], {
+        encoding: "utf8"
+      })
+        .split("\n")
+        .filter((id) => id.length > 0)
+      if (networks.length > 0) execFileSync("docker", ["network", "rm", ...networks], { stdio: "ignore" })
       rmSync(home, { recursive: true, force: true })
     })
 )

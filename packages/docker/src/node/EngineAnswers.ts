@@ -128,6 +128,8 @@ export const toImageInfo = (answer: typeof ImageAnswer.Type): ImageInfo => ({
 })
 
 // The engine answers `null` rather than `[]` when it has no volume.
+export const NetworkListAnswer = Schema.Array(Schema.Struct({ Name: Schema.String, Labels }))
+
 export const VolumeListAnswer = Schema.Struct({
   Volumes: Schema.NullOr(Schema.Array(Schema.Struct({ Name: Schema.String, Labels })))
 })

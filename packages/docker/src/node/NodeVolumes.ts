@@ -3,14 +3,24 @@ import type Dockerode from "dockerode"
 import { Effect } from "effect"
 import type { DockerShape } from "../Docker.ts"
 import { ContainerNotFound, DockerEngineError, EnumerationError } from "../DockerError.ts"
-import { VolumeListAnswer } from "./EngineAnswers.ts"
+import { NetworkListAnswer, VolumeListAnswer } from "./EngineAnswers.ts"
 import { call, decode } from "./EngineCall.ts"
 import { sourceFailure } from "./NodeImages.ts"
 
-type Volumes = Pick<DockerShape, "putArchive" | "getArchive" | "createVolume" | "removeVolume" | "listVolumesByLabel">
+type Volumes = Pick<
+  DockerShape,
+  | "putArchive"
+  | "getArchive"
+  | "createVolume"
+  | "removeVolume"
+  | "listVolumesByLabel"
+  | "listNetworksByLabel"
+  | "removeNetwork"
+>
 
 /**
- * Named volumes and the archive upload that fills them. `patient` has no
+ * Named volumes and the archive upload that fills them; networks (a
+ * Compose sandbox's, found and removed by label like its volumes). `patient` has no
  * request timeout: an upload of a large folder is one long request whose
  * caller bounds it.
  */
@@ -79,5 +89,28 @@ export const volumeOperations = (api: Dockerode, patient: Dockerode): Volumes =>
       Effect.mapError((error) => new EnumerationError({ operation: "volume.list", detail: error.detail }))
     )
     return (answer.Volumes ?? []).map((volume) => ({ name: volume.Name, labels: volume.Labels ?? {} }))
+  }),
+
+  listNetworksByLabel: Effect.fn("Docker.listNetworksByLabel")(function* (labels) {
+    const filters = Object.entries(labels).map(([key, value]) => (value === undefined ? key : `${key}=${value}`))
+    const answer = yield* call(
+      "network.list",
+      () => api.listNetworks({ filters: JSON.stringify({ label: filters }) }),
+      {}
+    ).pipe(
+      Effect.flatMap(decode("network.list", NetworkListAnswer)),
+      Effect.mapError((error) => new EnumerationError({ operation: "network.list", detail: error.detail }))
+    )
+    return answer.map((network) => ({ name: network.Name, labels: network.Labels ?? {} }))
+  }),
+
+  removeNetwork: Effect.fn("Docker.removeNetwork")(function* (name) {
+    return yield* call("network.remove", () => api.getNetwork(name).remove(), {}).pipe(
+      Effect.as("removed" as const),
+      Effect.catchIf(
+        (error) => error._tag === "DockerEngineError" && error.statusCode === 404,
+        () => Effect.succeed("absent" as const)
+      )
+    )
   })
 })

@@ -7,9 +7,10 @@ import {
   type Sandbox,
   type SandboxId
 } from "@prbox/domain"
-import { Clock, Context, Deferred, Effect, Fiber, Layer } from "effect"
+import { Clock, Context, Deferred, Effect, Fiber, FileSystem, Layer } from "effect"
 import { CodeServerHealth } from "../CodeServerHealth.ts"
 import { codeServerSpec, portMovedLine, userMounts } from "../CodeServerSpec.ts"
+import { ComposeCli } from "../ComposeCli.ts"
 import { Config, type PrboxConfig } from "../Config.ts"
 import { ContainerRuntime } from "../ContainerRuntime.ts"
 import { ExtraLabels, userSpec } from "../ContainerSpec.ts"
@@ -20,6 +21,7 @@ import { PreviewAddress } from "../PreviewAddress.ts"
 import type { CodeServerDistribution } from "../SandboxTools.ts"
 import { Ownership } from "../workspace/Ownership.ts"
 import { ChoosePort } from "./ChoosePort.ts"
+import { provisionCompose } from "./ProvisionCompose.ts"
 
 /** A sandbox's error when its container stopped before code-server answered. */
 const CONTAINER_EXITED = "code-server did not answer: its container exited"
@@ -54,6 +56,7 @@ const make = Effect.gen(function* () {
   const install = (yield* Installation).id
   const previewPort = (yield* PreviewAddress).port
   const choosePort = yield* ChoosePort
+  const composeDeps = { fs: yield* FileSystem.FileSystem, runtime, compose: yield* ComposeCli, home: engineHome }
   const { failIfStopRequested, getRow, writeStatus, progress } = lifecycle
 
   /**
@@ -119,23 +122,27 @@ const make = Effect.gen(function* () {
       const user = userSpec(ownership.sandboxUser)
       const homePath = ownership.foldersOf(row.id, workspacePath).home
       const hostPort = yield* choosePort(row.id, requested)
-      const containerId = yield* runtime.provision(
-        codeServerSpec({
-          // A container made while the checkout runs comes before the row records its workspace.
-          row: { ...row, workspacePath },
-          config,
-          plan,
-          distribution,
-          user,
-          homePath,
-          engineHome,
-          install,
-          extraLabels,
-          hostPort,
-          previewUrlTemplate: previewUrlTemplate(row.id, previewPort)
-        }),
-        (line) => progress(row, line).pipe(Effect.catch((error) => Effect.logWarning(`progress: ${error.message}`)))
-      )
+      const spec = codeServerSpec({
+        // A container made while the checkout runs comes before the row records its workspace.
+        row: { ...row, workspacePath },
+        config,
+        plan,
+        distribution,
+        user,
+        homePath,
+        engineHome,
+        install,
+        extraLabels,
+        hostPort,
+        previewUrlTemplate: previewUrlTemplate(row.id, previewPort)
+      })
+      const onProgress = (line: string) =>
+        progress(row, line).pipe(Effect.catch((error) => Effect.logWarning(`progress: ${error.message}`)))
+      // A Compose sandbox's container is its app service's, made with the project's others.
+      const containerId =
+        plan.compose === undefined
+          ? yield* runtime.provision(spec, onProgress)
+          : yield* provisionCompose(composeDeps, { sandboxId: row.id, spec, compose: plan.compose, onProgress })
       // The workspace first: without it nothing else can be judged.
       yield* requireWorkspace(containerId, plan)
       yield* requireGlibc(containerId, plan, distribution)

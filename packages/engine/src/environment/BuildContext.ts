@@ -63,3 +63,60 @@ export const contextFolder = (
     }
     return posixPath.join(workspacePath, context)
   })
+
+/**
+ * A Dockerfile build of the workspace's files (devcontainer.json's
+ * `build`, or a Compose service's), tagged by its inputs' hash: an
+ * unchanged one is reused, and says so. `what` names it in progress lines.
+ */
+export const buildFromWorkspace = (
+  fs: FileSystem.FileSystem,
+  runtime: ContainerRuntime["Service"],
+  input: {
+    readonly row: Sandbox
+    readonly path: string
+    readonly what: string
+    readonly build: {
+      readonly context: string
+      readonly dockerfile: string
+      readonly args: Readonly<Record<string, string>>
+      readonly target?: string | undefined
+    }
+    readonly workspacePath: string
+    readonly readFrom: BuildFiles
+    readonly onProgress: (line: string) => Effect.Effect<void>
+  }
+) =>
+  Effect.gen(function* () {
+    const { context, dockerfile, args, target } = input.build
+    // Outside the context it is "../…", which the build refuses.
+    const inContext = posixPath.relative(posixPath.normalize(context), dockerfile)
+    const built = yield* Effect.scoped(
+      Effect.gen(function* () {
+        const contextDir = yield* contextFolder(
+          fs,
+          runtime,
+          input.path,
+          input.workspacePath,
+          context,
+          dockerfile,
+          inContext,
+          input.readFrom
+        )
+        yield* input.onProgress(`building ${dockerfile} (${input.what})`)
+        return yield* runtime.buildImage(
+          {
+            contextDir,
+            dockerfile: inContext,
+            args,
+            ...(target === undefined ? {} : { target }),
+            repository: buildRepository(input.row),
+            labels: {}
+          },
+          input.onProgress
+        )
+      })
+    )
+    if (built.reused) yield* input.onProgress(`reusing ${built.tag}: its inputs did not change`)
+    return built.tag
+  })

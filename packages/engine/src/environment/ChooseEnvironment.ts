@@ -15,13 +15,19 @@ import { InvalidDevcontainer } from "./Errors.ts"
  * default image prbox builds itself.
  */
 export type EnvironmentChoice =
-  | { readonly _tag: "Devcontainer"; readonly spec: DevcontainerSpec; readonly features: FeatureInputs }
+  | {
+      readonly _tag: "Devcontainer"
+      readonly spec: DevcontainerSpec
+      readonly features: FeatureInputs
+      /** What the choice was read from: a Compose project's files are copied from it (never the workspace). */
+      readonly files?: RepositoryFiles
+    }
   | { readonly _tag: "Configured"; readonly image: string }
   | { readonly _tag: "Default" }
 
 /** Whether preparing the environment reads the checked-out files (a Dockerfile's build context). */
 export const readsWorkspace = (choice: EnvironmentChoice): boolean =>
-  choice._tag === "Devcontainer" && choice.spec.source._tag === "Build"
+  choice._tag === "Devcontainer" && (choice.spec.source._tag === "Build" || choice.spec.source._tag === "Compose")
 
 /** Read access to a repository's files: a fetched commit's (git) or a workspace's (on disk). */
 export type RepositoryFiles = PullRequestFiles
@@ -130,17 +136,11 @@ export const chooseEnvironment = Effect.fn("SandboxService.chooseEnvironment")(f
           Effect.map((read) => ({ ...read, warnings: [...read.warnings, asBase.why] })),
           Effect.mapError((error) => new InvalidDevcontainer({ reason: `${asBase.why}; ${error.message}` }))
         )
-    // The reader accepts Docker Compose now; running it is issue 29's engine work (branch compose-engine).
-    if (spec.source._tag === "Compose") {
-      return yield* new InvalidDevcontainer({
-        reason: `${spec.path}: dockerComposeFile: Docker Compose devcontainers are not supported yet; use image or build`
-      })
-    }
     yield* checkBuildInputs(files, spec)
     const features = yield* readFeatureInputs(files, spec.path, spec.features).pipe(
       Effect.mapError((error) => new InvalidDevcontainer({ reason: error.message }))
     )
-    return { _tag: "Devcontainer", spec, features } satisfies EnvironmentChoice
+    return { _tag: "Devcontainer", spec, features, files } satisfies EnvironmentChoice
   }
   if (wanted !== undefined) {
     return yield* new InvalidDevcontainer({ reason: `--devcontainer ${wanted}: the PR has no devcontainer.json` })

@@ -7,10 +7,10 @@ import type {
   Sandbox,
   SandboxEnvironment
 } from "@prbox/domain"
-import { posixPath } from "@prbox/domain"
 import { imageRegistry } from "@prbox/registry"
 import { Context, Effect, FileSystem, Layer } from "effect"
 import { CODE_SERVER_MOUNT, CONTAINER_HOME, CONTAINER_WORKSPACE } from "../CodeServerSpec.ts"
+import { ComposeCli } from "../ComposeCli.ts"
 import { Config, checkMounts, type PrboxConfig } from "../Config.ts"
 import { ContainerRuntime } from "../ContainerRuntime.ts"
 import { daemonSandboxUser } from "../ContainerSpec.ts"
@@ -18,9 +18,10 @@ import { RuntimeError, SetupFailed } from "../Errors.ts"
 import { type InstalledFeature, InstallFeatures } from "../features/InstallFeatures.ts"
 import { accessHint, localRegistryRefusal, RegistryAuth, refusedForCredentials } from "../RegistryAuth.ts"
 import { SandboxTools } from "../SandboxTools.ts"
-import { type BuildFiles, buildRepository, contextFolder } from "./BuildContext.ts"
+import { type BuildFiles, buildFromWorkspace } from "./BuildContext.ts"
 import type { EnvironmentChoice } from "./ChooseEnvironment.ts"
 import { devcontainerIdOf } from "./DevcontainerId.ts"
+import { composeWorkspaceFolder, type PreparedCompose, prepareCompose, serviceCommand } from "./PrepareCompose.ts"
 import { mapRemoteUserUid } from "./RemoteUserUid.ts"
 import { decideWidening } from "./TrustedWidening.ts"
 
@@ -61,8 +62,9 @@ const make = Effect.gen(function* () {
   const registries = yield* RegistryAuth
   const tools = yield* SandboxTools
   const fs = yield* FileSystem.FileSystem
-  const { userHome } = yield* Config
+  const { userHome, home } = yield* Config
   const installFeatures = yield* InstallFeatures
+  const composeDeps = { fs, runtime, compose: yield* ComposeCli, home }
 
   /** A trusted repository's widening, its binds checked to be under the user's home like config.json's. */
   const widened = (
@@ -188,49 +190,36 @@ const make = Effect.gen(function* () {
       }
       case "Devcontainer": {
         const { spec } = choice
+        const pulledImage = (image: string) =>
+          Effect.gen(function* () {
+            const registry = imageRegistry(image)
+            const refused = registry === undefined ? undefined : localRegistryRefusal(registry, config.localRegistries)
+            if (refused !== undefined)
+              return yield* new SetupFailed({ reason: `${spec.path}: image ${image}: ${refused}` })
+            yield* pulled(image, onProgress)
+          })
         let image: string
+        let compose: PreparedCompose | undefined
         if (spec.source._tag === "Image") {
           image = spec.source.image
-          const registry = imageRegistry(image)
-          const refused = registry === undefined ? undefined : localRegistryRefusal(registry, config.localRegistries)
-          if (refused !== undefined)
-            return yield* new SetupFailed({ reason: `${spec.path}: image ${image}: ${refused}` })
-          yield* pulled(image, onProgress)
+          yield* pulledImage(image)
         } else if (spec.source._tag === "Compose") {
-          // Refused at admission (ChooseEnvironment) until the engine runs Compose.
-          return yield* new SetupFailed({ reason: `${spec.path}: Docker Compose devcontainers are not supported yet` })
+          if (choice.files === undefined) return yield* new SetupFailed({ reason: `${spec.path}: no files to read` })
+          const input = { row, spec, source: spec.source, files: choice.files, config, workspacePath, readFrom }
+          compose = yield* prepareCompose(composeDeps, { ...input, onProgress })
+          // Every image by prbox's pull (RegistryAuth's rules): Compose, with --no-build, finds them present.
+          for (const pull of new Set(compose.pulls)) yield* pulledImage(pull)
+          image = compose.image
         } else {
-          const { context, dockerfile, args, target } = spec.source
-          // Outside the context it is "../…", which the build refuses.
-          const inContext = posixPath.relative(posixPath.normalize(context), dockerfile)
-          const built = yield* Effect.scoped(
-            Effect.gen(function* () {
-              const contextDir = yield* contextFolder(
-                fs,
-                runtime,
-                spec.path,
-                workspacePath,
-                context,
-                dockerfile,
-                inContext,
-                readFrom
-              )
-              yield* onProgress(`building ${dockerfile} (${spec.path})`)
-              return yield* runtime.buildImage(
-                {
-                  contextDir,
-                  dockerfile: inContext,
-                  args,
-                  ...(target === undefined ? {} : { target }),
-                  repository: buildRepository(row),
-                  labels: {}
-                },
-                onProgress
-              )
-            })
-          )
-          if (built.reused) yield* onProgress(`reusing ${built.tag}: its inputs did not change`)
-          image = built.tag
+          image = yield* buildFromWorkspace(fs, runtime, {
+            row,
+            path: spec.path,
+            what: spec.path,
+            build: spec.source,
+            workspacePath,
+            readFrom,
+            onProgress
+          })
         }
         let features: ReadonlyArray<InstalledFeature> = []
         if (spec.features.length > 0) {
@@ -252,8 +241,17 @@ const make = Effect.gen(function* () {
           ...(config.memoryMb === undefined ? {} : { memoryMb: config.memoryMb })
         }
         const { entrypoint, cmd } = info
+        const source = spec.source
+        const app = compose?.project.services as Record<string, Record<string, unknown>> | undefined
+        const folder = (path: string) =>
+          composeWorkspaceFolder(
+            path,
+            app?.[source._tag === "Compose" ? source.service : ""],
+            compose?.repository ?? "",
+            spec.repositoryName
+          )
         const planned = planEnvironment(
-          spec,
+          compose === undefined ? spec : { ...spec, workspaceFolder: folder(spec.workspaceFolder) },
           image,
           { metadataLabel: info.labels["devcontainer.metadata"], user: info.user, env: info.env, entrypoint, cmd },
           limits,
@@ -270,9 +268,19 @@ const make = Effect.gen(function* () {
         const plan = withLabel({ ...mapped, steps: [...mapped.steps, ...configSteps(config)] }, info)
         const environment = recorded("devcontainer", image, info, {
           path: spec.path,
-          ignored: planned.ignored,
+          ignored: [...planned.ignored, ...(compose?.checked.ignored ?? [])],
           features
         })
+        if (compose !== undefined && source._tag === "Compose") {
+          const own = app?.[source.service]
+          const command = own === undefined ? undefined : serviceCommand(own, info)
+          const composed: EnvironmentPlan = {
+            ...plan,
+            ...(plan.imageCommand === undefined || command === undefined ? {} : { imageCommand: command }),
+            compose: { service: source.service, services: compose.checked.services }
+          }
+          return { plan: composed, environment }
+        }
         return { plan, environment }
       }
     }

@@ -2,7 +2,7 @@ import { type Bind, Docker, type PullAuth, type VolumeMount } from "@prbox/docke
 import { Effect, Layer, Option } from "effect"
 import { Config } from "../Config.ts"
 import { ContainerRuntime, type ContainerRuntimeShape } from "../ContainerRuntime.ts"
-import type { ContainerSpec, ContainerState } from "../ContainerSpec.ts"
+import { type ContainerSpec, type ContainerState, LABELS } from "../ContainerSpec.ts"
 import { ContainerExited, ImageBuildFailed, PortTaken, RuntimeError } from "../Errors.ts"
 import type { RegistryLogin } from "../RegistryAuth.ts"
 import { carriedVolumesFor } from "./docker/CarriedVolumes.ts"
@@ -14,6 +14,7 @@ import { hostFoldersFor } from "./docker/HostFolders.ts"
 import { hostPortsFor } from "./docker/HostPorts.ts"
 import { ImageSource, imageTransferFor } from "./docker/ImageTransfer.ts"
 import { withProgress } from "./docker/ProgressQueue.ts"
+import { serviceContainersFor } from "./docker/ServiceContainers.ts"
 
 const STOP_TIMEOUT_SECONDS = 10
 
@@ -68,6 +69,8 @@ export const layer = Layer.effect(
     const files = yield* filesModeFor(docker, home)
     const carried = yield* carriedVolumesFor(docker)
     const folders = yield* hostFoldersFor(docker)
+    // A Compose sandbox's other services go with its container: started before it, stopped and removed with it.
+    const services = serviceContainersFor(docker)
 
     const state = (containerId: string): Effect.Effect<ContainerState, RuntimeError> =>
       docker.inspect(containerId).pipe(
@@ -175,6 +178,7 @@ export const layer = Layer.effect(
         )
       }),
       start: Effect.fn("NodeContainerRuntime.start")(function* (containerId) {
+        yield* services.start(containerId)
         yield* docker.start(containerId).pipe(
           Effect.catchTag("ContainerAlreadyStarted", () => Effect.void),
           Effect.mapError((error) =>
@@ -195,13 +199,16 @@ export const layer = Layer.effect(
       }),
       state,
       stop: (containerId) =>
-        docker.stop(containerId, { timeoutSeconds: STOP_TIMEOUT_SECONDS }).pipe(
-          Effect.as("stopped" as const),
-          Effect.catchTag("ContainerAlreadyStopped", () => Effect.succeed("stopped" as const)),
-          Effect.catchTag("ContainerNotFound", () => Effect.succeed("absent" as const)),
-          Effect.mapError(toRuntimeError),
-          // Only once it is confirmed down: a container a failed stop left running stays reachable.
-          Effect.tap(() => ports.released(containerId))
+        Effect.flatMap(services.sandboxOf(containerId), (sandbox) =>
+          docker.stop(containerId, { timeoutSeconds: STOP_TIMEOUT_SECONDS }).pipe(
+            Effect.as("stopped" as const),
+            Effect.catchTag("ContainerAlreadyStopped", () => Effect.succeed("stopped" as const)),
+            Effect.catchTag("ContainerNotFound", () => Effect.succeed("absent" as const)),
+            Effect.mapError(toRuntimeError),
+            // Only once it is confirmed down: a container a failed stop left running stays reachable.
+            Effect.tap(() => ports.released(containerId)),
+            Effect.tap(() => (sandbox === undefined ? Effect.void : services.stop(sandbox)))
+          )
         ),
       destroy: Effect.fn("NodeContainerRuntime.destroy")(
         function* (containerId, options) {
@@ -215,6 +222,8 @@ export const layer = Layer.effect(
             Effect.catchTag("ContainerNotFound", () => Effect.succeed("absent" as const)),
             Effect.mapError(toRuntimeError)
           )
+          const sandbox = labels?.[LABELS.sandbox]
+          if (sandbox !== undefined && labels?.[LABELS.service] === undefined) yield* services.remove(sandbox)
           // Found by the sandbox's label: a container already gone leaves its volumes to prune.
           if (labels !== undefined && options?.keepFiles !== true) yield* carried.removeSandboxVolumes(labels)
           return removed

@@ -27,6 +27,7 @@ import { dockerFor, imageSourceFor } from "./engines/EngineClient.ts"
 import { engineOfHome } from "./engines/EngineSelection.ts"
 import * as NodeAccountIdentity from "./NodeAccountIdentity.ts"
 import * as NodeCodeServerHealth from "./NodeCodeServerHealth.ts"
+import * as NodeComposeCli from "./NodeComposeCli.ts"
 import * as NodeConfig from "./NodeConfig.ts"
 import * as NodeContainerRuntime from "./NodeContainerRuntime.ts"
 import * as NodeEngines from "./NodeEngines.ts"
@@ -132,6 +133,8 @@ const compose = (options: Options, chosen: ChosenEngine) => {
     workspaces,
     wrapped(Hooks, NodeHooks.layer, wrap.hooks),
     registryAuth,
+    // Compose reaches the engine new sandboxes are made on, and refuses any but this machine's.
+    NodeComposeCli.layer(chosen.address),
     NodeFeatureDownloads.layer.pipe(Layer.provide([NodeOciRegistry.layer(), registryAuth, config])),
     config
   )

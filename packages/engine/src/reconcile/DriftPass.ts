@@ -30,6 +30,10 @@ const fromListing = (row: Sandbox, listed: ReadonlyMap<string, LabelledContainer
   return container.running ? "running" : "exited"
 }
 
+/** The containers of a Compose sandbox's other services (LABELS.service). */
+const services = (containers: ReadonlyArray<LabelledContainer>): ReadonlySet<string> =>
+  new Set(containers.filter((c) => c.labels[LABELS.service] !== undefined).map((c) => c.containerId))
+
 const fromInspect = (state: ContainerState): RecordedContainer =>
   state._tag === "Absent" ? "gone" : state._tag === "Running" ? "running" : "exited"
 
@@ -63,7 +67,9 @@ const carryOut = (
       case "MarkOrphaned": {
         const all = containersOf(row, containers)
         yield* stopContainers(ctx, row.id, all)
-        const containerId = row.containerId ?? all[0] ?? null
+        // A Compose sandbox's own container, not one of its other services: removing it removes them.
+        const others = services(containers)
+        const containerId = row.containerId ?? all.find((id) => !others.has(id)) ?? all[0] ?? null
         yield* writeStatus(ctx, row.id, "error", { error: orphanedError(containerId), stoppedAt: now, containerId })
         return [change("orphaned: no worker owns this create", containerId)]
       }
@@ -111,8 +117,10 @@ export const driftPass: ReconcilePass = (ctx, { rows, containers }) =>
         const { action, stopUnrecorded } = decideDrift(facts)
         const changes: Array<ReconcileChange> = []
         if (stopUnrecorded) {
+          // A Compose sandbox's other services run with its container: stopped here only when it does not run.
+          const withIt = facts.container === "running" ? services(containers) : new Set<string>()
           const unrecorded = containersOf({ id: row.id, containerId: null }, containers).filter(
-            (id) => id !== row.containerId
+            (id) => id !== row.containerId && !withIt.has(id)
           )
           yield* stopContainers(ctx, row.id, unrecorded)
           for (const containerId of unrecorded) {

@@ -75,8 +75,13 @@ const make = Effect.gen(function* () {
           configurationName(row.environment),
           base
         )
+        // A Compose project's files are copied once its containers are gone: read through the engine then.
+        const rebuild =
+          choice._tag === "Devcontainer" && choice.spec.source._tag === "Compose" && row.status === "running"
+            ? { ...choice, files: engineWorkspaceFiles(runtime, row.workspacePath ?? "", extraLabels) }
+            : choice
         const dropped = yield* dropContainer(id)
-        return yield* workers.admitRestart(dropped, cfg, { rebuild: choice })
+        return yield* workers.admitRestart(dropped, cfg, { rebuild })
       })
     )
   }, mapStoreErrors("sandbox.rebuild"))

@@ -1,0 +1,187 @@
+/**
+ * A Compose devcontainer made ready to run: its files copied from the PR's
+ * commit into prbox's state (ComposeFiles.ts), rendered by the user's
+ * Compose (a scrubbed environment), checked (the devcontainer package's
+ * rules, per service), what it binds from the repository copied in, each
+ * `build` built by the engine as a Dockerfile build is (Compose never
+ * builds), each image pulled by prbox (RegistryAuth's rules), and the
+ * checked project written beside the copy (0600) for the container step.
+ */
+import {
+  type CheckedCompose,
+  type ComposeSource,
+  checkComposeFiles,
+  checkComposeProject,
+  type DevcontainerSpec,
+  parseRenderedCompose
+} from "@prbox/devcontainer"
+import type { Sandbox } from "@prbox/domain"
+import { posixPath } from "@prbox/domain"
+import { Effect, type FileSystem } from "effect"
+import type { ComposeCli } from "../ComposeCli.ts"
+import type { PrboxConfig } from "../Config.ts"
+import type { ContainerRuntime } from "../ContainerRuntime.ts"
+import { SetupFailed } from "../Errors.ts"
+import { type BuildFiles, buildFromWorkspace } from "./BuildContext.ts"
+import type { RepositoryFiles } from "./ChooseEnvironment.ts"
+import { composeFolder, copyBindSources, copyComposeFiles } from "./ComposeFiles.ts"
+import { composeProjectName } from "./ComposeOverlay.ts"
+
+type Json = Record<string, unknown>
+
+const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value)
+
+/** The host paths the project's services bind, as Compose rendered them (absolute). */
+export const bindSources = (project: Json): ReadonlyArray<string> => {
+  const services = isObject(project.services) ? Object.values(project.services) : []
+  return services.flatMap((service) => {
+    const volumes = isObject(service) && Array.isArray(service.volumes) ? service.volumes : []
+    return volumes.flatMap((entry): ReadonlyArray<string> => {
+      if (isObject(entry)) return entry.type === "bind" && typeof entry.source === "string" ? [entry.source] : []
+      if (typeof entry !== "string" || !entry.startsWith("/")) return []
+      return [entry.split(":")[0] ?? ""]
+    })
+  })
+}
+
+/** The app service's own command, as Docker runs a service's: its entrypoint and command over the image's. */
+export const serviceCommand = (
+  service: Json,
+  image: { readonly entrypoint: ReadonlyArray<string> | null; readonly cmd: ReadonlyArray<string> | null }
+): ReadonlyArray<string> => {
+  const words = (value: unknown): ReadonlyArray<string> | undefined =>
+    Array.isArray(value)
+      ? value.filter((word): word is string => typeof word === "string")
+      : typeof value === "string"
+        ? ["/bin/sh", "-c", value]
+        : undefined
+  const entrypoint = words(service.entrypoint)
+  const command = words(service.command)
+  // An entrypoint set by the service drops the image's CMD, as Docker does.
+  if (entrypoint !== undefined) return [...entrypoint, ...(command ?? [])]
+  return [...(image.entrypoint ?? []), ...(command ?? image.cmd ?? [])]
+}
+
+export interface PreparedCompose {
+  readonly checked: CheckedCompose
+  /** The checked project, built images' tags written in. */
+  readonly project: Json
+  /** Where it is written (the container step reads it). */
+  readonly file: string
+  /** The app service's image: built here, or named by the service. */
+  readonly image: string
+  /** prbox's copy of the repository (the rendered project's paths are under it). */
+  readonly repository: string
+  /** Images of the services prbox pulls before Compose runs (none built). */
+  readonly pulls: ReadonlyArray<string>
+}
+
+export const prepareCompose = Effect.fn("SandboxService.prepareCompose")(function* (
+  deps: {
+    readonly fs: FileSystem.FileSystem
+    readonly runtime: ContainerRuntime["Service"]
+    readonly compose: ComposeCli["Service"]
+    readonly home: string
+  },
+  input: {
+    readonly row: Sandbox
+    readonly spec: DevcontainerSpec
+    readonly source: ComposeSource
+    readonly files: RepositoryFiles
+    readonly config: PrboxConfig
+    readonly workspacePath: string
+    readonly readFrom: BuildFiles
+    readonly onProgress: (line: string) => Effect.Effect<void>
+  }
+) {
+  const { fs, runtime, compose, home } = deps
+  const { row, spec, source, files, config, onProgress } = input
+  const folder = composeFolder(home, row.id)
+  const refused = (error: { readonly message: string }) => new SetupFailed({ reason: error.message })
+  yield* copyComposeFiles(fs, files, folder, source.files)
+  // What Compose reads on the host while it renders (env_file, extends.file, include) must be the repository's.
+  const texts = yield* Effect.forEach(source.files, (path) =>
+    fs.readFileString(posixPath.join(folder.repository, path)).pipe(
+      Effect.map((text) => ({ path, text })),
+      Effect.mapError((error) => new SetupFailed({ reason: `${path} cannot be read (${error.message})` }))
+    )
+  )
+  yield* checkComposeFiles(texts, spec.trusted).pipe(Effect.mapError(refused))
+  const absolute = source.files.map((path) => posixPath.join(folder.repository, path))
+  const directory = posixPath.dirname(absolute[0] ?? folder.repository)
+  yield* onProgress(`rendering ${source.files.join(", ")} (${yield* compose.version.pipe(Effect.mapError(refused))})`)
+  const rendered = yield* compose
+    .render({ name: composeProjectName(row.id), directory }, absolute)
+    .pipe(Effect.mapError((error) => new SetupFailed({ reason: `${spec.path}: dockerComposeFile: ${error.message}` })))
+  const parsed = yield* parseRenderedCompose(rendered).pipe(Effect.mapError(refused))
+  const checked = yield* checkComposeProject(parsed, {
+    file: spec.path,
+    service: source.service,
+    runServices: source.runServices,
+    repositoryRoot: folder.repository,
+    trusted: spec.trusted,
+    untrustedWidening: config.untrustedWidening,
+    withheld: spec.withheld
+  }).pipe(Effect.mapError(refused))
+  for (const warning of checked.warnings) yield* onProgress(`warning: ${warning}`)
+  const project: Json = JSON.parse(JSON.stringify(checked.project))
+  yield* copyBindSources(fs, files, folder, bindSources(project))
+  const services = project.services as Record<string, Json>
+  for (const build of checked.builds) {
+    const tag = yield* buildFromWorkspace(fs, runtime, {
+      row,
+      path: spec.path,
+      what: `service ${build.service}`,
+      build,
+      workspacePath: input.workspacePath,
+      readFrom: input.readFrom,
+      onProgress
+    })
+    const service = services[build.service]
+    if (service !== undefined) services[build.service] = { ...service, image: tag }
+  }
+  const builtServices = new Set(checked.builds.map((build) => build.service))
+  const pulls = checked.services.flatMap((name) => {
+    const image = services[name]?.image
+    return builtServices.has(name) || typeof image !== "string" ? [] : [image]
+  })
+  const app = services[source.service]
+  const image = typeof app?.image === "string" ? app.image : undefined
+  if (image === undefined) {
+    return yield* new SetupFailed({ reason: `${spec.path}: service ${source.service} has neither image nor build` })
+  }
+  const file = posixPath.join(folder.root, "checked.json")
+  yield* fs
+    .writeFileString(file, JSON.stringify(project), { mode: 0o600 })
+    .pipe(
+      Effect.mapError(
+        (error) => new SetupFailed({ reason: `the Compose project cannot be written (${error.message})` })
+      )
+    )
+  return { checked, project, file, image, pulls, repository: folder.repository } satisfies PreparedCompose
+})
+
+/**
+ * Where the workspace goes in the app service: devcontainer.json's
+ * `workspaceFolder`; when it leaves Compose's default (`/`), where the
+ * service binds the repository's root (`..:/workspace`), else
+ * `/workspaces/<repository>`: prbox mounts its checkout there.
+ */
+export const composeWorkspaceFolder = (
+  asked: string,
+  app: Json | undefined,
+  repositoryRoot: string,
+  repositoryName: string
+): string => {
+  if (asked !== "/") return asked
+  const volumes = app !== undefined && Array.isArray(app.volumes) ? app.volumes : []
+  for (const entry of volumes) {
+    const [source, target] = isObject(entry)
+      ? [entry.source, entry.target]
+      : typeof entry === "string"
+        ? entry.split(":")
+        : []
+    if (source === repositoryRoot && typeof target === "string" && target !== "/") return target
+  }
+  return `/workspaces/${repositoryName}`
+}
