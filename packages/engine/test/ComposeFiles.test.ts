@@ -60,7 +60,7 @@ describe("a Compose project's files, from the mirror into prbox's state", () => 
       yield* copyComposeFiles(fs, files, folder, [".devcontainer/docker-compose.yml"])
       assert.strictEqual(statSync(folder.root).mode & 0o777, 0o700)
       assert.deepStrictEqual(readdirSync(join(folder.repository, ".devcontainer")).sort(), ["docker-compose.yml"])
-      assert.isFalse(existsSync(join(root, "home/compose/sbx1/repository/big")))
+      assert.isFalse(existsSync(join(root, "home/sandboxes/sbx1/sealed/compose/repository/big")))
 
       const compose = yield* ComposeCli
       const directory = join(folder.repository, ".devcontainer")

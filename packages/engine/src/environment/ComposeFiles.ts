@@ -1,12 +1,13 @@
 /**
  * A Compose project's files, copied from the PR's commit in the mirror into
- * prbox's own state (`<home>/compose/<sandbox id>/`, 0700): what Compose
+ * prbox's own state (the sandbox's sealed folder, `compose/`, 0700, removed
+ * with the sandbox): what Compose
  * reads, never the workspace. The commit's reader lists no symbolic link
  * and refuses to read one, so the copy holds files and folders only: a
  * link in the PR (`.env -> ~/.ssh/id_rsa`) is left out and Compose never
  * follows it. Bounded: a folder is copied up to a count and a size.
  */
-import { posixPath } from "@prbox/domain"
+import { posixPath, statePaths } from "@prbox/domain"
 import { Effect, type FileSystem } from "effect"
 import { SetupFailed } from "../Errors.ts"
 import type { RepositoryFiles } from "./ChooseEnvironment.ts"
@@ -14,9 +15,9 @@ import type { RepositoryFiles } from "./ChooseEnvironment.ts"
 const MAX_FILES = 2000
 const MAX_BYTES = 64 * 1024 * 1024
 
-/** A sandbox's Compose folder: `repository/` the copy, the project prbox runs beside it. */
+/** A sandbox's Compose folder, in its sealed folder: `repository/` the copy, the project prbox runs beside it. */
 export const composeFolder = (home: string, sandboxId: string) => {
-  const root = posixPath.join(home, "compose", sandboxId)
+  const root = posixPath.join(statePaths(home).sandbox(sandboxId).sealed, "compose")
   return { root, repository: posixPath.join(root, "repository"), project: posixPath.join(root, "prbox-compose.json") }
 }
 

@@ -24,25 +24,13 @@ import type { ContainerRuntime } from "../ContainerRuntime.ts"
 import { SetupFailed } from "../Errors.ts"
 import { type BuildFiles, buildFromWorkspace } from "./BuildContext.ts"
 import type { RepositoryFiles } from "./ChooseEnvironment.ts"
+import { bindSources, sealNestedBinds } from "./ComposeBinds.ts"
 import { composeFolder, copyBindSources, copyComposeFiles } from "./ComposeFiles.ts"
 import { composeProjectName } from "./ComposeOverlay.ts"
 
 type Json = Record<string, unknown>
 
 const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value)
-
-/** The host paths the project's services bind, as Compose rendered them (absolute). */
-export const bindSources = (project: Json): ReadonlyArray<string> => {
-  const services = isObject(project.services) ? Object.values(project.services) : []
-  return services.flatMap((service) => {
-    const volumes = isObject(service) && Array.isArray(service.volumes) ? service.volumes : []
-    return volumes.flatMap((entry): ReadonlyArray<string> => {
-      if (isObject(entry)) return entry.type === "bind" && typeof entry.source === "string" ? [entry.source] : []
-      if (typeof entry !== "string" || !entry.startsWith("/")) return []
-      return [entry.split(":")[0] ?? ""]
-    })
-  })
-}
 
 /** The app service's own command, as Docker runs a service's: its entrypoint and command over the image's. */
 export const serviceCommand = (
@@ -124,7 +112,10 @@ export const prepareCompose = Effect.fn("SandboxService.prepareCompose")(functio
     withheld: spec.withheld
   }).pipe(Effect.mapError(refused))
   for (const warning of checked.warnings) yield* onProgress(`warning: ${warning}`)
-  const project: Json = JSON.parse(JSON.stringify(checked.project))
+  const { project, sealed } = sealNestedBinds(JSON.parse(JSON.stringify(checked.project)))
+  for (const entry of sealed) {
+    yield* onProgress(`warning: ${entry} is mounted read-only: it holds another bind mount's source`)
+  }
   yield* copyBindSources(fs, files, folder, bindSources(project))
   const services = project.services as Record<string, Json>
   for (const build of checked.builds) {

@@ -45,17 +45,23 @@ export const serviceContainersFor = (docker: Docker["Service"]) => {
       }
     })
 
-  /** Stopped with it: each confirmed stopped or gone, else the stop fails. */
+  /**
+   * Stopped with it, all at once (each may take its whole grace period): each
+   * confirmed stopped or gone, else the stop fails.
+   */
   const stop = (sandbox: string) =>
-    Effect.gen(function* () {
-      for (const service of yield* servicesOf(sandbox)) {
-        yield* docker.stop(service.id, { timeoutSeconds: STOP_TIMEOUT_SECONDS }).pipe(
-          Effect.catchTag("ContainerAlreadyStopped", () => Effect.void),
-          Effect.catchTag("ContainerNotFound", () => Effect.void),
-          Effect.mapError(failed("container.stop"))
-        )
-      }
-    })
+    Effect.flatMap(servicesOf(sandbox), (services) =>
+      Effect.forEach(
+        services,
+        (service) =>
+          docker.stop(service.id, { timeoutSeconds: STOP_TIMEOUT_SECONDS }).pipe(
+            Effect.catchTag("ContainerAlreadyStopped", () => Effect.void),
+            Effect.catchTag("ContainerNotFound", () => Effect.void),
+            Effect.mapError(failed("container.stop"))
+          ),
+        { concurrency: "unbounded", discard: true }
+      )
+    )
 
   /** Removed with it, then the sandbox's networks (a network goes once no container is on it). */
   const remove = (sandbox: string) =>
