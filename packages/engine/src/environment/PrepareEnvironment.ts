@@ -7,8 +7,7 @@ import type {
   Sandbox,
   SandboxEnvironment
 } from "@prbox/domain"
-import { posixPath } from "@prbox/domain"
-import { imageRegistry } from "@prbox/registry"
+import { imageRegistry, posixPath } from "@prbox/domain"
 import { Context, Effect, FileSystem, Layer } from "effect"
 import { CODE_SERVER_MOUNT, CONTAINER_HOME, CONTAINER_WORKSPACE } from "../CodeServerSpec.ts"
 import { Config, checkMounts, type PrboxConfig } from "../Config.ts"
