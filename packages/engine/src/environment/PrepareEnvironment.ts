@@ -17,7 +17,7 @@ import { RuntimeError, SetupFailed } from "../Errors.ts"
 import { type InstalledFeature, InstallFeatures } from "../features/InstallFeatures.ts"
 import { accessHint, localRegistryRefusal, RegistryAuth, refusedForCredentials } from "../RegistryAuth.ts"
 import { SandboxTools } from "../SandboxTools.ts"
-import { type BuildFiles, buildRepository, contextFolder } from "./BuildContext.ts"
+import { type BuildFiles, buildRepository, checkPulledImages, contextFolder } from "./BuildContext.ts"
 import type { EnvironmentChoice } from "./ChooseEnvironment.ts"
 import { devcontainerIdOf } from "./DevcontainerId.ts"
 import { mapRemoteUserUid } from "./RemoteUserUid.ts"
@@ -201,7 +201,7 @@ const make = Effect.gen(function* () {
           const inContext = posixPath.relative(posixPath.normalize(context), dockerfile)
           const built = yield* Effect.scoped(
             Effect.gen(function* () {
-              const contextDir = yield* contextFolder(
+              const { dir: contextDir, dockerfileText } = yield* contextFolder(
                 fs,
                 runtime,
                 spec.path,
@@ -211,6 +211,7 @@ const make = Effect.gen(function* () {
                 inContext,
                 readFrom
               )
+              yield* checkPulledImages(spec.path, dockerfile, dockerfileText, args, config.localRegistries)
               yield* onProgress(`building ${dockerfile} (${spec.path})`)
               return yield* runtime.buildImage(
                 {
