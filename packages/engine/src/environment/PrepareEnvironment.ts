@@ -235,6 +235,7 @@ const make = Effect.gen(function* () {
             spec,
             choice.features,
             { image, info: yield* inspected(image) },
+            `${row.host ?? "local"}/${row.repository} ${spec.path}`,
             onProgress
           ).pipe(
             Effect.catchTag("FeatureUnavailable", (error) => Effect.fail(new SetupFailed({ reason: error.message })))

@@ -61,7 +61,7 @@ export const layer = Layer.effect(
             return yield* new FeatureUnavailable({
               feature: reference.key,
               source,
-              detail: `its sha256 is not the one devcontainer-lock.json pins (${pinned})`
+              detail: `its sha256 is not the one it is pinned to (${pinned})`
             })
           }
           const tar = yield* Effect.try({
