@@ -15,7 +15,7 @@ interface Line {
   readonly number: number
 }
 
-/** The parser directives at the top (`# syntax=…`, `# escape=…`), as BuildKit reads them. */
+/** The parser directives at the top (`# syntax=…`, `# escapeChar=…`), as BuildKit reads them. */
 const directives = (lines: ReadonlyArray<string>): Map<string, string> => {
   const found = new Map<string, string>()
   for (const line of lines) {
@@ -27,7 +27,7 @@ const directives = (lines: ReadonlyArray<string>): Map<string, string> => {
 }
 
 /** Logical instructions: continuations joined, comment lines and heredoc bodies left out. */
-const instructions = (lines: ReadonlyArray<string>, escape: string): ReadonlyArray<Line> => {
+const instructions = (lines: ReadonlyArray<string>, escapeChar: string): ReadonlyArray<Line> => {
   const out: Array<Line> = []
   let pending: Line | undefined
   let heredoc: { readonly end: string; readonly strip: boolean } | undefined
@@ -38,7 +38,7 @@ const instructions = (lines: ReadonlyArray<string>, escape: string): ReadonlyArr
     }
     if (/^\s*#/.test(raw) || (pending !== undefined && raw.trim() === "")) return
     const trimmed = raw.trimEnd()
-    const continues = trimmed.endsWith(escape)
+    const continues = trimmed.endsWith(escapeChar)
     const part = continues ? trimmed.slice(0, -1) : trimmed
     pending =
       pending === undefined ? { text: part, number: index + 1 } : { ...pending, text: `${pending.text} ${part}` }
@@ -56,11 +56,15 @@ const instructions = (lines: ReadonlyArray<string>, escape: string): ReadonlyArr
 const unquote = (value: string): string => value.replace(/^"(.*)"$/, "$1").replace(/^'(.*)'$/, "$1")
 
 /** `$name`, `${name}`, `${name:-word}`, `${name:+word}` as Docker expands them (unset: empty); undefined for any other form. */
-const expand = (text: string, args: ReadonlyMap<string, string | undefined>, escape: string): string | undefined => {
+const expand = (
+  text: string,
+  args: ReadonlyMap<string, string | undefined>,
+  escapeChar: string
+): string | undefined => {
   let out = ""
   for (let i = 0; i < text.length; i++) {
     const char = text[i] ?? ""
-    if (char === escape && text[i + 1] === "$") {
+    if (char === escapeChar && text[i + 1] === "$") {
       out += "$"
       i++
       continue
@@ -87,8 +91,9 @@ const expand = (text: string, args: ReadonlyMap<string, string | undefined>, esc
 export const dockerfileImages = (text: string, buildArgs: Readonly<Record<string, string>>): DockerfileImages => {
   const lines = text.split(/\r?\n/)
   const found = directives(lines)
-  const escape = found.get("escape") ?? "\\"
-  if (escape !== "\\" && escape !== "`") return { ok: false, detail: `the escape directive ${escape} is not \\ or \`` }
+  const escapeChar = found.get("escape") ?? "\\"
+  if (escapeChar !== "\\" && escapeChar !== "`")
+    return { ok: false, detail: `the escape directive ${escapeChar} is not \\ or \`` }
   const images: Array<string> = []
   const stages = new Set<string>()
   const args = new Map<string, string | undefined>()
@@ -98,14 +103,14 @@ export const dockerfileImages = (text: string, buildArgs: Readonly<Record<string
 
   /** An image position: expanded, then a stage, scratch or an image; undefined when it cannot be read. */
   const image = (written: string): { readonly name: string } | undefined => {
-    const name = expand(unquote(written), args, escape)
+    const name = expand(unquote(written), args, escapeChar)
     if (name === undefined || name.trim() === "" || name.includes("$")) return undefined
     const lower = name.toLowerCase()
     if (lower !== "scratch" && !stages.has(lower) && !/^\d+$/.test(name)) images.push(name)
     return { name }
   }
 
-  for (const line of instructions(lines, escape)) {
+  for (const line of instructions(lines, escapeChar)) {
     const [keyword = "", ...words] = line.text.trim().split(/\s+/)
     const instruction = keyword.toUpperCase()
     const unreadable = (what: string) => ({
@@ -116,7 +121,7 @@ export const dockerfileImages = (text: string, buildArgs: Readonly<Record<string
       for (const word of words) {
         const eq = word.indexOf("=")
         const name = eq === -1 ? word : word.slice(0, eq)
-        const written = eq === -1 ? undefined : expand(unquote(word.slice(eq + 1)), args, escape)
+        const written = eq === -1 ? undefined : expand(unquote(word.slice(eq + 1)), args, escapeChar)
         args.set(name, buildArgs[name] ?? written)
       }
     } else if (instruction === "FROM") {
