@@ -23,10 +23,10 @@ const plants: ReadonlyArray<Plant> = [
   { rule: "node-only-in-node-folders", file: "packages/devcontainer/src/Parse.ts", from: "node:path" },
   { rule: "node-only-in-node-folders", file: "packages/protocol/src/Api.ts", from: "node:util" },
   { rule: "node-only-in-node-folders", file: "packages/mcp/src/Tool.ts", from: "node:crypto" },
-  { rule: "node-only-in-node-folders", file: "packages/registry/src/Reference.ts", from: "node:crypto" },
+  { rule: "node-only-in-node-folders", file: "packages/registry/src/Manifest.ts", from: "node:crypto" },
   {
     rule: "adapters-import-only-domain",
-    file: "packages/registry/src/Reference.ts",
+    file: "packages/registry/src/Manifest.ts",
     from: "../../docker/src/Docker.ts"
   },
   { rule: "runtime-port-names-node-stream-types-only", file: `${engine}/ContainerRuntime.ts`, from: "node:stream" },

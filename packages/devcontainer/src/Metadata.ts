@@ -55,6 +55,8 @@ export interface MergedConfig {
   readonly ignored: ReadonlyArray<Refusal>
   /** How the container runs (overrideCommand, init, users' uid, env probe, waitFor), merged as the CLI does. */
   readonly runOptions: Options
+  /** Each label entry's `entrypoint` (a feature's), in order: run when the container starts, before code-server. */
+  readonly entrypoints: ReadonlyArray<string>
   readonly warnings: ReadonlyArray<string>
 }
 
@@ -81,6 +83,21 @@ const labelJson = (label: string) =>
     try: (): unknown => JSON.parse(label),
     catch: () => new DevcontainerError({ file: labelFile, detail: "invalid JSON" })
   })
+
+/**
+ * The label entries' `entrypoint`s in order (a feature's, which devcontainer.json
+ * cannot set: it is not among its properties), as the CLI's `mergeConfiguration`
+ * collects them. None from a label that is ignored.
+ */
+const labelEntrypoints = (label: string): ReadonlyArray<string> => {
+  const value = Effect.runSync(Effect.orElseSucceed(labelJson(label), () => undefined))
+  const entries: ReadonlyArray<unknown> = Array.isArray(value) ? value : [value]
+  return entries.flatMap((entry) => {
+    const entrypoint =
+      typeof entry === "object" && entry !== null ? (entry as { entrypoint?: unknown }).entrypoint : undefined
+    return typeof entrypoint === "string" && entrypoint.trim() !== "" ? [entrypoint] : []
+  })
+}
 
 // The label as entries: a JSON array of config snippets or a single object.
 const labelEntries = (label: string, warn: (warning: string) => void): ReadonlyArray<DevcontainerConfig> => {
@@ -178,6 +195,7 @@ export const mergeMetadata = (
   return {
     steps,
     runOptions: mergeOptions(sources.map(({ entry }) => entry)),
+    entrypoints: image.length === 0 || label === undefined ? [] : labelEntrypoints(label),
     containerEnv,
     remoteEnv,
     containerUser,

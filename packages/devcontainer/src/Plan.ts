@@ -212,6 +212,7 @@ export const planEnvironment = (
     ),
     extensions,
     steps,
+    ...(merged.entrypoints.length === 0 ? {} : { entrypoints: merged.entrypoints }),
     ...(asksAny ? { container } : {}),
     ...run.plan
   }

@@ -65,3 +65,31 @@ describe("mergeMetadata", () => {
     }
   })
 })
+
+// label → the entrypoints the container runs at its start, in order
+const entrypointCases: ReadonlyArray<readonly [string, string | undefined, ReadonlyArray<string>]> = [
+  ["no label", undefined, []],
+  [
+    "each entry's, in the label's order (a base image's, then each feature's)",
+    '[{ "entrypoint": "/base-init.sh" }, { "id": "a" }, { "id": "b", "entrypoint": "/usr/local/share/b-init.sh" }]',
+    ["/base-init.sh", "/usr/local/share/b-init.sh"]
+  ],
+  ["a single object", '{ "entrypoint": "/init.sh" }', ["/init.sh"]],
+  ["an empty one or one that is not a string: none", '[{ "entrypoint": " " }, { "entrypoint": ["x"] }]', []],
+  ["a label that is ignored (malformed): none", '[{ "entrypoint": "/init.sh", "remoteUser": 3 }]', []]
+]
+
+describe("mergeMetadata's entrypoints", () => {
+  for (const [name, label, expected] of entrypointCases) {
+    it(name, () =>
+      assert.deepStrictEqual(
+        mergeMetadata(label, config('{ "image": "x" }'), "devcontainer.json", null).entrypoints,
+        expected
+      )
+    )
+  }
+  it("devcontainer.json has no entrypoint of its own: it is not among its properties", () =>
+    assert.isTrue(
+      Effect.runSync(Effect.isFailure(parseDevcontainer("devcontainer.json", '{ "image": "x", "entrypoint": "/x" }')))
+    ))
+})

@@ -156,6 +156,12 @@ export const EnvironmentPlan = Schema.Struct({
   /** Docker's init for an `imageCommand` container (code-server's always has one). */
   init: Schema.optionalKey(Schema.Boolean),
   /**
+   * The image's merged metadata's `entrypoint`s (features'), in order: run by
+   * the container's shell when it starts, before code-server (and so before
+   * the lifecycle steps), as the devcontainers CLI chains them. Absent: none.
+   */
+  entrypoints: Schema.optionalKey(Schema.Array(Schema.String)),
+  /**
    * The remote user's uid was mapped to the workspace owner's in `image`
    * (`updateRemoteUserUID`): its own name and home (`$HOME` from the image)
    * are the sandbox user's.

@@ -104,14 +104,30 @@ export const codeServerArgv = (
 }
 
 /**
+ * Features' entrypoints (the image's merged metadata's, in order) before the
+ * container's main process, as the devcontainers CLI chains them
+ * (`spawnDevContainer`: `/bin/sh -c` with each entrypoint a line, then
+ * `exec "$@"`): each runs at every start of the container, before code-server
+ * (and so before the lifecycle steps, which wait for it). A feature's
+ * entrypoint is the feature's code: the same trust as its install.sh.
+ */
+export const entrypointsThen = (entrypoints: ReadonlyArray<string>): string =>
+  [`trap "exit 0" 15`, ...entrypoints, `exec "$@"`].join("\n")
+
+/**
  * `overrideCommand: false`: the container's entrypoint is /bin/sh running
- * this with the image's ENTRYPOINT and CMD as its arguments. code-server
+ * this with the image's ENTRYPOINT and CMD as its arguments (features'
+ * entrypoints first). code-server
  * starts in the background, then the image's command replaces the shell as
  * the container's main process; with none, the shell stays, as the CLI's
  * (`spawnDevContainer`, src/spec-node/singleContainer.ts) does.
  */
-export const besideImageCommand = (codeServer: ReadonlyArray<string>): string =>
+export const besideImageCommand = (
+  codeServer: ReadonlyArray<string>,
+  entrypoints: ReadonlyArray<string> = []
+): string =>
   [
+    ...entrypoints,
     `${codeServer.map(shellQuote).join(" ")} &`,
     `trap "exit 0" 15`,
     `exec "$@"`,

@@ -1,6 +1,6 @@
 import { capabilitiesToDrop, type EnvironmentPlan, type Sandbox, sandboxVolumeName } from "@prbox/domain"
 import { Redacted } from "effect"
-import { besideImageCommand, codeServerArgv } from "./CodeServerLaunch.ts"
+import { besideImageCommand, codeServerArgv, entrypointsThen } from "./CodeServerLaunch.ts"
 import type { PrboxConfig } from "./Config.ts"
 import type { ContainerSpec } from "./ContainerSpec.ts"
 import { LABELS } from "./ContainerSpec.ts"
@@ -89,7 +89,8 @@ export const userMounts = (config: PrboxConfig, plan: EnvironmentPlan) => [
  * Docker's init), or (`overrideCommand: false`) the image's ENTRYPOINT and
  * CMD as its main process with code-server started beside it, and Docker's
  * init only when the configuration asks (the image's command may want to be
- * PID 1). An image that brings its own code-server runs its own entrypoint.
+ * PID 1). Features' entrypoints run first (CodeServerLaunch.ts). An image
+ * that brings its own code-server runs its own entrypoint.
  */
 const launchOf = (
   distribution: CodeServerDistribution | null,
@@ -100,9 +101,14 @@ const launchOf = (
   if (distribution === null) return { args }
   const [node = "", entry = ""] = codeServerCommand(distribution)
   const command = codeServerArgv([node, entry], plan, keptVariables(plan), probeTimeoutSeconds)
-  if (plan.imageCommand === undefined) return { entrypoint: command, args }
+  const entrypoints = plan.entrypoints ?? []
+  if (plan.imageCommand === undefined) {
+    return entrypoints.length === 0
+      ? { entrypoint: command, args }
+      : { entrypoint: ["/bin/sh", "-c", entrypointsThen(entrypoints), "prbox"], args: [...command, ...args] }
+  }
   return {
-    entrypoint: ["/bin/sh", "-c", besideImageCommand([...command, ...args]), "prbox"],
+    entrypoint: ["/bin/sh", "-c", besideImageCommand([...command, ...args], entrypoints), "prbox"],
     args: plan.imageCommand,
     init: plan.init === true
   }

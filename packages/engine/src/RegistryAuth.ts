@@ -1,4 +1,5 @@
-import { type Credentials, type CredentialsUnavailable, isLoopback } from "@prbox/registry"
+import { isLoopback } from "@prbox/domain"
+import type { Credentials, CredentialsUnavailable } from "@prbox/registry"
 import { Context, type Effect } from "effect"
 import type { InvalidConfig } from "./Errors.ts"
 

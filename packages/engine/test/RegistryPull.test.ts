@@ -1,14 +1,12 @@
 import { execFileSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { describeEvent } from "@prbox/domain"
 import { Effect } from "effect"
-import { type RegistryAuth, startRegistry, type TestRegistry, testAuth } from "../../../scripts/testing/registry.ts"
+import { startRegistry, type TestRegistry, testAuth } from "../../../scripts/testing/registry.ts"
 import { pushImage } from "../../../scripts/testing/registry-publish.ts"
 import { SandboxService } from "../src/index.ts"
+import { dockerConfig } from "./docker-config.ts"
 import { filesContaining, healthzTag, inspectContainer, openSettled, withEngine } from "./harness.ts"
 
 // Opens whose image comes from a real registry process on 127.0.0.1
@@ -22,58 +20,6 @@ const published = (registry: TestRegistry) =>
     pushImage(registry, healthzTag, "prbox-test/engine-pull", randomBytes(4).toString("hex")),
     (ref) => Effect.sync(() => execFileSync("docker", ["rmi", "--force", ref], { stdio: "ignore" }))
   )
-
-/** Sets environment variables for the scope (the daemon reads DOCKER_CONFIG and PATH from its own). */
-const environment = (values: Readonly<Record<string, string>>) =>
-  Effect.acquireRelease(
-    Effect.sync(() => {
-      const before = Object.fromEntries(Object.keys(values).map((key) => [key, process.env[key]]))
-      Object.assign(process.env, values)
-      return before
-    }),
-    (before) =>
-      Effect.sync(() => {
-        for (const [key, value] of Object.entries(before)) {
-          if (value === undefined) delete process.env[key]
-          else process.env[key] = value
-        }
-      })
-  )
-
-interface DockerConfig {
-  readonly dir: string
-  /** The registries the credential helper was asked for, in order. */
-  readonly asked: () => Array<string>
-}
-
-/**
- * A DOCKER_CONFIG whose `credHelpers` sends `registry` to a helper script
- * answering with `auth` (the way `docker login` with a helper leaves it).
- */
-const dockerConfig = (registry: string, auth: RegistryAuth) =>
-  Effect.gen(function* () {
-    const dir = yield* Effect.acquireRelease(
-      Effect.sync(() => mkdtempSync(join(tmpdir(), "prbox-docker-config-"))),
-      (path) => Effect.sync(() => rmSync(path, { recursive: true, force: true }))
-    )
-    const bin = join(dir, "bin")
-    mkdirSync(bin)
-    const log = join(dir, "asked")
-    const helper = join(bin, "docker-credential-prbox-test")
-    const answer = JSON.stringify({ ServerURL: registry, Username: auth.user, Secret: auth.password })
-    writeFileSync(helper, `#!/bin/sh\nread -r registry\necho "$registry" >> ${log}\necho '${answer}'\n`)
-    chmodSync(helper, 0o755)
-    writeFileSync(join(dir, "config.json"), JSON.stringify({ credHelpers: { [registry]: "prbox-test" } }))
-    yield* environment({ DOCKER_CONFIG: dir, PATH: `${bin}:${process.env.PATH ?? ""}` })
-    const asked = () => {
-      try {
-        return readFileSync(log, "utf8").split("\n").filter(Boolean)
-      } catch {
-        return []
-      }
-    }
-    return { dir, asked } satisfies DockerConfig
-  })
 
 /** Opens PR 1 and waits: the settled row and its log lines. */
 const open = (input: string) =>

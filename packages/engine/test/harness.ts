@@ -155,6 +155,7 @@ export interface Inspected {
   readonly Args: ReadonlyArray<string>
   readonly Path: string
   readonly State: { readonly Running: boolean; readonly StartedAt: string }
+  readonly Mounts: ReadonlyArray<{ readonly Destination: string; readonly RW: boolean }>
   readonly HostConfig: {
     readonly Privileged: boolean
     readonly CapAdd: ReadonlyArray<string> | null

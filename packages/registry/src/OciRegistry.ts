@@ -1,6 +1,6 @@
+import type { OciReference } from "@prbox/domain"
 import { Context, type Effect } from "effect"
 import type { Credentials } from "./Credentials.ts"
-import type { OciReference } from "./Reference.ts"
 import type { RegistryError } from "./RegistryError.ts"
 
 export interface FetchArtifactOptions {

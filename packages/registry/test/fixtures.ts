@@ -1,4 +1,5 @@
 import { fileURLToPath } from "node:url"
+import { type OciReference, parseOciReference } from "@prbox/domain"
 import { Effect, Result } from "effect"
 import type { TestRegistry } from "../../../scripts/testing/registry.ts"
 import { publishFeature } from "../../../scripts/testing/registry-publish.ts"
@@ -6,9 +7,7 @@ import {
   DEVCONTAINERS_LAYER,
   type FetchArtifactOptions,
   NodeOciRegistry,
-  type OciReference,
   OciRegistry,
-  parseOciReference,
   type RegistryError
 } from "../src/index.ts"
 

@@ -1,3 +1,5 @@
+import { isLoopback, type OciReference, parseOciReference } from "@prbox/domain"
+import { Result } from "effect"
 import { folderOf, resolveInRepository } from "../Paths.ts"
 
 // A feature's key in devcontainer.json, as the features distribution spec
@@ -11,12 +13,11 @@ export type FeatureReference =
       readonly _tag: "Oci"
       /** The key as written. */
       readonly key: string
-      readonly registry: string
+      /** The key as domain's one OCI grammar reads it: what the registry client fetches. */
+      readonly oci: OciReference
       /** `registry/namespace/id`: the feature without its version. */
       readonly resource: string
       readonly id: string
-      readonly tag: string
-      readonly digest: string | undefined
     }
   | { readonly _tag: "Tarball"; readonly key: string; readonly url: string; readonly id: string }
   | {
@@ -27,15 +28,6 @@ export type FeatureReference =
       readonly id: string
     }
 
-const component = /^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$/
-const registryHost = /^(?:[a-zA-Z0-9-]+(?:\.[a-zA-Z0-9-]+)*|\[[0-9a-fA-F:]+\])(?::\d{1,5})?$/
-const tagPattern = /^[\w][\w.-]{0,127}$/
-const digestPattern = /^sha256:[a-f0-9]{64}$/
-
-// Whether a URL's host is this machine's loopback, where plain HTTP is allowed. (@prbox/registry's
-// isLoopback is the same rule; this package is pure and may not import it.)
-const isLoopback = (host: string): boolean => /^(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$/i.test(host)
-
 /** Why a key is not a feature reference prbox can fetch, or the reference. */
 export type ParsedReference =
   | { readonly ok: true; readonly reference: FeatureReference }
@@ -44,33 +36,17 @@ export type ParsedReference =
 const refused = (detail: string): ParsedReference => ({ ok: false, detail })
 
 const ociReference = (key: string): ParsedReference => {
-  const [withoutDigest = "", digest, ...more] = key.split("@")
-  if (more.length > 0 || (digest !== undefined && !digestPattern.test(digest))) {
-    return refused("expected a digest of the form sha256:<64 hex digits>")
-  }
-  const lastSlash = withoutDigest.lastIndexOf("/")
-  const colon = withoutDigest.lastIndexOf(":")
-  const hasTag = colon > lastSlash
-  const resource = hasTag ? withoutDigest.slice(0, colon) : withoutDigest
-  const tag = hasTag ? withoutDigest.slice(colon + 1) : "latest"
-  // Lowercased as the devcontainers CLI reads a feature's path (an author's capitals name the same feature).
-  const [registry = "", ...path] = resource.split("/").map((part, index) => (index === 0 ? part : part.toLowerCase()))
-  const looksLikeRegistry = registry.includes(".") || registry.includes(":") || registry === "localhost"
-  if (path.length < 1 || !looksLikeRegistry) {
+  const parsed = parseOciReference(key)
+  if (Result.isFailure(parsed)) {
     return refused(
-      "a feature is an OCI reference (<registry>/<namespace>/<feature>:<version>), an https://…tgz URL or ./<folder>; short and GitHub-release ids are not supported"
+      parsed.failure.kind === "no-registry"
+        ? "a feature is an OCI reference (<registry>/<namespace>/<feature>:<version>), an https://…tgz URL or ./<folder>; short and GitHub-release ids are not supported"
+        : parsed.failure.detail
     )
   }
-  if (!registryHost.test(registry)) return refused("the registry is not a host name")
-  if (!path.every((segment) => component.test(segment))) {
-    return refused("the feature's path must be lowercase letters, digits and separators")
-  }
-  if (!tagPattern.test(tag)) return refused("the version tag is not valid")
-  const id = path.at(-1) ?? ""
-  return {
-    ok: true,
-    reference: { _tag: "Oci", key, registry, resource: [registry, ...path].join("/"), id, tag, digest }
-  }
+  const oci = parsed.success
+  const resource = `${oci.registry}/${oci.repository}`
+  return { ok: true, reference: { _tag: "Oci", key, oci, resource, id: oci.repository.split("/").at(-1) ?? "" } }
 }
 
 const tarballReference = (key: string): ParsedReference => {

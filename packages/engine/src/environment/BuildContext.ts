@@ -1,10 +1,12 @@
+import { dockerfileImages } from "@prbox/devcontainer"
 import type { Sandbox } from "@prbox/domain"
-import { posixPath } from "@prbox/domain"
+import { imageRegistry, posixPath } from "@prbox/domain"
 import { Effect, type FileSystem } from "effect"
 import type { ContainerRuntime } from "../ContainerRuntime.ts"
 import { SetupFailed } from "../Errors.ts"
+import { localRegistryRefusal } from "../RegistryAuth.ts"
 import { workspaceFiles } from "./ChooseEnvironment.ts"
-import { stageContext } from "./EngineWorkspace.ts"
+import { engineWorkspaceFiles, stageContext } from "./EngineWorkspace.ts"
 
 /** Image names for builds: one repository per PR repository, the tag is the build inputs' hash. */
 export const buildRepository = (row: Sandbox): string =>
@@ -23,7 +25,8 @@ export type BuildFiles =
  * The folder a build's context is packed from. At an open, before any
  * container of the sandbox ran, the workspace's own, checked here through
  * no link; after, a copy the engine reads (EngineWorkspace.ts): the host
- * resolves nothing in a folder a container may have written.
+ * resolves nothing in a folder a container may have written. With it, the
+ * Dockerfile's text, read the same way (for `checkPulledImages`).
  */
 export const contextFolder = (
   fs: FileSystem.FileSystem,
@@ -39,6 +42,9 @@ export const contextFolder = (
     const notFolder = new SetupFailed({
       reason: `${path}: build.context ${context} is not a folder of the workspace`
     })
+    const notDockerfile = new SetupFailed({
+      reason: `${path}: build.dockerfile ${dockerfile} is not a file of the workspace`
+    })
     if (readFrom._tag === "Engine") {
       const staged = yield* stageContext(fs, runtime, workspacePath, context, inContext, readFrom.labels).pipe(
         Effect.mapError(
@@ -50,18 +56,19 @@ export const contextFolder = (
           reason: `${path}: build.context ${context} is not a folder of the workspace (a symbolic link is not followed)`
         })
       }
-      return staged
+      const text = yield* engineWorkspaceFiles(runtime, workspacePath, readFrom.labels)
+        .read(dockerfile)
+        .pipe(Effect.mapError((error) => new SetupFailed({ reason: `${path}: the build's ${error.message}` })))
+      if (text === undefined) return yield* notDockerfile
+      return { dir: staged, dockerfileText: text }
     }
     const files = workspaceFiles(fs, workspacePath)
     const unsafe = (error: { readonly message: string }) =>
       new SetupFailed({ reason: `${path}: the build's ${error.message}` })
     if ((yield* files.list(context).pipe(Effect.mapError(unsafe))) === undefined) return yield* notFolder
-    if ((yield* files.read(dockerfile).pipe(Effect.mapError(unsafe))) === undefined) {
-      return yield* new SetupFailed({
-        reason: `${path}: build.dockerfile ${dockerfile} is not a file of the workspace`
-      })
-    }
-    return posixPath.join(workspacePath, context)
+    const text = yield* files.read(dockerfile).pipe(Effect.mapError(unsafe))
+    if (text === undefined) return yield* notDockerfile
+    return { dir: posixPath.join(workspacePath, context), dockerfileText: text }
   })
 
 /**
@@ -84,6 +91,8 @@ export const buildFromWorkspace = (
     }
     readonly workspacePath: string
     readonly readFrom: BuildFiles
+    /** config.json's localRegistries: what the Dockerfile may pull from this machine. */
+    readonly localRegistries: ReadonlyArray<string>
     readonly onProgress: (line: string) => Effect.Effect<void>
   }
 ) =>
@@ -93,7 +102,7 @@ export const buildFromWorkspace = (
     const inContext = posixPath.relative(posixPath.normalize(context), dockerfile)
     const built = yield* Effect.scoped(
       Effect.gen(function* () {
-        const contextDir = yield* contextFolder(
+        const { dir: contextDir, dockerfileText } = yield* contextFolder(
           fs,
           runtime,
           input.path,
@@ -103,6 +112,7 @@ export const buildFromWorkspace = (
           inContext,
           input.readFrom
         )
+        yield* checkPulledImages(input.path, dockerfile, dockerfileText, args, input.localRegistries)
         yield* input.onProgress(`building ${dockerfile} (${input.what})`)
         return yield* runtime.buildImage(
           {
@@ -120,3 +130,28 @@ export const buildFromWorkspace = (
     if (built.reused) yield* input.onProgress(`reusing ${built.tag}: its inputs did not change`)
     return built.tag
   })
+
+/**
+ * The rule a PR's image and features are held to (RegistryAuth.ts
+ * `localRegistryRefusal`), for every image its Dockerfile makes the engine
+ * pull (each stage's FROM, `--from`, the syntax frontend), before the build:
+ * a registry on this machine only when config.json's localRegistries lists
+ * it. A Dockerfile whose images cannot be read is refused, never built unchecked.
+ */
+export const checkPulledImages = (
+  path: string,
+  dockerfile: string,
+  text: string,
+  args: Readonly<Record<string, string>>,
+  localRegistries: ReadonlyArray<string>
+): Effect.Effect<void, SetupFailed> => {
+  const read = dockerfileImages(text, args)
+  if (!read.ok) return Effect.fail(new SetupFailed({ reason: `${path}: ${dockerfile}: ${read.detail}` }))
+  for (const image of read.images) {
+    const registry = imageRegistry(image)
+    const refused = registry === undefined ? undefined : localRegistryRefusal(registry, localRegistries)
+    if (refused !== undefined)
+      return Effect.fail(new SetupFailed({ reason: `${path}: ${dockerfile}: image ${image}: ${refused}` }))
+  }
+  return Effect.void
+}

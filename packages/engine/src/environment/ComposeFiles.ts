@@ -17,7 +17,8 @@ const MAX_BYTES = 64 * 1024 * 1024
 
 /** A sandbox's Compose folder, in its sealed folder: `repository/` the copy, the project prbox runs beside it. */
 export const composeFolder = (home: string, sandboxId: string) => {
-  const root = posixPath.join(statePaths(home).sandbox(sandboxId).sealed, "compose")
+  const sandbox = statePaths(home).sandbox(sandboxId)
+  const root = posixPath.join(sandbox.sealed ?? sandbox.root, "compose")
   return { root, repository: posixPath.join(root, "repository"), project: posixPath.join(root, "prbox-compose.json") }
 }
 

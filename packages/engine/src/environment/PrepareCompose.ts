@@ -126,6 +126,7 @@ export const prepareCompose = Effect.fn("SandboxService.prepareCompose")(functio
       build,
       workspacePath: input.workspacePath,
       readFrom: input.readFrom,
+      localRegistries: config.localRegistries,
       onProgress
     })
     const service = services[build.service]

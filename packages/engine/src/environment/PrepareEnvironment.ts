@@ -7,7 +7,7 @@ import type {
   Sandbox,
   SandboxEnvironment
 } from "@prbox/domain"
-import { imageRegistry } from "@prbox/registry"
+import { imageRegistry } from "@prbox/domain"
 import { Context, Effect, FileSystem, Layer } from "effect"
 import { CODE_SERVER_MOUNT, CONTAINER_HOME, CONTAINER_WORKSPACE } from "../CodeServerSpec.ts"
 import { ComposeCli } from "../ComposeCli.ts"
@@ -218,6 +218,7 @@ const make = Effect.gen(function* () {
             build: spec.source,
             workspacePath,
             readFrom,
+            localRegistries: config.localRegistries,
             onProgress
           })
         }
@@ -227,6 +228,7 @@ const make = Effect.gen(function* () {
             spec,
             choice.features,
             { image, info: yield* inspected(image) },
+            `${row.host ?? "local"}/${row.repository} ${spec.path}`,
             onProgress
           ).pipe(
             Effect.catchTag("FeatureUnavailable", (error) => Effect.fail(new SetupFailed({ reason: error.message })))

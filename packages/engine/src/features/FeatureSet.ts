@@ -29,14 +29,14 @@ const MAX_FEATURES = 64
 
 const sourceOf = (reference: FeatureReference): string =>
   reference._tag === "Oci"
-    ? reference.registry
+    ? reference.oci.registry
     : reference._tag === "Tarball"
       ? new URL(reference.url).host
       : reference.folder
 
 // Identity in the set: the source and version, and the options as given (the CLI installs the same feature twice with different options).
 const nodeKey = (reference: FeatureReference, value: FeatureValue): string => {
-  const version = reference._tag === "Oci" ? `:${reference.digest ?? reference.tag}` : ""
+  const version = reference._tag === "Oci" ? `:${reference.oci.digest ?? reference.oci.tag}` : ""
   const options = typeof value === "object" ? JSON.stringify(Object.entries(value).sort()) : JSON.stringify(value)
   return `${featureResource(reference)}${version} ${options}`
 }

@@ -20,11 +20,13 @@ export type LocalFeatureFiles = ReadonlyArray<{ readonly path: string; readonly 
 export interface FeatureInputs {
   /** devcontainer-lock.json's pins, when the PR has one. */
   readonly pins: Pins
+  /** Whether the PR has a devcontainer-lock.json: it then governs, and prbox keeps no pins of its own. */
+  readonly lockFile: boolean
   /** Each local feature's folder (repo-relative) → its files. */
   readonly local: Readonly<Record<string, LocalFeatureFiles>>
 }
 
-export const noFeatureInputs: FeatureInputs = { pins: {}, local: {} }
+export const noFeatureInputs: FeatureInputs = { pins: {}, lockFile: false, local: {} }
 
 const MAX_FILES = 200
 const MAX_BYTES = 2 * 1024 * 1024
@@ -89,5 +91,5 @@ export const readFeatureInputs = Effect.fn("Features.readInputs")(function* (
   for (const { reference } of features) {
     if (reference._tag === "Local") local[reference.folder] = yield* readFolder(files, reference.key, reference.folder)
   }
-  return { pins, local } satisfies FeatureInputs
+  return { pins, lockFile: lockText !== undefined, local } satisfies FeatureInputs
 })

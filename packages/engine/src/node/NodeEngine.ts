@@ -14,6 +14,7 @@ import { CodeServerHealth } from "../CodeServerHealth.ts"
 import { Config, type PrboxConfig } from "../Config.ts"
 import { ContainerRuntime } from "../ContainerRuntime.ts"
 import { ExtraLabels } from "../ContainerSpec.ts"
+import { FeaturePins } from "../features/FeaturePins.ts"
 import * as NodeFeatureDownloads from "../features/node/NodeFeatureDownloads.ts"
 import * as NodeSandboxFiles from "../files/node/NodeSandboxFiles.ts"
 import { Gc } from "../gc/Gc.ts"
@@ -136,6 +137,7 @@ const compose = (options: Options, chosen: ChosenEngine) => {
     // Compose reaches the engine new sandboxes are made on, and refuses any but this machine's.
     NodeComposeCli.layer(chosen.address),
     NodeFeatureDownloads.layer.pipe(Layer.provide([NodeOciRegistry.layer(), registryAuth, config])),
+    FeaturePins.layer.pipe(Layer.provide(store)),
     config
   )
   const sandboxes = NodeSandboxService.layer.pipe(

@@ -1,4 +1,5 @@
-import { imageRegistry, NodeRegistryCredentials, RegistryCredentials } from "@prbox/registry"
+import { imageRegistry } from "@prbox/domain"
+import { NodeRegistryCredentials, RegistryCredentials } from "@prbox/registry"
 import { Effect, Layer } from "effect"
 import { Config } from "../Config.ts"
 import { isListed, type RegistryAccess, RegistryAuth } from "../RegistryAuth.ts"

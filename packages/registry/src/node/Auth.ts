@@ -1,7 +1,7 @@
+import type { OciReference } from "@prbox/domain"
 import { Effect, Redacted } from "effect"
 import { type Challenge, parseChallenge } from "../Challenge.ts"
 import { basicAuthorization, type Credentials } from "../Credentials.ts"
-import type { OciReference } from "../Reference.ts"
 import type { RegistryError } from "../RegistryError.ts"
 import { type Answer, allowedUrl, type Exchange, failure, type Subject, send } from "./Http.ts"
 

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto"
+import { isLoopback } from "@prbox/domain"
 import { Effect } from "effect"
-import { isLoopback } from "../Reference.ts"
 import { RegistryError, type RegistryFailure } from "../RegistryError.ts"
 
 /**

@@ -1,7 +1,7 @@
+import { formatReference } from "@prbox/domain"
 import { Effect, Layer, Result } from "effect"
 import { layerOf, MANIFEST_ACCEPT, type ManifestDocument, readManifest, singleManifest } from "../Manifest.ts"
 import { OciRegistry } from "../OciRegistry.ts"
-import { formatReference } from "../Reference.ts"
 import type { RegistryError } from "../RegistryError.ts"
 import { session } from "./Auth.ts"
 import { type Answer, errorCodes, failure, type Subject, send, sha256 } from "./Http.ts"

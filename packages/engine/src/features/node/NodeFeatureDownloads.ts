@@ -1,6 +1,6 @@
 import { gunzipSync } from "node:zlib"
-import { OciRegistry, parseOciReference, type RegistryError } from "@prbox/registry"
-import { Effect, Layer, Result } from "effect"
+import { OciRegistry, type RegistryError } from "@prbox/registry"
+import { Effect, Layer } from "effect"
 import { Config } from "../../Config.ts"
 import { accessHint, localRegistryRefusal, RegistryAuth, refusedForCredentials } from "../../RegistryAuth.ts"
 import { FeatureUnavailable } from "../Errors.ts"
@@ -61,7 +61,7 @@ export const layer = Layer.effect(
             return yield* new FeatureUnavailable({
               feature: reference.key,
               source,
-              detail: `its sha256 is not the one devcontainer-lock.json pins (${pinned})`
+              detail: `its sha256 is not the one it is pinned to (${pinned})`
             })
           }
           const tar = yield* Effect.try({
@@ -70,25 +70,18 @@ export const layer = Layer.effect(
           }).pipe(Effect.mapError(unavailable(reference.key, source)))
           return { digest: tarball.digest, tar: new Uint8Array(tar) }
         }
-        const parsed = parseOciReference(reference.key)
-        if (Result.isFailure(parsed)) {
-          return yield* new FeatureUnavailable({
-            feature: reference.key,
-            source: reference.registry,
-            detail: parsed.failure
-          })
-        }
-        yield* reachable(reference.key, parsed.success.registry)
+        const { oci } = reference
+        yield* reachable(reference.key, oci.registry)
         const access = yield* auth
-          .forRegistry(parsed.success.registry)
-          .pipe(Effect.mapError(unavailable(reference.key, reference.registry)))
+          .forRegistry(oci.registry)
+          .pipe(Effect.mapError(unavailable(reference.key, oci.registry)))
         const artifact = yield* registry
-          .fetchArtifact(parsed.success, {
+          .fetchArtifact(oci, {
             mediaType: FEATURE_LAYER,
             pinnedDigest: pinned,
             credentials: access.login?.credentials
           })
-          .pipe(Effect.mapError(fromRegistry(reference.key, reference.registry, accessHint(access))))
+          .pipe(Effect.mapError(fromRegistry(reference.key, oci.registry, accessHint(access))))
         return { digest: artifact.manifestDigest, tar: artifact.bytes }
       })
     }

@@ -4,6 +4,8 @@ import { formatReference, imageRegistry, isLoopback, parseOciReference } from ".
 
 const digest = `sha256:${"a".repeat(64)}`
 
+// The one grammar of an OCI reference: a feature's key (devcontainer's FeatureReference.ts), the
+// registry client's fetch and an image's registry are all read by it.
 describe("parseOciReference", () => {
   const accepted: ReadonlyArray<
     readonly [string, { registry: string; repository: string; tag: string; digest?: string; scheme: string }]
@@ -38,12 +40,17 @@ describe("parseOciReference", () => {
     ],
     // 127.0.0.2 is loopback to the kernel, but only the names the CLI allows get plain HTTP.
     ["127.0.0.2:5000/a/b", { registry: "127.0.0.2:5000", repository: "a/b", tag: "latest", scheme: "https" }],
-    ["localhost.example/a/b", { registry: "localhost.example", repository: "a/b", tag: "latest", scheme: "https" }]
+    ["localhost.example/a/b", { registry: "localhost.example", repository: "a/b", tag: "latest", scheme: "https" }],
+    // A feature's key as devcontainer.json writes it: the namespace's capitals name the same feature.
+    [
+      "images.example/Devcontainers/Features/Node:1.2.3-rc_1",
+      { registry: "images.example", repository: "devcontainers/features/node", tag: "1.2.3-rc_1", scheme: "https" }
+    ]
   ]
   for (const [text, expected] of accepted) {
     it(`reads ${text}`, () => {
       const parsed = parseOciReference(text)
-      assert.isTrue(Result.isSuccess(parsed), Result.isFailure(parsed) ? parsed.failure : "")
+      assert.isTrue(Result.isSuccess(parsed), Result.isFailure(parsed) ? parsed.failure.detail : "")
       if (Result.isSuccess(parsed)) assert.deepStrictEqual(parsed.success, { digest: undefined, ...expected })
     })
   }
@@ -53,6 +60,8 @@ describe("parseOciReference", () => {
     ["node", /names no registry/],
     ["devcontainers/features/node:1", /names no registry/],
     ["features/node", /names no registry/],
+    ["Org/node", /names no registry/],
+    ["images.example/f/no de:1", /not a repository path/],
     ["localhost:5000", /names no registry/],
     ["localhost:5000/", /not a repository path/],
     ["registry.example/org//node", /not a repository path/],
@@ -74,7 +83,11 @@ describe("parseOciReference", () => {
     it(`refuses ${JSON.stringify(text)}`, () => {
       const parsed = parseOciReference(text)
       assert.isTrue(Result.isFailure(parsed))
-      if (Result.isFailure(parsed)) assert.match(parsed.failure, pattern)
+      if (Result.isFailure(parsed)) {
+        assert.match(parsed.failure.detail, pattern)
+        // A short id (no registry) is told apart: a feature's reader names the forms a feature may take.
+        assert.strictEqual(parsed.failure.kind, /names no registry/.test(pattern.source) ? "no-registry" : "malformed")
+      }
     })
   }
 

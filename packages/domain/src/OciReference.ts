@@ -3,7 +3,8 @@ import { Result } from "effect"
 /**
  * OCI references (`registry[:port]/path/name[:tag][@sha256:…]`), read as the
  * distribution project's reference grammar and the devcontainers CLI read them.
- * Pure: the rules a feature's or an image's name is held to.
+ * Pure, and the one grammar: a feature's key is read by it (devcontainer's
+ * FeatureReference.ts) and the registry client fetches what it read.
  */
 
 export interface OciReference {
@@ -29,6 +30,12 @@ const componentPattern = /^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$/
 const tagPattern = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/
 const digestPattern = /^sha256:[0-9a-f]{64}$/
 
+/** Why a text is not a reference: it names no registry (a short id), or it is malformed; `detail` says what. */
+export interface OciReferenceProblem {
+  readonly kind: "no-registry" | "malformed"
+  readonly detail: string
+}
+
 /** Hosts a registry may be asked over plain HTTP: this machine's own. */
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"])
 
@@ -47,7 +54,7 @@ export const isLoopback = (registry: string): boolean => LOOPBACK_HOSTS.has(host
  * it has a dot or a port, or is `localhost`. Otherwise the name is a path in
  * the engine's default registry.
  */
-const namesRegistry = (segment: string): boolean =>
+export const namesRegistry = (segment: string): boolean =>
   segment.includes(".") || segment.includes(":") || segment === "localhost" || segment.startsWith("[")
 
 const checkRegistry = (registry: string): string | undefined => {
@@ -82,28 +89,32 @@ const splitName = (text: string) => {
  * the tag is kept as written (tags are case-sensitive). Fails with a
  * sentence naming what is wrong.
  */
-export const parseOciReference = (text: string): Result.Result<OciReference, string> => {
+export const parseOciReference = (text: string): Result.Result<OciReference, OciReferenceProblem> => {
   const trimmed = text.trim()
   const quoted = JSON.stringify(text)
-  if (trimmed.length === 0) return Result.fail("an empty reference")
+  const malformed = (detail: string) => Result.fail({ kind: "malformed" as const, detail })
+  if (trimmed.length === 0) return malformed("an empty reference")
   const { name, tag, digest } = splitName(trimmed)
-  if (tag !== undefined && !tagPattern.test(tag)) return Result.fail(`${quoted}: "${tag}" is not a valid tag`)
+  if (tag !== undefined && !tagPattern.test(tag)) return malformed(`${quoted}: "${tag}" is not a valid tag`)
   if (digest !== undefined && !digestPattern.test(digest)) {
-    return Result.fail(`${quoted}: "${digest}" is not a sha256 digest (sha256: and 64 lowercase hex digits)`)
+    return malformed(`${quoted}: "${digest}" is not a sha256 digest (sha256: and 64 lowercase hex digits)`)
   }
   const slash = name.indexOf("/")
   const first = slash === -1 ? name : name.slice(0, slash)
   if (slash === -1 || !namesRegistry(first)) {
-    return Result.fail(`${quoted} names no registry: write it as <registry>/<namespace>/<name>[:<tag>]`)
+    return Result.fail({
+      kind: "no-registry",
+      detail: `${quoted} names no registry: write it as <registry>/<namespace>/<name>[:<tag>]`
+    })
   }
   const registry = first.toLowerCase()
   const registryProblem = checkRegistry(registry)
-  if (registryProblem !== undefined) return Result.fail(`${quoted}: ${registryProblem}`)
+  if (registryProblem !== undefined) return malformed(`${quoted}: ${registryProblem}`)
   const repository = name.slice(slash + 1).toLowerCase()
   if (repository.length === 0 || !repository.split("/").every((part) => componentPattern.test(part))) {
-    return Result.fail(`${quoted}: "${repository}" is not a repository path (lowercase letters, digits, . _ -)`)
+    return malformed(`${quoted}: "${repository}" is not a repository path (lowercase letters, digits, . _ -)`)
   }
-  if (name.length > MAX_NAME_LENGTH) return Result.fail(`${quoted}: the name is longer than ${MAX_NAME_LENGTH}`)
+  if (name.length > MAX_NAME_LENGTH) return malformed(`${quoted}: the name is longer than ${MAX_NAME_LENGTH}`)
   return Result.succeed({
     registry,
     repository,
