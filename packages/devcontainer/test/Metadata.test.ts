@@ -1,6 +1,12 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { type DevcontainerConfig, mergeMetadata, parseDevcontainer, readDevcontainerText, sizeToMb } from "../src/index.ts"
+import {
+  type DevcontainerConfig,
+  mergeMetadata,
+  parseDevcontainer,
+  readDevcontainerText,
+  sizeToMb
+} from "../src/index.ts"
 
 const sizes: ReadonlyArray<readonly [string, number]> = [
   ["4gb", 4096],
