@@ -8,21 +8,15 @@
  * last look at the workspace.
  */
 import { posixPath } from "@prbox/domain"
-import { Effect, type FileSystem } from "effect"
-import type { ComposeCli } from "../ComposeCli.ts"
-import type { ContainerRuntime } from "../ContainerRuntime.ts"
+import { Effect } from "effect"
 import { type ContainerSpec, LABELS } from "../ContainerSpec.ts"
 import { SetupFailed } from "../Errors.ts"
 import { composeFolder } from "../environment/ComposeFiles.ts"
 import { COMPOSE_SERVICE_LABEL, composeProjectName, overlayCompose } from "../environment/ComposeOverlay.ts"
+import type { ComposeDeps } from "../environment/PrepareCompose.ts"
 
 export const provisionCompose = Effect.fn("SandboxService.provisionCompose")(function* (
-  deps: {
-    readonly fs: FileSystem.FileSystem
-    readonly runtime: ContainerRuntime["Service"]
-    readonly compose: ComposeCli["Service"]
-    readonly home: string
-  },
+  deps: ComposeDeps,
   input: {
     readonly sandboxId: string
     readonly spec: ContainerSpec

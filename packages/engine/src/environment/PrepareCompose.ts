@@ -64,13 +64,16 @@ export interface PreparedCompose {
   readonly pulls: ReadonlyArray<string>
 }
 
+/** What the Compose steps run with: files, the engine, the user's Compose, `$PRBOX_HOME`. */
+export interface ComposeDeps {
+  readonly fs: FileSystem.FileSystem
+  readonly runtime: ContainerRuntime["Service"]
+  readonly compose: ComposeCli["Service"]
+  readonly home: string
+}
+
 export const prepareCompose = Effect.fn("SandboxService.prepareCompose")(function* (
-  deps: {
-    readonly fs: FileSystem.FileSystem
-    readonly runtime: ContainerRuntime["Service"]
-    readonly compose: ComposeCli["Service"]
-    readonly home: string
-  },
+  deps: ComposeDeps,
   input: {
     readonly row: Sandbox
     readonly spec: DevcontainerSpec
