@@ -6,9 +6,11 @@
  * file mounted into a container at the next start. So a bind whose source
  * holds another bind's source is made read-only wherever it is mounted. Pure.
  */
-type Json = Record<string, unknown>
+/** A Compose project as parsed JSON: the engine's Compose steps read it as plain objects. */
+export type Json = Record<string, unknown>
 
-const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value)
+export const isObject = (value: unknown): value is Json =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
 
 const servicesOf = (project: Json): ReadonlyArray<[string, Json]> =>
   isObject(project.services)
@@ -17,8 +19,16 @@ const servicesOf = (project: Json): ReadonlyArray<[string, Json]> =>
       )
     : []
 
+/** Where a service's volume entry mounts, in either syntax. */
+export const volumeTarget = (entry: unknown): string | undefined => {
+  if (isObject(entry)) return typeof entry.target === "string" ? entry.target : undefined
+  if (typeof entry !== "string") return undefined
+  const parts = entry.split(":")
+  return parts.length === 1 ? parts[0] : parts[1]
+}
+
 /** A volume entry's host source when it is a bind (Compose renders them absolute), else undefined. */
-const bindSource = (entry: unknown): string | undefined => {
+export const bindSource = (entry: unknown): string | undefined => {
   if (isObject(entry)) return entry.type === "bind" && typeof entry.source === "string" ? entry.source : undefined
   if (typeof entry !== "string" || !entry.startsWith("/")) return undefined
   return entry.split(":")[0]

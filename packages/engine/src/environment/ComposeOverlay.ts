@@ -6,6 +6,7 @@
  * project Compose runs out.
  */
 import { type ContainerSpec, LABELS } from "../ContainerSpec.ts"
+import { isObject, type Json, volumeTarget } from "./ComposeBinds.ts"
 
 /** Docker's own label for which published port is code-server's (packages/docker EngineAnswers.ts). */
 export const EXPOSED_PORT_LABEL = "dev.prbox.docker.exposed-port"
@@ -17,8 +18,6 @@ export const COMPOSE_SERVICE_LABEL = "com.docker.compose.service"
 export const composeProjectName = (sandboxId: string): string =>
   `prbox-${sandboxId.toLowerCase().replace(/[^a-z0-9_-]/g, "-")}`
 
-type Json = Record<string, unknown>
-
 /**
  * prbox's own values as Compose reads them: `$` is Compose's interpolation,
  * so it is written `$$` (the rendered project already is, as `config` prints it).
@@ -27,8 +26,6 @@ export const literal = (value: string): string => value.replaceAll("$", () => "$
 
 const literals = (values: Readonly<Record<string, string>>): Record<string, string> =>
   Object.fromEntries(Object.entries(values).map(([key, value]) => [key, literal(value)]))
-
-const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value)
 
 /** `KEY=value` list or mapping, as Compose writes either, to a mapping. */
 const asMapping = (value: unknown): Record<string, unknown> => {
@@ -40,14 +37,6 @@ const asMapping = (value: unknown): Record<string, unknown> => {
     return at < 0 ? [[item, null]] : [[item.slice(0, at), item.slice(at + 1)]]
   })
   return Object.fromEntries(entries)
-}
-
-/** Where a service's volume entry mounts, in either syntax. */
-const volumeTarget = (entry: unknown): string | undefined => {
-  if (isObject(entry)) return typeof entry.target === "string" ? entry.target : undefined
-  if (typeof entry !== "string") return undefined
-  const parts = entry.split(":")
-  return parts.length === 1 ? parts[0] : parts[1]
 }
 
 /** A bind mount (a path of this machine) rather than a named volume, in either syntax. */

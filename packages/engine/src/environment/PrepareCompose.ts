@@ -24,13 +24,9 @@ import type { ContainerRuntime } from "../ContainerRuntime.ts"
 import { SetupFailed } from "../Errors.ts"
 import { type BuildFiles, buildFromWorkspace } from "./BuildContext.ts"
 import type { RepositoryFiles } from "./ChooseEnvironment.ts"
-import { bindSources, sealNestedBinds } from "./ComposeBinds.ts"
+import { bindSource, bindSources, type Json, sealNestedBinds, volumeTarget } from "./ComposeBinds.ts"
 import { composeFolder, copyBindSources, copyComposeFiles } from "./ComposeFiles.ts"
 import { composeProjectName } from "./ComposeOverlay.ts"
-
-type Json = Record<string, unknown>
-
-const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value)
 
 /** The app service's own command, as Docker runs a service's: its entrypoint and command over the image's. */
 export const serviceCommand = (
@@ -171,12 +167,8 @@ export const composeWorkspaceFolder = (
   if (asked !== "/") return asked
   const volumes = app !== undefined && Array.isArray(app.volumes) ? app.volumes : []
   for (const entry of volumes) {
-    const [source, target] = isObject(entry)
-      ? [entry.source, entry.target]
-      : typeof entry === "string"
-        ? entry.split(":")
-        : []
-    if (source === repositoryRoot && typeof target === "string" && target !== "/") return target
+    const target = volumeTarget(entry)
+    if (bindSource(entry) === repositoryRoot && target !== undefined && target !== "/") return target
   }
   return `/workspaces/${repositoryName}`
 }
