@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { bindSources, sealNestedBinds } from "../src/environment/ComposeBinds.ts"
+import { composeWorkspaceFolder } from "../src/environment/PrepareCompose.ts"
 
 const project = (services: Record<string, ReadonlyArray<unknown>>) => ({
   services: Object.fromEntries(Object.entries(services).map(([name, volumes]) => [name, { image: "x", volumes }]))
@@ -70,5 +71,20 @@ describe("ComposeBinds", () => {
       assert.deepStrictEqual(result.sealed, testCase.sealed)
       assert.deepStrictEqual(result.project, testCase.expect === undefined ? input : project(testCase.expect))
     })
+  }
+})
+
+describe("composeWorkspaceFolder", () => {
+  const root = "/copy/repository"
+  const cases: ReadonlyArray<readonly [string, string, ReadonlyArray<unknown>, string]> = [
+    ["devcontainer.json's own folder wins", "/work", [`${root}:/workspace`], "/work"],
+    ["the app's bind of the repository root, short syntax", "/", [`${root}:/workspace:rw`], "/workspace"],
+    ["the same in the long syntax", "/", [{ type: "bind", source: root, target: "/src" }], "/src"],
+    ["a bind of a folder inside the repository is not the root", "/", [`${root}/app:/app`], "/workspaces/name"],
+    ["a named volume is not the root", "/", ["data:/workspace"], "/workspaces/name"],
+    ["the root bound at / is not a workspace", "/", [`${root}:/`], "/workspaces/name"]
+  ]
+  for (const [name, asked, volumes, expected] of cases) {
+    it(name, () => assert.strictEqual(composeWorkspaceFolder(asked, { volumes }, root, "name"), expected))
   }
 })
