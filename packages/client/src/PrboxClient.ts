@@ -25,6 +25,8 @@ import {
   type PreviewToken,
   type PruneReport,
   type PruneRequest,
+  type PullRequestFile,
+  type PullRequestSide,
   type ReconcileReport,
   type SandboxEvent,
   type SandboxView,
@@ -95,6 +97,11 @@ export interface PrboxClientShape {
   readonly writeFile: (id: SandboxId, request: FileWriteRequest) => Effect.Effect<FileWritten, ClientError>
   readonly editFile: (id: SandboxId, request: FileEditRequest) => Effect.Effect<FileEdited, ClientError>
   readonly diff: (id: SandboxId, request: DiffRequest) => Effect.Effect<DiffResult, ClientError>
+  /** One side of a file the PR changes (its merge-base's or its head's), from the daemon's mirror. */
+  readonly pullRequestFile: (
+    id: SandboxId,
+    query: { readonly side: PullRequestSide; readonly path: string }
+  ) => Effect.Effect<PullRequestFile, ClientError>
   /** Starts a background job; read its output with `readJob`. */
   readonly startJob: (id: SandboxId, request: JobRequest) => Effect.Effect<JobView, ClientError>
   readonly listJobs: (id: SandboxId) => Effect.Effect<ReadonlyArray<JobView>, ClientError>
@@ -222,6 +229,8 @@ const make = (options: ClientOptions) =>
       // `base` may fetch the PR's base branch first.
       diff: (id, payload) =>
         call(api.files.diff({ params: { id }, payload }), Duration.sum(timeout, Duration.minutes(5))),
+      pullRequestFile: (id, query) =>
+        call(api.files.pullRequestFile({ params: { id }, query }), Duration.sum(timeout, Duration.minutes(5))),
       startJob: (id, payload) => call(api.jobs.start({ params: { id }, payload })),
       listJobs: (id) => call(api.jobs.list({ params: { id } })),
       readJob: (id, jobId, query = {}) => call(api.jobs.read({ params: { id, jobId }, query })),

@@ -1,5 +1,6 @@
 export * from "./Account.ts"
 export * from "./CarriedFiles.ts"
+export * from "./ChangedFile.ts"
 export * from "./DaemonService.ts"
 export * from "./DaemonTiering.ts"
 export * from "./DefaultImage.ts"

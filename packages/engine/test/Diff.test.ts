@@ -11,7 +11,11 @@ describe("a sandbox's diff", () => {
   it.live("head: the sandbox's edits and new files since the PR's head; base: the PR's own changes; both bounded", () =>
     withEngine({ config: { image: healthzGitImage() } }, ({ remote }) =>
       Effect.gen(function* () {
-        const head = pushPullRequest(remote.path, PR, { "src/app.txt": "one\ntwo\n", "docs/a.md": "a\n" })
+        const head = pushPullRequest(remote.path, PR, {
+          "src/app.txt": "one\ntwo\n",
+          "docs/a.md": "a\n",
+          "README.md": "changed by the PR\n"
+        })
         const files = yield* SandboxFiles
         const { id } = yield* openRunning(remote.path, PR)
         const diff = (request: Partial<Parameters<SandboxFiles["Service"]["diff"]>[1]>) =>
@@ -59,6 +63,27 @@ describe("a sandbox's diff", () => {
         assert.include(base.diff, "+++ b/src/app.txt")
         assert.include(base.diff, "+one\n+two")
         assert.notInclude(base.diff, "new.txt", "the sandbox's changes are not the PR's")
+        assert.deepStrictEqual(base.files, [
+          { path: "README.md", change: "modified" },
+          { path: "docs/a.md", change: "added" },
+          { path: "src/app.txt", change: "added" }
+        ])
+
+        // A diff view's two sides, from the mirror: the sandbox's edit of src/app.txt is not the PR's.
+        const side = (which: "base" | "head", path: string) => files.pullRequestFile(id, { side: which, path })
+        const readmeBase = yield* side("base", "README.md")
+        const readmeHead = yield* side("head", "README.md")
+        assert.deepStrictEqual(
+          [readmeBase.commit, readmeBase.present, readmeBase.content],
+          [remote.main, true, "README.md\n"]
+        )
+        assert.deepStrictEqual([readmeHead.commit, readmeHead.content], [head, "changed by the PR\n"])
+        assert.deepStrictEqual(
+          [(yield* side("base", "src/app.txt")).present, (yield* side("head", "src/app.txt")).content],
+          [false, "one\ntwo\n"]
+        )
+        assert.strictEqual((yield* Effect.flip(side("head", "../x")))._tag, "InvalidPath")
+        assert.strictEqual((yield* Effect.flip(side("head", ".")))._tag, "SandboxConflict")
       })
     )
   )

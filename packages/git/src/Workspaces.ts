@@ -1,3 +1,4 @@
+import type { ChangedFile } from "@prbox/domain"
 import { Context, type Effect } from "effect"
 import type { FetchError, GitCommandFailed, GitTimeout, UnsafeArgument, WorkspaceError } from "./Errors.ts"
 import type { GitUser } from "./Git.ts"
@@ -78,6 +79,8 @@ export interface BaseDiff {
   readonly baseBranch: string
   /** `git diff <mergeBase> <head>` (or its `--stat`), whole: the caller bounds it. */
   readonly diff: string
+  /** The files the diff changes (within `paths`), renames found. */
+  readonly files: ReadonlyArray<ChangedFile>
 }
 
 /** A file or folder directly inside a folder of a commit. */

@@ -37,11 +37,20 @@ describe("Workspaces.diffAgainstBase", () => {
         assert.include(whole.diff, "+++ b/src/feature.ts")
         assert.include(whole.diff, "+++ b/docs/notes.md")
         assert.notInclude(whole.diff, "README.md", "main's later commit is not the PR's change")
+        assert.deepStrictEqual(whole.files, [
+          { path: "docs/notes.md", change: "added" },
+          { path: "src/feature.ts", change: "added" }
+        ])
 
         const fetches = fetchedArgs.length
         const onlySrc = yield* workspaces.diffAgainstBase(fetched.mirrorPath, head, { paths: ["src"], stat: true })
         assert.match(onlySrc.diff, /src\/feature\.ts \| 1 \+/)
         assert.notInclude(onlySrc.diff, "docs/notes.md")
+        assert.deepStrictEqual(
+          onlySrc.files,
+          [{ path: "src/feature.ts", change: "added" }],
+          "the paths bound the files"
+        )
         assert.strictEqual(fetchedArgs.length, fetches, "the base branch is in the mirror now: no second fetch")
 
         const named = yield* Effect.flip(

@@ -39,7 +39,9 @@ import {
   JobOutput,
   JobReadQuery,
   JobRequest,
-  JobView
+  JobView,
+  PullRequestFile,
+  PullRequestFileQuery
 } from "./Workspace.ts"
 
 const error = ApiErrors
@@ -181,6 +183,14 @@ export class Files extends HttpApiGroup.make("files")
       params: byId,
       payload: DiffRequest,
       success: DiffResult,
+      error
+    })
+  )
+  .add(
+    HttpApiEndpoint.get("pullRequestFile", "/sandboxes/:id/pull-request/file", {
+      params: byId,
+      query: PullRequestFileQuery,
+      success: PullRequestFile,
       error
     })
   )

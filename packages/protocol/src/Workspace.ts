@@ -1,4 +1,4 @@
-import { MAX_LIST_DEPTH, MAX_READ_BYTES, MAX_WRITE_BYTES, SandboxId } from "@prbox/domain"
+import { ChangedFile, MAX_LIST_DEPTH, MAX_READ_BYTES, MAX_WRITE_BYTES, SandboxId } from "@prbox/domain"
 import { Schema } from "effect"
 import { ExecRequest, WorkspacePathParam } from "./Wire.ts"
 
@@ -100,9 +100,33 @@ export const DiffResult = Schema.Struct({
   to: Schema.String,
   description: Schema.String,
   diff: Schema.String,
-  truncated: Schema.Boolean
+  truncated: Schema.Boolean,
+  /** `base`: the files the PR changes (within `paths`), for a list to pick a file's diff from. */
+  files: Schema.optionalKey(Schema.Array(ChangedFile))
 })
 export type DiffResult = typeof DiffResult.Type
+
+/** `base`: the file at the merge-base with the PR's base branch; `head`: at the PR's head commit. */
+export const PullRequestSide = Schema.Literals(["base", "head"])
+export type PullRequestSide = typeof PullRequestSide.Type
+
+export const PullRequestFileQuery = {
+  side: PullRequestSide,
+  path: WorkspacePathParam
+}
+
+/** A file of the PR's own commits, read from prbox's mirror (never the workspace): one side of a diff view. */
+export const PullRequestFile = Schema.Struct({
+  path: Schema.String,
+  side: PullRequestSide,
+  commit: Schema.String,
+  /** The commit has no file there (added on the head, deleted from the base). */
+  present: Schema.Boolean,
+  /** The file has NUL bytes: `content` is empty. */
+  binary: Schema.Boolean,
+  content: Schema.String
+})
+export type PullRequestFile = typeof PullRequestFile.Type
 
 /** A background job: what exec takes but the output bound (a job keeps its last JOB_OUTPUT_KEPT bytes). */
 export const JobRequest = ExecRequest.mapFields(({ maxOutputBytes: _bound, ...fields }) => fields)

@@ -1,4 +1,4 @@
-import type { SandboxConflict, SandboxId, SandboxNotFound } from "@prbox/domain"
+import type { ChangedFile, SandboxConflict, SandboxId, SandboxNotFound } from "@prbox/domain"
 import { Context, type Effect } from "effect"
 import type { GitFailed, HostFailure, InvalidPath, RuntimeError, StoreFailure } from "../Errors.ts"
 import type { FileListing } from "../exec/FileListing.ts"
@@ -49,6 +49,23 @@ export interface DiffResult {
   /** A unified diff, or `git diff --stat` with `stat`. */
   readonly diff: string
   readonly truncated: boolean
+  /** `base`: the files the PR changes (within the paths asked for). */
+  readonly files?: ReadonlyArray<ChangedFile>
+}
+
+/** `base`: the merge-base with the PR's base branch; `head`: the PR's head commit. */
+export type PullRequestSide = "base" | "head"
+
+/** One side of a file the PR changes, read from prbox's mirror. */
+export interface PullRequestFile {
+  readonly path: string
+  readonly side: PullRequestSide
+  readonly commit: string
+  /** The commit has no file there. */
+  readonly present: boolean
+  /** The file has NUL bytes: `content` is empty. */
+  readonly binary: boolean
+  readonly content: string
 }
 
 export type FilesError =
@@ -109,6 +126,11 @@ export interface SandboxFilesShape {
       readonly maxBytes: number
     }
   ) => Effect.Effect<DiffResult, FilesError>
+  /** A file of the PR's head or of its merge-base with the base branch, from the mirror: a diff view's sides. */
+  readonly pullRequestFile: (
+    id: SandboxId,
+    request: { readonly side: PullRequestSide; readonly path: string }
+  ) => Effect.Effect<PullRequestFile, FilesError>
 }
 
 export class SandboxFiles extends Context.Service<SandboxFiles, SandboxFilesShape>()("prbox/engine/SandboxFiles") {}

@@ -9,7 +9,7 @@ import { runScript, unexpectedExit } from "../exec/FileExec.ts"
 import { DIFF_HEAD_SH, EXIT } from "../exec/FileScripts.ts"
 import { checkWorkspacePath } from "../exec/WorkspaceResolve.ts"
 import { Lifecycle } from "../Lifecycle.ts"
-import type { DiffAgainst, DiffResult } from "./SandboxFiles.ts"
+import type { DiffAgainst, DiffResult, PullRequestFile, PullRequestSide } from "./SandboxFiles.ts"
 
 export interface DiffRequest {
   readonly against: DiffAgainst
@@ -26,8 +26,10 @@ const short = (commit: string) => commit.slice(0, 12)
  * `diff`: with `head`, the sandbox's changes since the PR's head, in its
  * container as its user (git must be in the image), untracked files
  * included; with `base`, the PR's own changes, by host git in the PR's
- * mirror (prbox's own repository). Both keep the diff's head when they cut
- * it at `maxBytes` (after a whole line).
+ * mirror (prbox's own repository), with the files it changes. Both keep
+ * the diff's head when they cut it at `maxBytes` (after a whole line).
+ * `pullRequestFile`: one side of a changed file (the merge-base's or the
+ * head's), read from the mirror too, never from the workspace.
  */
 const make = Effect.gen(function* () {
   const execTarget = yield* ExecTargets
@@ -78,7 +80,8 @@ const make = Effect.gen(function* () {
       }
     })
 
-  const againstBase = (id: SandboxId, head: string, paths: ReadonlyArray<string>, request: DiffRequest) =>
+  /** The sandbox's row and its repository's mirror (prbox's own repository: host git may run there). */
+  const mirrorOf = (id: SandboxId) =>
     Effect.gen(function* () {
       const row = yield* getRow(id)
       const cfg = yield* config.load.pipe(
@@ -92,19 +95,23 @@ const make = Effect.gen(function* () {
         repository: row.repository,
         ...(cfg.profile === undefined ? {} : { profile: cfg.profile })
       })
+      return { row, mirrorPath }
+    }).pipe(mapStoreErrors("sandbox.diff"))
+
+  const againstBase = (id: SandboxId, head: string, paths: ReadonlyArray<string>, request: DiffRequest) =>
+    Effect.gen(function* () {
+      const { row, mirrorPath } = yield* mirrorOf(id)
+      // The base branch the code host named for the PR; the remote's default branch when it named none.
+      const base = request.baseBranch ?? row.baseRef ?? undefined
       const found = yield* workspaces
-        .diffAgainstBase(mirrorPath, head, {
-          paths,
-          stat: request.stat,
-          ...(request.baseBranch === undefined ? {} : { base: request.baseBranch })
-        })
+        .diffAgainstBase(mirrorPath, head, { paths, stat: request.stat, ...(base === undefined ? {} : { base }) })
         .pipe(
           Effect.mapError((error) => new GitFailed({ operation: "diff against the base", detail: safeReason(error) }))
         )
-      return { mergeBase: found.mergeBase, baseBranch: found.baseBranch, diff: found.diff }
-    }).pipe(mapStoreErrors("sandbox.diff"))
+      return { mergeBase: found.mergeBase, baseBranch: found.baseBranch, diff: found.diff, files: found.files }
+    })
 
-  return Effect.fn("SandboxFiles.diff")(function* (id: SandboxId, request: DiffRequest) {
+  const diff = Effect.fn("SandboxFiles.diff")(function* (id: SandboxId, request: DiffRequest) {
     const target = yield* execTarget(id, "diff")
     const head = yield* headCommit(target)
     const paths = yield* Effect.forEach(request.paths, (path) =>
@@ -124,12 +131,53 @@ const make = Effect.gen(function* () {
             from: base.mergeBase,
             to: head,
             description: `the PR's head ${short(head)} against its merge-base with ${base.baseBranch}`,
-            diff: base.diff
+            diff: base.diff,
+            files: base.files
           }))
     const cut = boundText(found.diff, maxBytes)
     const result: DiffResult = { against: request.against, ...found, diff: cut.text, truncated: cut.truncated }
     return result
   })
+
+  const pullRequestFile = Effect.fn("SandboxFiles.pullRequestFile")(function* (
+    id: SandboxId,
+    request: { readonly side: PullRequestSide; readonly path: string }
+  ) {
+    const target = yield* execTarget(id, "reading the PR's files")
+    const head = yield* headCommit(target)
+    const { relative } = yield* checkWorkspacePath(target, request.path)
+    if (relative === ".") return yield* new SandboxConflict({ id, reason: "the repository's root is not a file" })
+    const commit =
+      request.side === "head"
+        ? head
+        : (yield* againstBase(id, head, [relative], { against: "base", paths: [], stat: true, maxBytes: 0 })).mergeBase
+    const { mirrorPath } = yield* mirrorOf(id)
+    const text = yield* workspaces
+      .commitFiles(mirrorPath, commit)
+      .read(relative)
+      .pipe(
+        Effect.catchTag("UnsafeArgument", (error) =>
+          Effect.fail(new SandboxConflict({ id, reason: `${relative}: ${error.detail}` }))
+        ),
+        Effect.mapError((error) =>
+          error._tag === "SandboxConflict"
+            ? error
+            : new GitFailed({ operation: "reading the PR's file", detail: safeReason(error) })
+        )
+      )
+    const binary = text?.includes("\0") === true
+    const result: PullRequestFile = {
+      path: relative,
+      side: request.side,
+      commit,
+      present: text !== undefined,
+      binary,
+      content: binary ? "" : (text ?? "")
+    }
+    return result
+  })
+
+  return { diff, pullRequestFile }
 })
 
 export class WorkspaceDiff extends Context.Service<WorkspaceDiff, Effect.Success<typeof make>>()(

@@ -1,5 +1,6 @@
 import * as NodePath from "node:path"
-import { Effect } from "effect"
+import { parseNameStatus } from "@prbox/domain"
+import { Effect, Result } from "effect"
 import { classifyMirrorFailure } from "../Classify.ts"
 import { GitCommandFailed, UnsafeArgument } from "../Errors.ts"
 import { Git, type GitOutput } from "../Git.ts"
@@ -117,6 +118,7 @@ export const baseDiffs = Effect.fnUntraced(function* (
         exitCode: found.exitCode
       })
     }
+    const pathspecs = options.paths.filter((path) => path !== ".")
     const diff = yield* gitOk("git diff", mirrorPath, [
       "-c",
       "core.quotePath=false",
@@ -128,9 +130,24 @@ export const baseDiffs = Effect.fnUntraced(function* (
       mergeBase,
       head,
       "--",
-      ...options.paths.filter((path) => path !== ".")
+      ...pathspecs
     ])
-    const result: BaseDiff = { mergeBase, baseBranch: branch, diff }
+    const nameStatus = yield* gitOk("git diff", mirrorPath, [
+      "diff",
+      "--name-status",
+      "-z",
+      "-M",
+      "--no-ext-diff",
+      mergeBase,
+      head,
+      "--",
+      ...pathspecs
+    ])
+    const files = parseNameStatus(nameStatus)
+    if (Result.isFailure(files)) {
+      return yield* new GitCommandFailed({ operation: "git diff", detail: files.failure, exitCode: 0 })
+    }
+    const result: BaseDiff = { mergeBase, baseBranch: branch, diff, files: files.success }
     return result
   })
 

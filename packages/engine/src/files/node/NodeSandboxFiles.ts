@@ -72,7 +72,7 @@ const splitHeader = (stdout: string, operation: string) => {
 const make = Effect.gen(function* () {
   const runtime = yield* ContainerRuntime
   const execTarget = yield* ExecTargets
-  const diff = yield* WorkspaceDiff
+  const { diff, pullRequestFile } = yield* WorkspaceDiff
 
   /** The target and the path in it, checked. */
   const locate = (id: SandboxId, path: string, what: string) =>
@@ -222,7 +222,7 @@ const make = Effect.gen(function* () {
     return result
   })
 
-  return SandboxFiles.of({ read, list, write, edit, diff })
+  return SandboxFiles.of({ read, list, write, edit, diff, pullRequestFile })
 })
 
 export const layer = Layer.effect(SandboxFiles, make).pipe(
