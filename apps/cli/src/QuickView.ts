@@ -119,7 +119,8 @@ const sandbox = struct({
   destroyFenced: boolean,
   engine: nullOr(string),
   url: nullOr(string),
-  hasPassword: boolean
+  hasPassword: boolean,
+  workspaceFolder: nullOr(string)
 })
 
 export const sandboxView = (value: unknown): SandboxView | undefined => {

@@ -44,7 +44,8 @@ const view = {
   closedSeenAt: null,
   engine: null,
   url: "http://127.0.0.1:8080/",
-  hasPassword: true
+  hasPassword: true,
+  workspaceFolder: "/workspaces/repo"
 } as const
 
 /** Values of every JSON kind, and the edges of the schemas' checks (ids, ranges, word lists). */

@@ -3,7 +3,7 @@ import { portPickItem } from "./PortNodes.ts"
 import type { PortView, SandboxView } from "./Protocol.ts"
 import { type HandlerContext, nameOf, target } from "./Target.ts"
 
-/** Getting into a sandbox: the browser, its password, its log, a command in a terminal. */
+/** Getting into a sandbox: the browser, desktop VS Code, its password, its log, a command in a terminal. */
 
 export const openInBrowser = async ({ ui, daemon }: HandlerContext, view: SandboxView) => {
   if (view.status !== "running" || view.url === null) {
@@ -13,6 +13,23 @@ export const openInBrowser = async ({ ui, daemon }: HandlerContext, view: Sandbo
   // Opening it is activity: the idle timer starts over.
   await daemon.call((client) => client.touch(view.id))
   await ui.openExternal(view.url)
+}
+
+/**
+ * Desktop VS Code's Remote - SSH URI of a sandbox: its host `<id>.prbox`,
+ * which prbox's SSH entry (`prbox ssh-config --install`) reaches through the
+ * daemon, and its workspace folder in the container.
+ */
+export const desktopUri = (view: Pick<SandboxView, "id" | "workspaceFolder">): string =>
+  `vscode://vscode-remote/ssh-remote+${view.id}.prbox${view.workspaceFolder === null ? "" : encodeURI(view.workspaceFolder)}`
+
+export const openInDesktop = async ({ ui, daemon }: HandlerContext, view: SandboxView) => {
+  if (view.status !== "running") {
+    ui.error(`Sandbox ${nameOf(view)} is ${view.status}; restart it first.`)
+    return
+  }
+  await daemon.call((client) => client.touch(view.id))
+  await ui.openExternal(desktopUri(view))
 }
 
 export const copyPassword = async ({ ui, daemon }: HandlerContext, view: SandboxView) => {
@@ -59,6 +76,11 @@ export const accessHandlers = (context: HandlerContext) => ({
   [CommandId.openInBrowser]: async (argument?: unknown) => {
     const view = await target(context, argument, "Sandbox to open in the browser")
     if (view !== undefined) await openInBrowser(context, view)
+  },
+
+  [CommandId.openInDesktop]: async (argument?: unknown) => {
+    const view = await target(context, argument, "Sandbox to open in VS Code Desktop")
+    if (view !== undefined) await openInDesktop(context, view)
   },
 
   [CommandId.copyPassword]: async (argument?: unknown) => {

@@ -1,4 +1,5 @@
 import { accessHandlers } from "./Access.ts"
+import { changeHandlers } from "./Changes.ts"
 import { Cancelled, DaemonError } from "./Daemon.ts"
 import { lifecycleHandlers } from "./Lifecycle.ts"
 import { maintenanceHandlers } from "./Maintenance.ts"
@@ -7,14 +8,15 @@ import type { HandlerContext } from "./Target.ts"
 
 export { parseOpenInput } from "@prbox/client"
 export type { HandlerContext } from "./Target.ts"
-export type { PickItem, PortPickItem, TerminalSpec, Ui } from "./Ui.ts"
+export type { DiffSide, PickItem, PortPickItem, TerminalSpec, Ui } from "./Ui.ts"
 
 type Handler = (argument?: unknown) => Promise<void>
 
-/** Every command's handler, by job (lifecycle, access, maintenance): one entry per command id. */
+/** Every command's handler, by job (lifecycle, access, changes, maintenance): one entry per command id. */
 export const handlers = (context: HandlerContext): Record<CommandId, Handler> => ({
   ...lifecycleHandlers(context),
   ...accessHandlers(context),
+  ...changeHandlers(context),
   ...maintenanceHandlers(context)
 })
 

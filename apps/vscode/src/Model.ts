@@ -9,7 +9,7 @@ import {
   repoOf,
   setupFailureOf
 } from "@prbox/client"
-import { terminalSafe } from "@prbox/domain"
+import { type ChangedFile, terminalSafe } from "@prbox/domain"
 import type { PortView, SandboxEvent, SandboxId, SandboxStatus, SandboxView } from "./Protocol.ts"
 
 export { age, repoOf }
@@ -26,6 +26,8 @@ export const VIEW_ID = "prbox.sandboxes"
 export const CommandId = {
   open: "prbox.open",
   openInBrowser: "prbox.openInBrowser",
+  openInDesktop: "prbox.openInDesktop",
+  openChange: "prbox.openChange",
   openPortInBrowser: "prbox.openPortInBrowser",
   copyPassword: "prbox.copyPassword",
   stop: "prbox.stop",
@@ -68,15 +70,6 @@ export interface SandboxNode {
   readonly contextValue: string
 }
 
-export interface ActionNode {
-  readonly kind: "action"
-  readonly id: string
-  readonly sandboxId: SandboxId
-  readonly label: string
-  readonly icon: Icon
-  readonly command: CommandId
-}
-
 /** A port of a running sandbox: its preview opens with Open in Browser. */
 export interface PortNode {
   readonly kind: "port"
@@ -100,7 +93,30 @@ export interface NoteNode {
   readonly icon: Icon
 }
 
-export type Node = SandboxNode | ActionNode | PortNode | NoteNode
+/** A running sandbox's "Changed Files": the PR's own changes, listed when expanded. */
+export interface ChangesNode {
+  readonly kind: "changes"
+  readonly id: string
+  readonly sandboxId: SandboxId
+  readonly label: string
+  readonly tooltip: string
+  readonly icon: Icon
+}
+
+/** A file the PR changes: opens the diff of its base and head. */
+export interface ChangedFileNode {
+  readonly kind: "file"
+  readonly id: string
+  readonly sandboxId: SandboxId
+  readonly file: ChangedFile
+  readonly label: string
+  readonly description: string
+  readonly tooltip: string
+  readonly icon: Icon
+  readonly contextValue: string
+}
+
+export type Node = SandboxNode | PortNode | ChangesNode | ChangedFileNode | NoteNode
 
 const inProgress: ReadonlyArray<SandboxStatus> = ["creating", "cloning", "starting"]
 
@@ -188,38 +204,6 @@ export const sandboxNode = (view: SandboxView, now: number): SandboxNode => ({
 
 export const sandboxNodes = (views: ReadonlyArray<SandboxView>, now: number): Array<SandboxNode> =>
   sortSandboxes(views).map((view) => sandboxNode(view, now))
-
-const action = (view: SandboxView, command: CommandId, label: string, icon: string): ActionNode => ({
-  kind: "action",
-  id: `${view.id}/${command}`,
-  sandboxId: view.id,
-  label,
-  icon: { id: icon },
-  command
-})
-
-/** The children of a sandbox: what can be done with it in its current status. */
-export const actionNodes = (view: SandboxView): Array<ActionNode> => {
-  const logs = action(view, CommandId.showLogs, "Show Logs", "output")
-  const remove = action(view, CommandId.delete, "Delete", "trash")
-  const stop = action(view, CommandId.stop, "Stop", "debug-stop")
-  const rebuild = action(view, CommandId.rebuild, "Rebuild Container", "tools")
-  if (view.status === "running") {
-    return [
-      action(view, CommandId.openInBrowser, "Open in Browser", "globe"),
-      action(view, CommandId.copyPassword, "Copy Password", "key"),
-      action(view, CommandId.execInTerminal, "Exec in Terminal", "terminal"),
-      action(view, CommandId.update, "Update to the PR's Head", "repo-pull"),
-      rebuild,
-      logs,
-      stop,
-      remove
-    ]
-  }
-  if (inProgress.includes(view.status)) return [logs, stop, remove]
-  if (view.status === "stopping") return [logs]
-  return [action(view, CommandId.restart, "Restart", "debug-restart"), rebuild, logs, remove]
-}
 
 const runningCount = (connection: Connection): number =>
   connection._tag === "up" ? connection.views.filter((view) => view.status === "running").length : 0

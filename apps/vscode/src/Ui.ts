@@ -7,6 +7,13 @@ export interface TerminalSpec {
   readonly env: Readonly<Record<string, string>>
 }
 
+/** One side of a PR's changed file: its merge-base's (`base`) or its head's. */
+export interface DiffSide {
+  readonly sandboxId: SandboxView["id"]
+  readonly side: "base" | "head"
+  readonly path: string
+}
+
 export interface PickItem {
   readonly label: string
   readonly description: string
@@ -44,4 +51,6 @@ export interface Ui {
   readonly copy: (text: string) => Promise<void>
   readonly openExternal: (url: string) => Promise<void>
   readonly terminal: (spec: TerminalSpec) => void
+  /** A diff editor of two sides of a PR's file. */
+  readonly diff: (left: DiffSide, right: DiffSide, title: string) => Promise<void>
 }

@@ -1,6 +1,7 @@
 import { homedir } from "node:os"
 import { terminalSafe } from "@prbox/domain"
 import * as vscode from "vscode"
+import { ChangedFiles, PR_FILE_SCHEME, parseSideUri, sideText, sideUri } from "./Changes.ts"
 import { Ctx } from "./Ctx.ts"
 import { Daemon } from "./Daemon.ts"
 import { commandTable, type Ui } from "./Handlers.ts"
@@ -56,6 +57,14 @@ const vscodeUi = (ctx: Ctx): Ui => ({
   openExternal: async (url) => {
     await vscode.env.openExternal(vscode.Uri.parse(url))
   },
+  diff: async (left, right, title) => {
+    await vscode.commands.executeCommand(
+      "vscode.diff",
+      vscode.Uri.from(sideUri(left)),
+      vscode.Uri.from(sideUri(right)),
+      title
+    )
+  },
   terminal: ({ name, shellPath, shellArgs, env }) => {
     const terminal = ctx.own(
       vscode.window.createTerminal({ name, shellPath, shellArgs: [...shellArgs], env: { ...env } })
@@ -86,7 +95,17 @@ const start = (ctx: Ctx): void => {
       open: ui.openExternal
     })
   )
-  const tree = ctx.own(new SandboxTree(daemon, ports))
+  const changes = new ChangedFiles(daemon)
+  const tree = ctx.own(new SandboxTree(daemon, ports, changes))
+  // A diff view's sides: read through the daemon from its mirror, never from the workspace.
+  ctx.own(
+    vscode.workspace.registerTextDocumentContentProvider(PR_FILE_SCHEME, {
+      provideTextDocumentContent: async (uri) => {
+        const side = parseSideUri(uri.path, uri.query)
+        return side === undefined ? "" : sideText(daemon, side)
+      }
+    })
+  )
   const view = ctx.own(vscode.window.createTreeView(VIEW_ID, { treeDataProvider: tree, showCollapseAll: true }))
   // Ports are asked for (and so watched by the daemon) only while someone looks.
   ports.setVisible(view.visible)

@@ -191,14 +191,26 @@ describe("the extension in code-server", () => {
       .poll(() => page.locator('[id="prbox.prbox-vscode.prbox.status"]').getAttribute("aria-label"))
       .toContain("1 running sandbox")
     await row.click()
-    await page.getByRole("treeitem", { name: "Stop", exact: true }).waitFor()
+    // Its children are things to look at: the PR's changed files (actions are the row's buttons and menu).
+    await page.getByRole("treeitem", { name: "Changed Files", exact: true }).click()
+    const file = page.getByRole("treeitem", { name: "pr1.txt (added)", exact: true })
+    await file.waitFor({ timeout: 30_000 })
+    expect(await page.getByRole("treeitem", { name: "Stop", exact: true }).count()).toBe(0)
+    await file.click()
+    // The diff editor, its sides read by the daemon from its mirror: the PR's text on the right.
+    await page.locator('.tab[aria-label*="pr1.txt (PR: base ↔ head)"]').first().waitFor({ timeout: 30_000 })
+    await page.locator(".editor.modified .view-lines", { hasText: "pr1.txt" }).first().waitFor({ timeout: 30_000 })
+    await row.hover()
+    await row.locator('.action-label[aria-label="Open in VS Code Desktop"]').waitFor()
     await screenshot("view-running.png")
     // The README's picture, refreshed on request only: a test run leaves the work tree alone.
     if (process.env.PRBOX_UPDATE_DOCS === "1") await page.screenshot({ path: DOCS_SCREENSHOT })
   }, 120_000)
 
-  it("Stop in the view stops the sandbox, and the view follows", async () => {
-    await page.getByRole("treeitem", { name: "Stop", exact: true }).click()
+  it("Stop, the running row's button, stops the sandbox, and the view follows", async () => {
+    const row = page.getByRole("treeitem", { name: "Add the widget, #1 · remote · running", exact: true })
+    await row.hover()
+    await row.locator('.action-label[aria-label="Stop"]').click()
     await until("the daemon to report the sandbox stopped", async () => (await statusOf(sandboxId)) === "stopped", {
       timeoutMs: 60_000,
       intervalMs: 200

@@ -11,6 +11,8 @@ import { healthzGitImage } from "../../../packages/engine/test/git-image.ts"
 import { makeRemote, type TestRemote } from "../../../packages/git/test/helpers.ts"
 import { prbox, tearDown } from "../../cli/test/support.ts"
 import { makeHome, type Daemon as Prboxd, startDaemon, until } from "../../daemon/test/support.ts"
+import { changedFileNode } from "../src/ChangeNodes.ts"
+import { ChangedFiles, sideText } from "../src/Changes.ts"
 import { Daemon, DaemonError } from "../src/Daemon.ts"
 import { commandTable, parseOpenInput } from "../src/Handlers.ts"
 import { LogFollowers } from "../src/Logs.ts"
@@ -184,6 +186,31 @@ describe("command handlers against a real daemon", () => {
     const secret = await daemon.call((client) => client.password(pr1.id))
     expect(ui.copied).toEqual([secret.password])
     expect(ui.errors).toEqual([])
+  })
+
+  it("Open in VS Code Desktop opens prbox's SSH host for the sandbox at its workspace folder", async () => {
+    const { ui, run } = editor()
+    expect(pr1.workspaceFolder).toMatch(/^\//)
+    await run(CommandId.openInDesktop, sandboxNode(pr1, Date.now()))
+    expect(ui.opened).toEqual([`vscode://vscode-remote/ssh-remote+${pr1.id}.prbox${pr1.workspaceFolder}`])
+    expect(ui.errors).toEqual([])
+  })
+
+  it("Changed Files lists the PR's own changes; a file opens a diff whose sides the daemon reads", async () => {
+    const { ui, run } = editor()
+    const files = await new ChangedFiles(daemon).list(pr1.id, pr1.sourceCommit)
+    expect(files).toEqual([{ path: "pr1.txt", change: "added" }])
+    const [file] = files
+    if (file === undefined) throw new Error("no changed file")
+    await run(CommandId.openChange, changedFileNode(pr1.id, file))
+    const [shown] = ui.diffs
+    expect(shown?.title).toBe("pr1.txt (PR: base ↔ head)")
+    if (shown === undefined) throw new Error("no diff shown")
+    // Added by the PR: nothing at the merge-base, the PR's text at its head.
+    expect(await sideText(daemon, shown.left)).toBe("")
+    expect(await sideText(daemon, shown.right)).toBe("pr1.txt\n")
+    await run(CommandId.openChange)
+    expect(ui.errors).toEqual(["Pick a file under a sandbox's Changed Files to see its diff."])
   })
 
   it("Show Logs replays the log into an output channel and keeps following it", async () => {

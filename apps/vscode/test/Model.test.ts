@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs"
 import { SandboxId } from "@prbox/domain"
 import { describe, expect, it } from "vitest"
+import { desktopUri } from "../src/Access.ts"
 import {
-  actionNodes,
   age,
   CommandId,
   nameOf,
@@ -168,40 +168,11 @@ describe("sorting", () => {
   })
 })
 
-describe("actions under a sandbox", () => {
-  const commands = (status: SandboxStatus) => actionNodes(viewOf({ status })).map((node) => node.command)
-
-  it("a running sandbox opens, copies its password, execs, updates, rebuilds, shows logs, stops and deletes", () => {
-    expect(commands("running")).toEqual([
-      CommandId.openInBrowser,
-      CommandId.copyPassword,
-      CommandId.execInTerminal,
-      CommandId.update,
-      CommandId.rebuild,
-      CommandId.showLogs,
-      CommandId.stop,
-      CommandId.delete
-    ])
-  })
-
-  it("a starting sandbox can be followed, stopped or deleted; a stopping one only followed", () => {
-    expect(commands("cloning")).toEqual([CommandId.showLogs, CommandId.stop, CommandId.delete])
-    expect(commands("stopping")).toEqual([CommandId.showLogs])
-  })
-
-  it("an ended sandbox restarts, rebuilds, shows logs, deletes", () => {
-    for (const status of ["stopped", "error"] as const) {
-      expect(commands(status)).toEqual([CommandId.restart, CommandId.rebuild, CommandId.showLogs, CommandId.delete])
-    }
-  })
-
-  it("each action carries its sandbox and a stable id", () => {
-    const [first] = actionNodes(viewOf())
-    expect(first).toMatchObject({
-      kind: "action",
-      sandboxId: "aaaaaaaaaaa1",
-      id: `aaaaaaaaaaa1/${CommandId.openInBrowser}`
-    })
+describe("desktop VS Code", () => {
+  it("opens a sandbox through prbox's SSH host, at its workspace folder", () => {
+    const view = viewOf({ workspaceFolder: "/workspaces/my repo" })
+    expect(desktopUri(view)).toBe("vscode://vscode-remote/ssh-remote+aaaaaaaaaaa1.prbox/workspaces/my%20repo")
+    expect(desktopUri(viewOf({ workspaceFolder: null }))).toBe("vscode://vscode-remote/ssh-remote+aaaaaaaaaaa1.prbox")
   })
 })
 
@@ -249,7 +220,10 @@ describe("the manifest", () => {
     readonly contributes: {
       readonly commands: ReadonlyArray<{ readonly command: string }>
       readonly views: { readonly prbox: ReadonlyArray<{ readonly id: string }> }
-      readonly menus: Record<string, ReadonlyArray<{ readonly command: string }>>
+      readonly menus: Record<
+        string,
+        ReadonlyArray<{ readonly command: string; readonly when?: string; readonly group?: string }>
+      >
     }
   } = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"))
 
@@ -259,6 +233,60 @@ describe("the manifest", () => {
     for (const entries of Object.values(manifest.contributes.menus)) {
       for (const entry of entries) expect(table).toContain(entry.command)
     }
+  })
+
+  /** Whether a `when` clause of the forms the manifest uses holds for a tree item of this context value. */
+  const holds = (when: string, contextValue: string) =>
+    when.split(" && ").every((clause) => {
+      const [key, operator, value = ""] = clause.split(" ")
+      const actual = key === "view" ? VIEW_ID : key === "viewItem" ? contextValue : undefined
+      if (operator === "==") return actual === value
+      if (operator === "=~") return actual !== undefined && new RegExp(value.slice(1, -1)).test(actual)
+      throw new Error(`a clause this test cannot read: ${clause}`)
+    })
+  /** The commands offered on an item, as inline buttons or in its context menu, in menu order. */
+  const offered = (contextValue: string, inline: boolean) =>
+    (manifest.contributes.menus["view/item/context"] ?? [])
+      .filter((entry) => entry.group?.startsWith("inline") === inline && holds(entry.when ?? "", contextValue))
+      .sort((a, b) => (a.group ?? "").localeCompare(b.group ?? ""))
+      .map((entry) => entry.command)
+
+  it("a sandbox's actions are buttons and menu entries fitting its status, never child rows", () => {
+    const running = "sandbox.running"
+    expect(offered(running, true)).toEqual([CommandId.openInBrowser, CommandId.openInDesktop, CommandId.stop])
+    expect(offered(running, false)).toEqual([
+      CommandId.openInBrowser,
+      CommandId.openInDesktop,
+      CommandId.copyPassword,
+      CommandId.execInTerminal,
+      CommandId.showLogs,
+      CommandId.stop,
+      CommandId.update,
+      CommandId.rebuild,
+      CommandId.delete
+    ])
+    for (const status of ["creating", "cloning", "starting"]) {
+      expect(offered(`sandbox.${status}`, true)).toEqual([CommandId.stop])
+      expect(offered(`sandbox.${status}`, false)).toEqual([CommandId.showLogs, CommandId.stop, CommandId.delete])
+    }
+    expect(offered("sandbox.stopping", true)).toEqual([])
+    expect(offered("sandbox.stopping", false)).toEqual([CommandId.showLogs, CommandId.delete])
+    for (const status of ["stopped", "error"]) {
+      expect(offered(`sandbox.${status}`, true)).toEqual([CommandId.restart, CommandId.delete])
+      expect(offered(`sandbox.${status}`, false)).toEqual([
+        CommandId.showLogs,
+        CommandId.restart,
+        CommandId.rebuild,
+        CommandId.delete
+      ])
+    }
+    expect(offered("change.modified", true)).toEqual([CommandId.openChange])
+    expect(offered("port.listening", true)).toEqual([CommandId.openPortInBrowser])
+    expect(offered("port.closed", true)).toEqual([])
+  })
+
+  it("a file's diff opens from the tree only: the palette does not offer it", () => {
+    expect(manifest.contributes.menus.commandPalette).toEqual([{ command: CommandId.openChange, when: "false" }])
   })
 
   it("contributes the view the extension fills", () => {

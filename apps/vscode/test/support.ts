@@ -1,5 +1,5 @@
 import type { SandboxId } from "@prbox/domain"
-import type { PickItem, PortPickItem, TerminalSpec, Ui } from "../src/Handlers.ts"
+import type { DiffSide, PickItem, PortPickItem, TerminalSpec, Ui } from "../src/Handlers.ts"
 import type { LogSink } from "../src/Logs.ts"
 
 export { viewOf } from "../../../packages/protocol/test/sandboxes.ts"
@@ -81,6 +81,11 @@ export class RecordingUi implements Ui {
 
   readonly terminal = (spec: TerminalSpec) => {
     this.terminals.push(spec)
+  }
+
+  readonly diffs: Array<{ readonly left: DiffSide; readonly right: DiffSide; readonly title: string }> = []
+  readonly diff = async (left: DiffSide, right: DiffSide, title: string) => {
+    this.diffs.push({ left, right, title })
   }
 }
 

@@ -17,7 +17,9 @@ export const SandboxView = Sandbox.mapFields(
     ...fields,
     /** `http://127.0.0.1:<port>/` once a port is published. */
     url: Schema.NullOr(Schema.String),
-    hasPassword: Schema.Boolean
+    hasPassword: Schema.Boolean,
+    /** The workspace's folder inside the container, once the environment is chosen. */
+    workspaceFolder: Schema.NullOr(Schema.String)
   })
 )
 export type SandboxView = typeof SandboxView.Type
@@ -26,15 +28,11 @@ export const sandboxUrl = (hostPort: number | null): string | null =>
   hostPort === null ? null : `http://127.0.0.1:${hostPort}/`
 
 /** The wire view of a row; the password never leaves this function. */
-export const toView = ({
-  accessPassword,
-  environmentPlan: _plan,
-  remoteUrl: _remote,
-  ...row
-}: Sandbox): SandboxView => ({
+export const toView = ({ accessPassword, environmentPlan, remoteUrl: _remote, ...row }: Sandbox): SandboxView => ({
   ...row,
   url: sandboxUrl(row.hostPort),
-  hasPassword: accessPassword !== null
+  hasPassword: accessPassword !== null,
+  workspaceFolder: environmentPlan === null ? null : environmentPlan.workspaceFolder
 })
 
 export const SandboxList = Schema.Array(SandboxView)

@@ -32,5 +32,6 @@ export const viewOf = (fields: Partial<SandboxView> = {}): SandboxView => ({
   closedSeenAt: null,
   engine: null,
   hasPassword: true,
+  workspaceFolder: null,
   ...fields
 })
