@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { pushPullRequest } from "../../git/test/helpers.ts"
+import { gitSync, pushPullRequest } from "../../git/test/helpers.ts"
+import { writePullRequestFields } from "../../store/test/pull-request-rows.ts"
 import { SandboxFiles, SandboxService } from "../src/index.ts"
 import { healthzGitImage } from "./git-image.ts"
 import { openRunning, withEngine } from "./harness.ts"
@@ -9,7 +10,7 @@ const PR = 6
 
 describe("a sandbox's diff", () => {
   it.live("head: the sandbox's edits and new files since the PR's head; base: the PR's own changes; both bounded", () =>
-    withEngine({ config: { image: healthzGitImage() } }, ({ remote }) =>
+    withEngine({ config: { image: healthzGitImage() } }, ({ home, remote }) =>
       Effect.gen(function* () {
         const head = pushPullRequest(remote.path, PR, {
           "src/app.txt": "one\ntwo\n",
@@ -84,6 +85,18 @@ describe("a sandbox's diff", () => {
         )
         assert.strictEqual((yield* Effect.flip(side("head", "../x")))._tag, "InvalidPath")
         assert.strictEqual((yield* Effect.flip(side("head", ".")))._tag, "SandboxConflict")
+
+        // The base branch the code host names for the PR, not the default one: here one already holding the head.
+        gitSync(remote.path, "update-ref", "refs/heads/develop", head)
+        writePullRequestFields(home, id, {
+          title: null,
+          author: null,
+          pullRequestState: "open",
+          baseRef: "develop",
+          closedSeenAt: null
+        })
+        const againstDevelop = yield* diff({ against: "base" })
+        assert.deepStrictEqual([againstDevelop.from, againstDevelop.files], [head, []])
       })
     )
   )
