@@ -10,7 +10,6 @@
 import {
   type CheckedCompose,
   type ComposeSource,
-  checkComposeFiles,
   checkComposeProject,
   type DevcontainerSpec,
   parseRenderedCompose
@@ -85,15 +84,8 @@ export const prepareCompose = Effect.fn("SandboxService.prepareCompose")(functio
   const { row, spec, source, files, config, onProgress } = input
   const folder = composeFolder(home, row.id)
   const refused = (error: { readonly message: string }) => new SetupFailed({ reason: error.message })
-  yield* copyComposeFiles(fs, files, folder, source.files)
-  // What Compose reads on the host while it renders (env_file, extends.file, include) must be the repository's.
-  const texts = yield* Effect.forEach(source.files, (path) =>
-    fs.readFileString(posixPath.join(folder.repository, path)).pipe(
-      Effect.map((text) => ({ path, text })),
-      Effect.mapError((error) => new SetupFailed({ reason: `${path} cannot be read (${error.message})` }))
-    )
-  )
-  yield* checkComposeFiles(texts, spec.trusted).pipe(Effect.mapError(refused))
+  // What Compose reads on the host while it renders (env_file, extends.file, include) is checked to be the repository's, and copied.
+  yield* copyComposeFiles(fs, files, folder, source.files, spec.trusted)
   const absolute = source.files.map((path) => posixPath.join(folder.repository, path))
   const directory = posixPath.dirname(absolute[0] ?? folder.repository)
   yield* onProgress(`rendering ${source.files.join(", ")} (${yield* compose.version.pipe(Effect.mapError(refused))})`)
