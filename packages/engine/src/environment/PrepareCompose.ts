@@ -11,6 +11,7 @@ import {
   type CheckedCompose,
   type ComposeSource,
   checkComposeProject,
+  composeIgnored,
   type DevcontainerSpec,
   parseRenderedCompose
 } from "@prbox/devcontainer"
@@ -47,6 +48,8 @@ export const serviceCommand = (
 
 export interface PreparedCompose {
   readonly checked: CheckedCompose
+  /** What the configuration asks that prbox leaves out: devcontainer.json's (composeIgnored), then the services'. */
+  readonly ignored: ReadonlyArray<{ readonly property: string; readonly detail: string }>
   /** The checked project, built images' tags written in. */
   readonly project: Json
   /** Where it is written (the container step reads it). */
@@ -103,6 +106,8 @@ export const prepareCompose = Effect.fn("SandboxService.prepareCompose")(functio
     withheld: spec.withheld
   }).pipe(Effect.mapError(refused))
   for (const warning of checked.warnings) yield* onProgress(`warning: ${warning}`)
+  const ignored = [...composeIgnored(source), ...checked.ignored]
+  for (const left of composeIgnored(source)) yield* onProgress(`warning: ${left.property} ${left.detail}`)
   const { project, sealed } = sealNestedBinds(JSON.parse(JSON.stringify(checked.project)))
   for (const entry of sealed) {
     yield* onProgress(`warning: ${entry} is mounted read-only: it holds another bind mount's source`)
@@ -141,7 +146,7 @@ export const prepareCompose = Effect.fn("SandboxService.prepareCompose")(functio
         (error) => new SetupFailed({ reason: `the Compose project cannot be written (${error.message})` })
       )
     )
-  return { checked, project, file, image, pulls, repository: folder.repository } satisfies PreparedCompose
+  return { checked, ignored, project, file, image, pulls, repository: folder.repository } satisfies PreparedCompose
 })
 
 /**
