@@ -23,10 +23,11 @@ import type { PrboxConfig } from "../Config.ts"
 import type { ContainerRuntime } from "../ContainerRuntime.ts"
 import { SetupFailed } from "../Errors.ts"
 import { type BuildFiles, buildFromWorkspace } from "./BuildContext.ts"
-import type { RepositoryFiles } from "./ChooseEnvironment.ts"
+import type { EnvironmentChoice, RepositoryFiles } from "./ChooseEnvironment.ts"
 import { bindSource, bindSources, type Json, sealNestedBinds, volumeTarget } from "./ComposeBinds.ts"
 import { composeFolder, copyBindSources, copyComposeFiles } from "./ComposeFiles.ts"
 import { composeProjectName } from "./ComposeOverlay.ts"
+import { InvalidDevcontainer } from "./Errors.ts"
 
 /** The app service's own command, as Docker runs a service's: its entrypoint and command over the image's. */
 export const serviceCommand = (
@@ -61,6 +62,23 @@ export interface PreparedCompose {
   /** Images of the services prbox pulls before Compose runs (none built). */
   readonly pulls: ReadonlyArray<string>
 }
+
+/**
+ * A Compose devcontainer refused before its sandbox is admitted, as a bad
+ * devcontainer.json is: no Compose on this machine (neither `docker
+ * compose` nor `docker-compose`), or a remote engine. What needs the
+ * rendered project (a build context outside, build.ssh, an unknown key) is
+ * refused after admission, by prepareCompose.
+ */
+export const admitCompose = (compose: ComposeCli["Service"], choice: EnvironmentChoice) =>
+  choice._tag === "Devcontainer" && choice.spec.source._tag === "Compose"
+    ? compose.version.pipe(
+        Effect.asVoid,
+        Effect.mapError(
+          (error) => new InvalidDevcontainer({ reason: `${choice.spec.path}: dockerComposeFile: ${error.detail}` })
+        )
+      )
+    : Effect.void
 
 /** What the Compose steps run with: files, the engine, the user's Compose, `$PRBOX_HOME`. */
 export interface ComposeDeps {
