@@ -66,18 +66,20 @@ const benchmarks: Readonly<Record<string, Benchmark>> = {
   },
   devcontainer: {
     summary:
-      "open of a repository whose devcontainer.json builds its image (or, --features, installs features from a registry on loopback), cold and warm: prbox vs devcontainer up",
-    usage: "devcontainer [--runs N (default 3)] [--features] [--spans (each prbox open's timeline)]",
+      "open of a repository whose devcontainer.json builds its image (or, --features, installs features from a registry on loopback; or, --compose, a Docker Compose app service built beside a redis service), cold and warm: prbox vs devcontainer up",
+    usage: "devcontainer [--runs N (default 3)] [--features | --compose] [--spans (each prbox open's timeline)]",
     run: async (args) => {
       const values = parse(args, {
         runs: { type: "string" },
         features: { type: "boolean" },
+        compose: { type: "boolean" },
         spans: { type: "boolean" }
       })
       const { runDevcontainer } = await import("./bench/devcontainer.ts")
       await runDevcontainer({
         runs: intOption(typeof values.runs === "string" ? values.runs : undefined, 3, "runs"),
         features: values.features === true,
+        compose: values.compose === true,
         spans: values.spans === true
       })
     }

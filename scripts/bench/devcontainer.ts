@@ -22,6 +22,7 @@ import {
   table,
   writeResult
 } from "./common.ts"
+import { benchDatabase, removeComposePeer, writeComposeRepository } from "./devcontainer-compose.ts"
 import { openFeatureRegistry, publishBenchFeatures } from "./devcontainer-features.ts"
 import { BENCH_LABEL, makeEngine, type Recorder } from "./engine.ts"
 import { openTimeline } from "./timeline.ts"
@@ -73,16 +74,18 @@ const writeRepository = (work: string, base: string, nonce: string, features?: R
   writeFileSync(join(work, "README.md"), `bench ${nonce}\n`)
 }
 
-/** One PR per nonce on a bare remote; returns the PR number. */
+/** One PR per nonce on a bare remote (`database`: the Compose scenario's, with that redis image). */
 const pushPullRequest = (
   work: string,
   bare: string,
   pr: number,
   base: string,
   nonce: string,
-  features?: Record<string, unknown>
+  features?: Record<string, unknown>,
+  database?: string
 ) => {
-  writeRepository(work, base, nonce, features)
+  if (database === undefined) writeRepository(work, base, nonce, features)
+  else writeComposeRepository(work, base, database, nonce)
   git(work, "add", "-A")
   git(work, "commit", "--quiet", "--allow-empty", "-m", `pr ${pr}`)
   git(work, "push", "--quiet", bare, `HEAD:refs/pull/${pr}/head`)
@@ -98,12 +101,16 @@ const removePeer = (folder: string) => {
   const ids = execFileSync("docker", ["ps", "-aq", "--filter", `label=${PEER_LABEL}=${folder}`], { encoding: "utf8" })
     .split("\n")
     .filter((id) => id.length > 0)
+  // A Compose project's other services and network carry only Compose's labels.
+  removeComposePeer(ids)
   if (ids.length > 0) execFileSync("docker", ["rm", "-f", "-v", ...ids], { stdio: "ignore" })
 }
 
 export const runDevcontainer = async (options: {
   readonly runs: number
   readonly features: boolean
+  /** The Compose scenario (app built, redis beside it) instead of the Dockerfile one. */
+  readonly compose?: boolean
   /** Print each prbox open's timeline (its slow calls and its log). */
   readonly spans: boolean
 }) => {
@@ -121,6 +128,7 @@ export const runDevcontainer = async (options: {
   git(root, "init", "--quiet", "--bare", bare)
   git(work, "init", "--quiet", "--initial-branch=main")
   const featureRegistry = options.features ? await openFeatureRegistry() : undefined
+  const database = options.compose === true ? await benchDatabase() : undefined
   const recorder: Recorder = []
   const engine = await makeEngine({
     home,
@@ -139,8 +147,8 @@ export const runDevcontainer = async (options: {
         featureRegistry === undefined
           ? undefined
           : await publishBenchFeatures(featureRegistry.registry, root, `${who}-${Date.now()}-${run}`)
-      pushPullRequest(work, bare, pr, base, `prbox-${Date.now()}-${run}`, await featuresFor("prbox"))
-      pushPullRequest(work, bare, pr + 1, base, `peer-${Date.now()}-${run}`, await featuresFor("peer"))
+      pushPullRequest(work, bare, pr, base, `prbox-${Date.now()}-${run}`, await featuresFor("prbox"), database)
+      pushPullRequest(work, bare, pr + 1, base, `peer-${Date.now()}-${run}`, await featuresFor("peer"), database)
       const peerFolder = join(root, `peer-${pr + 1}`)
       git(root, "clone", "--quiet", bare, peerFolder)
       git(peerFolder, "fetch", "--quiet", "origin", `refs/pull/${pr + 1}/head`)
@@ -196,8 +204,8 @@ export const runDevcontainer = async (options: {
       summary.map((s) => [s.mode, ms(s.prboxMs), ms(s.peerMs), `${s.ratio.toFixed(2)}x`])
     )}\n`
   )
-  const scenario = options.features ? "features" : "dockerfile"
-  const file = writeResult(options.features ? "devcontainer-features" : "devcontainer", {
+  const scenario = options.compose === true ? "compose" : options.features ? "features" : "dockerfile"
+  const file = writeResult(scenario === "dockerfile" ? "devcontainer" : `devcontainer-${scenario}`, {
     machine: facts,
     scenario,
     runs: options.runs,

@@ -2,14 +2,20 @@ import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { Effect } from "effect"
 import { stringify } from "yaml"
-import { checkComposeFiles, checkComposeProject, type DevcontainerSpec, parseRenderedCompose } from "../src/index.ts"
+import {
+  type ComposeRead,
+  checkComposeFiles,
+  checkComposeProject,
+  type DevcontainerSpec,
+  parseRenderedCompose
+} from "../src/index.ts"
 import { renderCompose } from "./composeRender.ts"
 
 // The corpus's Compose devcontainers (test/corpus/compose/, see the corpus
 // README): their Compose files checked for what rendering reads on the host,
-// rendered as Compose would (composeRender.ts),
-// printed and read back as the engine reads Compose's output, then checked as
-// an untrusted PR's project.
+// rendered (here by a stand-in for Compose, composeRender.ts; the engine's
+// CorpusCompose.test.ts by the real docker-compose), read back as the engine
+// reads Compose's output, then checked as an untrusted PR's project.
 
 const root = join(import.meta.dirname, "corpus", "compose")
 
@@ -27,13 +33,38 @@ export const composeFiles = (): ReadonlyArray<{ readonly file: string; readonly 
 /** Where the tests pretend prbox's copy of the repository is. */
 export const REPOSITORY_ROOT = "/state/sandboxes/corpus/workspace"
 
+/** What renders a project: the Compose files, whether the corpus holds a repository path, what the pre-render check listed. */
+export interface CorpusRenderer {
+  /** Where the rendered project's repository is (its binds inside the repository are under it). */
+  readonly root: string
+  readonly render: (
+    files: ReadonlyArray<{ readonly path: string; readonly text: string }>,
+    exists: (path: string) => boolean,
+    reads: ReadonlyArray<ComposeRead>
+  ) => Effect.Effect<{ readonly ok: true; readonly text: string } | { readonly ok: false; readonly why: string }>
+}
+
+/** The stand-in for `config` (composeRender.ts): runs without Compose, as the pure tests must. */
+export const standInRenderer: CorpusRenderer = {
+  root: REPOSITORY_ROOT,
+  render: (files, exists) =>
+    Effect.sync(() => {
+      const rendered = renderCompose(files, REPOSITORY_ROOT, exists)
+      return rendered.ok ? { ok: true as const, text: stringify(rendered.value) } : rendered
+    })
+}
+
 export interface ComposeReason {
   readonly category: string
   readonly detail: string
 }
 
 /** Why the Compose devcontainer `entry` does not open (undefined: it opens). */
-export const composeReason = (entry: string, spec: DevcontainerSpec): Effect.Effect<ComposeReason | undefined> =>
+export const composeReason = (
+  entry: string,
+  spec: DevcontainerSpec,
+  renderer: CorpusRenderer = standInRenderer
+): Effect.Effect<ComposeReason | undefined> =>
   Effect.gen(function* () {
     if (spec.source._tag !== "Compose") return undefined
     const { files: wanted, service, runServices } = spec.source
@@ -55,20 +86,20 @@ export const composeReason = (entry: string, spec: DevcontainerSpec): Effect.Eff
     if (before._tag === "Failure") {
       return { category: `Compose files refused: ${before.failure.property ?? ""}`, detail: before.failure.message }
     }
-    const rendered = renderCompose(read, REPOSITORY_ROOT, (path) => mine.some((one) => one.path === path))
+    const rendered = yield* renderer.render(read, (path) => mine.some((one) => one.path === path), before.success)
     if (!rendered.ok)
       return {
         category: `Compose rendering: ${rendered.why.replace(/ \S+ is not/, " … is not")}`,
         detail: rendered.why
       }
     const checked = yield* Effect.result(
-      parseRenderedCompose(stringify(rendered.value)).pipe(
+      parseRenderedCompose(rendered.text).pipe(
         Effect.flatMap((value) =>
           checkComposeProject(value, {
             file: spec.path,
             service,
             runServices,
-            repositoryRoot: REPOSITORY_ROOT,
+            repositoryRoot: renderer.root,
             trusted: spec.trusted,
             untrustedWidening: "omit",
             withheld: spec.withheld

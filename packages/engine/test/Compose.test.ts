@@ -179,4 +179,69 @@ describe("a Docker Compose devcontainer", () => {
       })
     )
   )
+
+  it.live("shutdownAction none is read, listed as ignored and warned of once; stop still stops the database", () =>
+    withEngine({}, ({ remote }) =>
+      Effect.gen(function* () {
+        const db = yield* databaseTag
+        pushPullRequest(remote.path, 4, {
+          ".devcontainer/devcontainer.json": JSON.stringify({
+            dockerComposeFile: "docker-compose.yml",
+            service: "app",
+            shutdownAction: "none"
+          }),
+          ".devcontainer/docker-compose.yml": [
+            "services:",
+            "  app:",
+            `    image: ${DefaultImage.DEFAULT_IMAGE}`,
+            "    command: sleep infinity",
+            "    depends_on: [db]",
+            "  db:",
+            `    image: ${db}`,
+            ""
+          ].join("\n")
+        })
+        const row = yield* openRunning(remote.path, 4)
+        assert.strictEqual(containersOf(row.id, { all: false }).length, 2)
+        assert.deepInclude(row.environment?.ignored ?? [], {
+          property: "shutdownAction",
+          detail: "none: prbox stops the whole project on stop and idle"
+        })
+        const sandboxes = yield* SandboxService
+        const lines = (yield* sandboxes.logs(row.id, { limit: 10_000 })).flatMap((event) =>
+          event._tag === "Progress" ? [event.line] : []
+        )
+        assert.lengthOf(
+          lines.filter(
+            (line) => line === "warning: shutdownAction none: prbox stops the whole project on stop and idle"
+          ),
+          1
+        )
+        yield* sandboxes.stop(row.id)
+        assert.deepStrictEqual(containersOf(row.id, { all: false }), [])
+        assert.strictEqual(containersOf(row.id, { all: true }).length, 2)
+        yield* sandboxes.delete(row.id)
+      })
+    )
+  )
+
+  it.live("reconcile stops a stopped sandbox's database that runs again (a daemon that died mid-stop)", () =>
+    withEngine({}, ({ remote }) =>
+      Effect.gen(function* () {
+        pushComposePr(remote.path, 5, yield* databaseTag)
+        const row = yield* openRunning(remote.path, 5)
+        const sandboxes = yield* SandboxService
+        yield* sandboxes.stop(row.id)
+        assert.deepStrictEqual(containersOf(row.id, { all: false }), [])
+        const database =
+          containersOf(row.id, { all: true }).find((id) => id !== row.containerId) ?? assert.fail("no database")
+        execFileSync("docker", ["start", database])
+        assert.deepStrictEqual(containersOf(row.id, { all: false }), [database])
+        yield* Effect.flatMap(Reconciler, (reconciler) => reconciler.reconcile)
+        assert.deepStrictEqual(containersOf(row.id, { all: false }), [])
+        assert.strictEqual((yield* sandboxes.get(row.id)).status, "stopped")
+        yield* sandboxes.delete(row.id)
+      })
+    )
+  )
 })

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto"
 import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -57,7 +58,7 @@ describe("a Compose project's files, from the mirror into prbox's state", () => 
       const fs = yield* FileSystem.FileSystem
       const files = (yield* Workspaces).commitFiles(remote.path, commit)
       const folder = composeFolder(home, "sbx1")
-      yield* copyComposeFiles(fs, files, folder, [".devcontainer/docker-compose.yml"])
+      yield* copyComposeFiles(fs, files, folder, [".devcontainer/docker-compose.yml"], false)
       assert.strictEqual(statSync(folder.root).mode & 0o777, 0o700)
       assert.deepStrictEqual(readdirSync(join(folder.repository, ".devcontainer")).sort(), ["docker-compose.yml"])
       assert.isFalse(existsSync(join(root, "home/sandboxes/sbx1/sealed/compose/repository/big")))
@@ -85,9 +86,68 @@ describe("a Compose project's files, from the mirror into prbox's state", () => 
       const fs = yield* FileSystem.FileSystem
       const files = (yield* Workspaces).commitFiles(remote.path, linked)
       const error = yield* Effect.flip(
-        copyComposeFiles(fs, files, composeFolder(home, "sbx2"), [".devcontainer/docker-compose.yml"])
+        copyComposeFiles(fs, files, composeFolder(home, "sbx2"), [".devcontainer/docker-compose.yml"], false)
       )
       assert.include(error.message, ".devcontainer/docker-compose.yml is not a file of the pull request")
+    }).pipe(Effect.provide(layer))
+  )
+
+  it.live(
+    "what rendering reads in other folders is copied (env_file, extends.file and its own env_file), bytes whole",
+    () =>
+      Effect.gen(function* () {
+        const binary = Uint8Array.from({ length: 70_000 }, (_, i) => (i * 131 + (i >> 9)) % 256)
+        const sub = pushPullRequest(remote.path, 9, {
+          ".devcontainer/docker-compose.yml": [
+            "services:",
+            "  app:",
+            "    extends: {file: ../compose/base.yml, service: base}",
+            "    env_file: ../config/dev.env",
+            "    build: {context: ../app, dockerfile: ../docker/Dockerfile}",
+            "    volumes: ['../assets/blob.bin:/blob.bin:ro']",
+            ""
+          ].join("\n"),
+          "config/dev.env": "FROM_ENV_FILE=config-dev\n",
+          "compose/base.yml": "services:\n  base:\n    image: debian\n    env_file: base.env\n",
+          "compose/base.env": "FROM_BASE=base-env\n",
+          "app/main.c": "int main(void) { return 0; }\n",
+          "assets/blob.bin": binary,
+          "assets/other.bin": "not bound\n"
+        })
+        const fs = yield* FileSystem.FileSystem
+        const files = (yield* Workspaces).commitFiles(remote.path, sub)
+        const folder = composeFolder(home, "sbx3")
+        yield* copyComposeFiles(fs, files, folder, [".devcontainer/docker-compose.yml"], false)
+        // Exactly what rendering reads: the build context's folder is made, nothing of it copied.
+        assert.deepStrictEqual(readdirSync(folder.repository).sort(), [".devcontainer", "app", "compose", "config"])
+        assert.deepStrictEqual(readdirSync(join(folder.repository, "app")), [])
+        const compose = yield* ComposeCli
+        const directory = join(folder.repository, ".devcontainer")
+        const rendered = yield* compose.render({ name: "prbox-sbx3", directory }, [
+          join(directory, "docker-compose.yml")
+        ])
+        assert.include(rendered, "FROM_ENV_FILE: config-dev")
+        assert.include(rendered, "FROM_BASE: base-env")
+
+        yield* copyBindSources(fs, files, folder, [join(folder.repository, "assets/blob.bin")])
+        const digest = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex")
+        assert.strictEqual(digest(readFileSync(join(folder.repository, "assets/blob.bin"))), digest(binary))
+        assert.isFalse(existsSync(join(folder.repository, "assets/other.bin")))
+      }).pipe(Effect.provide(layer))
+  )
+
+  it.live("an extended file's own env_file naming a host file is refused", () =>
+    Effect.gen(function* () {
+      const hostile = pushPullRequest(remote.path, 10, {
+        ".devcontainer/docker-compose.yml": "services:\n  app:\n    extends: {file: base.yml, service: base}\n",
+        ".devcontainer/base.yml": `services:\n  base:\n    image: debian\n    env_file: ${secret}\n`
+      })
+      const fs = yield* FileSystem.FileSystem
+      const files = (yield* Workspaces).commitFiles(remote.path, hostile)
+      const error = yield* Effect.flip(
+        copyComposeFiles(fs, files, composeFolder(home, "sbx4"), [".devcontainer/docker-compose.yml"], false)
+      )
+      assert.include(error.message, "services.base.env_file[0]")
     }).pipe(Effect.provide(layer))
   )
 })

@@ -1,6 +1,13 @@
 import type { ChangedFile } from "@prbox/domain"
 import { Context, type Effect } from "effect"
-import type { FetchError, GitCommandFailed, GitTimeout, UnsafeArgument, WorkspaceError } from "./Errors.ts"
+import type {
+  FetchError,
+  FileSystemFailed,
+  GitCommandFailed,
+  GitTimeout,
+  UnsafeArgument,
+  WorkspaceError
+} from "./Errors.ts"
 import type { GitUser } from "./Git.ts"
 import type { PullRequestRef } from "./PullRequestRef.ts"
 
@@ -100,6 +107,15 @@ export interface CommitFiles {
   readonly list: (
     dir: string
   ) => Effect.Effect<ReadonlyArray<CommitEntry> | undefined, GitCommandFailed | GitTimeout | UnsafeArgument>
+  /**
+   * A file's bytes as the commit holds them (a binary file whole), or
+   * undefined when the commit has no file there; a link is refused, and a
+   * file larger than `maxBytes`.
+   */
+  readonly readBytes: (
+    path: string,
+    maxBytes: number
+  ) => Effect.Effect<Uint8Array | undefined, GitCommandFailed | GitTimeout | UnsafeArgument | FileSystemFailed>
 }
 
 /**

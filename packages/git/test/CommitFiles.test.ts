@@ -30,6 +30,11 @@ describe("Workspaces.commitFiles", () => {
         { name: "python", type: "dir" }
       ])
       assert.isUndefined(yield* files.list("nothing"))
+      // The root is listed by "", links left out.
+      assert.deepStrictEqual(
+        (yield* files.list(""))?.filter((entry) => entry.name.startsWith(".devcontainer")),
+        [{ name: ".devcontainer", type: "dir" }]
+      )
       const link = yield* Effect.flip(files.read(".devcontainer.json"))
       assert.strictEqual(link._tag, "UnsafeArgument")
       assert.include(link.message, "symbolic link")
@@ -59,6 +64,27 @@ describe("Workspaces.commitFiles", () => {
       assert.isUndefined(yield* files.list(".devcontainer"))
       assert.strictEqual(yield* files.read(".devcontainer"), "not a folder\n")
       assert.strictEqual(yield* files.read("notes.txt"), "notes\n")
+    })
+  )
+
+  it.effect("readBytes: a binary file's bytes whole; a link and a file over the bound refused", () =>
+    Effect.gen(function* () {
+      const root = yield* tempDir
+      const remote = makeRemote(root)
+      // Every byte value, and sequences that are not UTF-8: a text read would replace them.
+      const binary = Uint8Array.from({ length: 4096 }, (_, i) => (i * 37 + (i >> 8)) % 256)
+      pushPullRequest(remote.path, 4, { "data/blob.bin": binary, "data/link": { link: "/etc/passwd" } })
+      const ref = Result.getOrThrow(parsePullRequestRef(remote.path, { pr: 4 }))
+      const files = yield* Effect.gen(function* () {
+        const workspaces = yield* Workspaces
+        const fetched = yield* workspaces.fetchPullRequest(ref)
+        return workspaces.commitFiles(fetched.mirrorPath, fetched.commit)
+      }).pipe(Effect.provide(workspacesLayer(NodePath.join(root, "state"))))
+      const bytes = yield* files.readBytes("data/blob.bin", binary.length)
+      assert.deepStrictEqual(bytes === undefined ? undefined : Array.from(bytes), Array.from(binary))
+      assert.isUndefined(yield* files.readBytes("data/missing.bin", 10))
+      assert.include((yield* Effect.flip(files.readBytes("data/link", 10))).message, "symbolic link")
+      assert.include((yield* Effect.flip(files.readBytes("data/blob.bin", 4095))).message, "larger than 4095 bytes")
     })
   )
 })

@@ -78,7 +78,7 @@ export const makeRemote = (root: string, name = "remote"): TestRemote => {
 export const pushPullRequest = (
   path: string,
   pr: number,
-  files: Readonly<Record<string, string | { readonly link: string } | { readonly executable: string }>>,
+  files: Readonly<Record<string, string | Uint8Array | { readonly link: string } | { readonly executable: string }>>,
   base = "main"
 ): string => {
   const work = mkdtempSync(NodePath.join(tmpdir(), "prbox-pr-"))
@@ -89,7 +89,7 @@ export const pushPullRequest = (
     for (const [file, content] of Object.entries(files)) {
       const target = NodePath.join(work, file)
       mkdirSync(NodePath.dirname(target), { recursive: true })
-      if (typeof content === "string") writeFileSync(target, content)
+      if (typeof content === "string" || content instanceof Uint8Array) writeFileSync(target, content)
       else if ("executable" in content) writeFileSync(target, content.executable, { mode: 0o755 })
       else symlinkSync(content.link, target)
     }

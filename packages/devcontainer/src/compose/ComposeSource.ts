@@ -70,6 +70,20 @@ export const composeSource = (
   })
 }
 
+/**
+ * What prbox reads of the Compose form but does not do, for the
+ * environment's `ignored` list (and one warning). `shutdownAction: none`
+ * keeps the containers running when the editor's window closes; prbox has no
+ * window, and its stops (`prbox stop`, gc's idle stop, delete) are the
+ * user's decisions: a repository must not keep containers running past them.
+ */
+export const composeIgnored = (
+  source: ComposeSource
+): ReadonlyArray<{ readonly property: string; readonly detail: string }> =>
+  source.shutdownAction === "none"
+    ? [{ property: "shutdownAction", detail: "none: prbox stops the whole project on stop and idle" }]
+    : []
+
 /** What a Compose devcontainer.json asks of its container: the keys Compose does not use taken out (the CLI ignores them). */
 export const composeRequestConfig = (config: DevcontainerConfig): DevcontainerConfig => {
   const { runArgs: _runArgs, appPort: _appPort, workspaceMount: _mount, build: _build, ...used } = config

@@ -77,4 +77,54 @@ describe("checkComposeFiles", () => {
       )
     })
   )
+
+  it.effect("what rendering reads inside the repository is listed, repository-relative, for the engine to copy", () =>
+    Effect.gen(function* () {
+      const text = [
+        "include: [{path: ../compose/more.yml}]",
+        "services:",
+        "  app:",
+        "    env_file: [../config/dev.env, {path: ./local.env, required: false}]",
+        "    label_file: labels",
+        "    extends: {file: ../compose/base.yml, service: base}",
+        "    build: {context: ../app, dockerfile: ../docker/Dockerfile}",
+        "  db:",
+        "    build: ../../../outside",
+        "  web:",
+        "    build: {context: 'https://example.invalid/repo.git'}",
+        ""
+      ].join("\n")
+      const reads = yield* checkComposeFiles([{ path: first, text }], false)
+      assert.deepStrictEqual(
+        reads.map((read) => `${read.kind} ${read.path} ${read.property}`),
+        [
+          "compose compose/more.yml include[0]",
+          "file config/dev.env services.app.env_file[0]",
+          "file .devcontainer/local.env services.app.env_file[1]",
+          "file .devcontainer/labels services.app.label_file[0]",
+          "compose compose/base.yml services.app.extends.file",
+          "folder app services.app.build.context"
+        ]
+      )
+      // A trusted repository's paths outside are not refused, and not listed.
+      const trusted = yield* checkComposeFiles(
+        [{ path: first, text: "services:\n  app:\n    env_file: [/etc/environment, x.env]\n" }],
+        true
+      )
+      assert.deepStrictEqual(
+        trusted.map((read) => read.path),
+        [".devcontainer/x.env"]
+      )
+      // Another folder's paths: an extended file's own.
+      const nested = yield* checkComposeFiles(
+        [{ path: "compose/base.yml", text: "services:\n  base:\n    env_file: base.env\n" }],
+        false,
+        "compose"
+      )
+      assert.deepStrictEqual(
+        nested.map((read) => read.path),
+        ["compose/base.env"]
+      )
+    })
+  )
 })

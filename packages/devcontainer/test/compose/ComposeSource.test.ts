@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { type DevcontainerSpec, readDevcontainer } from "../../src/index.ts"
+import { composeIgnored, type DevcontainerSpec, readDevcontainer } from "../../src/index.ts"
 
 // devcontainer.json's Docker Compose form, read as the devcontainers CLI reads it.
 
@@ -150,4 +150,17 @@ describe("readDevcontainer refuses a Docker Compose devcontainer.json", () => {
       })
     )
   }
+})
+
+describe("composeIgnored", () => {
+  const source = (shutdownAction: "none" | "stopCompose") =>
+    ({ _tag: "Compose", files: ["c.yml"], service: "app", runServices: undefined, shutdownAction }) as const
+  it("shutdownAction none is read and listed as left out: prbox's stops stop the whole project", () => {
+    assert.deepStrictEqual(composeIgnored(source("none")), [
+      { property: "shutdownAction", detail: "none: prbox stops the whole project on stop and idle" }
+    ])
+  })
+  it("stopCompose (the default) is what prbox does: nothing listed", () => {
+    assert.deepStrictEqual(composeIgnored(source("stopCompose")), [])
+  })
 })

@@ -11,9 +11,11 @@ import {
 } from "@prbox/git"
 import { SandboxRepo } from "@prbox/store"
 import { Clock, Context, Effect, Fiber, Layer, Option, Result } from "effect"
+import { ComposeCli } from "../ComposeCli.ts"
 import type { PrboxConfig } from "../Config.ts"
 import { GitFailed, safeReason } from "../Errors.ts"
 import { baseBranchFiles, chooseEnvironment } from "../environment/ChooseEnvironment.ts"
+import { admitCompose } from "../environment/PrepareCompose.ts"
 import { Lifecycle } from "../Lifecycle.ts"
 import { InvalidPullRequestInput, PullRequestMissing, PullRequestUnresolved } from "./Errors.ts"
 import type { PreparedCreate } from "./Workers.ts"
@@ -37,13 +39,15 @@ const nameOf = (target: PullRequestTarget) => `${target.repository}#${target.pul
  * What a new sandbox needs before it is admitted: the PR fetched into its
  * mirror, what its hosting service says of it, and its environment chosen
  * from the fetched commit. A PR that cannot be fetched or whose
- * devcontainer.json is refused leaves no row and no container.
+ * devcontainer.json is refused leaves no row and no container (a Compose
+ * one too when Compose cannot run here: admitCompose).
  */
 const make = Effect.gen(function* () {
   const workspaces = yield* Workspaces
   const pullRequests = yield* PullRequests
   const repo = yield* SandboxRepo
   const lifecycle = yield* Lifecycle
+  const compose = yield* ComposeCli
 
   const lookup = (target: PullRequestTarget) =>
     pullRequests.lookup(target).pipe(
@@ -113,6 +117,7 @@ const make = Effect.gen(function* () {
     const baseRef = got.lookup._tag === "Known" ? got.lookup.info.baseRef : undefined
     const base = baseBranchFiles(workspaces, mirrorPath, baseRef)
     const choice = yield* chooseEnvironment(files, got.ref, cfg, devcontainer, base)
+    yield* admitCompose(compose, choice)
     return { ...got, choice } satisfies PreparedCreate
   })
 

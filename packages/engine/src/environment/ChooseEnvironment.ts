@@ -198,6 +198,15 @@ export const workspaceFiles = (fs: FileSystem.FileSystem, workspacePath: string)
         }
         return yield* fs.readFileString(found.real).pipe(Effect.mapError(() => ({ message: `${path} cannot be read` })))
       }),
+    readBytes: (path, maxBytes) =>
+      Effect.gen(function* () {
+        const found = yield* resolved(path)
+        if (found === undefined || found.info.type !== "File") return undefined
+        if (Number(found.info.size) > maxBytes) {
+          return yield* Effect.fail({ message: `${path} is larger than ${maxBytes} bytes` })
+        }
+        return yield* fs.readFile(found.real).pipe(Effect.mapError(() => ({ message: `${path} cannot be read` })))
+      }),
     list: (dir) =>
       Effect.gen(function* () {
         const found = yield* resolved(dir)

@@ -1,12 +1,17 @@
 /**
  * A Compose project's files, copied from the PR's commit in the mirror into
  * prbox's own state (the sandbox's sealed folder, `compose/`, 0700, removed
- * with the sandbox): what Compose
- * reads, never the workspace. The commit's reader lists no symbolic link
- * and refuses to read one, so the copy holds files and folders only: a
- * link in the PR (`.env -> ~/.ssh/id_rsa`) is left out and Compose never
- * follows it. Bounded: a folder is copied up to a count and a size.
+ * with the sandbox): what Compose reads, never the workspace. Exactly what
+ * rendering needs is copied, byte for byte: the Compose files, `.env` beside
+ * the first, each path the pre-render check lists (env_file, label_file,
+ * extends.file and include, each of those checked in turn, build contexts'
+ * folders), then what the rendered project binds from the repository. The
+ * commit's reader lists no symbolic link and refuses to read one, so the
+ * copy holds files and folders only: a link in the PR (`.env ->
+ * ~/.ssh/id_rsa`) is left out and Compose never follows it. Bounded: a count
+ * of files and of bytes. An executable bit is not copied.
  */
+import { type ComposeFileText, type ComposeRead, checkComposeFiles } from "@prbox/devcontainer"
 import { posixPath, statePaths } from "@prbox/domain"
 import { Effect, type FileSystem } from "effect"
 import { SetupFailed } from "../Errors.ts"
@@ -14,6 +19,8 @@ import type { RepositoryFiles } from "./ChooseEnvironment.ts"
 
 const MAX_FILES = 2000
 const MAX_BYTES = 64 * 1024 * 1024
+/** Compose files brought in by `extends.file` and `include`, at most. */
+const MAX_COMPOSE_FILES = 50
 
 /** A sandbox's Compose folder, in its sealed folder: `repository/` the copy, the project prbox runs beside it. */
 export const composeFolder = (home: string, sandboxId: string) => {
@@ -22,29 +29,43 @@ export const composeFolder = (home: string, sandboxId: string) => {
   return { root, repository: posixPath.join(root, "repository"), project: posixPath.join(root, "prbox-compose.json") }
 }
 
-/** Writes copied files under `root`, counting what it copied against the bounds. */
+/**
+ * Writes copied files under `root`, counting what it copied against the
+ * bounds. Readable by all (0644, folders 0755): a bound file is read by the
+ * service's own user; the host's other users never reach it, the Compose
+ * folder above being 0700.
+ */
 export const copier = (fs: FileSystem.FileSystem, files: RepositoryFiles, root: string) => {
   let count = 0
   let bytes = 0
   const failed = (path: string) => (error: { readonly message: string }) =>
     new SetupFailed({ reason: `dockerComposeFile: ${path} cannot be copied from the pull request (${error.message})` })
   const folder = (path: string) =>
-    fs.makeDirectory(posixPath.join(root, path), { recursive: true, mode: 0o700 }).pipe(Effect.mapError(failed(path)))
+    fs.makeDirectory(posixPath.join(root, path), { recursive: true, mode: 0o755 }).pipe(Effect.mapError(failed(path)))
 
-  /** One file (undefined content: not in the commit, or not a file; nothing written). */
+  /** One file, as its folder lists it (a link never is); false when there is none. */
   const file = (path: string) =>
     Effect.gen(function* () {
-      const text = yield* files.read(path).pipe(Effect.mapError(failed(path)))
-      if (text === undefined) return false
+      const dir = posixPath.dirname(path).replace(/^\.$/, "")
+      const entries = yield* files.list(dir).pipe(Effect.mapError(failed(dir === "" ? "." : dir)))
+      const name = posixPath.basename(path)
+      if (entries?.some((entry) => entry.name === name && entry.type === "file") !== true) return false
+      if (files.readBytes === undefined) {
+        return yield* new SetupFailed({
+          reason: `dockerComposeFile: ${path} cannot be copied byte for byte from where this configuration is read`
+        })
+      }
+      const content = yield* files.readBytes(path, MAX_BYTES - bytes).pipe(Effect.mapError(failed(path)))
+      if (content === undefined) return false
       count += 1
-      bytes += new TextEncoder().encode(text).length
+      bytes += content.length
       if (count > MAX_FILES || bytes > MAX_BYTES) {
         return yield* new SetupFailed({
           reason: `dockerComposeFile: the Compose project's files are more than ${MAX_FILES} files or ${MAX_BYTES / 1024 / 1024} MB`
         })
       }
-      yield* folder(posixPath.dirname(path))
-      yield* fs.writeFileString(posixPath.join(root, path), text, { mode: 0o600 }).pipe(Effect.mapError(failed(path)))
+      yield* folder(dir)
+      yield* fs.writeFile(posixPath.join(root, path), content, { mode: 0o644 }).pipe(Effect.mapError(failed(path)))
       return true
     })
 
@@ -66,15 +87,18 @@ export const copier = (fs: FileSystem.FileSystem, files: RepositoryFiles, root: 
 }
 
 /**
- * The copy Compose renders from: the files directly in each Compose file's
- * folder (the Compose files, `.env`, env files beside them), in a fresh
- * 0700 folder. `files` are repository-relative.
+ * The copy Compose renders from, in a fresh 0700 folder: the Compose files
+ * (each must be a file of the PR), `.env` beside the first, and what the
+ * pre-render check lists (devcontainer's checkComposeFiles, which refuses a
+ * path Compose would read outside the repository). `composeFiles` are
+ * repository-relative; their texts are returned, as copied.
  */
 export const copyComposeFiles = Effect.fn("SandboxService.copyComposeFiles")(function* (
   fs: FileSystem.FileSystem,
   files: RepositoryFiles,
   folder: ReturnType<typeof composeFolder>,
-  composeFiles: ReadonlyArray<string>
+  composeFiles: ReadonlyArray<string>,
+  trusted: boolean
 ) {
   const host = (error: { readonly message: string }) =>
     new SetupFailed({ reason: `the Compose folder cannot be made (${error.message})` })
@@ -83,15 +107,47 @@ export const copyComposeFiles = Effect.fn("SandboxService.copyComposeFiles")(fun
   yield* fs.chmod(folder.root, 0o700).pipe(Effect.mapError(host))
   const copy = copier(fs, files, folder.repository)
   yield* copy.folder("")
-  const folders = [...new Set(composeFiles.map((path) => posixPath.dirname(path).replace(/^\.$/, "")))]
-  for (const dir of folders) yield* copy.tree(dir, false)
-  for (const path of composeFiles) {
-    if (!(yield* fs.exists(posixPath.join(folder.repository, path)).pipe(Effect.orElseSucceed(() => false)))) {
-      return yield* new SetupFailed({
-        reason: `dockerComposeFile: ${path} is not a file of the pull request (a symbolic link is not followed)`
-      })
+  /** A Compose file copied and read back; refused when the PR has no such file. */
+  const composeFile = (path: string, property: string) =>
+    Effect.gen(function* () {
+      if (!(yield* copy.file(path))) {
+        return yield* new SetupFailed({
+          reason: `${property}: ${path} is not a file of the pull request (a symbolic link is not followed)`
+        })
+      }
+      const text = yield* fs
+        .readFileString(posixPath.join(folder.repository, path))
+        .pipe(Effect.mapError((error) => new SetupFailed({ reason: `${path} cannot be read (${error.message})` })))
+      return { path, text } satisfies ComposeFileText
+    })
+  const texts = yield* Effect.forEach(composeFiles, (path) => composeFile(path, "dockerComposeFile"))
+  const first = composeFiles[0]
+  if (first !== undefined) yield* copy.file(posixPath.join(posixPath.dirname(first), ".env").replace(/^\.\//, ""))
+  const refused = (error: { readonly message: string }) => new SetupFailed({ reason: error.message })
+  const pending: Array<ComposeRead> = [...(yield* checkComposeFiles(texts, trusted).pipe(Effect.mapError(refused)))]
+  const seen = new Set(composeFiles)
+  for (let read = pending.shift(); read !== undefined; read = pending.shift()) {
+    if (read.kind === "file") yield* copy.file(read.path)
+    else if (read.kind === "folder") {
+      if ((yield* files.list(read.path).pipe(Effect.orElseSucceed(() => undefined))) !== undefined) {
+        yield* copy.folder(read.path)
+      }
+    } else if (!seen.has(read.path)) {
+      seen.add(read.path)
+      if (seen.size > composeFiles.length + MAX_COMPOSE_FILES) {
+        return yield* new SetupFailed({
+          reason: `dockerComposeFile: more than ${MAX_COMPOSE_FILES} Compose files are brought in by extends and include`
+        })
+      }
+      // Its own paths are its folder's (Compose resolves an extended or included file's there).
+      const text = yield* composeFile(read.path, read.property)
+      const more = yield* checkComposeFiles([text], trusted, posixPath.dirname(read.path).replace(/^\.$/, "")).pipe(
+        Effect.mapError(refused)
+      )
+      pending.push(...more)
     }
   }
+  return texts
 })
 
 /**

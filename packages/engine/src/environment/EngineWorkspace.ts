@@ -31,39 +31,50 @@ export const engineWorkspaceFiles = (
   runtime: ContainerRuntimeShape,
   workspacePath: string,
   labels: Readonly<Record<string, string>>
-): RepositoryFiles => ({
-  read: (path) =>
+): RepositoryFiles => {
+  /** A file's bytes, links followed inside the workspace. */
+  const bytes = (path: string, maxBytes: number) =>
     Effect.scoped(
       Effect.gen(function* () {
         let current: string | undefined = posixPath.normalize(path)
         for (let hop = 0; hop <= MAX_LINKS && current !== undefined; hop++) {
           const archive = yield* runtime.readFolder(workspacePath, current, labels)
           if (archive === undefined) return undefined
-          const found = yield* ArchiveRead.readArchivedPath(archive, MAX_FILE_BYTES)
+          const found = yield* ArchiveRead.readArchivedPath(archive, maxBytes)
           if (found.kind === "symlink") {
             current = followed(current, found.target)
             continue
           }
           if (found.kind !== "file") return undefined
-          if (found.truncated) return yield* Effect.fail({ message: `${path} is larger than ${MAX_FILE_BYTES} bytes` })
-          if (found.content.includes(0)) return yield* Effect.fail({ message: `${path} is not text` })
-          return found.content.toString("utf8")
+          if (found.truncated) return yield* Effect.fail({ message: `${path} is larger than ${maxBytes} bytes` })
+          return found.content
         }
         return current === undefined ? undefined : yield* Effect.fail({ message: `${path}: too many links` })
       })
-    ).pipe(Effect.mapError(message)),
-  list: (dir) =>
-    Effect.scoped(
-      Effect.gen(function* () {
-        const archive = yield* runtime.readFolder(workspacePath, posixPath.normalize(dir), labels)
-        if (archive === undefined) return undefined
-        const children = yield* ArchiveRead.listArchivedFolder(archive, MAX_LIST_ENTRIES)
-        return children?.map(
-          (child) => ({ name: child.name, type: child.kind === "directory" ? "dir" : "file" }) as const
-        )
-      })
     ).pipe(Effect.mapError(message))
-})
+  return {
+    read: (path) =>
+      Effect.flatMap(bytes(path, MAX_FILE_BYTES), (content) =>
+        content === undefined
+          ? Effect.succeed(undefined)
+          : content.includes(0)
+            ? Effect.fail({ message: `${path} is not text` })
+            : Effect.succeed(content.toString("utf8"))
+      ),
+    readBytes: bytes,
+    list: (dir) =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const archive = yield* runtime.readFolder(workspacePath, posixPath.normalize(dir), labels)
+          if (archive === undefined) return undefined
+          const children = yield* ArchiveRead.listArchivedFolder(archive, MAX_LIST_ENTRIES)
+          return children?.map(
+            (child) => ({ name: child.name, type: child.kind === "directory" ? "dir" : "file" }) as const
+          )
+        })
+      ).pipe(Effect.mapError(message))
+  }
+}
 
 /** What a rebuild's copy of its context may hold at most (Docker sends a sparse file whole). */
 const MAX_CONTEXT_BYTES = 4 * 1024 * 1024 * 1024

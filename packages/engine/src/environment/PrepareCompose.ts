@@ -10,8 +10,8 @@
 import {
   type CheckedCompose,
   type ComposeSource,
-  checkComposeFiles,
   checkComposeProject,
+  composeIgnored,
   type DevcontainerSpec,
   parseRenderedCompose
 } from "@prbox/devcontainer"
@@ -23,10 +23,11 @@ import type { PrboxConfig } from "../Config.ts"
 import type { ContainerRuntime } from "../ContainerRuntime.ts"
 import { SetupFailed } from "../Errors.ts"
 import { type BuildFiles, buildFromWorkspace } from "./BuildContext.ts"
-import type { RepositoryFiles } from "./ChooseEnvironment.ts"
+import type { EnvironmentChoice, RepositoryFiles } from "./ChooseEnvironment.ts"
 import { bindSource, bindSources, type Json, sealNestedBinds, volumeTarget } from "./ComposeBinds.ts"
 import { composeFolder, copyBindSources, copyComposeFiles } from "./ComposeFiles.ts"
 import { composeProjectName } from "./ComposeOverlay.ts"
+import { InvalidDevcontainer } from "./Errors.ts"
 
 /** The app service's own command, as Docker runs a service's: its entrypoint and command over the image's. */
 export const serviceCommand = (
@@ -48,6 +49,8 @@ export const serviceCommand = (
 
 export interface PreparedCompose {
   readonly checked: CheckedCompose
+  /** What the configuration asks that prbox leaves out: devcontainer.json's (composeIgnored), then the services'. */
+  readonly ignored: ReadonlyArray<{ readonly property: string; readonly detail: string }>
   /** The checked project, built images' tags written in. */
   readonly project: Json
   /** Where it is written (the container step reads it). */
@@ -59,6 +62,23 @@ export interface PreparedCompose {
   /** Images of the services prbox pulls before Compose runs (none built). */
   readonly pulls: ReadonlyArray<string>
 }
+
+/**
+ * A Compose devcontainer refused before its sandbox is admitted, as a bad
+ * devcontainer.json is: no Compose on this machine (neither `docker
+ * compose` nor `docker-compose`), or a remote engine. What needs the
+ * rendered project (a build context outside, build.ssh, an unknown key) is
+ * refused after admission, by prepareCompose.
+ */
+export const admitCompose = (compose: ComposeCli["Service"], choice: EnvironmentChoice) =>
+  choice._tag === "Devcontainer" && choice.spec.source._tag === "Compose"
+    ? compose.version.pipe(
+        Effect.asVoid,
+        Effect.mapError(
+          (error) => new InvalidDevcontainer({ reason: `${choice.spec.path}: dockerComposeFile: ${error.detail}` })
+        )
+      )
+    : Effect.void
 
 /** What the Compose steps run with: files, the engine, the user's Compose, `$PRBOX_HOME`. */
 export interface ComposeDeps {
@@ -85,15 +105,8 @@ export const prepareCompose = Effect.fn("SandboxService.prepareCompose")(functio
   const { row, spec, source, files, config, onProgress } = input
   const folder = composeFolder(home, row.id)
   const refused = (error: { readonly message: string }) => new SetupFailed({ reason: error.message })
-  yield* copyComposeFiles(fs, files, folder, source.files)
-  // What Compose reads on the host while it renders (env_file, extends.file, include) must be the repository's.
-  const texts = yield* Effect.forEach(source.files, (path) =>
-    fs.readFileString(posixPath.join(folder.repository, path)).pipe(
-      Effect.map((text) => ({ path, text })),
-      Effect.mapError((error) => new SetupFailed({ reason: `${path} cannot be read (${error.message})` }))
-    )
-  )
-  yield* checkComposeFiles(texts, spec.trusted).pipe(Effect.mapError(refused))
+  // What Compose reads on the host while it renders (env_file, extends.file, include) is checked to be the repository's, and copied.
+  yield* copyComposeFiles(fs, files, folder, source.files, spec.trusted)
   const absolute = source.files.map((path) => posixPath.join(folder.repository, path))
   const directory = posixPath.dirname(absolute[0] ?? folder.repository)
   yield* onProgress(`rendering ${source.files.join(", ")} (${yield* compose.version.pipe(Effect.mapError(refused))})`)
@@ -111,6 +124,8 @@ export const prepareCompose = Effect.fn("SandboxService.prepareCompose")(functio
     withheld: spec.withheld
   }).pipe(Effect.mapError(refused))
   for (const warning of checked.warnings) yield* onProgress(`warning: ${warning}`)
+  const ignored = [...composeIgnored(source), ...checked.ignored]
+  for (const left of composeIgnored(source)) yield* onProgress(`warning: ${left.property} ${left.detail}`)
   const { project, sealed } = sealNestedBinds(JSON.parse(JSON.stringify(checked.project)))
   for (const entry of sealed) {
     yield* onProgress(`warning: ${entry} is mounted read-only: it holds another bind mount's source`)
@@ -149,7 +164,7 @@ export const prepareCompose = Effect.fn("SandboxService.prepareCompose")(functio
         (error) => new SetupFailed({ reason: `the Compose project cannot be written (${error.message})` })
       )
     )
-  return { checked, project, file, image, pulls, repository: folder.repository } satisfies PreparedCompose
+  return { checked, ignored, project, file, image, pulls, repository: folder.repository } satisfies PreparedCompose
 })
 
 /**

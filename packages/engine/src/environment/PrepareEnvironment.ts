@@ -270,7 +270,7 @@ const make = Effect.gen(function* () {
         const plan = withLabel({ ...mapped, steps: [...mapped.steps, ...configSteps(config)] }, info)
         const environment = recorded("devcontainer", image, info, {
           path: spec.path,
-          ignored: [...planned.ignored, ...(compose?.checked.ignored ?? [])],
+          ignored: [...planned.ignored, ...(compose?.ignored ?? [])],
           features
         })
         if (compose !== undefined && source._tag === "Compose") {

@@ -11,6 +11,15 @@ export interface PullRequestFiles {
     ReadonlyArray<{ readonly name: string; readonly type: "file" | "dir" }> | undefined,
     { readonly message: string }
   >
+  /**
+   * A file's bytes whole (a binary file too), up to `maxBytes`; undefined
+   * when there is none. Absent where a source reads text only: a copy
+   * that needs bytes then fails rather than damage a file.
+   */
+  readonly readBytes?: (
+    path: string,
+    maxBytes: number
+  ) => Effect.Effect<Uint8Array | undefined, { readonly message: string }>
 }
 
 /** A local feature's files, read from the PR (text; the spec's features are scripts). */

@@ -1,10 +1,11 @@
 import * as NodePath from "node:path"
-import { Effect } from "effect"
+import { Effect, FileSystem } from "effect"
 import { GitCommandFailed, UnsafeArgument } from "../Errors.ts"
 import { Git } from "../Git.ts"
 import { commitPattern } from "../GitFiles.ts"
 import { stderrTail } from "../Redact.ts"
 import type { CommitEntry, CommitFiles } from "../Workspaces.ts"
+import { fsStep } from "./MirrorFiles.ts"
 
 /** PR content: a file larger than this is not configuration and is refused. */
 const MAX_FILE_BYTES = 1024 * 1024
@@ -38,6 +39,7 @@ const isSafePath = (path: string): boolean =>
 
 export const commitFileReaders = Effect.fnUntraced(function* (timeoutMs: number) {
   const git = yield* Git
+  const fs = yield* FileSystem.FileSystem
   return (mirrorPath: string, commit: string): CommitFiles => {
     const gitOk = (operation: string, args: ReadonlyArray<string>) =>
       git
@@ -51,10 +53,10 @@ export const commitFileReaders = Effect.fnUntraced(function* (timeoutMs: number)
                 )
           )
         )
-    const checked = (operation: string, path: string) =>
+    const checked = (operation: string, path: string, root = false) =>
       !commitPattern.test(commit)
         ? Effect.fail(new UnsafeArgument({ operation, detail: "the commit must be a full hexadecimal object id" }))
-        : !isSafePath(path)
+        : !isSafePath(path) && !(root && path === "")
           ? Effect.fail(new UnsafeArgument({ operation, detail: `${JSON.stringify(path)} is not a repository path` }))
           : Effect.void
     // One `ls-tree` a folder, kept for this reader: looking for a file in the
@@ -63,15 +65,14 @@ export const commitFileReaders = Effect.fnUntraced(function* (timeoutMs: number)
     /**
      * A top-level folder is listed with the root in the same process (the
      * devcontainer lookup reads both). `<folder>/` stands for what is inside
-     * the folder, so the root's listing lacks the folder itself, which no
-     * read needs (a folder is not a file); a file of that name stays in it.
+     * the folder, so git's root listing lacks the folder itself: it is added
+     * back; a file of that name stays in it.
      */
     const keepWithRoot = (folder: string, lines: ReadonlyArray<TreeLine>) => {
       const inside = lines.filter((line) => line.name.startsWith(`${folder}/`))
-      listings.set(
-        "",
-        lines.filter((line) => !line.name.includes("/"))
-      )
+      // The folder itself stands in the root's listing (as a tree) when it holds anything: a listing of the root shows it.
+      const itself = inside.length === 0 ? [] : [{ mode: "040000", type: "tree", object: "", size: "-", name: folder }]
+      listings.set("", [...lines.filter((line) => !line.name.includes("/")), ...itself])
       listings.set(folder, inside)
       return inside
     }
@@ -96,29 +97,61 @@ export const commitFileReaders = Effect.fnUntraced(function* (timeoutMs: number)
         Effect.andThen(listing(operation, NodePath.posix.dirname(path).replace(/^\.$/, ""))),
         Effect.map((lines) => lines.find((line) => line.name === path))
       )
+    /** A file's entry, bounded: undefined when there is none; a link or a larger file refused. */
+    const blob = (operation: string, path: string, maxBytes: number) =>
+      Effect.gen(function* () {
+        const found = yield* entry(operation, path)
+        if (found === undefined || found.type !== "blob") return undefined
+        // A symbolic link's target is a path, not the file: never follow it (it could name a host file).
+        if (found.mode === "120000") {
+          return yield* new UnsafeArgument({ operation, detail: `${path} is a symbolic link` })
+        }
+        if (Number(found.size) > maxBytes) {
+          return yield* new UnsafeArgument({ operation, detail: `${path} is larger than ${maxBytes} bytes` })
+        }
+        return found
+      })
     return {
       read: (path) =>
         Effect.gen(function* () {
-          const operation = "commit.read"
-          const found = yield* entry(operation, path)
-          if (found === undefined || found.type !== "blob") return undefined
-          // A symbolic link's target is a path, not the file: never follow it (it could name a host file).
-          if (found.mode === "120000") {
-            return yield* new UnsafeArgument({ operation, detail: `${path} is a symbolic link` })
-          }
-          if (Number(found.size) > MAX_FILE_BYTES) {
-            return yield* new UnsafeArgument({ operation, detail: `${path} is larger than ${MAX_FILE_BYTES} bytes` })
-          }
-          return yield* gitOk(operation, ["cat-file", "blob", found.object])
+          const found = yield* blob("commit.read", path, MAX_FILE_BYTES)
+          return found === undefined ? undefined : yield* gitOk("commit.read", ["cat-file", "blob", found.object])
         }),
+      // git's output is read as text: `unpack-file` writes the blob's bytes to a file of a private folder instead.
+      readBytes: (path, maxBytes) =>
+        Effect.scoped(
+          Effect.gen(function* () {
+            const operation = "commit.readBytes"
+            const found = yield* blob(operation, path, maxBytes)
+            if (found === undefined) return undefined
+            const dir = yield* fsStep("make a folder for a commit's file", fs.makeTempDirectoryScoped())
+            const written = yield* git
+              .run([`--git-dir=${NodePath.resolve(mirrorPath)}`, "unpack-file", found.object], { cwd: dir, timeoutMs })
+              .pipe(
+                Effect.flatMap((output) =>
+                  output.exitCode === 0
+                    ? Effect.succeed(output.stdout.trim())
+                    : Effect.fail(
+                        new GitCommandFailed({
+                          operation,
+                          detail: stderrTail(output.stderr),
+                          exitCode: output.exitCode
+                        })
+                      )
+                )
+              )
+            return yield* fsStep(`read ${path}`, fs.readFile(NodePath.join(dir, NodePath.basename(written))))
+          })
+        ),
       list: (dir) =>
         Effect.gen(function* () {
           const operation = "commit.list"
-          yield* checked(operation, dir)
+          // "" is the root: listed, never read.
+          yield* checked(operation, dir, true)
           const lines = yield* listing(operation, dir)
           if (lines.length === 0) return undefined
           return lines.flatMap((line): ReadonlyArray<CommitEntry> => {
-            const name = line.name.slice(dir.length + 1)
+            const name = dir === "" ? line.name : line.name.slice(dir.length + 1)
             if (line.type === "tree") return [{ name, type: "dir" }]
             return line.type === "blob" && line.mode !== "120000" ? [{ name, type: "file" }] : []
           })
