@@ -4,6 +4,7 @@ import { Clock, Effect, Layer } from "effect"
 import { ContainerRuntime } from "../../ContainerRuntime.ts"
 import { ChoosePort } from "../../create/ChoosePort.ts"
 import { CreateContainer } from "../../create/CreateContainer.ts"
+import { GitIdentity } from "../../create/GitIdentity.ts"
 import { LifecycleSteps } from "../../create/LifecycleSteps.ts"
 import { OpenCheckout } from "../../create/OpenCheckout.ts"
 import { PrepareCreate } from "../../create/PrepareCreate.ts"
@@ -87,7 +88,7 @@ const parts = (() => {
   )
   const container = CreateContainer.layer.pipe(Layer.provideMerge(steps))
   const workers = Workers.layer.pipe(
-    Layer.provideMerge(Layer.mergeAll(OpenCheckout.layer, Setup.layer)),
+    Layer.provideMerge(Layer.mergeAll(OpenCheckout.layer, Setup.layer, GitIdentity.layer)),
     Layer.provideMerge(container)
   )
   const operations = Layer.mergeAll(Admission.layer, Stop.layer, Update.layer).pipe(Layer.provideMerge(workers))
