@@ -2,8 +2,8 @@ import { writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { type PrboxConfig, SandboxService } from "../src/index.ts"
 import { sandboxIdentity } from "../src/create/GitIdentity.ts"
+import { type PrboxConfig, SandboxService } from "../src/index.ts"
 import { healthzGitImage } from "./git-image.ts"
 import { openRunning, withEngine } from "./harness.ts"
 
@@ -76,7 +76,10 @@ describe("the git identity inside a sandbox", () => {
       [{}, host],
       [{ name: "Me" }, { name: "Me", email: "host@x" }],
       [{ email: "me@y" }, { name: "Host", email: "me@y" }],
-      [{ name: "Me", email: "me@y" }, { name: "Me", email: "me@y" }]
+      [
+        { name: "Me", email: "me@y" },
+        { name: "Me", email: "me@y" }
+      ]
     ]
     for (const [configured, expected] of table) assert.deepStrictEqual(sandboxIdentity(host, configured), expected)
     assert.deepStrictEqual(sandboxIdentity({ name: null, email: null }, {}), { name: null, email: null })

@@ -72,7 +72,8 @@ const make = Effect.gen(function* () {
       })
       .pipe(Effect.option)
     const failed = outcome._tag === "None" || outcome.value.exitCode !== 0
-    if (failed) yield* progress(row, "warning: the git identity could not be written in the sandbox").pipe(Effect.ignore)
+    if (failed)
+      yield* progress(row, "warning: the git identity could not be written in the sandbox").pipe(Effect.ignore)
   })
 })
 
