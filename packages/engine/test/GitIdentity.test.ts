@@ -1,55 +1,10 @@
-import { writeFileSync } from "node:fs"
-import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { sandboxIdentity } from "../src/create/GitIdentity.ts"
-import { type PrboxConfig, SandboxService } from "../src/index.ts"
+import type { PrboxConfig } from "../src/index.ts"
 import { healthzGitImage } from "./git-image.ts"
 import { openRunning, withEngine } from "./harness.ts"
-
-const HOST_TOKEN = "ghp_prboxIdentityFake0123456789"
-
-/**
- * The host's global git config the way a developer has it: an identity, a
- * credential helper with a token, a signing key. GIT_CONFIG_GLOBAL points
- * at it while the test runs, then is restored.
- */
-export const hostGitConfig = (home: string) =>
-  Effect.acquireRelease(
-    Effect.sync(() => {
-      const saved = process.env.GIT_CONFIG_GLOBAL
-      const file = join(home, "identity.gitconfig")
-      writeFileSync(
-        file,
-        [
-          "[user]",
-          "\tname = Host Person",
-          "\temail = host@prbox.invalid",
-          "\tsigningkey = ABCDEF0123456789",
-          "[commit]",
-          "\tgpgsign = true",
-          "[credential]",
-          `\thelper = "!f() { echo password=${HOST_TOKEN}; }; f"`,
-          ""
-        ].join("\n")
-      )
-      process.env.GIT_CONFIG_GLOBAL = file
-      return saved
-    }),
-    (saved) =>
-      Effect.sync(() => {
-        if (saved === undefined) delete process.env.GIT_CONFIG_GLOBAL
-        else process.env.GIT_CONFIG_GLOBAL = saved
-      })
-  )
-
-const run = (id: Parameters<SandboxService["Service"]["exec"]>[0], script: string) =>
-  Effect.flatMap(SandboxService, (sandboxes) =>
-    sandboxes.exec(id, ["sh", "-c", script], { timeoutMs: 20_000, maxOutputBytes: 64 * 1024 })
-  ).pipe(
-    Effect.tap((outcome) => Effect.sync(() => assert.strictEqual(outcome.exitCode, 0, outcome.stderr))),
-    Effect.map((outcome) => outcome.stdout.trim())
-  )
+import { HOST_TOKEN, hostGitConfig, shIn as run } from "./identity-fixtures.ts"
 
 /** Opens PR 1 on an image with git, makes a commit in the sandbox: its author, and the sandbox user's whole git config. */
 const commitInSandbox = (config: Partial<PrboxConfig>) =>
