@@ -171,12 +171,13 @@ describe("sorting", () => {
 describe("actions under a sandbox", () => {
   const commands = (status: SandboxStatus) => actionNodes(viewOf({ status })).map((node) => node.command)
 
-  it("a running sandbox opens, copies its password, execs, updates, rebuilds, shows logs, stops and deletes", () => {
+  it("a running sandbox opens, copies its password, execs, updates, pushes, rebuilds, shows logs, stops and deletes", () => {
     expect(commands("running")).toEqual([
       CommandId.openInBrowser,
       CommandId.copyPassword,
       CommandId.execInTerminal,
       CommandId.update,
+      CommandId.push,
       CommandId.rebuild,
       CommandId.showLogs,
       CommandId.stop,
