@@ -10,6 +10,7 @@ import { jobCommands } from "./JobCommands.ts"
 import { maintenanceCommands } from "./Maintenance.ts"
 import { mcpCommand } from "./McpCommand.ts"
 import { portsCommands } from "./PortsCommands.ts"
+import { pushCommand } from "./PushCommand.ts"
 import { passwordCommand, rebuildCommand, sandboxCommands } from "./SandboxCommands.ts"
 import { updateCommand } from "./UpdateCommand.ts"
 
@@ -48,6 +49,7 @@ export const root = Command.make("prbox").pipe(
   Command.withSubcommands([
     ...sandboxCommands,
     updateCommand,
+    pushCommand,
     rebuildCommand,
     ...execLogsCommands,
     ...filesCommands,

@@ -19,14 +19,15 @@ export const MCP_CLIENT_CONFIG = `{
  * applies without restarting the server); a config that cannot be read
  * allows nothing more.
  */
-const policy: McpPolicy = {
-  allowLocalPaths: Effect.flatMap(Config, (config) => config.load).pipe(
-    Effect.map((config) => config.mcp.allowLocalPaths),
+const allowed = (key: "allowLocalPaths" | "allowPush") =>
+  Effect.flatMap(Config, (config) => config.load).pipe(
+    Effect.map((config) => config.mcp[key]),
     Effect.provide(NodeConfig.layer({ home: currentHome().home })),
     Effect.provide(NodeFileSystem.layer),
     Effect.orElseSucceed(() => false)
   )
-}
+
+const policy: McpPolicy = { allowLocalPaths: allowed("allowLocalPaths"), allowPush: allowed("allowPush") }
 
 /** `prbox mcp`: the MCP server on stdio, a client of prboxd (started when it is not running). */
 export const mcpCommand = (version: string) =>

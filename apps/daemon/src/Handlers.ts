@@ -79,6 +79,15 @@ const SandboxesHandlers = HttpApiBuilder.group(PrboxApi, "sandboxes", (handlers)
           Effect.map((report) => ({ ...report, sandbox: toView(report.sandbox) }))
         )
       )
+      .handle("push", ({ params, payload }) =>
+        api(
+          sandboxes.push(params.id, {
+            confirm: payload.confirm,
+            ...(payload.to === undefined ? {} : { to: payload.to }),
+            ...(payload.expectTip === undefined ? {} : { expectTip: payload.expectTip })
+          })
+        ).pipe(Effect.map((report) => ({ ...report, sandbox: toView(report.sandbox) })))
+      )
       .handle("rebuild", ({ params }) => api(sandboxes.rebuild(params.id)).pipe(Effect.map(toView)))
       .handle("delete", ({ params, query }) =>
         Effect.gen(function* () {

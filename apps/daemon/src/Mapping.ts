@@ -11,6 +11,7 @@ import {
   InvalidPrRef,
   NotAvailable,
   NotFound,
+  PushRefused,
   TooLarge,
   UpdateRefused
 } from "@prbox/protocol"
@@ -46,6 +47,7 @@ export const apiErrorOf: { readonly [Tag in EngineFailureTag]: ApiErrorClass } =
   CodeServerUnavailable: NotAvailable,
   DefaultImageUnavailable: NotAvailable,
   UpdateRefused: UpdateRefused,
+  PushRefused: PushRefused as unknown as ApiErrorClass,
   GitFailed: GitFailure,
   PortClosed: NotFound,
   // Made before previews, or its relay could not start: the message says what to do (rebuild).
@@ -74,6 +76,13 @@ export const toApiError = (error: EngineFailure): ApiError => {
   if (error._tag === "UpdateRefused") {
     return new UpdateRefused({
       message: error.message,
+      ...(error.changedFiles.length === 0 ? {} : { changedFiles: error.changedFiles })
+    })
+  }
+  if (error._tag === "PushRefused") {
+    return new PushRefused({
+      message: error.message,
+      kind: error.kind,
       ...(error.changedFiles.length === 0 ? {} : { changedFiles: error.changedFiles })
     })
   }

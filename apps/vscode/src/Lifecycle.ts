@@ -1,11 +1,12 @@
-import { followUntilSettled, parseOpenInput } from "@prbox/client"
+import { followUntilSettled, parseOpenInput, pushLines } from "@prbox/client"
+import { terminalSafe } from "@prbox/domain"
 import { copyPassword, openInBrowser } from "./Access.ts"
 import { Cancelled } from "./Daemon.ts"
 import { CommandId, progressMessage } from "./Model.ts"
 import type { SandboxView } from "./Protocol.ts"
 import { type HandlerContext, nameOf, target } from "./Target.ts"
 
-/** A sandbox's life from the editor: open, restart, rebuild (followed until settled), update, stop, delete. */
+/** A sandbox's life from the editor: open, restart, rebuild (followed until settled), update, push, stop, delete. */
 export const lifecycleHandlers = (context: HandlerContext) => {
   const { ui, daemon } = context
 
@@ -134,6 +135,37 @@ export const lifecycleHandlers = (context: HandlerContext) => {
       const failed = report.updateContent.error
       if (failed === null) void ui.info(moved)
       else ui.error(`${moved} updateContentCommand failed: ${failed} (Show Logs has its output).`)
+    },
+
+    [CommandId.push]: async (argument?: unknown) => {
+      const view = await target(context, argument, "Sandbox to push")
+      if (view === undefined) return
+      const preview = (to?: string) =>
+        ui.progress(`Checking ${nameOf(view)}'s commits`, async (report) => {
+          report("bundling the sandbox's commits…")
+          return daemon.call((client) => client.push(view.id, { confirm: false, ...(to === undefined ? {} : { to }) }))
+        })
+      // A plain git remote has no hosting service to name the PR's branch: the user does.
+      let to: string | undefined
+      if (view.provider === "git") {
+        to = (
+          await ui.input({ prompt: "The branch of the PR's remote to push to", placeHolder: "feature-branch" })
+        )?.trim()
+        if (to === undefined || to === "") return
+      }
+      // A refusal (no new commits, uncommitted changes, the PR moved) is shown by the command table.
+      const shown = await preview(to)
+      const sure = await ui.confirm(
+        `Push ${shown.commits.length} commit(s) of ${nameOf(view)} to ${shown.branch}?`,
+        terminalSafe(pushLines(shown).join("\n")),
+        "Push"
+      )
+      if (!sure) return
+      const pushed = await daemon.call((client) =>
+        client.push(view.id, { confirm: true, expectTip: shown.tip, ...(to === undefined ? {} : { to }) })
+      )
+      daemon.refresh()
+      void ui.info(`Pushed ${pushed.commits.length} commit(s) to ${pushed.branch} of ${pushed.remote}.`)
     },
 
     [CommandId.delete]: async (argument?: unknown) => {

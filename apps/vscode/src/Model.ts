@@ -33,6 +33,7 @@ export const CommandId = {
   stop: "prbox.stop",
   restart: "prbox.restart",
   update: "prbox.update",
+  push: "prbox.push",
   rebuild: "prbox.rebuild",
   delete: "prbox.delete",
   showLogs: "prbox.showLogs",

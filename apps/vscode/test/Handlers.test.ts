@@ -275,6 +275,42 @@ describe("command handlers against a real daemon", () => {
     expect(ui.infos).toEqual([`Sandbox #1 (remote) is up to date at ${remote.pr1.slice(0, 7)}.`])
   })
 
+  it("Push to PR asks a plain remote's branch, lists the commits in a modal, and pushes only once confirmed", async () => {
+    const git = (...args: ReadonlyArray<string>) =>
+      new Promise<string>((resolve, reject) =>
+        execFile("git", [`--git-dir=${remote.path}`, ...args], { encoding: "utf8" }, (error, stdout) =>
+          error === null ? resolve(stdout.trim()) : reject(error)
+        )
+      )
+    await git("update-ref", "refs/heads/feature", remote.pr1)
+    const commit = await prbox(home, [
+      "exec",
+      pr1.id,
+      "--",
+      "sh",
+      "-c",
+      "echo fix > fix.txt && git add fix.txt && git -c user.name=Editor -c user.email=editor@prbox.invalid commit -q -m 'editor fix'"
+    ])
+    expect(commit.code, commit.stderr).toBe(0)
+
+    const declined = editor()
+    declined.ui.inputs = ["feature"]
+    await declined.run(CommandId.push, sandboxNode(await get(pr1.id), Date.now()))
+    expect(declined.ui.errors).toEqual([])
+    expect(declined.ui.confirms[0]?.message).toBe("Push 1 commit(s) of #1 (remote) to feature?")
+    expect(declined.ui.confirms[0]?.detail).toContain("editor fix (Editor <editor@prbox.invalid>)")
+    expect(declined.ui.confirms[0]?.detail).toContain("fix.txt")
+    expect(await git("rev-parse", "refs/heads/feature")).toBe(remote.pr1)
+
+    const { ui, run } = editor()
+    ui.inputs = ["feature"]
+    ui.confirmAnswer = true
+    await run(CommandId.push, sandboxNode(await get(pr1.id), Date.now()))
+    expect(ui.errors).toEqual([])
+    expect(ui.infos[0]).toMatch(/^Pushed 1 commit\(s\) to feature of /)
+    expect(await git("rev-parse", "refs/heads/feature")).toBe((await get(pr1.id)).sourceCommit)
+  })
+
   it("Rebuild Container follows the new container to running, on the same URL", async () => {
     const before = await get(pr1.id)
     const { ui, run } = editor()

@@ -262,6 +262,7 @@ describe("the manifest", () => {
       CommandId.showLogs,
       CommandId.stop,
       CommandId.update,
+      CommandId.push,
       CommandId.rebuild,
       CommandId.delete
     ])

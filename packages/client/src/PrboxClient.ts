@@ -27,6 +27,8 @@ import {
   type PruneRequest,
   type PullRequestFile,
   type PullRequestSide,
+  type PushReport,
+  type PushRequest,
   type ReconcileReport,
   type SandboxEvent,
   type SandboxView,
@@ -59,6 +61,8 @@ export interface PrboxClientShape {
   readonly restart: (id: SandboxId) => Effect.Effect<SandboxView, ClientError>
   /** Moves a running sandbox's workspace to its PR's new head (`force`: past a force-push). */
   readonly update: (id: SandboxId, options: { readonly force: boolean }) => Effect.Effect<UpdateReport, ClientError>
+  /** The sandbox's new commits shown (`confirm` false) or pushed to its PR's branch (`prbox push`). */
+  readonly push: (id: SandboxId, request: PushRequest) => Effect.Effect<PushReport, ClientError>
   /** A new container on the kept workspace; follow it like a restart. */
   readonly rebuild: (id: SandboxId) => Effect.Effect<SandboxView, ClientError>
   /** Deletes the sandbox: container, workspace and row (`force`: stop a live one first). */
@@ -193,6 +197,9 @@ const make = (options: ClientOptions) =>
           api.sandboxes.update({ params: { id }, payload: { force: options.force } }),
           Duration.sum(timeout, Duration.minutes(30))
         ),
+      // A fetch of the PR and a push over the network (each up to 10 minutes).
+      push: (id, payload) =>
+        call(api.sandboxes.push({ params: { id }, payload }), Duration.sum(timeout, Duration.minutes(25))),
       rebuild: (id) => call(api.sandboxes.rebuild({ params: { id } })),
       delete: (id, opts = {}) =>
         call(

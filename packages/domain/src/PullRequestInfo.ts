@@ -14,6 +14,12 @@ export const PullRequestInfo = Schema.Struct({
   sourceBranch: Schema.String,
   /** The fork's clone URL when the source branch lives in another repository, else null. Never a credential. */
   sourceCloneUrl: Schema.NullOr(Schema.String),
+  /**
+   * Whether the source repository's owner lets the base repository's
+   * maintainers push to the source branch (GitHub's `maintainer_can_modify`,
+   * GitLab's `allow_collaboration`); null or absent where the service does not say.
+   */
+  maintainerCanModify: Schema.optionalKey(Schema.NullOr(Schema.Boolean)),
   /** The branch it merges into. */
   baseRef: Schema.String,
   /** The head commit: full, except Bitbucket Cloud's 12-character hash (compare with `sameCommit`). */

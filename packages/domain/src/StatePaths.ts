@@ -22,6 +22,8 @@ export interface StatePaths {
   readonly database: string
   /** One bare mirror per repository. */
   readonly mirrors: string
+  /** `push/`: `prbox push`'s temporary repositories (one per push, removed when it ends). */
+  readonly pushes: string
   /** Where sandboxes made before the sealed layout keep their workspaces (`<id>`), and their homes. */
   readonly workspaces: string
   readonly sandboxHomes: string
@@ -77,6 +79,7 @@ export const statePaths = (home: string): StatePaths => ({
   config: join(home, "config.json"),
   database: join(home, "prbox.db"),
   mirrors: join(home, "mirrors"),
+  pushes: join(home, "push"),
   workspaces: join(home, "workspaces"),
   sandboxHomes: join(home, "homes"),
   sandboxes: join(home, "sandboxes"),

@@ -16,6 +16,20 @@ export const PULL_REQUEST_STATES = ["open", "merged", "closed"] as const
 /** Which source a sandbox's environment came from. */
 export const ENVIRONMENT_KINDS = ["devcontainer", "config", "default"] as const
 
+/** Why `prbox push` pushed nothing (each a clear message besides). */
+export const PUSH_REFUSALS = [
+  "no-new-commits",
+  "not-fast-forward",
+  "uncommitted-changes",
+  "pull-request-moved",
+  "lease-failed",
+  "bundle",
+  "malformed",
+  "no-destination",
+  "push-failed",
+  "changed-since-shown"
+] as const
+
 /** Nothing is running and nothing will run without a new request. */
 export const isTerminal = (status: (typeof SANDBOX_STATUSES)[number]): boolean =>
   status === "stopped" || status === "error"

@@ -121,8 +121,28 @@ export const PrboxConfig = Schema.Struct({
     }),
     {}
   ),
-  /** What `prbox mcp` lets agents do beyond what a user's own PR links reach. */
-  mcp: withDefault(Schema.Struct({ allowLocalPaths: withDefault(Schema.Boolean, false) }), {})
+  /**
+   * The git identity commits in a sandbox carry, over the host's own
+   * (`git config --global user.name`/`user.email`); never a credential or a signing key.
+   */
+  git: withDefault(
+    Schema.Struct({
+      name: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1))),
+      email: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1)))
+    }),
+    {}
+  ),
+  /**
+   * What `prbox mcp` lets agents do beyond what a user's own PR links reach:
+   * open local repositories, push a sandbox's commits (`sandbox_push`).
+   */
+  mcp: withDefault(
+    Schema.Struct({
+      allowLocalPaths: withDefault(Schema.Boolean, false),
+      allowPush: withDefault(Schema.Boolean, false)
+    }),
+    {}
+  )
 })
 export type PrboxConfig = typeof PrboxConfig.Type
 

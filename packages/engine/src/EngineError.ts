@@ -16,7 +16,7 @@ import type { TooLarge } from "./files/Errors.ts"
 import type { CleanupIncomplete } from "./gc/Errors.ts"
 import type { JobNotFound } from "./jobs/Errors.ts"
 import type { CodeServerUnavailable, DefaultImageUnavailable } from "./SandboxTools.ts"
-import type { DestroyNotConfirmed, UpdateRefused } from "./sandbox/Errors.ts"
+import type { DestroyNotConfirmed, PushRefused, UpdateRefused } from "./sandbox/Errors.ts"
 
 /** Every error the engine's public operations (SandboxService, Reconciler, Gc) fail with. */
 export type EngineError =
@@ -36,6 +36,7 @@ export type EngineError =
   | CodeServerUnavailable
   | DefaultImageUnavailable
   | UpdateRefused
+  | PushRefused
   | GitFailed
   | PortClosed
   | PreviewUnavailable

@@ -5,8 +5,11 @@ import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { describeEvent, statePaths } from "@prbox/domain"
 import { Effect, Stream } from "effect"
+import { gitSync } from "../../git/test/helpers.ts"
 import { SandboxService } from "../src/index.ts"
-import { bounded, filesContaining, inspectContainer, rowOf, withEngine } from "./harness.ts"
+import { healthzGitImage } from "./git-image.ts"
+import { bounded, filesContaining, inspectContainer, openRunning, rowOf, withEngine } from "./harness.ts"
+import { shIn } from "./identity-fixtures.ts"
 import { passwordOf } from "./probe.ts"
 
 const CREDENTIAL_ENV = ["GITHUB_TOKEN", "GH_TOKEN", "GITLAB_TOKEN", "GIT_CONFIG_GLOBAL"] as const
@@ -24,6 +27,9 @@ const hostCredentials = (home: string, token: string) =>
       writeFileSync(
         gitconfig,
         [
+          "[user]",
+          "\tname = Host Person",
+          "\temail = host@prbox.invalid",
           "[http]",
           `\textraHeader = Authorization: Bearer ${token}`,
           "[credential]",
@@ -112,6 +118,35 @@ describe("secrets", () => {
           // The subscription saw the whole create, from its first line to the failure.
           assert.isTrue(events[0]?.startsWith("opening "), events[0])
           assert.isTrue(events.some((line) => line.includes("failed with exit code 3")))
+        })
+      )
+    )
+  })
+
+  it.live("git in the sandbox: the host's identity goes in, its credentials do not, before and after a push", () => {
+    const token = `ghp_prboxFake${randomBytes(16).toString("hex")}`
+    return withEngine({ config: { image: healthzGitImage() } }, ({ remote, home }) =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          yield* hostCredentials(home, token)
+          gitSync(home, `--git-dir=${remote.path}`, "update-ref", "refs/heads/feature", remote.pr1)
+          const row = yield* openRunning(remote.path, 1)
+          yield* shIn(row.id, "echo fix > fix.txt && git add fix.txt && git commit -q -m fix")
+          const sandboxes = yield* SandboxService
+          const pushed = yield* sandboxes.push(row.id, { confirm: true, to: "feature" })
+          assert.isTrue(pushed.pushed)
+
+          const config = yield* shIn(row.id, "git config --list --show-origin")
+          assert.include(config, "user.name=Host Person")
+          const env = yield* shIn(row.id, "env")
+          const info = inspectContainer(row.containerId ?? "")
+          for (const text of [config, env, JSON.stringify(info)]) {
+            assert.notInclude(text, token)
+            assert.notMatch(text, /credential|extraheader|GIT_CONFIG_GLOBAL/i)
+          }
+          assert.deepStrictEqual(filesContaining(statePaths(home).sandbox(row.id).home, token), [])
+          assert.deepStrictEqual(filesContaining(row.workspacePath ?? "", token), [])
+          assert.notInclude(JSON.stringify(pushed), token)
         })
       )
     )

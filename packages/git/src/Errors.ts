@@ -97,6 +97,20 @@ export class FileSystemFailed extends Schema.TaggedError<FileSystemFailed>()("Fi
   }
 }
 
+/**
+ * `prbox push` refused a sandbox's commits, nothing pushed: the bundle is
+ * not one ref of commits on top of the PR's head (`kind` says how), or the
+ * branch moved under the lease.
+ */
+export class PushRejected extends Schema.TaggedError<PushRejected>()("PushRejected", {
+  kind: Schema.Literals(["bundle", "malformed", "no-new-commits", "not-fast-forward", "lease-failed", "push-failed"]),
+  detail: Schema.String
+}) {
+  override get message(): string {
+    return this.detail
+  }
+}
+
 /** What fetching a pull request can fail with. */
 export type FetchError =
   | UnsafeArgument

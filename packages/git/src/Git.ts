@@ -8,6 +8,8 @@ export interface GitRunOptions {
   readonly timeoutMs: number
   /** Each complete line of stderr (progress meters in their final state), as it arrives. */
   readonly onStderrLine?: (line: string) => Effect.Effect<void>
+  /** Fed to git's stdin (then closed); none: stdin is closed from the start. */
+  readonly stdin?: Uint8Array
   /** Runs git as this user, in `cwd` (a root daemon writing a workspace for the sandbox user; see NodeGit). */
   readonly asUser?: GitUser
 }

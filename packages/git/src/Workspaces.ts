@@ -5,6 +5,7 @@ import type {
   FileSystemFailed,
   GitCommandFailed,
   GitTimeout,
+  PushRejected,
   UnsafeArgument,
   WorkspaceError
 } from "./Errors.ts"
@@ -88,6 +89,39 @@ export interface BaseDiff {
   readonly diff: string
   /** The files the diff changes (within `paths`), renames found. */
   readonly files: ReadonlyArray<ChangedFile>
+}
+
+/** Where `prbox push` sends a sandbox's commits: a remote (never with a credential in it) and its branch. */
+export interface PushTarget {
+  readonly url: string
+  readonly branch: string
+}
+
+export interface ReviewPushOptions {
+  readonly mirrorPath: string
+  /** The bundle the sandbox's git made: one ref, the new commits on top of `head`. */
+  readonly bundle: Uint8Array
+  /** The PR head the sandbox's row records: the commits must fast-forward it; the push's lease expects it. */
+  readonly head: string
+  /** Given: pushed there once checked. Absent: only checked and shown. */
+  readonly push?: PushTarget
+}
+
+/** One commit a push brings, as shown before it is sent: the sandbox's text, to be stripped before printing. */
+export interface PushCommit {
+  readonly commit: string
+  /** `name <email>` */
+  readonly author: string
+  readonly subject: string
+  readonly files: ReadonlyArray<string>
+}
+
+export interface PushReview {
+  /** The bundle's commit: what is (or would be) the branch's new head. */
+  readonly tip: string
+  /** Newest first. */
+  readonly commits: ReadonlyArray<PushCommit>
+  readonly pushed: boolean
 }
 
 /** A file or folder directly inside a folder of a commit. */
@@ -174,5 +208,10 @@ export class Workspaces extends Context.Service<
       commit: string,
       have: ReadonlyArray<string>
     ) => Effect.Effect<Uint8Array, WorkspaceError>
+    /**
+     * A sandbox's commits checked (and pushed, with `push`) from a temporary
+     * repository that borrows the mirror's objects; the mirror gains nothing.
+     */
+    readonly reviewPush: (options: ReviewPushOptions) => Effect.Effect<PushReview, PushRejected | WorkspaceError>
   }
 >()("prbox/git/Workspaces") {}

@@ -136,6 +136,7 @@ describe("NodePullRequests: GitHub through Octokit", () => {
             state: "open",
             sourceBranch: "new-topic",
             sourceCloneUrl: null,
+            maintainerCanModify: null,
             baseRef: "master",
             headSha: "6dcb09b5b57875f334f61aebed695e2e4193db5e"
           }

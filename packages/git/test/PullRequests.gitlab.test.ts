@@ -101,6 +101,7 @@ describe("NodePullRequests: GitLab through Gitbeaker", () => {
             state: "open",
             sourceBranch: "manual-job-rules",
             sourceCloneUrl: null,
+            maintainerCanModify: null,
             baseRef: "main",
             headSha: "e82eb4a098e32c796079ca3915e07487fc4db24c"
           }

@@ -4,6 +4,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import type { PrboxClientShape } from "@prbox/client"
 import { Effect } from "effect"
 import { errorResult, type McpPolicy, type Tool } from "./Tool.ts"
+import { pushTool } from "./ToolPush.ts"
 import { execTools } from "./ToolsExec.ts"
 import { fileTools } from "./ToolsFiles.ts"
 import { sandboxTools } from "./ToolsSandbox.ts"
@@ -34,10 +35,18 @@ const answerBadArgumentsAsInvalidInput = (server: McpServer): void => {
     })
 }
 
-/** An MCP server whose tools call prboxd through `client`. */
-export const makeServer = (client: PrboxClientShape, version: string, policy: McpPolicy): McpServer => {
+/** Served only when the user's config.json allows it (`"mcp": {"allowPush": true}`). */
+export const PUSH_TOOLS: ReadonlyArray<Tool> = [pushTool]
+
+/** An MCP server whose tools call prboxd through `client`; `allowPush`: sandbox_push is among them. */
+export const makeServer = (
+  client: PrboxClientShape,
+  version: string,
+  policy: McpPolicy,
+  options: { readonly allowPush: boolean } = { allowPush: false }
+): McpServer => {
   const server = new McpServer({ name: "prbox", version }, { instructions: INSTRUCTIONS })
-  for (const tool of TOOLS) tool.register(server, client, policy)
+  for (const tool of [...TOOLS, ...(options.allowPush ? PUSH_TOOLS : [])]) tool.register(server, client, policy)
   answerBadArgumentsAsInvalidInput(server)
   return server
 }
@@ -47,8 +56,11 @@ export const makeServer = (client: PrboxClientShape, version: string, policy: Mc
  * Only JSON-RPC goes to stdout; anything else this process says goes to stderr.
  */
 export const serveStdio = (client: PrboxClientShape, version: string, policy: McpPolicy): Effect.Effect<void> =>
+  Effect.flatMap(policy.allowPush, (allowPush) => serveWith(client, version, policy, allowPush))
+
+const serveWith = (client: PrboxClientShape, version: string, policy: McpPolicy, allowPush: boolean) =>
   Effect.callback<void>((resume) => {
-    const server = makeServer(client, version, policy)
+    const server = makeServer(client, version, policy, { allowPush })
     const transport = new StdioServerTransport()
     transport.onclose = () => resume(Effect.void)
     process.stdin.once("end", () => {

@@ -15,6 +15,8 @@ import { renderToolError, type TaggedFailure, type ToolError, toToolError } from
 export interface McpPolicy {
   /** Whether sandbox_open may open a repository on this machine (a path, `file:`, a remote on this host). */
   readonly allowLocalPaths: Effect.Effect<boolean>
+  /** Whether sandbox_push is served (read when the server starts) and may push (read again on each call). */
+  readonly allowPush: Effect.Effect<boolean>
 }
 
 /** What the SDK hands a tool besides its arguments: the cancel signal, `_meta`, notifications. */

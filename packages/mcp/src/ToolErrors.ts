@@ -59,6 +59,7 @@ const codeOf = (error: TaggedFailure): ToolErrorCode => {
     case "Conflict":
       return error.state === "not-running" ? "not_running" : error.state === "fenced" ? "fenced" : "conflict"
     case "UpdateRefused":
+    case "PushRefused":
       return "conflict"
     case "InvalidPath":
       return "invalid_path"

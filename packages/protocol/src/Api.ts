@@ -16,6 +16,8 @@ import {
   PruneReport,
   PruneRequest,
   PublicRequest,
+  PushReport,
+  PushRequest,
   ReconcileReport,
   SandboxEvent,
   SandboxList,
@@ -86,6 +88,14 @@ export class Sandboxes extends HttpApiGroup.make("sandboxes")
       params: byId,
       payload: UpdateRequest,
       success: UpdateReport,
+      error
+    })
+  )
+  .add(
+    HttpApiEndpoint.post("push", "/sandboxes/:id/push", {
+      params: byId,
+      payload: PushRequest,
+      success: PushReport,
       error
     })
   )

@@ -1,4 +1,4 @@
-import { ConflictState } from "@prbox/domain"
+import { ConflictState, PUSH_REFUSALS } from "@prbox/domain"
 import { Schema } from "effect"
 // Registers the `httpApiStatus` annotation used below.
 import type {} from "effect/http-api/HttpApiSchema"
@@ -25,6 +25,7 @@ export const ErrorCodes = {
   Ambiguous: { httpStatus: 404, exitCode: ExitCode.notFound },
   Conflict: { httpStatus: 409, exitCode: ExitCode.conflict },
   UpdateRefused: { httpStatus: 409, exitCode: ExitCode.conflict },
+  PushRefused: { httpStatus: 409, exitCode: ExitCode.conflict },
   InvalidPrRef: { httpStatus: 400, exitCode: ExitCode.usage },
   InvalidConfig: { httpStatus: 422, exitCode: ExitCode.invalidConfig },
   InvalidDevcontainer: { httpStatus: 422, exitCode: ExitCode.usage },
@@ -82,6 +83,21 @@ export class UpdateRefused extends Schema.TaggedError<UpdateRefused>()(
     changedFiles: Schema.optionalKey(Schema.Array(Schema.String))
   },
   status("UpdateRefused")
+) {}
+
+/**
+ * `prbox push` pushed nothing and changed nothing: `kind` says why (no new
+ * commits, not a fast-forward, uncommitted changes (in `changedFiles`), the
+ * PR moved, the lease failed, ...), the message what to do.
+ */
+export class PushRefused extends Schema.TaggedError<PushRefused>()(
+  "PushRefused",
+  {
+    ...fields,
+    kind: Schema.Literals(PUSH_REFUSALS),
+    changedFiles: Schema.optionalKey(Schema.Array(Schema.String))
+  },
+  status("PushRefused")
 ) {}
 
 /** The pull request reference could not be understood. */
@@ -142,6 +158,7 @@ export const ApiErrors = [
   Ambiguous,
   Conflict,
   UpdateRefused,
+  PushRefused,
   InvalidPrRef,
   InvalidConfig,
   DockerUnavailable,
@@ -161,6 +178,7 @@ export type ApiError =
   | Ambiguous
   | Conflict
   | UpdateRefused
+  | PushRefused
   | InvalidPrRef
   | InvalidConfig
   | DockerUnavailable

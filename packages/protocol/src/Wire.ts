@@ -53,6 +53,39 @@ export const UpdateReport = Schema.Struct({
 })
 export type UpdateReport = typeof UpdateReport.Type
 
+/**
+ * `prbox push`: `confirm` false only checks and shows the commits; true
+ * pushes them, refused if the sandbox's tip is no longer `expectTip` (the
+ * one shown). `to`: a branch of the PR's remote (a plain git remote needs it).
+ */
+export const PushRequest = Schema.Struct({
+  confirm: Schema.Boolean,
+  to: Schema.optionalKey(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(255))),
+  expectTip: Schema.optionalKey(Schema.String.check(Schema.isPattern(/^[0-9a-f]{40}([0-9a-f]{24})?$/)))
+})
+export type PushRequest = typeof PushRequest.Type
+
+/** One commit a push brings; author and subject are the sandbox's text. */
+export const PushCommit = Schema.Struct({
+  commit: Schema.String,
+  author: Schema.String,
+  subject: Schema.String,
+  files: Schema.Array(Schema.String)
+})
+export type PushCommit = typeof PushCommit.Type
+
+/** What `prbox push` showed or pushed: where to, on top of which head, and the commits (newest first). */
+export const PushReport = Schema.Struct({
+  sandbox: SandboxView,
+  remote: Schema.String,
+  branch: Schema.String,
+  head: Schema.String,
+  tip: Schema.String,
+  commits: Schema.Array(PushCommit),
+  pushed: Schema.Boolean
+})
+export type PushReport = typeof PushReport.Type
+
 /** `prbox open`: anything the pull request parser accepts, with `--pr`, `--ref` and `--devcontainer`. */
 export const OpenRequest = Schema.Struct({
   input: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(4096)),

@@ -22,6 +22,7 @@ describe("the API errors' table", () => {
       Ambiguous: 3,
       Conflict: 4,
       UpdateRefused: 4,
+      PushRefused: 4,
       InvalidPrRef: 2,
       InvalidDevcontainer: 2,
       InvalidConfig: 7,

@@ -14,6 +14,7 @@ import {
   PortList,
   PreviewToken,
   PublicRequest,
+  PushRefused,
   Sandboxes,
   SandboxList,
   SandboxView,
@@ -144,7 +145,8 @@ describe("wire ports", () => {
 
 describe("errors", () => {
   it("every error is a stable tag and a message on the wire", () => {
-    for (const errorClass of ApiErrors) {
+    // PushRefused also carries its kind (checked below); every other error is a tag and a message.
+    for (const errorClass of ApiErrors.filter((e) => e !== PushRefused)) {
       const schema = errorClass as unknown as Schema.Codec<unknown, unknown>
       const error = new (
         errorClass as new (props: {
@@ -160,10 +162,22 @@ describe("errors", () => {
       expect(isApiError(decoded)).toBe(true)
     }
     expect(
-      new Set(ApiErrors.map((e) => new (e as new (p: { message: string }) => { _tag: string })({ message: "" })._tag))
-        .size
+      new Set(
+        ApiErrors.map(
+          (e) =>
+            new (e as new (p: { message: string; kind: string }) => { _tag: string })({ message: "", kind: "bundle" })
+              ._tag
+        )
+      ).size
     ).toBe(ApiErrors.length)
     expect(new NotFound({ message: "no sandbox x" }).message).toBe("no sandbox x")
+    const push = new PushRefused({ message: "dirty", kind: "uncommitted-changes", changedFiles: ["a.txt"] })
+    expect(Schema.encodeUnknownSync(PushRefused as unknown as Schema.Codec<unknown, unknown>)(push)).toEqual({
+      _tag: "PushRefused",
+      message: "dirty",
+      kind: "uncommitted-changes",
+      changedFiles: ["a.txt"]
+    })
     // An update refused over a dirty workspace carries its files for `--json`.
     const refused = new UpdateRefused({ message: "dirty", changedFiles: ["a.txt", "b c"] })
     const wire = Schema.encodeUnknownSync(UpdateRefused as unknown as Schema.Codec<unknown, unknown>)(refused)

@@ -20,6 +20,7 @@ import { Lifecycle } from "../Lifecycle.ts"
 import { SandboxTools } from "../SandboxTools.ts"
 import { Ownership } from "../workspace/Ownership.ts"
 import { type ContainerEnvironment, CreateContainer } from "./CreateContainer.ts"
+import { GitIdentity } from "./GitIdentity.ts"
 import { stepsFor } from "./LifecycleSteps.ts"
 import { OpenCheckout, type StartedEarly } from "./OpenCheckout.ts"
 import { SandboxHooks } from "./SandboxHooks.ts"
@@ -70,6 +71,7 @@ const make = Effect.gen(function* () {
   const runHook = yield* SandboxHooks
   const { advance, getRow, progress } = lifecycle
   const supervise = yield* Supervise
+  const gitIdentity = yield* GitIdentity
 
   /**
    * The plan a row's container is made from. A row from before environments
@@ -114,6 +116,8 @@ const make = Effect.gen(function* () {
     const { containerId, hostPort, since, movedFrom, created } =
       startedEarly?.started ?? (yield* container.start(id, config, environment))
     const row = yield* getRow(id)
+    // The host's git identity, before any step that may commit.
+    if (created) yield* gitIdentity(row, containerId, environment.plan, setup.userOf(environment.plan), config)
     // The user's environment is probed while code-server starts: the steps wait for both.
     const probe = setup.probeFor(row, containerId, environment, created, config.userEnvProbeTimeoutSeconds)
     const probing = yield* Effect.forkChild(probe, { startImmediately: true })

@@ -132,6 +132,7 @@ const compose = (options: Options, chosen: ChosenEngine) => {
       ...(options.codeServerDir === undefined ? {} : { codeServerDir: options.codeServerDir })
     }).pipe(Layer.provide(runtime)),
     workspaces,
+    git,
     wrapped(Hooks, NodeHooks.layer, wrap.hooks),
     registryAuth,
     // Compose reaches the engine new sandboxes are made on, and refuses any but this machine's.

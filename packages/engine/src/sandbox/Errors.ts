@@ -1,4 +1,5 @@
 /** The sandbox operations' own refusals. */
+import { PUSH_REFUSALS } from "@prbox/domain"
 import { Schema } from "effect"
 
 /** Docker did not confirm a stop or removal: the sandbox is fenced until `prbox rm` succeeds. */
@@ -8,6 +9,22 @@ export class DestroyNotConfirmed extends Schema.TaggedError<DestroyNotConfirmed>
 }) {
   override get message(): string {
     return `sandbox ${this.id}: Docker did not confirm the container is gone (${this.detail}); it is fenced until \`prbox rm ${this.id}\` succeeds`
+  }
+}
+
+/**
+ * `prbox push` pushed nothing, and changed nothing: `kind` says why
+ * (PUSH_REFUSALS), the reason says what to do.
+ */
+export class PushRefused extends Schema.TaggedError<PushRefused>()("PushRefused", {
+  id: Schema.String,
+  kind: Schema.Literals(PUSH_REFUSALS),
+  reason: Schema.String,
+  /** The workspace's uncommitted files, for `uncommitted-changes`; else empty. */
+  changedFiles: Schema.Array(Schema.String)
+}) {
+  override get message(): string {
+    return `sandbox ${this.id} pushed nothing: ${this.reason}`
   }
 }
 

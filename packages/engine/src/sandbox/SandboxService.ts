@@ -13,7 +13,8 @@ import type {
 } from "../Errors.ts"
 import type { InvalidDevcontainer } from "../environment/Errors.ts"
 import type { ExecOptions } from "../exec/CommandPlace.ts"
-import type { DestroyNotConfirmed, UpdateRefused } from "./Errors.ts"
+import type { DestroyNotConfirmed, PushRefused, UpdateRefused } from "./Errors.ts"
+import type { PushOptions, PushReport } from "./Push.ts"
 import type { UpdateReport } from "./Update.ts"
 
 export type { ExecOptions } from "../exec/CommandPlace.ts"
@@ -73,6 +74,15 @@ export interface SandboxServiceShape {
     id: SandboxId,
     options: { readonly force: boolean }
   ) => Effect.Effect<UpdateReport, SandboxNotFound | SandboxConflict | UpdateRefused | GitFailed | StoreFailure>
+  /**
+   * The sandbox's new commits on its PR's head, checked and shown, and with
+   * `confirm` pushed to the PR's source branch with the user's credentials
+   * (Push.ts); a refusal changes nothing.
+   */
+  readonly push: (
+    id: SandboxId,
+    options: PushOptions
+  ) => Effect.Effect<PushReport, SandboxNotFound | SandboxConflict | PushRefused | GitFailed | StoreFailure>
   /** A new container on the kept workspace, home and port; returns the row handed to its worker. */
   readonly rebuild: (id: SandboxId) => Effect.Effect<Sandbox, LifecycleError | InvalidDevcontainer>
   /** Deletes container, workspace, home and row; a destroy that is not confirmed leaves the fence. */

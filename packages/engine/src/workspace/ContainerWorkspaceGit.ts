@@ -88,6 +88,7 @@ export const containerWorkspaceGit = (
         const feeding = workspaceSteps(inContainer(runtime, target, bundle), GIT_TIMEOUT_MS)
         yield* feeding.succeed(path, ["bundle", "unbundle", "/dev/stdin"])
       }),
+    hasCommit: (commit) => steps.hasCommit(path, commit),
     isAncestor: (ancestor, descendant) => steps.isAncestor(path, ancestor, descendant),
     fastForward: (commit) => steps.fastForward(path, commit),
     nextKeepBranch: steps.nextKeepBranch(path),

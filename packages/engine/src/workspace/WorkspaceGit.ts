@@ -15,6 +15,8 @@ export interface WorkspaceGit<E> {
    * holds, so that only what it lacks is carried.
    */
   readonly bringCommit: (mirrorPath: string, commit: string, have: ReadonlyArray<string>) => Effect.Effect<void, E>
+  /** Whether the workspace's objects hold `commit`. */
+  readonly hasCommit: (commit: string) => Effect.Effect<boolean, E>
   readonly isAncestor: (ancestor: string, descendant: string) => Effect.Effect<boolean, E>
   /** `git merge --ff-only`: the checked-out branch moves to `commit`, or nothing changes. */
   readonly fastForward: (commit: string) => Effect.Effect<void, E>

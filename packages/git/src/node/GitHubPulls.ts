@@ -12,6 +12,7 @@ export interface GitHubPull {
   readonly user: { readonly login: string } | null
   readonly head: { readonly ref: string; readonly sha: string; readonly repo: GitHubRepo | null }
   readonly base: { readonly ref: string; readonly repo: GitHubRepo | null }
+  readonly maintainer_can_modify?: boolean
 }
 
 interface GitHubRepo {
@@ -29,6 +30,7 @@ export const fromGitHub = (pull: GitHubPull): PullRequestInfo => ({
   // fetches refs/pull/N/head, which GitHub keeps on the base repository.
   sourceCloneUrl:
     pull.head.repo !== null && pull.head.repo.full_name !== pull.base.repo?.full_name ? pull.head.repo.clone_url : null,
+  maintainerCanModify: pull.maintainer_can_modify ?? null,
   baseRef: pull.base.ref,
   headSha: pull.head.sha
 })

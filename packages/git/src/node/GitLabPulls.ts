@@ -15,6 +15,7 @@ export interface GitLabMergeRequest {
   readonly sha: string
   readonly source_project_id: number | null
   readonly target_project_id: number
+  readonly allow_collaboration?: boolean
 }
 
 const states: Readonly<Record<string, PullRequestInfo["state"]>> = {
@@ -31,6 +32,7 @@ export const fromGitLab = (request: GitLabMergeRequest, sourceCloneUrl: string |
   state: states[request.state] ?? "closed",
   sourceBranch: request.source_branch,
   sourceCloneUrl,
+  maintainerCanModify: request.allow_collaboration ?? null,
   baseRef: request.target_branch,
   headSha: request.sha
 })

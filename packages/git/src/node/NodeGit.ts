@@ -108,7 +108,7 @@ export const make = Effect.gen(function* () {
       env: { ...options.env, ...(options.asUser === undefined ? {} : otherUserEnv), ...fixedEnv },
       // Without it, `env` replaces the whole environment.
       extendEnv: true,
-      stdin: "ignore",
+      stdin: options.stdin === undefined ? "ignore" : { stream: Stream.make(options.stdin) },
       forceKillAfter
     })
     const execute = Effect.gen(function* () {

@@ -8,6 +8,7 @@ import { commitBundles } from "./Bundle.ts"
 import { workspaceClones } from "./Clone.ts"
 import { commitFileReaders } from "./CommitFiles.ts"
 import { workspaceMirrors } from "./Mirrors.ts"
+import { pushReviews } from "./PushReview.ts"
 
 export interface WorkspacesConfig {
   /** The daemon's private state directory (`$PRBOX_HOME`); mirrors live in its `statePaths(...).mirrors`. */
@@ -33,6 +34,11 @@ const make = Effect.fn("Workspaces.make")(function* (config: WorkspacesConfig) {
   const { createWorkspace, checkoutClone } = yield* workspaceClones(localTimeoutMs, mirrors.withMirrorLock)
   const commitFiles = yield* commitFileReaders(localTimeoutMs)
   const bundleCommit = yield* commitBundles(localTimeoutMs, mirrors.withMirrorLock)
+  const reviewPush = yield* pushReviews(
+    config.stateDir,
+    { local: localTimeoutMs, fetch: fetchTimeoutMs },
+    mirrors.withMirrorLock
+  )
   return Workspaces.of({
     fetchPullRequest: mirrors.fetchPullRequest,
     mirrorPath: mirrors.mirrorPathOf,
@@ -41,7 +47,8 @@ const make = Effect.fn("Workspaces.make")(function* (config: WorkspacesConfig) {
     createWorkspace,
     checkoutClone,
     commitFiles,
-    bundleCommit
+    bundleCommit,
+    reviewPush
   })
 })
 

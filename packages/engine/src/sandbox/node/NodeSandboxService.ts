@@ -4,6 +4,7 @@ import { Clock, Effect, Layer } from "effect"
 import { ContainerRuntime } from "../../ContainerRuntime.ts"
 import { ChoosePort } from "../../create/ChoosePort.ts"
 import { CreateContainer } from "../../create/CreateContainer.ts"
+import { GitIdentity } from "../../create/GitIdentity.ts"
 import { LifecycleSteps } from "../../create/LifecycleSteps.ts"
 import { OpenCheckout } from "../../create/OpenCheckout.ts"
 import { PrepareCreate } from "../../create/PrepareCreate.ts"
@@ -20,6 +21,7 @@ import { InstallFeatures } from "../../features/InstallFeatures.ts"
 import { Lifecycle } from "../../Lifecycle.ts"
 import { Ownership } from "../../workspace/Ownership.ts"
 import { Admission } from "../Admission.ts"
+import { Push } from "../Push.ts"
 import { Rebuild } from "../Rebuild.ts"
 import { type ExecOptions, SandboxService } from "../SandboxService.ts"
 import { Stop } from "../Stop.ts"
@@ -32,6 +34,7 @@ const make = Effect.gen(function* () {
   const { open, restart } = yield* Admission
   const stopping = yield* Stop
   const update = yield* Update
+  const push = yield* Push
   const rebuild = yield* Rebuild
   const execTarget = yield* ExecTargets
   const { getRow } = lifecycle
@@ -62,6 +65,7 @@ const make = Effect.gen(function* () {
     stop: stopping.stop,
     restart,
     update,
+    push,
     rebuild,
     delete: stopping.delete,
     logs: (id, options) => repo.readLog(id, options).pipe(mapStoreErrors("sandbox.logs")),
@@ -87,10 +91,12 @@ const parts = (() => {
   )
   const container = CreateContainer.layer.pipe(Layer.provideMerge(steps))
   const workers = Workers.layer.pipe(
-    Layer.provideMerge(Layer.mergeAll(OpenCheckout.layer, Setup.layer)),
+    Layer.provideMerge(Layer.mergeAll(OpenCheckout.layer, Setup.layer, GitIdentity.layer)),
     Layer.provideMerge(container)
   )
-  const operations = Layer.mergeAll(Admission.layer, Stop.layer, Update.layer).pipe(Layer.provideMerge(workers))
+  const operations = Layer.mergeAll(Admission.layer, Stop.layer, Update.layer, Push.layer).pipe(
+    Layer.provideMerge(workers)
+  )
   return Rebuild.layer.pipe(Layer.provideMerge(operations))
 })()
 
