@@ -122,7 +122,7 @@ export default {
       from: {
         path: "^packages/engine/src/([^/]+)/",
         pathNot:
-          "^packages/engine/src/(node|exec|workspace|features|environment|create|reconcile|sandbox|files|jobs|previews|gc)/"
+          "^packages/engine/src/(node|exec|workspace|features|environment|prebuild|create|reconcile|sandbox|files|jobs|previews|gc)/"
       },
       to: { path: "^packages/engine/src/[^/]+/", pathNot: "^packages/engine/src/$1/" }
     },
@@ -168,6 +168,20 @@ export default {
       to: {
         path: "^packages/engine/src/[^/]+/",
         pathNot: ["^packages/engine/src/(environment|exec|features)/[^/]+$", "^packages/engine/src/environment/node/"]
+      }
+    },
+    {
+      name: "engine-prebuild-imports",
+      comment:
+        "Prebuilds: their key, their decisions and how one is made, on the ports, exec, workspace, features and environment; create may start from one. A room's node/ implementations may import their room; no room imports a node/ folder.",
+      severity: "error",
+      from: { path: "^packages/engine/src/prebuild/" },
+      to: {
+        path: "^packages/engine/src/[^/]+/",
+        pathNot: [
+          "^packages/engine/src/(prebuild|exec|workspace|features|environment)/[^/]+$",
+          "^packages/engine/src/prebuild/node/"
+        ]
       }
     },
     {

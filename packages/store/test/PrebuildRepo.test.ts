@@ -31,7 +31,14 @@ describe("prebuilds", () => {
       yield* prebuilds.insert(prebuild(3, { key: "k2" }))
       assert.deepStrictEqual(yield* prebuilds.get("pb-1"), prebuild(1))
       assert.isUndefined(yield* prebuilds.readyFor("k1"), "a making row is never used")
-      const end = (n: number) => ({ state: "ready", image: `prbox-prebuild/k1:pb-${n}`, volume: `v${n}`, sizeBytes: n, readyAt: 2000 + n }) as const
+      const end = (n: number) =>
+        ({
+          state: "ready",
+          image: `prbox-prebuild/k1:pb-${n}`,
+          volume: `v${n}`,
+          sizeBytes: n,
+          readyAt: 2000 + n
+        }) as const
       assert.isTrue(yield* prebuilds.finish("pb-1", end(1)))
       assert.isTrue(yield* prebuilds.finish("pb-2", end(2)))
       assert.strictEqual((yield* prebuilds.readyFor("k1"))?.id, "pb-2", "the newest ready of its key")

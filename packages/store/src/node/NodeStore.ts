@@ -18,7 +18,10 @@ export type { Options } from "./SqliteDatabase.ts"
  */
 export const layer = (
   options: Options
-): Layer.Layer<SandboxRepo | Settings | JobRepo | PrebuildRepo, InsecurePermissions | DatabaseUnreadable | StoreError> =>
+): Layer.Layer<
+  SandboxRepo | Settings | JobRepo | PrebuildRepo,
+  InsecurePermissions | DatabaseUnreadable | StoreError
+> =>
   Layer.mergeAll(NodeSandboxRepo.layer, NodeSettings.layer, NodeJobRepo.layer, NodePrebuildRepo.layer).pipe(
     Layer.provide(SqliteDatabase.layer(options))
   )
