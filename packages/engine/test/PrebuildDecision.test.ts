@@ -85,7 +85,12 @@ describe("decidePrebuild", () => {
       "Prebuild p1",
       "Nothing"
     ],
-    ["a making one is never used", { rows: [row("p2", { state: "making", readyAt: null })] }, "Full", "Nothing"],
+    [
+      "a making one is never used (whatever its times say)",
+      { rows: [row("p2", { state: "making" })] },
+      "Full",
+      "Nothing"
+    ],
     [
       "a failed build of the base's commit is not tried again",
       { rows: [row("p1", { state: "failed", readyAt: null })] },
