@@ -16,6 +16,7 @@ import {
   type Engines,
   type Gc,
   type Installation,
+  type MakePrebuild,
   type PrboxConfig,
   type Reconciler,
   type SandboxFiles,
@@ -88,6 +89,7 @@ export const withEngine = <A, E>(
     | Config
     | Engines
     | Installation
+    | MakePrebuild
   >
 ) =>
   Effect.scoped(

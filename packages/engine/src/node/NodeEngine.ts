@@ -21,6 +21,7 @@ import { Gc } from "../gc/Gc.ts"
 import { Hooks } from "../Hooks.ts"
 import * as NodeSandboxJobs from "../jobs/node/NodeSandboxJobs.ts"
 import { Lifecycle } from "../Lifecycle.ts"
+import { MakePrebuild } from "../prebuild/MakePrebuild.ts"
 import * as NodePreviews from "../previews/node/NodePreviews.ts"
 import { Reconciler } from "../reconcile/Reconciler.ts"
 import * as NodeSandboxService from "../sandbox/node/NodeSandboxService.ts"
@@ -149,7 +150,8 @@ const compose = (options: Options, chosen: ChosenEngine) => {
   const previews = NodePreviews.layer
   const files = NodeSandboxFiles.layer
   const jobs = NodeSandboxJobs.layer.pipe(Layer.provide(store))
-  return Layer.mergeAll(Gc.layer, previews, files, jobs).pipe(
+  const prebuilds = MakePrebuild.layer.pipe(Layer.provide([ExtraLabels.layer(options.labels ?? {}), store]))
+  return Layer.mergeAll(Gc.layer, previews, files, jobs, prebuilds).pipe(
     Layer.provideMerge(sandboxes),
     Layer.provide(NodePlatform.layer)
   )
