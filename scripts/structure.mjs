@@ -204,7 +204,7 @@ export default {
       to: {
         path: "^packages/engine/src/[^/]+/",
         pathNot: [
-          "^packages/engine/src/(create|exec|workspace|environment)/[^/]+$",
+          "^packages/engine/src/(create|exec|workspace|environment|prebuild)/[^/]+$",
           "^packages/engine/src/create/node/"
         ]
       }

@@ -112,7 +112,13 @@ describe("decidePrebuild", () => {
       "Prebuild p1",
       "Nothing"
     ],
-    ["the PR's key differs from the base's, which has none: the base's is made", { prKey: "other" }, "Full", "Make"]
+    [
+      "the PR's key differs from the base's, which has none: nothing made from this PR's environment",
+      { prKey: "other" },
+      "Full",
+      "Nothing"
+    ],
+    ["the PR's key is the base's, which has none: the base's is made", { prKey: "k", baseKey: "k" }, "Full", "Make"]
   ]
   for (const [name, input, open, made] of table) {
     it(name, () => {

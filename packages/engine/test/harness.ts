@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSyn
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { SandboxId } from "@prbox/domain"
-import { SandboxRepo } from "@prbox/store"
+import { type PrebuildRepo, SandboxRepo } from "@prbox/store"
 import { Clock, Effect, Option } from "effect"
 import { TestClock } from "effect/testing"
 import { assert, inject } from "vitest"
@@ -90,6 +90,7 @@ export const withEngine = <A, E>(
     | Engines
     | Installation
     | MakePrebuild
+    | PrebuildRepo
   >
 ) =>
   Effect.scoped(

@@ -7,7 +7,7 @@ import { homedir } from "node:os"
 import type { ChosenEngine } from "@prbox/domain"
 import { Git, NodeGit, NodePullRequests, NodeWorkspaces, type PullRequests, Workspaces } from "@prbox/git"
 import { NodeOciRegistry } from "@prbox/registry"
-import { SandboxRepo, layer as sqliteRepo } from "@prbox/store"
+import { PrebuildRepo, SandboxRepo, layer as sqliteRepo } from "@prbox/store"
 import { type Context, Effect, Layer } from "effect"
 import type { AccountIdentity } from "../AccountIdentity.ts"
 import { CodeServerHealth } from "../CodeServerHealth.ts"
@@ -119,10 +119,20 @@ const compose = (options: Options, chosen: ChosenEngine) => {
   const store = sqliteRepo({ stateDir: options.home })
   const config = configLayer(options)
   const registryAuth = NodeRegistryAuth.layer.pipe(Layer.provide(config))
+  const prebuildRepo = Layer.effect(
+    PrebuildRepo,
+    Effect.map(PrebuildRepo, (repo) => repo)
+  ).pipe(Layer.provide(store))
   const parts = Layer.mergeAll(
     options.identity ?? NodeAccountIdentity.layer(),
     options.pullRequests ?? NodePullRequests.layer(),
     wrapped(SandboxRepo, store, wrap.repo),
+    prebuildRepo,
+    // One maker for the engine: its builds go one at a time, whoever asks.
+    MakePrebuild.layer.pipe(
+      Layer.provide([ExtraLabels.layer(options.labels ?? {}), prebuildRepo, runtime, workspaces, config]),
+      Layer.provide(NodeInstallation.layer.pipe(Layer.provide(store)))
+    ),
     NodePreviewAddress.layer.pipe(Layer.provide(Layer.merge(store, config))),
     runtime,
     wrapped(CodeServerHealth, NodeCodeServerHealth.layer, wrap.health),
@@ -150,8 +160,7 @@ const compose = (options: Options, chosen: ChosenEngine) => {
   const previews = NodePreviews.layer
   const files = NodeSandboxFiles.layer
   const jobs = NodeSandboxJobs.layer.pipe(Layer.provide(store))
-  const prebuilds = MakePrebuild.layer.pipe(Layer.provide([ExtraLabels.layer(options.labels ?? {}), store]))
-  return Layer.mergeAll(Gc.layer, previews, files, jobs, prebuilds).pipe(
+  return Layer.mergeAll(Gc.layer, previews, files, jobs).pipe(
     Layer.provideMerge(sandboxes),
     Layer.provide(NodePlatform.layer)
   )

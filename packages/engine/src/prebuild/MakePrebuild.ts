@@ -1,7 +1,7 @@
 import { capabilitiesToDrop, type EnvironmentPlan, PREBUILD_LABELS, type Prebuild, SandboxId } from "@prbox/domain"
 import { Workspaces } from "@prbox/git"
 import { PrebuildRepo } from "@prbox/store"
-import { Context, Effect, Exit, Layer, Option, Ref, Semaphore } from "effect"
+import { Context, Effect, Exit, FiberSet, Layer, Option, Ref, Semaphore } from "effect"
 import { CONTAINER_HOME } from "../CodeServerSpec.ts"
 import { Config } from "../Config.ts"
 import { ContainerRuntime } from "../ContainerRuntime.ts"
@@ -208,7 +208,19 @@ const make = Effect.gen(function* () {
     )
   })
 
-  return { make: makePrebuild, inFlight: Ref.get(inFlight) }
+  const running = yield* FiberSet.make<unknown, unknown>()
+
+  /** A build in the background, past the open that asked for it; ended with the engine. */
+  const background = (input: PrebuildInput, onProgress: (line: string) => Effect.Effect<void> = () => Effect.void) =>
+    FiberSet.run(running, Effect.ignore(makePrebuild(input, onProgress))).pipe(Effect.asVoid)
+
+  return {
+    make: makePrebuild,
+    background,
+    /** Resolves once no background build runs (tests, and a clean shutdown's log). */
+    settled: FiberSet.awaitEmpty(running),
+    inFlight: Ref.get(inFlight)
+  }
 })
 
 export class MakePrebuild extends Context.Service<MakePrebuild, Effect.Success<typeof make>>()(

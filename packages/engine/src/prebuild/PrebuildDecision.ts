@@ -60,7 +60,8 @@ const openPath = (facts: PrebuildFacts): OpenPath => {
 }
 
 /**
- * The background's part: one build of a repository at a time; a first one
+ * The background's part, only when the PR's environment is its base's (the
+ * build runs the base's commands on the base): one build of a repository at a time; a first one
  * when its base's key has none; a refresh when the base moved and the last
  * attempt started at least an hour ago; never again for a commit whose
  * build failed (a new base commit, or a new key, tries again).
@@ -68,6 +69,10 @@ const openPath = (facts: PrebuildFacts): OpenPath => {
 const background = (facts: PrebuildFacts): Background => {
   const { baseKey, baseCommit, rows, now } = facts
   if (typeof baseKey !== "string") return { _tag: "Nothing", reason: baseKey.unkeyable }
+  // The open's own environment is what is made: only when it is the base's.
+  if (facts.prKey !== baseKey) {
+    return { _tag: "Nothing", reason: "this PR's environment is not its base's: a prebuild is made from the base's" }
+  }
   if (rows.some((row) => row.state === "making")) {
     return { _tag: "Nothing", reason: "a prebuild of this repository is being made" }
   }

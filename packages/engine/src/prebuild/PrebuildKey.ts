@@ -90,11 +90,13 @@ export const keyInputsOf = (
   repository: RepositoryName,
   config: PrboxConfig,
   defaultImage: string
-) =>
+): Effect.Effect<PrebuildKeyInputs | Unkeyable, SetupFailed> =>
   Effect.gen(function* () {
     const { setupCommands, env, mounts, cpus, memoryMb, pidsLimit } = config
     const limits = { cpus: cpus ?? null, memoryMb: memoryMb ?? null, pidsLimit: pidsLimit ?? null }
-    const base = { repository, config: { setupCommands, env, mounts, ...limits } }
+    // Only the name: a PR's ref (its number, its head) is not its environment.
+    const named = { host: repository.host, repository: repository.repository }
+    const base = { repository: named, config: { setupCommands, env, mounts, ...limits } }
     switch (choice._tag) {
       case "Configured":
         return { ...base, environment: { _tag: "Configured", image: choice.image } } satisfies PrebuildKeyInputs

@@ -6,6 +6,7 @@ import { ChoosePort } from "../../create/ChoosePort.ts"
 import { CreateContainer } from "../../create/CreateContainer.ts"
 import { LifecycleSteps } from "../../create/LifecycleSteps.ts"
 import { OpenCheckout } from "../../create/OpenCheckout.ts"
+import { OpenFromPrebuild } from "../../create/OpenFromPrebuild.ts"
 import { PrepareCreate } from "../../create/PrepareCreate.ts"
 import { SandboxHooks } from "../../create/SandboxHooks.ts"
 import { Setup } from "../../create/Setup.ts"
@@ -87,7 +88,7 @@ const parts = (() => {
   )
   const container = CreateContainer.layer.pipe(Layer.provideMerge(steps))
   const workers = Workers.layer.pipe(
-    Layer.provideMerge(Layer.mergeAll(OpenCheckout.layer, Setup.layer)),
+    Layer.provideMerge(Layer.mergeAll(OpenCheckout.layer, OpenFromPrebuild.layer, Setup.layer)),
     Layer.provideMerge(container)
   )
   const operations = Layer.mergeAll(Admission.layer, Stop.layer, Update.layer).pipe(Layer.provideMerge(workers))
