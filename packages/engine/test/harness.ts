@@ -18,6 +18,7 @@ import {
   type Installation,
   type MakePrebuild,
   type PrboxConfig,
+  type PrebuildCleanup,
   type Reconciler,
   type SandboxFiles,
   type SandboxJobs,
@@ -90,6 +91,7 @@ export const withEngine = <A, E>(
     | Engines
     | Installation
     | MakePrebuild
+    | PrebuildCleanup
     | PrebuildRepo
   >
 ) =>

@@ -64,11 +64,14 @@ const make = Effect.gen(function* () {
       yield* say(
         `from prebuild ${prebuild.id} (${prebuild.baseBranch} at ${prebuild.baseCommit.slice(0, 7)}): the workspace is filled by the engine`
       )
-      yield* runtime.fillFolder(
-        prebuild.volume,
-        posixPath.dirname(target.workspacePath),
-        posixPath.basename(target.workspacePath),
-        extraLabels
+      yield* makePrebuild.using(
+        prebuild.id,
+        runtime.fillFolder(
+          prebuild.volume,
+          posixPath.dirname(target.workspacePath),
+          posixPath.basename(target.workspacePath),
+          extraLabels
+        )
       )
       yield* prebuilds.markUsed(prebuild.id, yield* Clock.currentTimeMillis).pipe(Effect.ignore)
       // onCreateCommand ran in the prebuild; the rest of the create-time steps run in this container.

@@ -22,6 +22,7 @@ import { Hooks } from "../Hooks.ts"
 import * as NodeSandboxJobs from "../jobs/node/NodeSandboxJobs.ts"
 import { Lifecycle } from "../Lifecycle.ts"
 import { MakePrebuild } from "../prebuild/MakePrebuild.ts"
+import { PrebuildCleanup } from "../prebuild/PrebuildCleanup.ts"
 import * as NodePreviews from "../previews/node/NodePreviews.ts"
 import { Reconciler } from "../reconcile/Reconciler.ts"
 import * as NodeSandboxService from "../sandbox/node/NodeSandboxService.ts"
@@ -129,7 +130,8 @@ const compose = (options: Options, chosen: ChosenEngine) => {
     wrapped(SandboxRepo, store, wrap.repo),
     prebuildRepo,
     // One maker for the engine: its builds go one at a time, whoever asks.
-    MakePrebuild.layer.pipe(
+    PrebuildCleanup.layer.pipe(
+      Layer.provideMerge(MakePrebuild.layer),
       Layer.provide([ExtraLabels.layer(options.labels ?? {}), prebuildRepo, runtime, workspaces, config]),
       Layer.provide(NodeInstallation.layer.pipe(Layer.provide(store)))
     ),

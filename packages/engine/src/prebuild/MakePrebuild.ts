@@ -55,6 +55,8 @@ const make = Effect.gen(function* () {
   const installation = yield* Installation
   const extraLabels = yield* ExtraLabels
   const inFlight = yield* Ref.make<ReadonlySet<string>>(new Set())
+  /** Prebuilds an open is copying from now, each with how many opens: gc never removes one. */
+  const inUse = yield* Ref.make<ReadonlyMap<string, number>>(new Map())
   const permit = yield* Semaphore.make(1)
   const user = daemonSandboxUser()
 
@@ -214,8 +216,31 @@ const make = Effect.gen(function* () {
   const background = (input: PrebuildInput, onProgress: (line: string) => Effect.Effect<void> = () => Effect.void) =>
     FiberSet.run(running, Effect.ignore(makePrebuild(input, onProgress))).pipe(Effect.asVoid)
 
+  const count = (id: string, by: number) =>
+    Ref.update(inUse, (uses) => {
+      const next = new Map(uses)
+      const n = (next.get(id) ?? 0) + by
+      if (n > 0) next.set(id, n)
+      else next.delete(id)
+      return next
+    })
+
+  /** Runs `effect` with prebuild `id` marked in use (gc keeps it meanwhile). */
+  const using = <A, E, R>(id: string, effect: Effect.Effect<A, E, R>) =>
+    Effect.acquireUseRelease(
+      count(id, 1),
+      () => effect,
+      () => count(id, -1)
+    )
+
   return {
     make: makePrebuild,
+    using,
+    /** What gc must keep: the ones being made and the ones an open copies from. */
+    busy: Effect.map(
+      Effect.all([Ref.get(inFlight), Ref.get(inUse)]),
+      ([made, used]) => new Set([...made, ...used.keys()])
+    ),
     background,
     /** Resolves once no background build runs (tests, and a clean shutdown's log). */
     settled: FiberSet.awaitEmpty(running),
