@@ -49,6 +49,7 @@ const plants: ReadonlyArray<Plant> = [
     file: `${engine}/environment/EngineWorkspace.ts`,
     from: "../create/Workers.ts"
   },
+  { rule: "engine-prebuild-imports", file: `${engine}/prebuild/PrebuildKey.ts`, from: "../create/Workers.ts" },
   { rule: "engine-reconcile-imports", file: `${engine}/reconcile/DriftPass.ts`, from: "../exec/ExecTarget.ts" },
   { rule: "engine-create-imports", file: `${engine}/create/Workers.ts`, from: "../sandbox/Stop.ts" },
   { rule: "engine-sandbox-imports", file: `${engine}/sandbox/Rebuild.ts`, from: "../gc/Gc.ts" },

@@ -122,7 +122,7 @@ export default {
       from: {
         path: "^packages/engine/src/([^/]+)/",
         pathNot:
-          "^packages/engine/src/(node|exec|workspace|features|environment|create|reconcile|sandbox|files|jobs|previews|gc)/"
+          "^packages/engine/src/(node|exec|workspace|features|environment|prebuild|create|reconcile|sandbox|files|jobs|previews|gc)/"
       },
       to: { path: "^packages/engine/src/[^/]+/", pathNot: "^packages/engine/src/$1/" }
     },
@@ -171,6 +171,20 @@ export default {
       }
     },
     {
+      name: "engine-prebuild-imports",
+      comment:
+        "Prebuilds: their key, their decisions and how one is made, on the ports, exec, workspace, features and environment; create may start from one. A room's node/ implementations may import their room; no room imports a node/ folder.",
+      severity: "error",
+      from: { path: "^packages/engine/src/prebuild/" },
+      to: {
+        path: "^packages/engine/src/[^/]+/",
+        pathNot: [
+          "^packages/engine/src/(prebuild|exec|workspace|features|environment)/[^/]+$",
+          "^packages/engine/src/prebuild/node/"
+        ]
+      }
+    },
+    {
       name: "engine-reconcile-imports",
       comment:
         "The reconcile passes: on the ports and the store only. A room's node/ implementations may import their room; no room imports a node/ folder.",
@@ -190,7 +204,7 @@ export default {
       to: {
         path: "^packages/engine/src/[^/]+/",
         pathNot: [
-          "^packages/engine/src/(create|exec|workspace|environment)/[^/]+$",
+          "^packages/engine/src/(create|exec|workspace|environment|prebuild)/[^/]+$",
           "^packages/engine/src/create/node/"
         ]
       }

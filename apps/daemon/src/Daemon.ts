@@ -1,6 +1,6 @@
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { statePaths } from "@prbox/domain"
-import { Engines, Previews } from "@prbox/engine"
+import { Engines, PrebuildCleanup, Previews } from "@prbox/engine"
 import { NodeEngine } from "@prbox/engine/node"
 import { Clock, Context, Effect, Layer } from "effect"
 import { HttpRouter } from "effect/http"
@@ -71,7 +71,19 @@ export const run = (options: DaemonOptions) =>
         yield* Effect.logWarning(`startup reconcile failed: ${reconciled.failure.message}`)
       }
 
+      // Prebuilds: a build a killed daemon left (its row, container, volume) is ended and removed.
+      const prebuilds = Context.get(services, PrebuildCleanup)
+      const prebuildsReconciled = yield* Effect.result(prebuilds.reconcile())
+      if (prebuildsReconciled._tag === "Success") {
+        for (const change of prebuildsReconciled.success.changes)
+          yield* Effect.logInfo(`reconcile prebuilds: ${change}`)
+        for (const failure of prebuildsReconciled.success.failures) {
+          yield* Effect.logWarning(`reconcile prebuilds: ${failure}`)
+        }
+      } else yield* Effect.logWarning(`prebuild reconcile failed: ${prebuildsReconciled.failure.message}`)
+
       yield* Effect.forkScoped(maintenance.gcTimer)
+      yield* Effect.forkScoped(prebuilds.timer)
 
       const counters = { requests: 0, streams: 0 }
       const startedAt = yield* Clock.currentTimeMillis

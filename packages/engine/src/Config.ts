@@ -133,6 +133,22 @@ export const PrboxConfig = Schema.Struct({
     {}
   ),
   /**
+   * Prebuilds: a repository's base branch with its create-time steps done,
+   * kept by content so a PR with the same environment starts from it. Kept
+   * under `maxGiB` (oldest first over it) and for `keepDays` since last
+   * used; `false` turns them off.
+   */
+  prebuilds: withDefault(
+    Schema.Union([
+      Schema.Literal(false),
+      Schema.Struct({
+        maxGiB: withDefault(Schema.Number.check(Schema.isGreaterThan(0)), 10),
+        keepDays: withDefault(PositiveInt, 7)
+      })
+    ]),
+    {}
+  ),
+  /**
    * What `prbox mcp` lets agents do beyond what a user's own PR links reach:
    * open local repositories, push a sandbox's commits (`sandbox_push`).
    */

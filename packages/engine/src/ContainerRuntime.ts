@@ -223,6 +223,19 @@ export interface ContainerRuntimeShape {
     path: string,
     labels: Readonly<Record<string, string>>
   ) => Effect.Effect<Readable | undefined, RuntimeError, Scope.Scope>
+  /**
+   * Where files are at "host": this machine's folder `parent/name` filled
+   * with what the runtime's stored files `volume` hold (a prebuild's
+   * workspace), moved as data by the engine: nothing in it is read,
+   * resolved or run on this machine. `labels` go on the throwaway
+   * containers it takes.
+   */
+  readonly fillFolder: (
+    volume: string,
+    parent: string,
+    name: string,
+    labels: Readonly<Record<string, string>>
+  ) => Effect.Effect<void, RuntimeError>
   /** Whether `path` exists in the container's filesystem (works on a created, never started container). */
   readonly hasPath: (containerId: string, path: string) => Effect.Effect<boolean, RuntimeError>
   /**

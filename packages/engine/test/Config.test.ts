@@ -57,6 +57,9 @@ describe("config file", () => {
     ["a grace of zero minutes", '{ "closedGraceMinutes": 0 }', /closedGraceMinutes/],
     ["a probe timeout of zero", '{ "userEnvProbeTimeoutSeconds": 0 }', /userEnvProbeTimeoutSeconds/],
     ["deleteWhenClosed as a string", '{ "deleteWhenClosed": "yes" }', /deleteWhenClosed/],
+    ["prebuilds true (only false or an object)", '{ "prebuilds": true }', /prebuilds/],
+    ["a prebuilds cap of zero", '{ "prebuilds": { "maxGiB": 0 } }', /maxGiB/],
+    ["prebuilds kept for half a day", '{ "prebuilds": { "keepDays": 0.5 } }', /keepDays/],
     ["a hook that is not a command", '{ "hooks": { "onSandboxReady": [] } }', /onSandboxReady/],
     ["a mount outside the home", '{ "mounts": [{ "source": "../outside", "target": "/data" }] }', /mounts\[0\]/],
     ["a mount that does not exist", '{ "mounts": [{ "source": "nope", "target": "/data" }] }', /does not exist/],
@@ -102,6 +105,22 @@ describe("config file", () => {
       )
     )
   }
+
+  it.live(
+    "prebuilds: on by default (10 GiB, 7 days), false turns them off, a part given keeps the other's default",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const { user, prbox } = yield* homes
+          assert.deepStrictEqual((yield* load(prbox, user, "{}")).prebuilds, { maxGiB: 10, keepDays: 7 })
+          assert.strictEqual((yield* load(prbox, user, '{ "prebuilds": false }')).prebuilds, false)
+          assert.deepStrictEqual((yield* load(prbox, user, '{ "prebuilds": { "maxGiB": 2.5 } }')).prebuilds, {
+            maxGiB: 2.5,
+            keepDays: 7
+          })
+        })
+      )
+  )
 
   it.live("featuresRegistry is read as written", () =>
     Effect.scoped(

@@ -35,6 +35,7 @@ export const engineLayer = (options: EngineLayerOptions) => {
     ...(process.env.PRBOX_TEST_CODE_SERVER_DIST === undefined
       ? {}
       : { codeServerDir: process.env.PRBOX_TEST_CODE_SERVER_DIST }),
-    ...(configFile === true ? {} : { config: { healthTimeoutSeconds: 30, ...config } })
+    // Prebuilds only where a test asks for them: a background build outlives the open that started it.
+    ...(configFile === true ? {} : { config: { healthTimeoutSeconds: 30, prebuilds: false, ...config } })
   })
 }

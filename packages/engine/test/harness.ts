@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSyn
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { SandboxId } from "@prbox/domain"
-import { SandboxRepo } from "@prbox/store"
+import { type PrebuildRepo, SandboxRepo } from "@prbox/store"
 import { Clock, Effect, Option } from "effect"
 import { TestClock } from "effect/testing"
 import { assert, inject } from "vitest"
@@ -16,7 +16,9 @@ import {
   type Engines,
   type Gc,
   type Installation,
+  type MakePrebuild,
   type PrboxConfig,
+  type PrebuildCleanup,
   type Reconciler,
   type SandboxFiles,
   type SandboxJobs,
@@ -88,6 +90,9 @@ export const withEngine = <A, E>(
     | Config
     | Engines
     | Installation
+    | MakePrebuild
+    | PrebuildCleanup
+    | PrebuildRepo
   >
 ) =>
   Effect.scoped(

@@ -195,6 +195,32 @@ export const V9_SCHEMA = `
 ALTER TABLE sandboxes ADD COLUMN remote_url TEXT;
 `
 
+/**
+ * v10: prebuilds, a repository's base branch with its create-time steps
+ * done, kept by their environment's content key (one row per prebuild; a
+ * refresh of a key makes a new row, the old one removed once it is ready).
+ */
+export const V10_SCHEMA = `
+CREATE TABLE prebuilds (
+  id TEXT PRIMARY KEY NOT NULL,
+  key TEXT NOT NULL,
+  host TEXT NOT NULL,
+  repository TEXT NOT NULL,
+  base_branch TEXT NOT NULL,
+  base_commit TEXT NOT NULL,
+  image TEXT,
+  volume TEXT,
+  size_bytes INTEGER,
+  state TEXT NOT NULL,
+  error TEXT,
+  started_at INTEGER NOT NULL,
+  ready_at INTEGER,
+  used_at INTEGER
+);
+CREATE INDEX prebuilds_by_key ON prebuilds (key, state, ready_at);
+CREATE INDEX prebuilds_by_repository ON prebuilds (host, repository, started_at);
+`
+
 export interface Migration {
   readonly version: number
   readonly sql: string
@@ -210,7 +236,8 @@ export const migrations: ReadonlyArray<Migration> = [
   { version: 6, sql: V6_SCHEMA },
   { version: 7, sql: V7_SCHEMA },
   { version: 8, sql: V8_SCHEMA },
-  { version: 9, sql: V9_SCHEMA }
+  { version: 9, sql: V9_SCHEMA },
+  { version: 10, sql: V10_SCHEMA }
 ]
 
 export const latestVersion = migrations.reduce((latest, migration) => Math.max(latest, migration.version), 0)

@@ -9,7 +9,7 @@ import {
   Workspaces,
   withSourceBranch
 } from "@prbox/git"
-import { SandboxRepo } from "@prbox/store"
+import { PrebuildRepo, SandboxRepo } from "@prbox/store"
 import { Clock, Context, Effect, Fiber, Layer, Option, Result } from "effect"
 import { ComposeCli } from "../ComposeCli.ts"
 import type { PrboxConfig } from "../Config.ts"
@@ -17,6 +17,8 @@ import { GitFailed, safeReason } from "../Errors.ts"
 import { baseBranchFiles, chooseEnvironment } from "../environment/ChooseEnvironment.ts"
 import { admitCompose } from "../environment/PrepareCompose.ts"
 import { Lifecycle } from "../Lifecycle.ts"
+import { planPrebuild } from "../prebuild/FindPrebuild.ts"
+import { SandboxTools } from "../SandboxTools.ts"
 import { InvalidPullRequestInput, PullRequestMissing, PullRequestUnresolved } from "./Errors.ts"
 import type { PreparedCreate } from "./Workers.ts"
 
@@ -48,6 +50,8 @@ const make = Effect.gen(function* () {
   const repo = yield* SandboxRepo
   const lifecycle = yield* Lifecycle
   const compose = yield* ComposeCli
+  const prebuilds = yield* PrebuildRepo
+  const tools = yield* SandboxTools
 
   const lookup = (target: PullRequestTarget) =>
     pullRequests.lookup(target).pipe(
@@ -106,6 +110,23 @@ const make = Effect.gen(function* () {
     return { ref, fetched, lookup: answer }
   })
 
+  /** The base branch's tip in the mirror (fetched only when the mirror lacks it) and its environment. */
+  const baseEnvironment = (
+    mirrorPath: string,
+    baseRef: string | undefined,
+    ref: PullRequestRef,
+    cfg: PrboxConfig,
+    devcontainer: string | undefined
+  ) =>
+    Effect.gen(function* () {
+      const { branch, tip } = yield* workspaces
+        .baseCommit(mirrorPath, baseRef)
+        .pipe(Effect.catch(() => workspaces.baseCommit(mirrorPath, baseRef, { refresh: true })))
+      const files = workspaces.commitFiles(mirrorPath, tip)
+      const choice = yield* chooseEnvironment(files, ref, cfg, devcontainer, Effect.succeed(files))
+      return { branch, commit: tip, choice, files }
+    }).pipe(Effect.mapError((error) => ({ message: safeReason(error) })))
+
   const prepare = Effect.fn("SandboxService.prepareCreate")(function* (
     target: PullRequestTarget,
     cfg: PrboxConfig,
@@ -118,7 +139,15 @@ const make = Effect.gen(function* () {
     const base = baseBranchFiles(workspaces, mirrorPath, baseRef)
     const choice = yield* chooseEnvironment(files, got.ref, cfg, devcontainer, base)
     yield* admitCompose(compose, choice)
-    return { ...got, choice } satisfies PreparedCreate
+    const prebuild = yield* planPrebuild(prebuilds, {
+      choice,
+      files,
+      base: baseEnvironment(mirrorPath, baseRef, got.ref, cfg, devcontainer),
+      repository: got.ref,
+      config: cfg,
+      defaultImage: tools.defaultImage
+    })
+    return { ...got, choice, prebuild } satisfies PreparedCreate
   })
 
   /** What the service said, on the new row: its metadata, or a line in its log saying why there is none. */

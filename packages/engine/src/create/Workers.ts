@@ -17,12 +17,14 @@ import type { BuildFiles } from "../environment/BuildContext.ts"
 import { type EnvironmentChoice, readsWorkspace } from "../environment/ChooseEnvironment.ts"
 import { imagePlan, PrepareEnvironment } from "../environment/PrepareEnvironment.ts"
 import { Lifecycle } from "../Lifecycle.ts"
+import type { PrebuildPlan } from "../prebuild/FindPrebuild.ts"
 import { SandboxTools } from "../SandboxTools.ts"
 import { Ownership } from "../workspace/Ownership.ts"
 import { type ContainerEnvironment, CreateContainer } from "./CreateContainer.ts"
 import { GitIdentity } from "./GitIdentity.ts"
 import { stepsFor } from "./LifecycleSteps.ts"
 import { OpenCheckout, type StartedEarly } from "./OpenCheckout.ts"
+import { OpenFromPrebuild } from "./OpenFromPrebuild.ts"
 import { SandboxHooks } from "./SandboxHooks.ts"
 import { Setup } from "./Setup.ts"
 import { Supervise } from "./Supervise.ts"
@@ -46,6 +48,8 @@ export interface PreparedCreate {
   readonly choice: EnvironmentChoice
   /** What the hosting service said of the PR. */
   readonly lookup: PullRequestLookup
+  /** Whether it starts from a prebuild and what is made in the background (absent: today's path). */
+  readonly prebuild?: PrebuildPlan
 }
 
 /** An open reads its workspace here, before any container of the sandbox ran. */
@@ -82,6 +86,7 @@ const make = Effect.gen(function* () {
     row.environmentPlan ?? { ...imagePlan(config, config.image ?? LEGACY_IMAGE), codeServer: "included" }
 
   const checkout = yield* OpenCheckout
+  const fromPrebuild = yield* OpenFromPrebuild
 
   const containerEnvironment = (row: Sandbox, config: PrboxConfig) =>
     Effect.gen(function* () {
@@ -141,6 +146,26 @@ const make = Effect.gen(function* () {
         const workspacePath = folders.workspace
         const branch = `pr-${ref.pullRequest}`
         const imageOnly = !readsWorkspace(choice)
+        const prebuild = yield* fromPrebuild.choose(cloning, prepared.prebuild?.decision.open, imageOnly)
+        if (prebuild !== undefined) {
+          const recorded = yield* recordEnvironment(cloning, choice, folders.workspace, config)
+          const environment = yield* containerEnvironment(recorded, config)
+          const target = {
+            workspacePath,
+            branch,
+            commit: fetched.commit,
+            mirrorPath: fetched.mirrorPath,
+            remoteUrl: ref.remoteUrl
+          }
+          const startedEarly = yield* fromPrebuild.start(recorded, config, environment, prebuild, target)
+          yield* advance(row.id, "starting", {
+            workspacePath,
+            sourceCommit: fetched.commit,
+            sourceBranch: lookup._tag === "Known" ? lookup.info.sourceBranch : branch
+          })
+          yield* becomeReady(row.id, config, startedEarly)
+          return yield* fromPrebuild.background(row, prepared.prebuild, prepared.fetched.mirrorPath)
+        }
         // An environment built from the files gets them first; any other, only the clone's `.git`.
         const newOwner = imageOnly
           ? ownership.handedOver
@@ -179,6 +204,7 @@ const make = Effect.gen(function* () {
         })
         if (!imageOnly) yield* recordEnvironment(starting, choice, workspacePath, config)
         yield* becomeReady(row.id, config, startedEarly)
+        yield* fromPrebuild.background(row, prepared.prebuild, prepared.fetched.mirrorPath)
       })
     )
 

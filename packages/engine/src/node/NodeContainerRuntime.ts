@@ -239,6 +239,7 @@ export const layer = Layer.effect(
       sealFolder: folders.seal,
       clearFolder: folders.clear,
       readFolder: folders.read,
+      fillFolder: folders.fill,
       hasPath: (containerId, path) => docker.hasPath(containerId, path).pipe(Effect.mapError(toRuntimeError)),
       awaitOutputLine: (containerId, since, matches) =>
         docker.awaitLogLine(containerId, { since, matches }).pipe(Effect.mapError(toRuntimeError)),

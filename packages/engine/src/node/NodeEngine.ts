@@ -7,7 +7,7 @@ import { homedir } from "node:os"
 import type { ChosenEngine } from "@prbox/domain"
 import { Git, NodeGit, NodePullRequests, NodeWorkspaces, type PullRequests, Workspaces } from "@prbox/git"
 import { NodeOciRegistry } from "@prbox/registry"
-import { SandboxRepo, layer as sqliteRepo } from "@prbox/store"
+import { PrebuildRepo, SandboxRepo, layer as sqliteRepo } from "@prbox/store"
 import { type Context, Effect, Layer } from "effect"
 import type { AccountIdentity } from "../AccountIdentity.ts"
 import { CodeServerHealth } from "../CodeServerHealth.ts"
@@ -21,6 +21,8 @@ import { Gc } from "../gc/Gc.ts"
 import { Hooks } from "../Hooks.ts"
 import * as NodeSandboxJobs from "../jobs/node/NodeSandboxJobs.ts"
 import { Lifecycle } from "../Lifecycle.ts"
+import { MakePrebuild } from "../prebuild/MakePrebuild.ts"
+import { PrebuildCleanup } from "../prebuild/PrebuildCleanup.ts"
 import * as NodePreviews from "../previews/node/NodePreviews.ts"
 import { Reconciler } from "../reconcile/Reconciler.ts"
 import * as NodeSandboxService from "../sandbox/node/NodeSandboxService.ts"
@@ -118,10 +120,21 @@ const compose = (options: Options, chosen: ChosenEngine) => {
   const store = sqliteRepo({ stateDir: options.home })
   const config = configLayer(options)
   const registryAuth = NodeRegistryAuth.layer.pipe(Layer.provide(config))
+  const prebuildRepo = Layer.effect(
+    PrebuildRepo,
+    Effect.map(PrebuildRepo, (repo) => repo)
+  ).pipe(Layer.provide(store))
   const parts = Layer.mergeAll(
     options.identity ?? NodeAccountIdentity.layer(),
     options.pullRequests ?? NodePullRequests.layer(),
     wrapped(SandboxRepo, store, wrap.repo),
+    prebuildRepo,
+    // One maker for the engine: its builds go one at a time, whoever asks.
+    PrebuildCleanup.layer.pipe(
+      Layer.provideMerge(MakePrebuild.layer),
+      Layer.provide([ExtraLabels.layer(options.labels ?? {}), prebuildRepo, runtime, workspaces, config]),
+      Layer.provide(NodeInstallation.layer.pipe(Layer.provide(store)))
+    ),
     NodePreviewAddress.layer.pipe(Layer.provide(Layer.merge(store, config))),
     runtime,
     wrapped(CodeServerHealth, NodeCodeServerHealth.layer, wrap.health),

@@ -116,3 +116,24 @@ export const checkoutInContainer = (
     commit,
     "--"
   ])
+
+/**
+ * A prebuilt workspace moved to the PR's head, by the sandbox's own git as
+ * its user: its `origin` set to the remote the row records (the prebuild's
+ * `.git/config` is the base branch's steps' to have written), the PR's
+ * commit checked out as `branch` over what the create-time steps changed.
+ */
+export const checkoutPrebuiltInContainer = (
+  runtime: ContainerRuntimeShape,
+  target: ExecTarget,
+  remoteUrl: string,
+  branch: string,
+  commit: string
+) =>
+  Effect.gen(function* () {
+    const steps = workspaceSteps(inContainer(runtime, target), GIT_TIMEOUT_MS)
+    const path = target.workspaceFolder
+    yield* steps.succeed(path, ["config", "--local", "--unset-all", "remote.origin.url"]).pipe(Effect.ignore)
+    yield* steps.succeed(path, ["config", "--local", "remote.origin.url", remoteUrl])
+    yield* steps.succeed(path, ["checkout", "--quiet", "--force", "-B", branch, commit, "--"])
+  })

@@ -53,8 +53,14 @@ export const hostFoldersFor = (docker: DockerShape) =>
       })
     )
 
-    /** A throwaway container (removed with the scope) that mounts `folder` at MOUNT. */
-    const mounting = (folder: string, readOnly: boolean, labels: Readonly<Record<string, string>>, operation: string) =>
+    /** A throwaway container (removed with the scope) that mounts `folder` at MOUNT, or a volume at `/<name>`. */
+    const mounting = (
+      folder: string,
+      readOnly: boolean,
+      labels: Readonly<Record<string, string>>,
+      operation: string,
+      volume?: { readonly name: string; readonly at: string }
+    ) =>
       Effect.acquireRelease(
         Effect.andThen(
           ensureEmptyImage,
@@ -64,7 +70,10 @@ export const hostFoldersFor = (docker: DockerShape) =>
             cmd: ["none"],
             env: {},
             labels: { ...labels, [PROBE_LABEL]: "1" },
-            binds: [{ hostPath: folder, containerPath: MOUNT, readOnly }],
+            binds: volume === undefined ? [{ hostPath: folder, containerPath: MOUNT, readOnly }] : [],
+            ...(volume === undefined
+              ? {}
+              : { volumes: [{ volume: volume.name, containerPath: posix.join("/", volume.at), readOnly: true }] }),
             exposedPort: 9
           })
         ).pipe(Effect.mapError(failed(operation))),
@@ -96,6 +105,26 @@ export const hostFoldersFor = (docker: DockerShape) =>
       /** Deletes `parent/name`'s tree, leaving an empty file of that name that `parent`'s owner can remove. */
       clear: (parent: string, name: string, labels: Readonly<Record<string, string>>) =>
         extractInto(parent, () => FolderArchive.packFile(name, ""), labels, "folder.remove"),
+      /**
+       * `parent/name` filled with what volume `volume` holds, as data: the
+       * volume is read by one never-started container (mounted at `/<name>`,
+       * so its tar is named as the folder) and extracted by another into
+       * `parent`; owners, modes and links kept as they are, none followed here.
+       */
+      fill: (volume: string, parent: string, name: string, labels: Readonly<Record<string, string>>) =>
+        Effect.scoped(
+          Effect.gen(function* () {
+            const source = yield* mounting(parent, true, labels, "folder.fill", { name: volume, at: name })
+            const archive = yield* docker
+              .getArchive(source.id, posix.join("/", name))
+              .pipe(Effect.mapError(failed("folder.fill")))
+            if (archive === undefined) {
+              return yield* new RuntimeError({ operation: "folder.fill", detail: `volume ${volume} cannot be read` })
+            }
+            const target = yield* mounting(parent, false, labels, "folder.fill")
+            yield* docker.putArchive(target.id, MOUNT, archive).pipe(Effect.mapError(failed("folder.fill")))
+          })
+        ),
       /** `path` (relative) of `folder` as a tar stream, undefined when missing; closed with the scope. */
       read: (folder: string, path: string, labels: Readonly<Record<string, string>>) =>
         Effect.gen(function* () {

@@ -1,0 +1,144 @@
+import { PREBUILD_LABELS, type Prebuild, posixPath, type Sandbox } from "@prbox/domain"
+import { Workspaces } from "@prbox/git"
+import { PrebuildRepo } from "@prbox/store"
+import { Clock, Context, Effect, Layer } from "effect"
+import type { PrboxConfig } from "../Config.ts"
+import { ContainerRuntime } from "../ContainerRuntime.ts"
+import { ExtraLabels, userSpec } from "../ContainerSpec.ts"
+import type { ExecTarget } from "../exec/ExecTarget.ts"
+import { Lifecycle } from "../Lifecycle.ts"
+import type { PrebuildPlan } from "../prebuild/FindPrebuild.ts"
+import { MakePrebuild } from "../prebuild/MakePrebuild.ts"
+import type { OpenPath } from "../prebuild/PrebuildDecision.ts"
+import { checkoutPrebuiltInContainer, containerWorkspaceGit } from "../workspace/ContainerWorkspaceGit.ts"
+import { Ownership } from "../workspace/Ownership.ts"
+import { type ContainerEnvironment, CreateContainer } from "./CreateContainer.ts"
+import type { StartedEarly } from "./OpenCheckout.ts"
+
+/** Where a new sandbox that starts from a prebuild is going: its PR's head, from the mirror. */
+export interface PrebuiltTarget {
+  readonly workspacePath: string
+  readonly branch: string
+  readonly commit: string
+  readonly mirrorPath: string
+  /** The remote the row records: the workspace's `origin` is set to it. */
+  readonly remoteUrl: string
+}
+
+/**
+ * A new sandbox started from a ready prebuild: its workspace filled from
+ * the prebuild's volume by the engine (the host reads nothing a container
+ * wrote), its container started, then the PR's commits brought in as a
+ * bundle and checked out by the container's git. `onCreateCommand` ran in
+ * the prebuild: the container's setup runs the rest (`updateContentCommand`
+ * again, so a step that skips unchanged work is fast, then
+ * `postCreateCommand` and `postStartCommand`).
+ */
+const make = Effect.gen(function* () {
+  const runtime = yield* ContainerRuntime
+  const workspaces = yield* Workspaces
+  const prebuilds = yield* PrebuildRepo
+  const container = yield* CreateContainer
+  const ownership = yield* Ownership
+  const extraLabels = yield* ExtraLabels
+  const { progress, getRow } = yield* Lifecycle
+  const makePrebuild = yield* MakePrebuild
+
+  /** Whether the prebuild's volume is there (a missing one is today's path, never an empty workspace). */
+  const usable = (prebuild: Prebuild) =>
+    Effect.gen(function* () {
+      if (prebuild.volume === null || (yield* runtime.filesAt) !== "host") return false
+      const listed = yield* runtime.listFilesByLabel({ [PREBUILD_LABELS.prebuild]: prebuild.id })
+      return listed.some((volume) => volume.name === prebuild.volume)
+    }).pipe(Effect.orElseSucceed(() => false))
+
+  const start = (
+    cloning: Sandbox,
+    config: PrboxConfig,
+    environment: ContainerEnvironment,
+    prebuild: Prebuild & { readonly volume: string },
+    target: PrebuiltTarget
+  ) =>
+    Effect.gen(function* () {
+      const say = (line: string) => progress(cloning, line).pipe(Effect.ignore)
+      yield* say(
+        `from prebuild ${prebuild.id} (${prebuild.baseBranch} at ${prebuild.baseCommit.slice(0, 7)}): the workspace is filled by the engine`
+      )
+      yield* makePrebuild.using(
+        prebuild.id,
+        runtime.fillFolder(
+          prebuild.volume,
+          posixPath.dirname(target.workspacePath),
+          posixPath.basename(target.workspacePath),
+          extraLabels
+        )
+      )
+      yield* prebuilds.markUsed(prebuild.id, yield* Clock.currentTimeMillis).pipe(Effect.ignore)
+      // onCreateCommand ran in the prebuild; the rest of the create-time steps run in this container.
+      const plan = { ...environment.plan, steps: environment.plan.steps.filter((s) => s.hook !== "onCreateCommand") }
+      const prebuilt: ContainerEnvironment = { ...environment, plan }
+      const started = yield* container.start(cloning.id, config, prebuilt, {
+        workspacePath: target.workspacePath,
+        checkoutHere: Effect.void
+      })
+      yield* say(`bringing ${target.commit.slice(0, 7)} in as ${target.branch} in the sandbox`)
+      const exec: ExecTarget = {
+        id: cloning.id,
+        containerId: started.containerId,
+        user: userSpec(ownership.sandboxUser),
+        workspaceFolder: plan.workspaceFolder,
+        env: {},
+        sourceCommit: target.commit
+      }
+      yield* containerWorkspaceGit(runtime, workspaces, exec).bringCommit(target.mirrorPath, target.commit, [
+        prebuild.baseCommit
+      ])
+      yield* checkoutPrebuiltInContainer(runtime, exec, target.remoteUrl, target.branch, target.commit)
+      return { environment: prebuilt, started } satisfies StartedEarly
+    })
+
+  /** The prebuild a new sandbox starts from, if its path says so and it can (an image-only environment, its volume there); the path taken is said. */
+  const choose = (cloning: Sandbox, path: OpenPath | undefined, imageOnly: boolean) =>
+    Effect.gen(function* () {
+      if (path === undefined || path._tag === "Off") return undefined
+      const say = (line: string) => progress(cloning, line).pipe(Effect.ignore)
+      if (path._tag === "Full") return yield* Effect.as(say(`full path: ${path.reason}`), undefined)
+      const { prebuild } = path
+      if (!imageOnly || prebuild.volume === null || !(yield* usable(prebuild))) {
+        return yield* Effect.as(say(`full path: prebuild ${prebuild.id} cannot be used here`), undefined)
+      }
+      return { ...prebuild, volume: prebuild.volume }
+    })
+
+  /**
+   * A prebuild of the base's environment, made after an open of it took the
+   * full path (decidePrebuild's background part), from the plan the open
+   * recorded; it runs past the open, one at a time (MakePrebuild).
+   */
+  const background = (row: Sandbox, planned: PrebuildPlan | undefined, mirrorPath: string) =>
+    Effect.gen(function* () {
+      if (planned === undefined || planned.key === null || planned.base === null) return
+      if (planned.decision.background._tag === "Nothing") return
+      const { environmentPlan, host } = yield* getRow(row.id)
+      if (environmentPlan === null) return
+      const { branch, commit } = planned.base
+      yield* progress(row, `prebuild of ${branch} at ${commit.slice(0, 7)} started in the background`)
+      yield* makePrebuild.background({
+        key: planned.key,
+        host: host ?? "local",
+        repository: row.repository,
+        baseBranch: branch,
+        baseCommit: commit,
+        mirrorPath,
+        plan: environmentPlan
+      })
+    }).pipe(Effect.ignore)
+
+  return { choose, start, background }
+})
+
+export class OpenFromPrebuild extends Context.Service<OpenFromPrebuild, Effect.Success<typeof make>>()(
+  "prbox/engine/OpenFromPrebuild"
+) {
+  static readonly layer = Layer.effect(OpenFromPrebuild, make)
+}

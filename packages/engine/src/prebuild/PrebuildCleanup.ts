@@ -1,0 +1,124 @@
+import { PREBUILD_LABELS } from "@prbox/domain"
+import { PrebuildRepo } from "@prbox/store"
+import { Clock, Context, Effect, Layer, Option } from "effect"
+import { Config } from "../Config.ts"
+import { ContainerRuntime } from "../ContainerRuntime.ts"
+import { LABELS } from "../ContainerSpec.ts"
+import { DiscoveryFailed, safeReason } from "../Errors.ts"
+import { Installation } from "../Installation.ts"
+import { MakePrebuild, PREBUILD_HOME_LABEL } from "./MakePrebuild.ts"
+import { planPrebuildGc } from "./PrebuildGc.ts"
+
+const DAY = 86_400_000
+const GIB = 1024 ** 3
+
+export interface PrebuildCleanupReport {
+  /** What was changed: "<id>: <what>". */
+  readonly changes: ReadonlyArray<string>
+  readonly failures: ReadonlyArray<string>
+}
+
+/**
+ * Prebuilds' reconcile and gc. Reconcile: a `making` row no build of this
+ * daemon runs failed (its daemon stopped), a prebuild container no build
+ * runs removed (one never outlives its build), a prebuild volume whose row
+ * is not ready removed. Gc: `planPrebuildGc` over the rows, never one
+ * being made or copied from. A listing that fails fails the pass (nothing
+ * changed); each failed removal is reported, never dropped.
+ */
+const make = Effect.gen(function* () {
+  const runtime = yield* ContainerRuntime
+  const repo = yield* PrebuildRepo
+  const maker = yield* MakePrebuild
+  const config = yield* Config
+  const install = (yield* Installation).id
+  const ours = { [PREBUILD_HOME_LABEL]: config.home, [LABELS.install]: install }
+
+  const listed = <A, E extends { readonly message: string }>(operation: string, effect: Effect.Effect<A, E>) =>
+    Effect.mapError(effect, (error) => new DiscoveryFailed({ operation, detail: error.message }))
+
+  const attempt = (
+    changes: Array<string>,
+    failures: Array<string>,
+    what: string,
+    effect: Effect.Effect<unknown, unknown>
+  ) =>
+    Effect.matchEffect(effect, {
+      onFailure: (error) => Effect.sync(() => void failures.push(`${what}: ${safeReason(error)}`)),
+      onSuccess: () => Effect.sync(() => void changes.push(what))
+    })
+
+  const reconcile = Effect.fn("Prebuilds.reconcile")(function* () {
+    const busy = yield* maker.busy
+    const rows = yield* listed("prebuilds", repo.list)
+    const containers = yield* listed("prebuild containers", runtime.listByLabel(ours))
+    const volumes = yield* listed("prebuild volumes", runtime.listFilesByLabel({ [LABELS.install]: install }))
+    const changes: Array<string> = []
+    const failures: Array<string> = []
+    for (const row of rows) {
+      if (row.state !== "making" || busy.has(row.id)) continue
+      const ended = repo.finish(row.id, { state: "failed", error: "the daemon stopped while it was made" })
+      yield* attempt(changes, failures, `${row.id}: ended (its daemon stopped)`, ended)
+    }
+    for (const container of containers) {
+      const id = container.labels[PREBUILD_LABELS.prebuild]
+      if (id === undefined || busy.has(id)) continue
+      yield* attempt(changes, failures, `${id}: container removed`, runtime.destroy(container.containerId))
+    }
+    const ready = new Set(rows.filter((row) => row.state === "ready").map((row) => row.id))
+    for (const volume of volumes) {
+      const id = volume.labels[PREBUILD_LABELS.prebuild]
+      if (id === undefined || busy.has(id) || ready.has(id)) continue
+      yield* attempt(changes, failures, `${id}: volume removed`, runtime.removeFiles(volume.name))
+    }
+    return { changes, failures } satisfies PrebuildCleanupReport
+  })
+
+  const collect = Effect.fn("Prebuilds.gc")(function* () {
+    const cfg = yield* config.load
+    const rows = yield* listed("prebuilds", repo.list)
+    const busy = yield* maker.busy
+    const policy =
+      cfg.prebuilds === false
+        ? undefined
+        : { maxBytes: cfg.prebuilds.maxGiB * GIB, keepMs: cfg.prebuilds.keepDays * DAY }
+    const changes: Array<string> = []
+    const failures: Array<string> = []
+    for (const removal of planPrebuildGc(rows, busy, yield* Clock.currentTimeMillis, policy)) {
+      // Checked again just before: an open may have started copying from it meanwhile.
+      if ((yield* maker.busy).has(removal.id)) continue
+      const row = rows.find((candidate) => candidate.id === removal.id)
+      const gone = Effect.gen(function* () {
+        if (row?.volume != null) yield* runtime.removeFiles(row.volume)
+        yield* repo.delete(removal.id)
+      })
+      yield* attempt(changes, failures, `${removal.id}: removed (${removal.reason})`, gone)
+    }
+    return { changes, failures } satisfies PrebuildCleanupReport
+  })
+
+  /** Gc every `gcIntervalMinutes`, as the sandboxes' gc, logging what it did and what failed. */
+  const timer = Effect.gen(function* () {
+    const cfg = Option.getOrUndefined(yield* Effect.option(config.load))
+    yield* Effect.sleep((cfg?.gcIntervalMinutes ?? 5) * 60_000)
+    yield* collect().pipe(
+      Effect.tap((report) =>
+        Effect.forEach([...report.changes.map((c) => `prebuild gc: ${c}`)], (line) => Effect.logInfo(line), {
+          discard: true
+        })
+      ),
+      Effect.tap((report) =>
+        Effect.forEach(report.failures, (line) => Effect.logWarning(`prebuild gc: ${line}`), { discard: true })
+      ),
+      Effect.catch((error) => Effect.logWarning(`prebuild gc: ${error.message}`))
+    )
+  }).pipe(Effect.forever)
+
+  return { reconcile, collect, timer }
+})
+
+export class PrebuildCleanup extends Context.Service<PrebuildCleanup, Effect.Success<typeof make>>()(
+  "prbox/engine/PrebuildCleanup"
+) {
+  static readonly layer = Layer.effect(PrebuildCleanup, make)
+}

@@ -1,0 +1,137 @@
+import { execFileSync } from "node:child_process"
+import { existsSync, readFileSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { assert, describe, it } from "@effect/vitest"
+import { describeEvent, type Sandbox } from "@prbox/domain"
+import { PrebuildRepo } from "@prbox/store"
+import { Effect } from "effect"
+import { gitSync, pushPullRequest } from "../../git/test/helpers.ts"
+import { daemonSandboxUser, MakePrebuild, SandboxService, userSpec } from "../src/index.ts"
+import { healthzGitImage } from "./git-image.ts"
+import { openRunning, withEngine } from "./harness.ts"
+
+const logLines = (row: Sandbox) =>
+  Effect.flatMap(SandboxService, (sandboxes) => sandboxes.logs(row.id, { limit: 1000 })).pipe(
+    Effect.map((events) => events.map(describeEvent))
+  )
+
+/** git in the sandbox's container as its user (the test's look; prbox's host never runs git there). */
+const gitIn = (row: Sandbox, ...args: ReadonlyArray<string>) =>
+  execFileSync(
+    "docker",
+    [
+      "exec",
+      "--user",
+      userSpec(daemonSandboxUser()),
+      row.containerId ?? "",
+      "git",
+      "-C",
+      row.environmentPlan?.workspaceFolder ?? "/workspace",
+      ...args
+    ],
+    { encoding: "utf8" }
+  ).trim()
+
+/** The prebuilds' volumes of this test's home, removed with it (a test's cleanup; gc's own is tested apart). */
+const removePrebuildVolumes = (home: string) =>
+  Effect.sync(() => {
+    const names = execFileSync("docker", ["volume", "ls", "-q", "--filter", `label=dev.prbox.prebuild.home=${home}`], {
+      encoding: "utf8"
+    })
+      .split("\n")
+      .filter((name) => name.length > 0)
+    if (names.length > 0) execFileSync("docker", ["volume", "rm", "-f", ...names], { stdio: "ignore" })
+  })
+
+const read = (row: Sandbox, file: string) => readFileSync(join(row.workspacePath ?? "", file), "utf8")
+
+/**
+ * The base's devcontainer.json: onCreate "installs" (and plants what a
+ * hostile base could: a hook, core.fsmonitor and a link, each naming a
+ * host path that only the host could reach), updateContent logs each run.
+ */
+const devcontainer = (home: string, extra: Record<string, unknown> = {}) =>
+  JSON.stringify({
+    image: healthzGitImage(),
+    onCreateCommand: [
+      "mkdir -p deps && echo made-on-$(git rev-parse --short HEAD) > deps/made",
+      `printf '#!/bin/sh\\ntouch ${home}/hook-ran; touch .git/hook-ran-here\\n' > .git/hooks/post-checkout && chmod +x .git/hooks/post-checkout`,
+      `git config core.fsmonitor 'touch ${home}/fsmonitor-ran'`,
+      `ln -s ${home}/secret deps/escape`
+    ].join(" && "),
+    updateContentCommand: "echo update-$(cat pr.txt 2>/dev/null || echo base) >> deps/log",
+    postCreateCommand: "echo post > post.txt",
+    ...extra
+  })
+
+describe("opening from a prebuild", () => {
+  it.live(
+    "an open of the base's environment makes one; the next PR starts from it with its own head and what onCreate made; a PR changing devcontainer.json takes the full path; nothing a container wrote acts on the host",
+    () =>
+      withEngine({ config: { prebuilds: { maxGiB: 10, keepDays: 7 } } }, ({ home, remote }) =>
+        Effect.gen(function* () {
+          writeFileSync(join(home, "secret"), "host secret\n")
+          const base = pushPullRequest(remote.path, 90, { ".devcontainer/devcontainer.json": devcontainer(home) })
+          gitSync(remote.path, "update-ref", "refs/heads/main", base)
+          pushPullRequest(remote.path, 3, { "three.txt": "3" })
+          const first = yield* openRunning(remote.path, 3)
+          assert.include((yield* logLines(first)).join("\n"), "full path: no prebuild of this environment is ready yet")
+          yield* (yield* MakePrebuild).settled
+          const [made] = yield* (yield* PrebuildRepo).list
+          assert.strictEqual(made?.state, "ready", made?.error ?? "no prebuild")
+          assert.strictEqual(made?.baseCommit, base)
+
+          const head = pushPullRequest(remote.path, 1, { "pr.txt": "one" })
+          const row = yield* openRunning(remote.path, 1)
+          const log = (yield* logLines(row)).join("\n")
+          assert.include(log, `from prebuild ${made?.id}`)
+          assert.strictEqual(gitIn(row, "rev-parse", "HEAD"), head, "the PR's own head")
+          assert.strictEqual(gitIn(row, "symbolic-ref", "--short", "HEAD"), "pr-1")
+          assert.strictEqual(gitIn(row, "config", "remote.origin.url"), remote.path, "origin is the row's remote")
+          assert.strictEqual(read(row, "pr.txt"), "one")
+          assert.strictEqual(
+            read(row, "deps/made"),
+            `made-on-${base.slice(0, 7)}\n`,
+            "onCreate ran once, in the prebuild"
+          )
+          assert.strictEqual(read(row, "deps/log"), "update-base\nupdate-one\n", "updateContent ran again on the PR")
+          assert.strictEqual(read(row, "post.txt"), "post\n")
+          assert.isTrue(existsSync(join(row.workspacePath ?? "", ".git/hook-ran-here")), "its hook ran, in the sandbox")
+          assert.isFalse(existsSync(join(home, "hook-ran")), "no hook of the prebuild ran on the host")
+          assert.isFalse(existsSync(join(home, "fsmonitor-ran")), "no git of the host read the prebuild's config")
+          assert.strictEqual(readFileSync(join(home, "secret"), "utf8"), "host secret\n")
+          assert.isTrue((yield* (yield* PrebuildRepo).get(made?.id ?? ""))?.usedAt !== null)
+
+          const changed = devcontainer(home, { containerEnv: { CHANGED: "1" } })
+          pushPullRequest(remote.path, 2, { ".devcontainer/devcontainer.json": changed })
+          const other = yield* openRunning(remote.path, 2)
+          const otherLog = (yield* logLines(other)).join("\n")
+          assert.include(otherLog, "full path: this PR changes its environment from its base branch's")
+          assert.notInclude(otherLog, "from prebuild")
+          assert.strictEqual(read(other, "deps/log"), "update-base\n", "its own create-time steps ran")
+          yield* (yield* MakePrebuild).settled
+          assert.lengthOf(yield* (yield* PrebuildRepo).list, 1, "nothing is made from a PR's own environment")
+        }).pipe(Effect.ensuring(removePrebuildVolumes(home)))
+      ),
+    300_000
+  )
+
+  it.live(
+    "prebuilds: false gives today's path: nothing looked up, nothing made",
+    () =>
+      withEngine({ config: { prebuilds: false } }, ({ home, remote }) =>
+        Effect.gen(function* () {
+          const base = pushPullRequest(remote.path, 90, { ".devcontainer/devcontainer.json": devcontainer(home) })
+          gitSync(remote.path, "update-ref", "refs/heads/main", base)
+          pushPullRequest(remote.path, 3, { "three.txt": "3" })
+          const row = yield* openRunning(remote.path, 3)
+          const log = (yield* logLines(row)).join("\n")
+          assert.notInclude(log, "prebuild")
+          assert.notInclude(log, "full path")
+          yield* (yield* MakePrebuild).settled
+          assert.lengthOf(yield* (yield* PrebuildRepo).list, 0)
+        })
+      ),
+    300_000
+  )
+})
