@@ -11,6 +11,7 @@ import { maintenanceCommands } from "./Maintenance.ts"
 import { mcpCommand } from "./McpCommand.ts"
 import { portsCommands } from "./PortsCommands.ts"
 import { passwordCommand, rebuildCommand, sandboxCommands } from "./SandboxCommands.ts"
+import { sshCommands } from "./SshCommands.ts"
 import { updateCommand } from "./UpdateCommand.ts"
 
 export const CLI_VERSION = PRBOX_VERSION
@@ -54,6 +55,7 @@ export const root = Command.make("prbox").pipe(
     ...jobCommands,
     passwordCommand,
     ...portsCommands,
+    ...sshCommands,
     ...maintenanceCommands,
     ...daemonCommands,
     imageCommand,
