@@ -27,6 +27,8 @@ const make = (home: string) =>
     const tools = yield* SandboxTools
     const repo = yield* SandboxRepo
     const bundle = yield* Effect.cached(buildBundle)
+    // Built in the background at start: the first connection does not wait for esbuild.
+    yield* Effect.forkScoped(Effect.ignore(bundle))
     const bootstrap = bootstrapSource()
     const mountedNode = yield* Effect.cached(
       tools

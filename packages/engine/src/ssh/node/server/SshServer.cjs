@@ -244,7 +244,9 @@ const forward = (accept, reject, info) => {
 
 exports.serve = ({ hostKey, early }) => {
   const debug = process.env.PRBOX_SSH_DEBUG === "1" ? (line) => process.stderr.write(`${line}\n`) : undefined
-  const server = new Server({ hostKeys: [hostKey], ident: "prbox", debug }, (client) => {
+  // Ciphers Node's crypto runs natively: ssh2's chacha20-poly1305 is JavaScript without its addon.
+  const algorithms = { cipher: ["aes128-gcm@openssh.com", "aes256-gcm@openssh.com", "aes128-ctr", "aes256-ctr"] }
+  const server = new Server({ hostKeys: [hostKey], ident: "prbox", debug, algorithms }, (client) => {
     client.on("authentication", (context) => context.accept())
     client.on("session", (accept) => runSession(accept()))
     client.on("tcpip", forward)
