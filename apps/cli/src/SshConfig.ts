@@ -7,6 +7,9 @@
 export const shellWord = (word: string): string =>
   /^[A-Za-z0-9_./:=@%+-]+$/.test(word) ? word : `'${word.replace(/'/g, "'\\''")}'`
 
+/** A word for OpenSSH's own config parser (and `-o`): double quotes, where the shell's are single. */
+export const configWord = (word: string): string => (/[\s#'"]/.test(word) ? `"${word}"` : word)
+
 /** The sandbox id of an SSH host name `<id>.prbox` (or the bare id), else undefined. */
 export const sandboxOfHost = (host: string): string | undefined => {
   const match = /^([a-z0-9]{12})(\.prbox)?$/.exec(host.toLowerCase())
@@ -24,7 +27,7 @@ export interface SshConfigInput {
 /** The ProxyCommand and the pinning, as `-o` options or config lines. */
 export const sshOptions = (input: SshConfigInput): ReadonlyArray<readonly [string, string]> => [
   ["ProxyCommand", ["env", `PRBOX_HOME=${input.home}`, ...input.command, "ssh-proxy", "%h"].map(shellWord).join(" ")],
-  ["UserKnownHostsFile", shellWord(input.knownHosts)],
+  ["UserKnownHostsFile", configWord(input.knownHosts)],
   ["StrictHostKeyChecking", "yes"],
   ["ForwardAgent", "no"],
   ["ForwardX11", "no"]
@@ -45,7 +48,7 @@ export const sshConfigBlock = (input: SshConfigInput): string =>
  * line would belong to that host only.
  */
 export const withInclude = (current: string, file: string): string | undefined => {
-  const line = `Include ${shellWord(file)}`
+  const line = `Include ${configWord(file)}`
   const lines = current.split("\n").map((text) => text.trim())
   if (lines.includes(line)) return undefined
   return `${line}\n${current.length === 0 || current.startsWith("\n") ? "" : "\n"}${current}`

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { sandboxOfHost, shellWord, sshConfigBlock, withInclude } from "../src/SshConfig.ts"
+import { configWord, sandboxOfHost, shellWord, sshConfigBlock, withInclude } from "../src/SshConfig.ts"
 
 describe("ssh-config: the pure parts", () => {
   it.each([
@@ -20,6 +20,13 @@ describe("ssh-config: the pure parts", () => {
     ["$(rm -rf ~)", "'$(rm -rf ~)'"]
   ])("quotes %s for the ProxyCommand's shell as %s", (word, quoted) => {
     expect(shellWord(word)).toBe(quoted)
+  })
+
+  it.each([
+    ["/h/ssh/known_hosts", "/h/ssh/known_hosts"],
+    ["/home/a b/.prbox/ssh/known_hosts", '"/home/a b/.prbox/ssh/known_hosts"']
+  ])("quotes %s for OpenSSH's config as %s", (word, quoted) => {
+    expect(configWord(word)).toBe(quoted)
   })
 
   it("prints one Host *.prbox block pinning prbox's known_hosts", () => {

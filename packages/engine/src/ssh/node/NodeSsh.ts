@@ -70,7 +70,15 @@ const make = (home: string) =>
         [node, "-e", bootstrap],
         { user: target.user, cwd: target.workspaceFolder, env },
         // The server's own complaints (a crash) go to the daemon's log, cut short: the sandbox wrote them.
-        (chunk) => Effect.runFork(Effect.logWarning(`ssh ${id}: ${Buffer.from(chunk).toString("utf8").slice(0, 500)}`))
+        (chunk) =>
+          Effect.runFork(
+            Effect.logWarning(
+              `ssh ${id}: ${Buffer.from(chunk)
+                .toString("utf8")
+                .slice(0, 500)
+                .replace(/[^\x20-\x7e\n]/g, "?")}`
+            )
+          )
       )
       pipe.input.write(`PRBOX-SSH/1 ${server.length} ${hostKey.length}\n`)
       pipe.input.write(server)
