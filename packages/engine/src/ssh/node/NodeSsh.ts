@@ -27,8 +27,7 @@ const make = (home: string) =>
     const tools = yield* SandboxTools
     const repo = yield* SandboxRepo
     const bundle = yield* Effect.cached(buildBundle)
-    // Built in the background at start: the first connection does not wait for esbuild.
-    yield* Effect.forkScoped(Effect.ignore(bundle))
+    // Built at the first connection, not at start: every engine (each test's too) would pay esbuild otherwise.
     const bootstrap = bootstrapSource()
     const mountedNode = yield* Effect.cached(
       tools
