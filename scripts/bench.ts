@@ -84,6 +84,19 @@ const benchmarks: Readonly<Record<string, Benchmark>> = {
       })
     }
   },
+  ssh: {
+    summary:
+      "`ssh <id>.prbox true` on a shared connection vs `docker exec true`, sftp put/get vs `docker cp`, the first connection's time",
+    usage: "ssh [--runs N (default 20)] [--megabytes N (default 50)]",
+    run: async (args) => {
+      const values = parse(args, { runs: { type: "string" }, megabytes: { type: "string" } })
+      const { runSsh } = await import("./bench/ssh.ts")
+      await runSsh({
+        runs: intOption(typeof values.runs === "string" ? values.runs : undefined, 20, "runs"),
+        megabytes: intOption(typeof values.megabytes === "string" ? values.megabytes : undefined, 50, "megabytes")
+      })
+    }
+  },
   preview: {
     summary:
       "requests/s and p99 through the preview vs directly to the app on the container's bridge IP, 50 connections",

@@ -122,7 +122,7 @@ export default {
       from: {
         path: "^packages/engine/src/([^/]+)/",
         pathNot:
-          "^packages/engine/src/(node|exec|workspace|features|environment|prebuild|create|reconcile|sandbox|files|jobs|previews|gc)/"
+          "^packages/engine/src/(node|exec|workspace|features|environment|prebuild|create|reconcile|sandbox|files|jobs|previews|gc|ssh)/"
       },
       to: { path: "^packages/engine/src/[^/]+/", pathNot: "^packages/engine/src/$1/" }
     },
@@ -254,6 +254,17 @@ export default {
       to: {
         path: "^packages/engine/src/[^/]+/",
         pathNot: ["^packages/engine/src/(previews|exec|workspace)/[^/]+$", "^packages/engine/src/previews/node/"]
+      }
+    },
+    {
+      name: "engine-ssh-imports",
+      comment:
+        "SSH into a sandbox: its exec target (running, not fenced). Its node/ implementation may import its room; no room imports a node/ folder.",
+      severity: "error",
+      from: { path: "^packages/engine/src/ssh/" },
+      to: {
+        path: "^packages/engine/src/[^/]+/",
+        pathNot: ["^packages/engine/src/(ssh|exec)/[^/]+$", "^packages/engine/src/ssh/node/"]
       }
     },
     {

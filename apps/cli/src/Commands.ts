@@ -12,6 +12,7 @@ import { mcpCommand } from "./McpCommand.ts"
 import { portsCommands } from "./PortsCommands.ts"
 import { pushCommand } from "./PushCommand.ts"
 import { passwordCommand, rebuildCommand, sandboxCommands } from "./SandboxCommands.ts"
+import { sshCommands } from "./SshCommands.ts"
 import { updateCommand } from "./UpdateCommand.ts"
 
 export const CLI_VERSION = PRBOX_VERSION
@@ -56,6 +57,7 @@ export const root = Command.make("prbox").pipe(
     ...jobCommands,
     passwordCommand,
     ...portsCommands,
+    ...sshCommands,
     ...maintenanceCommands,
     ...daemonCommands,
     imageCommand,

@@ -14,6 +14,7 @@ import { Maintenance } from "./Maintenance.ts"
 import { servePreviews } from "./PreviewProxy.ts"
 import { requestTimings } from "./RequestTimings.ts"
 import { clearStaleSocket } from "./SocketFile.ts"
+import { sshUpgrade } from "./SshUpgrade.ts"
 import { restoreOptimization } from "./Tiering.ts"
 
 export interface DaemonOptions {
@@ -104,7 +105,14 @@ export const run = (options: DaemonOptions) =>
               Effect.sync(() => requestTimings(timingsFile)),
               (timings) => Effect.sync(timings.close)
             )
-      yield* Front.serve(app, { socketPath, limits, counters, ...(timings === undefined ? {} : { timings }) })
+      const upgrade = yield* sshUpgrade.pipe(Effect.provideContext(services))
+      yield* Front.serve(app, {
+        socketPath,
+        limits,
+        counters,
+        upgrade,
+        ...(timings === undefined ? {} : { timings })
+      })
       yield* servePreviews(limits).pipe(Effect.provideContext(services))
       yield* Effect.logInfo(`prboxd ${DAEMON_VERSION} (pid ${process.pid}) listening on ${socketPath}`)
       // Start-up is over: requests are optimized as usual from here on.

@@ -1,5 +1,6 @@
 import { unlinkSync } from "node:fs"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import type { Duplex } from "node:stream"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import {
   API_HEADER,
@@ -97,6 +98,8 @@ export const serve = <E>(
     readonly counters: { requests: number; streams: number }
     /** Set only for the api bench (see RequestTimings.ts). */
     readonly timings?: RequestTimings
+    /** HTTP upgrades (SSH): without it an upgrade request is refused. */
+    readonly upgrade?: (req: IncomingMessage, socket: Duplex, head: Buffer) => void
   }
 ) =>
   Effect.gen(function* () {
@@ -164,6 +167,10 @@ export const serve = <E>(
 
     server.on("request", (req, res) => front(req, res, false))
     server.on("checkContinue", (req, res) => front(req, res, true))
+    server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      if (options.upgrade === undefined) return socket.destroy()
+      options.upgrade(req, socket, head)
+    })
     server.on("clientError", (error: NodeJS.ErrnoException, socket) => {
       // Node's own answers for a request it could not read: 408 for a deadline, 400 otherwise.
       const response = (socket as { _httpMessage?: ServerResponse })._httpMessage

@@ -1,4 +1,4 @@
-import type { Duplex, Readable } from "node:stream"
+import type { Duplex, Readable, Writable } from "node:stream"
 import type { ImageBuildRequest, ImageInfo } from "@prbox/domain"
 import { Context, type Effect, type Scope } from "effect"
 import type {
@@ -36,6 +36,16 @@ import type {
 export type LabelFilter = Readonly<Record<string, string | undefined>>
 
 /** The engine could not be asked (over SSH: also a refused host key or login), or answered with an error. */
+/** A command whose stdin and stdout are a byte stream the caller drives. */
+export interface ExecPipe {
+  /** The command's stdin: ending it closes the command's stdin. */
+  readonly input: Writable
+  /** The command's stdout; ends when the command's output ends. */
+  readonly output: Readable
+  /** Its exit code, once its output ended. */
+  readonly exitCode: Effect.Effect<number, Unreachable>
+}
+
 export type Unreachable = EngineUnavailable | EngineAuthFailed | EngineHostUntrusted | DockerEngineError
 
 /**
@@ -144,6 +154,16 @@ export interface DockerShape {
     options: StreamedExecOptions,
     onOutput: (stream: "stdout" | "stderr", chunk: Uint8Array) => void
   ) => Effect.Effect<{ readonly exitCode: number }, ContainerNotFound | Unreachable>
+  /**
+   * Starts `argv` with stdin attached (`docker exec -i`) and returns its
+   * streams at once; stderr goes to `onStderr`. Closing the scope destroys the
+   * connection: the command must end when its stdin does (Docker cannot kill it).
+   */
+  readonly execPipe: (
+    id: string,
+    options: DetachedExecOptions,
+    onStderr: (chunk: Uint8Array) => void
+  ) => Effect.Effect<ExecPipe, ContainerNotFound | Unreachable, Scope.Scope>
   /** Starts `argv` in the container and returns at once: nothing waits for it or reads its output. */
   readonly execDetached: (
     id: string,

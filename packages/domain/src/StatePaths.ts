@@ -47,6 +47,8 @@ export interface StatePaths {
   readonly compileCache: string
   /** One code-server distribution per version, mounted read-only into sandboxes. */
   readonly codeServer: string
+  /** `ssh/` (0700): the `known_hosts` pinning each sandbox's host key, and the `Host *.prbox` config. */
+  readonly ssh: { readonly folder: string; readonly knownHosts: string; readonly config: string }
 }
 
 export interface SandboxFolders {
@@ -95,5 +97,6 @@ export const statePaths = (home: string): StatePaths => ({
   logs: join(home, "logs"),
   daemonLog: join(home, "logs", "prboxd.log"),
   compileCache: join(home, "cache", "node-compile"),
-  codeServer: join(home, "code-server")
+  codeServer: join(home, "code-server"),
+  ssh: { folder: join(home, "ssh"), knownHosts: join(home, "ssh", "known_hosts"), config: join(home, "ssh", "config") }
 })

@@ -81,6 +81,15 @@ export interface RelayAccess {
   readonly user: string
 }
 
+/** A command's stdin and stdout as streams (`pipe`). */
+export interface CommandPipe {
+  /** Ending it ends the command's stdin. */
+  readonly input: Writable
+  readonly output: Readable
+  /** Its exit code once its output ended. */
+  readonly exitCode: Effect.Effect<number, RuntimeError>
+}
+
 /** A connection to a port inside a sandbox; the caller owns it (destroys `socket`). */
 export interface PortStream {
   /** Bytes written here reach the app; its events (`close`, `error`) are the connection's. */
@@ -247,6 +256,17 @@ export interface ContainerRuntimeShape {
     since: Date,
     matches: (line: string) => boolean
   ) => Effect.Effect<boolean, RuntimeError>
+  /**
+   * Starts `argv` with its stdin and stdout as a byte stream the caller
+   * drives (the SSH server's transport); stderr goes to `onStderr`. Closing
+   * the scope ends the connection: the command must end when its stdin does.
+   */
+  readonly pipe: (
+    containerId: string,
+    argv: ReadonlyArray<string>,
+    options: { readonly user: string; readonly cwd: string; readonly env?: Readonly<Record<string, string>> },
+    onStderr: (chunk: Uint8Array) => void
+  ) => Effect.Effect<CommandPipe, RuntimeError, Scope.Scope>
   /**
    * A byte stream to `port` (127.0.0.1, then ::1) inside the container, through
    * the relay; the caller owns (and destroys) it. PortClosed when nothing

@@ -20,6 +20,7 @@ import { containerCreateOptions } from "./ContainerCreate.ts"
 import { InspectAnswer, ListAnswer, toInfo, toSummary, VersionAnswer } from "./EngineAnswers.ts"
 import { call, decode, envList } from "./EngineCall.ts"
 import { cappedSink, type Demux } from "./ExecOutput.ts"
+import { makeExecPipe } from "./ExecPipe.ts"
 import { createExec, exitCodeOf, makeExecStreamed, runExec } from "./ExecStream.ts"
 
 import { makeAwaitLogLine } from "./LogFollow.ts"
@@ -203,6 +204,8 @@ export const make = (options: Options = {}): Effect.Effect<Docker["Service"], En
       }),
 
       execStreamed: makeExecStreamed(api, demux),
+
+      execPipe: makeExecPipe(api, demux),
 
       execDetached: Effect.fn("Docker.execDetached")(function* (id, options) {
         const secrets = Object.values(options.env ?? {})

@@ -234,6 +234,11 @@ export const layer = Layer.effect(
       // CwdRefused only ever comes with `within`, as the port's overloads say.
       exec: supervised.exec as ContainerRuntimeShape["exec"],
       spawn: supervised.spawn,
+      pipe: (containerId, argv, options, onStderr) =>
+        docker.execPipe(containerId, { argv, ...options }, onStderr).pipe(
+          Effect.map((pipe) => ({ ...pipe, exitCode: pipe.exitCode.pipe(Effect.mapError(toRuntimeError)) })),
+          Effect.mapError(toRuntimeError)
+        ),
       connect: previews.connect,
       listeningPorts: previews.listeningPorts,
       sealFolder: folders.seal,

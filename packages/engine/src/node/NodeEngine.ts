@@ -26,6 +26,7 @@ import { PrebuildCleanup } from "../prebuild/PrebuildCleanup.ts"
 import * as NodePreviews from "../previews/node/NodePreviews.ts"
 import { Reconciler } from "../reconcile/Reconciler.ts"
 import * as NodeSandboxService from "../sandbox/node/NodeSandboxService.ts"
+import * as NodeSsh from "../ssh/node/NodeSsh.ts"
 import { dockerFor, imageSourceFor } from "./engines/EngineClient.ts"
 import { engineOfHome } from "./engines/EngineSelection.ts"
 import * as NodeAccountIdentity from "./NodeAccountIdentity.ts"
@@ -163,7 +164,8 @@ const compose = (options: Options, chosen: ChosenEngine) => {
   const previews = NodePreviews.layer
   const files = NodeSandboxFiles.layer
   const jobs = NodeSandboxJobs.layer.pipe(Layer.provide(store))
-  return Layer.mergeAll(Gc.layer, previews, files, jobs).pipe(
+  const ssh = NodeSsh.layer({ home: options.home })
+  return Layer.mergeAll(Gc.layer, previews, files, jobs, ssh).pipe(
     Layer.provideMerge(sandboxes),
     Layer.provide(NodePlatform.layer)
   )

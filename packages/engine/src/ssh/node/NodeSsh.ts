@@ -1,0 +1,93 @@
+import type { SandboxId } from "@prbox/domain"
+import { SandboxRepo } from "@prbox/store"
+import { Clock, Effect, Layer, Schedule } from "effect"
+import { CODE_SERVER_MOUNT, homeEnvFor } from "../../CodeServerSpec.ts"
+import { ContainerRuntime } from "../../ContainerRuntime.ts"
+import { mapStoreErrors, RuntimeError } from "../../Errors.ts"
+import { ExecTargets } from "../../exec/ExecTarget.ts"
+import { Lifecycle } from "../../Lifecycle.ts"
+import { SandboxTools } from "../../SandboxTools.ts"
+import { Ssh } from "../Ssh.ts"
+import { bootstrapSource, buildBundle } from "./SshBundle.ts"
+import { hostKeyOf, hostKeyPaths, writeKnownHosts } from "./SshHostKeys.ts"
+
+/** An open connection counts as activity (gc); the row is touched this often while it is. */
+const TOUCH_EVERY = "30 seconds"
+
+const keyError = (cause: unknown) =>
+  cause instanceof RuntimeError
+    ? cause
+    : new RuntimeError({ operation: "ssh.host-key", detail: cause instanceof Error ? cause.message : String(cause) })
+
+const make = (home: string) =>
+  Effect.gen(function* () {
+    const targets = yield* ExecTargets
+    const lifecycle = yield* Lifecycle
+    const runtime = yield* ContainerRuntime
+    const tools = yield* SandboxTools
+    const repo = yield* SandboxRepo
+    const bundle = yield* Effect.cached(buildBundle)
+    // Built at the first connection, not at start: every engine (each test's too) would pay esbuild otherwise.
+    const bootstrap = bootstrapSource()
+    const mountedNode = yield* Effect.cached(
+      tools
+        .codeServer(() => Effect.void)
+        .pipe(
+          Effect.map((distribution) => `${CODE_SERVER_MOUNT}/${distribution.node}`),
+          Effect.mapError((error) => new RuntimeError({ operation: "ssh.node", detail: error.message }))
+        )
+    )
+
+    const touch = (id: SandboxId) =>
+      Clock.currentTimeMillis.pipe(
+        Effect.flatMap((now) => repo.touch(id, now)),
+        Effect.ignore
+      )
+
+    const open = Effect.fn("Ssh.open")(function* (id: SandboxId) {
+      const target = yield* targets(id, "ssh")
+      const row = yield* lifecycle.getRow(id)
+      const plan = row.environmentPlan
+      const node = plan?.codeServer === "included" ? "node" : yield* mountedNode
+      const hostKey = yield* Effect.try({
+        try: () => {
+          const key = hostKeyOf(home, id)
+          writeKnownHosts(home)
+          return key
+        },
+        catch: keyError
+      })
+      const server = yield* bundle
+      const env = {
+        ...(plan === null ? {} : homeEnvFor(plan)),
+        ...target.env,
+        PRBOX_SSH_CWD: target.workspaceFolder,
+        ...(process.env.PRBOX_SSH_DEBUG === "1" ? { PRBOX_SSH_DEBUG: "1" } : {})
+      }
+      const pipe = yield* runtime.pipe(
+        target.containerId,
+        [node, "-e", bootstrap],
+        { user: target.user, cwd: target.workspaceFolder, env },
+        // The server's own complaints (a crash) go to the daemon's log, cut short: the sandbox wrote them.
+        (chunk) =>
+          Effect.runFork(
+            Effect.logWarning(
+              `ssh ${id}: ${Buffer.from(chunk)
+                .toString("utf8")
+                .slice(0, 500)
+                .replace(/[^\x20-\x7e\n]/g, "?")}`
+            )
+          )
+      )
+      pipe.input.write(`PRBOX-SSH/1 ${server.length} ${hostKey.length}\n`)
+      pipe.input.write(server)
+      pipe.input.write(hostKey)
+      yield* touch(id).pipe(Effect.repeat(Schedule.spaced(TOUCH_EVERY)), Effect.forkScoped)
+      return { input: pipe.input, output: pipe.output }
+    }, mapStoreErrors("ssh.open"))
+
+    return Ssh.of({ open, knownHostsFile: hostKeyPaths(home).knownHosts })
+  })
+
+export const layer = (options: { readonly home: string }) =>
+  Layer.effect(Ssh, make(options.home)).pipe(Layer.provide(ExecTargets.layer))
