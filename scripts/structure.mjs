@@ -80,7 +80,7 @@ export default {
       severity: "error",
       from: {
         path: "^packages/(engine|domain|devcontainer|protocol|mcp|registry)/src/",
-        pathNot: ["/node/", "^packages/engine/src/ContainerRuntime[.]ts$"]
+        pathNot: ["/node/", "^packages/engine/src/(ContainerRuntime|RuntimeStreams)[.]ts$"]
       },
       to: { dependencyTypes: ["core"] }
     },
@@ -88,14 +88,14 @@ export default {
       name: "runtime-port-names-node-stream-types-only",
       comment: "The runtime port's one exception to node-only-in-node-folders: type-only imports of node:stream.",
       severity: "error",
-      from: { path: "^packages/engine/src/ContainerRuntime[.]ts$" },
+      from: { path: "^packages/engine/src/(ContainerRuntime|RuntimeStreams)[.]ts$" },
       to: { dependencyTypes: ["core"], dependencyTypesNot: ["type-only"] }
     },
     {
       name: "runtime-port-names-node-stream-only",
       comment: "The runtime port's one exception to node-only-in-node-folders: node:stream, nothing else of Node.",
       severity: "error",
-      from: { path: "^packages/engine/src/ContainerRuntime[.]ts$" },
+      from: { path: "^packages/engine/src/(ContainerRuntime|RuntimeStreams)[.]ts$" },
       to: { dependencyTypes: ["core"], pathNot: "^(node:)?stream$" }
     },
     {
