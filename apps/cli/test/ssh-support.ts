@@ -3,7 +3,7 @@ import { mkdtempSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import type { Run } from "./support.ts"
+import { outputOf, type Run } from "./support.ts"
 
 /**
  * Runs the system's OpenSSH tools (ssh, sftp, scp) with prbox's config
@@ -15,29 +15,15 @@ export const runTool = (
   tool: string,
   args: ReadonlyArray<string>,
   options: { readonly home: string; readonly input?: string | Buffer; readonly env?: Record<string, string> }
-): Promise<Run> =>
-  new Promise((resolve, reject) => {
-    const child = spawn(tool, [...args], {
-      env: { ...process.env, HOME: options.home, ...options.env },
-      stdio: ["pipe", "pipe", "pipe"]
-    })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (chunk: Buffer) => {
-      stdout += chunk.toString("utf8")
-    })
-    child.stderr.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString("utf8")
-    })
-    const timer = setTimeout(() => child.kill("SIGKILL"), 120_000)
-    child.on("error", reject)
-    child.on("close", (code) => {
-      clearTimeout(timer)
-      resolve({ code, stdout, stderr })
-    })
-    child.stdin.on("error", () => {})
-    child.stdin.end(options.input ?? "")
+): Promise<Run> => {
+  const child = spawn(tool, [...args], {
+    env: { ...process.env, HOME: options.home, ...options.env },
+    stdio: ["pipe", "pipe", "pipe"]
   })
+  child.stdin.on("error", () => {})
+  child.stdin.end(options.input ?? "")
+  return outputOf(child)
+}
 
 /** A TCP port on 127.0.0.1 nothing listens on now. */
 export const freePort = (): Promise<number> =>

@@ -1,7 +1,7 @@
 import { type ChildProcessByStdio, spawn } from "node:child_process"
 import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
-import type { Readable } from "node:stream"
+import type { Readable, Writable } from "node:stream"
 import { fileURLToPath } from "node:url"
 import { PullRequestNumber, SandboxId } from "@prbox/domain"
 import { SandboxRepo, layer as sqliteRepo } from "@prbox/store"
@@ -70,7 +70,7 @@ export const prbox = (
 ): Promise<Run> => runEntry(CLI_MAIN, home, args, env, as)
 
 /** What `child` wrote until it closed (killed after 2 minutes). */
-const outputOf = (child: ChildProcessByStdio<null, Readable, Readable>): Promise<Run> =>
+export const outputOf = (child: ChildProcessByStdio<Writable | null, Readable, Readable>): Promise<Run> =>
   new Promise((resolve, reject) => {
     let stdout = ""
     let stderr = ""
