@@ -1,13 +1,26 @@
 import { type ChildProcess, spawn } from "node:child_process"
-import { readFileSync } from "node:fs"
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Launch } from "@prbox/client"
 import { httpRequest, sleep } from "./common.ts"
+import { BENCH_LABEL } from "./engine.ts"
 
 const START_TIMEOUT_MS = 60_000
 const STOP_TIMEOUT_MS = 30_000
 
 // --- the daemon as a child process ----------------------------------------------
+
+/** A daemon's home in `root`: its config.json runs `image`, its containers labelled as the benchmarks' own. */
+export const daemonHome = (root: string, image: string): string => {
+  const home = join(root, "home")
+  mkdirSync(home, { mode: 0o700 })
+  writeFileSync(
+    join(home, "config.json"),
+    JSON.stringify({ image, labels: { [BENCH_LABEL]: "1" }, healthTimeoutSeconds: 120 })
+  )
+  return home
+}
 
 export interface Daemon {
   readonly child: ChildProcess

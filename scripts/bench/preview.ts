@@ -1,7 +1,7 @@
 // `pnpm bench preview`: requests/s and latency of a small app inside a real
 // sandbox, through prboxd's preview server and directly on the container's
 // bridge IP, with the same closed-loop generator on both arms.
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
+import { readdirSync, readFileSync } from "node:fs"
 import type { Agent, RequestOptions } from "node:http"
 import { join } from "node:path"
 import { codeServerImage } from "../images/code-server.ts"
@@ -26,8 +26,15 @@ import {
   table,
   writeResult
 } from "./common.ts"
-import { cpuSeconds, type Daemon, type DaemonUse, spawnDaemon, waitForHealth, watchDaemon } from "./daemon.ts"
-import { BENCH_LABEL } from "./engine.ts"
+import {
+  cpuSeconds,
+  type Daemon,
+  type DaemonUse,
+  daemonHome,
+  spawnDaemon,
+  waitForHealth,
+  watchDaemon
+} from "./daemon.ts"
 import { benchRepo, DEFAULT_REPO } from "./repo.ts"
 
 export interface PreviewOptions {
@@ -209,12 +216,7 @@ export const runPreview = async (options: PreviewOptions): Promise<void> => {
   const image = await ensureImage(codeServerImage)
   const repo = await benchRepo(DEFAULT_REPO, log)
   const root = makeRoot("preview")
-  const home = join(root, "home")
-  mkdirSync(home, { mode: 0o700 })
-  writeFileSync(
-    join(home, "config.json"),
-    JSON.stringify({ image, labels: { [BENCH_LABEL]: "1" }, healthTimeoutSeconds: 120 })
-  )
+  const home = daemonHome(root, image)
   const socketPath = join(home, "run", "prboxd.sock")
   let daemon: Daemon | undefined
   let direct: Arm

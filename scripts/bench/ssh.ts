@@ -3,7 +3,7 @@
 // file against `docker cp` in and out, on the same sandbox; the first
 // connection's time reported beside them.
 import { randomBytes } from "node:crypto"
-import { mkdirSync, writeFileSync } from "node:fs"
+import { writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { codeServerImage } from "../images/code-server.ts"
 import { ensureImage } from "../images/images.ts"
@@ -24,8 +24,7 @@ import {
   table,
   writeResult
 } from "./common.ts"
-import { type Daemon, spawnDaemon, waitForHealth } from "./daemon.ts"
-import { BENCH_LABEL } from "./engine.ts"
+import { type Daemon, daemonHome, spawnDaemon, waitForHealth } from "./daemon.ts"
 import { benchRepo, DEFAULT_REPO } from "./repo.ts"
 
 export interface SshOptions {
@@ -76,12 +75,7 @@ export const runSsh = async (options: SshOptions): Promise<void> => {
   const image = await ensureImage(codeServerImage)
   const repo = await benchRepo(DEFAULT_REPO, log)
   const root = makeRoot("ssh")
-  const home = join(root, "home")
-  mkdirSync(home, { mode: 0o700 })
-  writeFileSync(
-    join(home, "config.json"),
-    JSON.stringify({ image, labels: { [BENCH_LABEL]: "1" }, healthTimeoutSeconds: 120 })
-  )
+  const home = daemonHome(root, image)
   const socketPath = join(home, "run", "prboxd.sock")
   const file = join(root, "payload.bin")
   writeFileSync(file, randomBytes(options.megabytes * 1024 * 1024))
