@@ -25,6 +25,9 @@ export const ENTRIES = {
  */
 export const START = { source: "apps/cli/src/Start.ts", file: "prbox-start.cjs" } as const
 
+/** prbox's SSH server bundled (packages/engine/src/ssh/node/SshBundle.ts reads it next to its chunk). */
+export const SSH_SERVER_FILE = "ssh-server.cjs"
+
 /** Each bin's shim (files/ in the repository, bin/ in the package). */
 export const BINS = { prbox: "prbox.cjs", prboxd: "prboxd.cjs" } as const
 

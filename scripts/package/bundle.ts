@@ -1,7 +1,8 @@
-import { copyFileSync, existsSync, mkdirSync, readFileSync } from "node:fs"
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { dirname, isAbsolute, join, relative, resolve } from "node:path"
+import { sshServerBundle } from "@prbox/engine/node"
 import { build } from "esbuild"
-import { ENTRIES, NATIVE_DIR, START } from "./Layout.ts"
+import { ENTRIES, NATIVE_DIR, SSH_SERVER_FILE, START } from "./Layout.ts"
 import { leanDependencies } from "./LeanDependencies.ts"
 
 /**
@@ -78,8 +79,12 @@ export const bundle = async (repo: string, outdir: string): Promise<Bundle> => {
       // apps/cli/src/Connect.ts: the CLI starts the bundled daemon.
       PRBOX_BUNDLED_DAEMON: JSON.stringify("./prboxd.js"),
       // packages/store/src/node/NativeAddon.ts: the addons ship beside the bundle.
-      PRBOX_BUNDLED_ADDONS: JSON.stringify(`../${NATIVE_DIR}/`)
+      PRBOX_BUNDLED_ADDONS: JSON.stringify(`../${NATIVE_DIR}/`),
+      // packages/engine/src/ssh/node/SshBundle.ts: the SSH server is bundled here, never by esbuild at run time.
+      PRBOX_BUNDLED_SSH_SERVER: JSON.stringify(`./${SSH_SERVER_FILE}`)
     },
+    // Only the sources build the SSH server at run time; the package ships it built.
+    external: ["esbuild"],
     plugins: [
       leanDependencies,
       {
@@ -112,8 +117,13 @@ export const bundle = async (repo: string, outdir: string): Promise<Bundle> => {
     mkdirSync(dirname(join(outdir, target)), { recursive: true })
     copyFileSync(source, join(outdir, target))
   }
+  writeFileSync(join(outdir, SSH_SERVER_FILE), await sshServerBundle())
   return {
-    outputs: [start, ...Object.keys(result.metafile.outputs).map((output) => relative(outdir, resolve(repo, output)))],
+    outputs: [
+      start,
+      SSH_SERVER_FILE,
+      ...Object.keys(result.metafile.outputs).map((output) => relative(outdir, resolve(repo, output)))
+    ],
     assets: [...assets.keys()]
   }
 }

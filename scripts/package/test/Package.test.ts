@@ -10,7 +10,7 @@ import { makeHome, startDaemon } from "../../../apps/daemon/test/support.ts"
 import { makeRemote, type TestRemote } from "../../../packages/git/test/helpers.ts"
 import { assetReferences } from "../bundle.ts"
 import { type InstalledPackage, installPackage } from "../install.ts"
-import { LIB_DIR, NATIVE_DIR, PACKAGE_NAME, VSCODE_DIR, vsixName } from "../Layout.ts"
+import { LIB_DIR, NATIVE_DIR, PACKAGE_NAME, SSH_SERVER_FILE, VSCODE_DIR, vsixName } from "../Layout.ts"
 
 /*
  * The packed tarball installed as a user would (npm install -g into an empty
@@ -98,6 +98,17 @@ describe("the installed package", () => {
     expect(files.filter((path) => path.endsWith(".ts") || path.includes("node_modules"))).toEqual([])
     expect(files).toContain(join(LIB_DIR, "prbox.js"))
     expect(files).toContain(join(LIB_DIR, "prboxd.js"))
+    // The SSH server ships built (never by esbuild at run time) and loads on Node's built-ins alone.
+    const server = join(packageDir(), LIB_DIR, SSH_SERVER_FILE)
+    const loaded = execFileSync(
+      process.execPath,
+      ["-e", `process.stdout.write(typeof require(${JSON.stringify(server)}).serve)`],
+      {
+        cwd: tmpdir(),
+        encoding: "utf8"
+      }
+    )
+    expect(loaded).toBe("function")
   })
 
   it("ships every file a bundled module reads next to itself (new URL(…, import.meta.url))", () => {

@@ -1,3 +1,4 @@
+export { sshServerBundle } from "../ssh/node/SshBundle.ts"
 export { dockerFor } from "./engines/EngineClient.ts"
 export {
   type EngineLocation,
