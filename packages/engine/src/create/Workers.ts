@@ -26,7 +26,7 @@ import { stepsFor } from "./LifecycleSteps.ts"
 import { OpenCheckout, type StartedEarly } from "./OpenCheckout.ts"
 import { OpenFromPrebuild } from "./OpenFromPrebuild.ts"
 import { SandboxHooks } from "./SandboxHooks.ts"
-import { Setup } from "./Setup.ts"
+import { SETUP_INTERRUPTED, Setup } from "./Setup.ts"
 import { Supervise } from "./Supervise.ts"
 
 export interface RestartOptions {
@@ -121,8 +121,12 @@ const make = Effect.gen(function* () {
     const { containerId, hostPort, since, movedFrom, created } =
       startedEarly?.started ?? (yield* container.start(id, config, environment))
     const row = yield* getRow(id)
-    // The host's git identity, before any step that may commit.
-    if (created) yield* gitIdentity(row, containerId, environment.plan, setup.userOf(environment.plan), config)
+    // The host's git identity, before any step that may commit. It is create-time work: from here the row
+    // says the setup did not finish until it has, so a stop or crash now is not taken for a done setup.
+    if (created) {
+      yield* advance(id, "starting", { setupError: SETUP_INTERRUPTED })
+      yield* gitIdentity(row, containerId, environment.plan, setup.userOf(environment.plan), config)
+    }
     // The user's environment is probed while code-server starts: the steps wait for both.
     const probe = setup.probeFor(row, containerId, environment, created, config.userEnvProbeTimeoutSeconds)
     const probing = yield* Effect.forkChild(probe, { startImmediately: true })
