@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
+import { assert } from "@effect/vitest"
 import { Effect } from "effect"
 import { parse } from "jsonc-parser"
 import {
@@ -167,4 +168,20 @@ export const summary = (outcomes: ReadonlyArray<Outcome>): string => {
       reason === undefined ? [] : [`  ${entry.file}  [${reason.category}]  ${reason.detail}`]
     )
   ].join("\n")
+}
+
+/**
+ * The corpus tests' verdict, whoever renders Compose: the summary printed,
+ * every file that does not open has a named reason, and at least OPENING_FLOOR open.
+ */
+export const assertCorpusVerdict = (outcomes: ReadonlyArray<Outcome>): void => {
+  console.log(summary(outcomes))
+  const unclassified = outcomes.filter((outcome) => outcome.reason?.category === "unclassified")
+  assert.deepStrictEqual(
+    unclassified.map(({ entry, reason }) => `${entry.file}: ${reason?.detail}`),
+    [],
+    "a file fails for a reason no rule names"
+  )
+  const opened = outcomes.filter((outcome) => outcome.reason === undefined).length
+  assert.isAtLeast(opened, OPENING_FLOOR, `${opened} of ${outcomes.length} open`)
 }

@@ -1,16 +1,15 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
-import { assert, describe, it } from "@effect/vitest"
+import { describe, it } from "@effect/vitest"
 import { LOCAL_ENGINE } from "@prbox/domain"
 import { Effect, Layer } from "effect"
 import {
+  assertCorpusVerdict,
   corpusEntries,
   featureStore,
   LOCAL_REGISTRY,
-  OPENING_FLOOR,
-  openCorpusFile,
-  summary
+  openCorpusFile
 } from "../../devcontainer/test/corpus.ts"
 import type { CorpusRenderer } from "../../devcontainer/test/corpusCompose.ts"
 import { ComposeCli } from "../src/ComposeCli.ts"
@@ -62,15 +61,7 @@ describe("the devcontainer corpus with the real Compose", () => {
         const outcomes = yield* Effect.forEach(corpusEntries(), (entry) => openCorpusFile(entry, store, renderer)).pipe(
           Effect.ensuring(Effect.sync(() => rmSync(root, { recursive: true, force: true })))
         )
-        console.log(summary(outcomes))
-        const unclassified = outcomes.filter((outcome) => outcome.reason?.category === "unclassified")
-        assert.deepStrictEqual(
-          unclassified.map(({ entry, reason }) => `${entry.file}: ${reason?.detail}`),
-          [],
-          "a file fails for a reason no rule names"
-        )
-        const opened = outcomes.filter((outcome) => outcome.reason === undefined).length
-        assert.isAtLeast(opened, OPENING_FLOOR, `${opened} of ${outcomes.length} open`)
+        assertCorpusVerdict(outcomes)
       }).pipe(Effect.provide(Layer.provide(NodeComposeCli.layer(LOCAL_ENGINE), NodePlatform.layer))),
     120_000
   )
