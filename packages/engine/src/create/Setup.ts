@@ -44,7 +44,7 @@ const make = Effect.gen(function* () {
   const runSteps = yield* LifecycleSteps
   const installExtensions = yield* InstallExtensions
   const lifecycle = yield* Lifecycle
-  const { advance, progress } = lifecycle
+  const { progress } = lifecycle
 
   /** Who the sandbox's commands run as: the workspace owner (root only for a trusted repository that asked). */
   const userOf = (plan: EnvironmentPlan) => containerUser(plan, userSpec(ownership.sandboxUser))
@@ -105,11 +105,8 @@ const make = Effect.gen(function* () {
      */
     const nothing = { failure: null as string | null, rest: undefined, restCreates: false }
     if (creates.length === 0 && starts.length === 0 && (!created || plan.extensions.length === 0)) return nothing
-    // The row says "did not finish" until the create-time work ends, so one cut short
-    // (a stop, a crash) is not mistaken for a done one when the container is reused.
-    if (created && (creates.length > 0 || plan.extensions.length > 0)) {
-      yield* advance(row.id, "starting", { setupError: SETUP_INTERRUPTED })
-    }
+    // A new container's row already says "did not finish" (Workers marks it before the git identity),
+    // until the create-time work ends: one cut short is not mistaken for a done one when it is reused.
     if (created && plan.extensions.length > 0) {
       yield* installExtensions({
         containerId,
