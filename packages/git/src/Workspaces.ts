@@ -187,6 +187,16 @@ export class Workspaces extends Context.Service<
       options: BaseDiffOptions
     ) => Effect.Effect<BaseDiff, FetchError>
     /**
+     * The merge-base of `head` and the base branch (`base`, else the remote's
+     * default, fetched into the mirror when missing), with the branch's name:
+     * where a PR's own changes start, without diffing them.
+     */
+    readonly mergeBase: (
+      mirrorPath: string,
+      head: string,
+      base?: string
+    ) => Effect.Effect<{ readonly branch: string; readonly mergeBase: string }, FetchError>
+    /**
      * The PR's base branch (`base`, else the remote's default branch) and its
      * tip in the mirror, fetched into it when it is missing there, or always
      * with `refresh`.

@@ -1,4 +1,4 @@
-import { boundText, MAX_READ_BYTES, SandboxConflict, type SandboxId } from "@prbox/domain"
+import { boundText, MAX_READ_BYTES, type Sandbox, SandboxConflict, type SandboxId } from "@prbox/domain"
 import { Workspaces } from "@prbox/git"
 import { Context, Effect, Layer } from "effect"
 import { Config } from "../Config.ts"
@@ -98,11 +98,14 @@ const make = Effect.gen(function* () {
       return { row, mirrorPath }
     }).pipe(mapStoreErrors("sandbox.diff"))
 
+  /** The base branch the code host named for the PR; the remote's default branch when it named none. */
+  const baseOf = (row: Sandbox, request?: Pick<DiffRequest, "baseBranch">) =>
+    request?.baseBranch ?? row.baseRef ?? undefined
+
   const againstBase = (id: SandboxId, head: string, paths: ReadonlyArray<string>, request: DiffRequest) =>
     Effect.gen(function* () {
       const { row, mirrorPath } = yield* mirrorOf(id)
-      // The base branch the code host named for the PR; the remote's default branch when it named none.
-      const base = request.baseBranch ?? row.baseRef ?? undefined
+      const base = baseOf(row, request)
       const found = yield* workspaces
         .diffAgainstBase(mirrorPath, head, { paths, stat: request.stat, ...(base === undefined ? {} : { base }) })
         .pipe(
@@ -147,11 +150,17 @@ const make = Effect.gen(function* () {
     const head = yield* headCommit(target)
     const { relative } = yield* checkWorkspacePath(target, request.path)
     if (relative === ".") return yield* new SandboxConflict({ id, reason: "the repository's root is not a file" })
+    const { row, mirrorPath } = yield* mirrorOf(id)
     const commit =
       request.side === "head"
         ? head
-        : (yield* againstBase(id, head, [relative], { against: "base", paths: [], stat: true, maxBytes: 0 })).mergeBase
-    const { mirrorPath } = yield* mirrorOf(id)
+        : (yield* workspaces
+            .mergeBase(mirrorPath, head, baseOf(row))
+            .pipe(
+              Effect.mapError(
+                (error) => new GitFailed({ operation: "diff against the base", detail: safeReason(error) })
+              )
+            )).mergeBase
     const text = yield* workspaces
       .commitFiles(mirrorPath, commit)
       .read(relative)

@@ -97,27 +97,33 @@ export const baseDiffs = Effect.fnUntraced(function* (
       })
     )
 
-  const diffAgainstBase = Effect.fn("Workspaces.diffAgainstBase")(function* (
-    mirrorPath: string,
-    head: string,
-    options: BaseDiffOptions
-  ) {
+  /** The merge-base of `head` and the base branch (`base`, else the remote's default), with the branch's name. */
+  const mergeBase = Effect.fn("Workspaces.mergeBase")(function* (mirrorPath: string, head: string, base?: string) {
     if (!commitPattern.test(head)) {
       return yield* new UnsafeArgument({
         operation: "base diff",
         detail: "the head must be a full hexadecimal object id"
       })
     }
-    const { branch, tip } = yield* baseCommit(mirrorPath, options.base)
+    const { branch, tip } = yield* baseCommit(mirrorPath, base)
     const found = yield* inMirror(mirrorPath, ["merge-base", tip, head])
-    const mergeBase = found.stdout.trim()
-    if (found.exitCode !== 0 || !commitPattern.test(mergeBase)) {
+    const commit = found.stdout.trim()
+    if (found.exitCode !== 0 || !commitPattern.test(commit)) {
       return yield* new GitCommandFailed({
         operation: "git merge-base",
         detail: stderrTail(found.stderr) || `the PR's head has no history in common with ${branch}`,
         exitCode: found.exitCode
       })
     }
+    return { branch, mergeBase: commit }
+  })
+
+  const diffAgainstBase = Effect.fn("Workspaces.diffAgainstBase")(function* (
+    mirrorPath: string,
+    head: string,
+    options: BaseDiffOptions
+  ) {
+    const { branch, mergeBase: from } = yield* mergeBase(mirrorPath, head, options.base)
     const pathspecs = options.paths.filter((path) => path !== ".")
     const diff = yield* gitOk("git diff", mirrorPath, [
       "-c",
@@ -127,7 +133,7 @@ export const baseDiffs = Effect.fnUntraced(function* (
       "--no-textconv",
       "--no-color",
       ...(options.stat ? ["--stat"] : []),
-      mergeBase,
+      from,
       head,
       "--",
       ...pathspecs
@@ -138,7 +144,7 @@ export const baseDiffs = Effect.fnUntraced(function* (
       "-z",
       "-M",
       "--no-ext-diff",
-      mergeBase,
+      from,
       head,
       "--",
       ...pathspecs
@@ -147,9 +153,9 @@ export const baseDiffs = Effect.fnUntraced(function* (
     if (Result.isFailure(files)) {
       return yield* new GitCommandFailed({ operation: "git diff", detail: files.failure, exitCode: 0 })
     }
-    const result: BaseDiff = { mergeBase, baseBranch: branch, diff, files: files.success }
+    const result: BaseDiff = { mergeBase: from, baseBranch: branch, diff, files: files.success }
     return result
   })
 
-  return { diffAgainstBase, baseCommit }
+  return { diffAgainstBase, mergeBase, baseCommit }
 })

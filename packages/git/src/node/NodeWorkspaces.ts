@@ -27,7 +27,7 @@ const make = Effect.fn("Workspaces.make")(function* (config: WorkspacesConfig) {
     fetchTimeoutMs,
     localTimeoutMs
   })
-  const { diffAgainstBase, baseCommit } = yield* baseDiffs(
+  const { diffAgainstBase, mergeBase, baseCommit } = yield* baseDiffs(
     { local: localTimeoutMs, fetch: fetchTimeoutMs },
     mirrors.withMirrorLock
   )
@@ -43,6 +43,7 @@ const make = Effect.fn("Workspaces.make")(function* (config: WorkspacesConfig) {
     fetchPullRequest: mirrors.fetchPullRequest,
     mirrorPath: mirrors.mirrorPathOf,
     diffAgainstBase,
+    mergeBase,
     baseCommit,
     createWorkspace,
     checkoutClone,
