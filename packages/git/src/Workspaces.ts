@@ -166,6 +166,24 @@ export class Workspaces extends Context.Service<
       options?: ProgressOptions
     ) => Effect.Effect<FetchedPullRequest, FetchError>
     /**
+     * A repository's default branch (its remote's HEAD) fetched into a mirror
+     * of its own, with the user's credentials: the user's dotfiles.
+     */
+    readonly fetchRemoteHead: (
+      remoteUrl: string,
+      options?: ProgressOptions
+    ) => Effect.Effect<{ readonly mirrorPath: string; readonly commit: string }, FetchError>
+    /**
+     * A commit's files as a tar archive from its mirror (`git archive`, no
+     * `.git`), refused when they hold more than `maxBytes`: files a container
+     * unpacks as data.
+     */
+    readonly archiveCommit: (
+      mirrorPath: string,
+      commit: string,
+      maxBytes: number
+    ) => Effect.Effect<Uint8Array, WorkspaceError>
+    /**
      * A self-contained clone of the mirror (copied objects, its own `.git`
      * directory), checked out at `commit` on a new branch (unless `checkout`
      * is false), `origin` set to `originUrl`. A failed attempt leaves no

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from "node:crypto"
 import * as NodePath from "node:path"
+import { PullRequestNumber } from "@prbox/domain"
 import { Effect, FileSystem, Ref, Semaphore } from "effect"
 import { classifyFetchFailure, classifyMirrorFailure } from "../Classify.ts"
 import { hasOriginUrl, withOnlyOriginUrl } from "../ConfigFile.ts"
@@ -193,10 +194,10 @@ export const workspaceMirrors = Effect.fnUntraced(function* (options: MirrorsOpt
   const fetchInto = Effect.fnUntraced(function* (
     ref: PullRequestRef,
     mirrorPath: string,
+    localRef: string,
     progress: (line: string) => Effect.Effect<void>
   ) {
     const mirrorCreated = yield* ensureMirror(mirrorPath, ref, progress)
-    const localRef = `refs/prbox/pr/${ref.pullRequest}`
     yield* progress(`fetching ${ref.headRef} from ${redactCredentials(ref.remoteUrl)}`)
     const fetched = yield* git.run(
       [
@@ -217,29 +218,56 @@ export const workspaceMirrors = Effect.fnUntraced(function* (options: MirrorsOpt
     return result
   })
 
+  /** `ref`'s head into the mirror at `localRef`; a corrupt mirror is re-made once. */
+  const fetchRef = (ref: PullRequestRef, localRef: string, options: ProgressOptions) =>
+    Effect.gen(function* () {
+      if (hasUrlCredentials(ref.remoteUrl)) {
+        return yield* new UnsafeArgument({
+          operation: "fetch",
+          detail: `the remote ${redactCredentials(ref.remoteUrl)} carries credentials; use a credential helper or ssh-agent`
+        })
+      }
+      const progress = options.onProgress ?? noProgress
+      const mirrorPath = mirrorPathOf(ref)
+      // A corrupt mirror is only a cache: re-create it once, then give up.
+      return yield* fetchInto(ref, mirrorPath, localRef, progress).pipe(
+        Effect.catchTag("MirrorCorrupt", (corrupt) =>
+          progress(`mirror ${mirrorPath} is corrupt (${corrupt.detail}); re-creating it`).pipe(
+            Effect.andThen(fsStep("remove the corrupt mirror", fs.remove(mirrorPath, { recursive: true }))),
+            Effect.andThen(fetchInto(ref, mirrorPath, localRef, progress))
+          )
+        ),
+        withMirrorLock(mirrorPath)
+      )
+    })
+
   const fetchPullRequest = Effect.fn("Workspaces.fetchPullRequest")(function* (
     ref: PullRequestRef,
     options: ProgressOptions = {}
   ) {
-    if (hasUrlCredentials(ref.remoteUrl)) {
-      return yield* new UnsafeArgument({
-        operation: "fetch",
-        detail: `the remote ${redactCredentials(ref.remoteUrl)} carries credentials; use a credential helper or ssh-agent`
-      })
-    }
-    const progress = options.onProgress ?? noProgress
-    const mirrorPath = mirrorPathOf(ref)
-    // A corrupt mirror is only a cache: re-create it once, then give up.
-    return yield* fetchInto(ref, mirrorPath, progress).pipe(
-      Effect.catchTag("MirrorCorrupt", (corrupt) =>
-        progress(`mirror ${mirrorPath} is corrupt (${corrupt.detail}); re-creating it`).pipe(
-          Effect.andThen(fsStep("remove the corrupt mirror", fs.remove(mirrorPath, { recursive: true }))),
-          Effect.andThen(fetchInto(ref, mirrorPath, progress))
-        )
-      ),
-      withMirrorLock(mirrorPath)
-    )
+    return yield* fetchRef(ref, `refs/prbox/pr/${ref.pullRequest}`, options)
   })
 
-  return { fetchPullRequest, withMirrorLock, mirrorPathOf }
+  /**
+   * A repository's default branch (the remote's HEAD), not a pull request's:
+   * the user's dotfiles, in a mirror of their own (host `dotfiles` in the
+   * mirrors' folder, apart from any pull request's), at `refs/prbox/head`.
+   */
+  const fetchRemoteHead = Effect.fn("Workspaces.fetchRemoteHead")(function* (
+    remoteUrl: string,
+    options: ProgressOptions = {}
+  ) {
+    const ref: PullRequestRef = {
+      provider: "git",
+      host: "dotfiles",
+      repository: redactCredentials(remoteUrl),
+      // The mirror machinery names what it fetches as a pull request; this one is the remote's HEAD.
+      pullRequest: PullRequestNumber.make(1),
+      remoteUrl,
+      headRef: "HEAD"
+    }
+    return yield* fetchRef(ref, "refs/prbox/head", options)
+  })
+
+  return { fetchPullRequest, fetchRemoteHead, withMirrorLock, mirrorPathOf }
 })

@@ -3,6 +3,7 @@ import { statePaths } from "@prbox/domain"
 import { Effect, type FileSystem, Layer } from "effect"
 import type { Git } from "../Git.ts"
 import { Workspaces } from "../Workspaces.ts"
+import { commitArchives } from "./Archive.ts"
 import { baseDiffs } from "./BaseDiff.ts"
 import { commitBundles } from "./Bundle.ts"
 import { workspaceClones } from "./Clone.ts"
@@ -34,6 +35,7 @@ const make = Effect.fn("Workspaces.make")(function* (config: WorkspacesConfig) {
   const { createWorkspace, checkoutClone } = yield* workspaceClones(localTimeoutMs, mirrors.withMirrorLock)
   const commitFiles = yield* commitFileReaders(localTimeoutMs)
   const bundleCommit = yield* commitBundles(localTimeoutMs, mirrors.withMirrorLock)
+  const archiveCommit = yield* commitArchives(localTimeoutMs, mirrors.withMirrorLock)
   const reviewPush = yield* pushReviews(
     config.stateDir,
     { local: localTimeoutMs, fetch: fetchTimeoutMs },
@@ -41,6 +43,8 @@ const make = Effect.fn("Workspaces.make")(function* (config: WorkspacesConfig) {
   )
   return Workspaces.of({
     fetchPullRequest: mirrors.fetchPullRequest,
+    fetchRemoteHead: mirrors.fetchRemoteHead,
+    archiveCommit,
     mirrorPath: mirrors.mirrorPathOf,
     diffAgainstBase,
     mergeBase,
