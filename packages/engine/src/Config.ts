@@ -1,4 +1,4 @@
-import { ConfiguredPort, HostPort, posixPath } from "@prbox/domain"
+import { ConfiguredPort, DEFAULT_DOTFILES_TARGET, dotfilesTarget, HostPort, posixPath } from "@prbox/domain"
 import { Context, Effect, type FileSystem, Layer, Schema } from "effect"
 import type { PlatformError } from "effect/PlatformError"
 import { hostErrorCode, InvalidConfig } from "./Errors.ts"
@@ -25,6 +25,40 @@ const FeaturesRegistry = Schema.String.check(
     }
   )
 )
+
+const NonEmpty = Schema.String.check(Schema.isMinLength(1))
+
+/** `targetPath`: a folder inside the sandbox user's home (domain `dotfilesTarget`). */
+const DotfilesTarget = Schema.String.check(
+  Schema.makeFilter((path: string) => {
+    const target = dotfilesTarget(path)
+    return target._tag === "Inside" ? undefined : target.reason
+  })
+)
+
+/**
+ * The user's dotfiles, as the devcontainers CLI's `--dotfiles-*` options:
+ * the repository (a URL, `owner/name`, or a path on this machine), the
+ * command that installs them (absent: the first of the CLI's names the
+ * repository has), and where in the sandbox user's home they go. A plain
+ * string is the repository alone.
+ */
+const Dotfiles = Schema.Union([
+  NonEmpty,
+  Schema.Struct({
+    repository: NonEmpty,
+    installCommand: Schema.optionalKey(NonEmpty),
+    targetPath: withDefault(DotfilesTarget, DEFAULT_DOTFILES_TARGET)
+  })
+])
+
+/** The dotfiles setting in its one form (a plain string's with the default `targetPath`), or none. */
+export const dotfilesOf = (
+  config: PrboxConfig
+): { readonly repository: string; readonly installCommand?: string; readonly targetPath: string } | undefined =>
+  typeof config.dotfiles === "string"
+    ? { repository: config.dotfiles, targetPath: DEFAULT_DOTFILES_TARGET }
+    : config.dotfiles
 
 export const Mount = Schema.Struct({
   source: Schema.String,
@@ -132,6 +166,7 @@ export const PrboxConfig = Schema.Struct({
     }),
     {}
   ),
+  dotfiles: Schema.optionalKey(Dotfiles),
   /**
    * Prebuilds: a repository's base branch with its create-time steps done,
    * kept by content so a PR with the same environment starts from it. Kept

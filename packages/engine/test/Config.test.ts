@@ -4,7 +4,7 @@ import { join } from "node:path"
 import { NodeFileSystem } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { Config, InvalidConfig, SandboxService } from "../src/index.ts"
+import { Config, dotfilesOf, InvalidConfig, SandboxService } from "../src/index.ts"
 import * as NodeConfig from "../src/node/NodeConfig.ts"
 import { healthzTag, rowOf, withEngine } from "./harness.ts"
 
@@ -50,6 +50,25 @@ describe("config file", () => {
     )
   )
 
+  it.live("dotfiles: a plain string is the repository, targetPath ~/dotfiles; none configured, none", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const { user, prbox } = yield* homes
+        assert.deepStrictEqual(dotfilesOf(yield* load(prbox, user, '{ "dotfiles": "me/dots" }')), {
+          repository: "me/dots",
+          targetPath: "~/dotfiles"
+        })
+        const full = '{ "dotfiles": { "repository": "~/dots", "installCommand": "go.sh", "targetPath": "~/.dots" } }'
+        assert.deepStrictEqual(dotfilesOf(yield* load(prbox, user, full)), {
+          repository: "~/dots",
+          installCommand: "go.sh",
+          targetPath: "~/.dots"
+        })
+        assert.isUndefined(dotfilesOf(yield* load(prbox, user, "{}")))
+      })
+    )
+  )
+
   const invalid: ReadonlyArray<readonly [string, string, RegExp]> = [
     ["not JSON", "{ image: ", /not valid JSON/],
     ["a wrong type names the field", '{ "memoryMb": "lots" }', /memoryMb/],
@@ -87,6 +106,18 @@ describe("config file", () => {
       '{ "ports": [{ "label": "web" }] }',
       /Missing key\s+at \["ports"\]\[0\]\["port"\]/
     ],
+    [
+      "dotfiles whose targetPath leaves the home",
+      '{ "dotfiles": { "repository": "me/dots", "targetPath": "~/../etc" } }',
+      /targetPath ~\/\.\.\/etc must not leave the home with \.\.\s+at \["dotfiles"\]\["targetPath"\]/
+    ],
+    [
+      "dotfiles whose targetPath is absolute",
+      '{ "dotfiles": { "repository": "me/dots", "targetPath": "/etc" } }',
+      /must be inside the sandbox user's home/
+    ],
+    ["dotfiles without a repository", '{ "dotfiles": { "installCommand": "install.sh" } }', /repository/],
+    ["dotfiles as an empty string", '{ "dotfiles": "" }', /dotfiles/],
     [
       "an unknown onAutoForward",
       '{ "ports": [{ "port": 3000, "onAutoForward": "sometimes" }] }',

@@ -1,12 +1,14 @@
 import type { EnvironmentPlan, LifecycleHook, LifecycleStep, Sandbox, SandboxId, WaitFor } from "@prbox/domain"
 import { Context, Effect, Layer } from "effect"
 import { codeServerCommand, containerUser, homeEnvFor } from "../CodeServerSpec.ts"
+import { dotfilesOf, type PrboxConfig } from "../Config.ts"
 import { ContainerRuntime } from "../ContainerRuntime.ts"
 import { userSpec } from "../ContainerSpec.ts"
 import { InstallExtensions } from "../environment/Extensions.ts"
 import { Lifecycle } from "../Lifecycle.ts"
 import { Ownership } from "../workspace/Ownership.ts"
 import type { ContainerEnvironment } from "./CreateContainer.ts"
+import { Dotfiles } from "./Dotfiles.ts"
 import { LifecycleSteps, stepsFor } from "./LifecycleSteps.ts"
 import { probeUserEnv } from "./UserEnv.ts"
 
@@ -43,6 +45,7 @@ const make = Effect.gen(function* () {
   const runtime = yield* ContainerRuntime
   const runSteps = yield* LifecycleSteps
   const installExtensions = yield* InstallExtensions
+  const installDotfiles = yield* Dotfiles
   const lifecycle = yield* Lifecycle
   const { progress } = lifecycle
 
@@ -69,13 +72,14 @@ const make = Effect.gen(function* () {
     containerId: string,
     environment: ContainerEnvironment,
     created: boolean,
-    timeoutSeconds: number
+    config: PrboxConfig
   ) => {
     const { plan } = environment
-    const due = (created ? stepsFor(plan, "create").length : 0) + stepsFor(plan, "start").length
+    const createWork = stepsFor(plan, "create").length + (dotfilesOf(config) === undefined ? 0 : 1)
+    const due = (created ? createWork : 0) + stepsFor(plan, "start").length
     return due === 0
       ? Effect.succeed<Readonly<Record<string, string>>>({})
-      : probed(row, containerId, plan, timeoutSeconds)
+      : probed(row, containerId, plan, config.userEnvProbeTimeoutSeconds)
   }
 
   /** `steps` in order; null when all succeeded, else the reason the first failed. */
@@ -87,24 +91,55 @@ const make = Effect.gen(function* () {
     env: Readonly<Record<string, string>>
   ) => (steps.length === 0 ? Effect.succeed(null) : runSteps(row, containerId, userOf(plan), plan, steps, env))
 
+  /**
+   * `steps` with the user's dotfiles (when `dotfiles` gives the config)
+   * where the devcontainers CLI installs them (`runLifecycleHooks`,
+   * src/spec-common/injectHeadless.ts): after the create-time steps, before
+   * `postStartCommand`. A failure ends the run, as a step's does.
+   */
+  const runWithDotfiles = (
+    row: Sandbox,
+    containerId: string,
+    plan: EnvironmentPlan,
+    steps: ReadonlyArray<LifecycleStep>,
+    env: Readonly<Record<string, string>>,
+    dotfiles: PrboxConfig | undefined
+  ) => {
+    if (dotfiles === undefined) return run(row, containerId, plan, steps, env)
+    const starts = steps.findIndex((step) => step.hook === "postStartCommand")
+    const split = starts === -1 ? steps.length : starts
+    return Effect.gen(function* () {
+      const before = yield* run(row, containerId, plan, steps.slice(0, split), env)
+      if (before !== null) return before
+      const failed = yield* installDotfiles(row, containerId, userOf(plan), plan, dotfiles, env)
+      if (failed !== null) return failed
+      return yield* run(row, containerId, plan, steps.slice(split), env)
+    })
+  }
+
   const start = Effect.fn("SandboxService.setup")(function* <E>(
     row: Sandbox,
     containerId: string,
     environment: ContainerEnvironment,
     created: boolean,
+    config: PrboxConfig,
     /** probeFor's answer (a forked probe's join). */
     userEnv: Effect.Effect<Readonly<Record<string, string>>, E>
   ) {
     const { plan, distribution } = environment
     const creates = created ? stepsFor(plan, "create") : []
     const starts = stepsFor(plan, "start")
+    // The dotfiles are create-time work: once per container, in postCreateCommand's part of the setup.
+    const dotfiles = created && dotfilesOf(config) !== undefined ? config : undefined
+    const dotfilesNow = beforeReady(plan, "postCreateCommand")
     /**
      * `failure`: a step's before readiness (the setup ended there), or null;
      * `rest`: the steps past `waitFor`, to run once the row says `running`;
      * `restCreates`: whether they hold create-time steps.
      */
     const nothing = { failure: null as string | null, rest: undefined, restCreates: false }
-    if (creates.length === 0 && starts.length === 0 && (!created || plan.extensions.length === 0)) return nothing
+    const idle = creates.length === 0 && starts.length === 0 && dotfiles === undefined
+    if (idle && (!created || plan.extensions.length === 0)) return nothing
     // A new container's row already says "did not finish" (Workers marks it before the git identity),
     // until the create-time work ends: one cut short is not mistaken for a done one when it is reused.
     if (created && plan.extensions.length > 0) {
@@ -124,12 +159,15 @@ const make = Effect.gen(function* () {
       [...creates, ...starts].filter((step) => !beforeReady(plan, step.hook))
     ]
     // A failed create-time step ends the setup: postStartCommand runs only after a complete one.
-    const failure = yield* run(row, containerId, plan, now, env)
-    if (failure !== null || later.length === 0) return { ...nothing, failure }
+    const failure = yield* runWithDotfiles(row, containerId, plan, now, env, dotfilesNow ? dotfiles : undefined)
+    const dotfilesLater = dotfilesNow ? undefined : dotfiles
+    if (failure !== null || (later.length === 0 && dotfilesLater === undefined)) return { ...nothing, failure }
     return {
       failure: null,
-      rest: Effect.flatMap(lifecycle.getRow(row.id), (ready) => run(ready, containerId, plan, later, env)),
-      restCreates: later.some((step) => step.hook !== "postStartCommand")
+      rest: Effect.flatMap(lifecycle.getRow(row.id), (ready) =>
+        runWithDotfiles(ready, containerId, plan, later, env, dotfilesLater)
+      ),
+      restCreates: dotfilesLater !== undefined || later.some((step) => step.hook !== "postStartCommand")
     }
   })
 

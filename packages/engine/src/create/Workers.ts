@@ -128,11 +128,11 @@ const make = Effect.gen(function* () {
       yield* gitIdentity(row, containerId, environment.plan, setup.userOf(environment.plan), config)
     }
     // The user's environment is probed while code-server starts: the steps wait for both.
-    const probe = setup.probeFor(row, containerId, environment, created, config.userEnvProbeTimeoutSeconds)
+    const probe = setup.probeFor(row, containerId, environment, created, config)
     const probing = yield* Effect.forkChild(probe, { startImmediately: true })
     yield* container.waitHealthy(row, { containerId, hostPort, since }, config)
     yield* runHook(row, "onSandboxReady", config)
-    const steps = yield* setup.start(row, containerId, environment, created, Fiber.join(probing))
+    const steps = yield* setup.start(row, containerId, environment, created, config, Fiber.join(probing))
     const setupError = created || steps.failure !== null ? { setupError: steps.failure } : {}
     const detail = readyDetail(hostPort, movedFrom)
     yield* advance(id, "running", { detail, ...setupError })

@@ -4,6 +4,7 @@ import { Clock, Effect, Layer } from "effect"
 import { ContainerRuntime } from "../../ContainerRuntime.ts"
 import { ChoosePort } from "../../create/ChoosePort.ts"
 import { CreateContainer } from "../../create/CreateContainer.ts"
+import { Dotfiles } from "../../create/Dotfiles.ts"
 import { GitIdentity } from "../../create/GitIdentity.ts"
 import { LifecycleSteps } from "../../create/LifecycleSteps.ts"
 import { OpenCheckout } from "../../create/OpenCheckout.ts"
@@ -92,7 +93,14 @@ const parts = (() => {
   )
   const container = CreateContainer.layer.pipe(Layer.provideMerge(steps))
   const workers = Workers.layer.pipe(
-    Layer.provideMerge(Layer.mergeAll(OpenCheckout.layer, OpenFromPrebuild.layer, Setup.layer, GitIdentity.layer)),
+    Layer.provideMerge(
+      Layer.mergeAll(
+        OpenCheckout.layer,
+        OpenFromPrebuild.layer,
+        Setup.layer.pipe(Layer.provide(Dotfiles.layer)),
+        GitIdentity.layer
+      )
+    ),
     Layer.provideMerge(container)
   )
   const operations = Layer.mergeAll(Admission.layer, Stop.layer, Update.layer, Push.layer).pipe(
