@@ -1,17 +1,22 @@
 import { existsSync, writeFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { describeEvent, type Sandbox } from "@prbox/domain"
+import type { Sandbox } from "@prbox/domain"
 import { Effect } from "effect"
+import { pushPullRequest } from "../../git/test/helpers.ts"
 import { type PrboxConfig, SandboxService } from "../src/index.ts"
 import { type DotfilesLayout, dotfilesRepository } from "./dotfiles-fixtures.ts"
-import { bounded, type EngineFixture, openRunning, openSettled, rowOf, withEngine } from "./harness.ts"
+import {
+  bounded,
+  type EngineFixture,
+  healthzTag,
+  logLines,
+  openRunning,
+  openSettled,
+  rowOf,
+  withEngine
+} from "./harness.ts"
 import { shIn } from "./identity-fixtures.ts"
-
-const logLines = (row: Sandbox) =>
-  Effect.flatMap(SandboxService, (sandboxes) => sandboxes.logs(row.id, { limit: 1000 })).pipe(
-    Effect.map((events) => events.map(describeEvent))
-  )
 
 /** Stops and restarts the sandbox, waiting for its worker: the row as it then stands. */
 const stopAndRestart = (row: Sandbox) =>
@@ -56,7 +61,7 @@ describe("dotfiles", () => {
           )
           // The files are data: the default branch's tree, no .git.
           assert.strictEqual(yield* shIn(row.id, "ls -A ~/dotfiles | sort | tr '\\n' ' '"), "install.sh setup.sh")
-          const lines = yield* logLines(row)
+          const lines = yield* logLines(row.id)
           assert.include(lines, `dotfiles: fetching ${repository}`)
           assert.include(lines, "[dotfiles] running ./install.sh")
           assert.include(lines, "[dotfiles] installed ok")
@@ -86,6 +91,25 @@ describe("dotfiles", () => {
     )
   )
 
+  it.live("after postCreateCommand (past waitFor, in the background) and before postStartCommand, as the CLI", () =>
+    withDotfiles(
+      { files: { "install.sh": '#!/bin/sh\necho "post:$(cat ~/post 2>/dev/null)" > ~/dotfiles-runs\n' } },
+      (repository) => ({ repository, installCommand: "install.sh", targetPath: "~/dotfiles" }),
+      ({ remote }) =>
+        Effect.gen(function* () {
+          const devcontainer = {
+            image: healthzTag,
+            postCreateCommand: "echo created > ~/post",
+            postStartCommand: "cp ~/dotfiles-runs ~/start"
+          }
+          pushPullRequest(remote.path, 1, { ".devcontainer/devcontainer.json": JSON.stringify(devcontainer) })
+          const row = yield* openRunning(remote.path, 1)
+          assert.isNull(row.setupError)
+          assert.strictEqual(yield* shIn(row.id, "cat ~/start"), "post:created")
+        })
+    )
+  )
+
   it.live(
     "with no install script, the top-level dotfiles (not .git) are linked into the home; a plain string is the repository",
     () =>
@@ -99,7 +123,7 @@ describe("dotfiles", () => {
             assert.strictEqual(yield* shIn(row.id, "readlink ~/.bashrc"), "/home/prbox/dotfiles/.bashrc")
             assert.strictEqual(yield* shIn(row.id, "cat ~/.vimrc"), "set nu")
             assert.strictEqual(yield* shIn(row.id, "test -e ~/README.md || test -e ~/.git || echo neither"), "neither")
-            assert.include(yield* logLines(row), "[dotfiles] linked into the home: .bashrc .vimrc")
+            assert.include(yield* logLines(row.id), "[dotfiles] linked into the home: .bashrc .vimrc")
           })
       )
   )
@@ -112,7 +136,7 @@ describe("dotfiles", () => {
         Effect.gen(function* () {
           const row = yield* openRunning(remote.path, 1)
           assert.strictEqual(row.setupError, "dotfiles: install.sh failed with exit code 7")
-          const lines = yield* logLines(row)
+          const lines = yield* logLines(row.id)
           assert.include(lines, "dotfiles: install.sh failed with exit code 7; setup ended there")
           assert.strictEqual(lines.at(-1), "status: running")
         })

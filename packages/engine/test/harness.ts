@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process"
 import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import type { SandboxId } from "@prbox/domain"
+import { describeEvent, type SandboxId } from "@prbox/domain"
 import { type PrebuildRepo, SandboxRepo } from "@prbox/store"
 import { Clock, Effect, Option } from "effect"
 import { TestClock } from "effect/testing"
@@ -195,6 +195,12 @@ export const bounded =
 export const statusTrail = (id: SandboxId) =>
   Effect.flatMap(SandboxService, (sandboxes) => sandboxes.logs(id, { limit: 10_000 })).pipe(
     Effect.map((events) => events.flatMap((event) => (event._tag === "StatusChanged" ? [event.status] : [])))
+  )
+
+/** The sandbox's progress log as its lines read (`prbox logs`). */
+export const logLines = (id: SandboxId) =>
+  Effect.flatMap(SandboxService, (sandboxes) => sandboxes.logs(id, { limit: 1000 })).pipe(
+    Effect.map((events) => events.map(describeEvent))
   )
 
 /** Runs `effect` with the clock moved `ms` past the real now (gc's decisions read the clock). */
