@@ -1,5 +1,5 @@
 import { PORTS_HEADER, type PrboxClientShape, portChanges, portRows } from "@prbox/client"
-import type { SandboxId } from "@prbox/domain"
+import { isPreviewServiceName, portKey, type SandboxId } from "@prbox/domain"
 import type { PortList } from "@prbox/protocol"
 import { Effect, Option } from "effect"
 import { Command, Flag } from "effect/cli"
@@ -12,16 +12,35 @@ import { idArgument, json, needsDaemon, out, resolveId } from "./Params.ts"
 
 const WATCH_INTERVAL = "1 second"
 
-/** A `--public`/`--private` value: a whole number 1..65535, checked before the daemon is asked. */
-export const parsePort = (flag: string, raw: string): Effect.Effect<number, ReturnType<typeof usageError>> => {
-  const port = /^\d{1,5}$/.test(raw) ? Number(raw) : Number.NaN
+/** A port of the sandbox: its own container's, or another Compose service's. */
+export interface PortChoice {
+  readonly port: number
+  readonly service: string | undefined
+}
+
+/**
+ * A `--public`/`--private` value: `<port>` (a whole number 1..65535), or
+ * `<service>:<port>` for another Compose service's, checked before the daemon
+ * is asked (which service the app reaches is the daemon's to say).
+ */
+export const parsePort = (flag: string, raw: string): Effect.Effect<PortChoice, ReturnType<typeof usageError>> => {
+  const colon = raw.lastIndexOf(":")
+  const service = colon < 0 ? undefined : raw.slice(0, colon)
+  const text = raw.slice(colon + 1)
+  const port = /^\d{1,5}$/.test(text) ? Number(text) : Number.NaN
+  if (service !== undefined && !isPreviewServiceName(service)) {
+    return Effect.fail(usageError(`--${flag}: "${service}" is not a service name a preview can reach`))
+  }
   return port >= 1 && port <= 65535
-    ? Effect.succeed(port)
+    ? Effect.succeed({ port, service })
     : Effect.fail(usageError(`--${flag} needs a port number between 1 and 65535, not "${raw}"`))
 }
 
 const portFlag = (name: string, description: string) =>
-  Flag.String(name).pipe(Flag.withDescription(description), Flag.withMetavar("port"), Flag.optional)
+  Flag.String(name).pipe(Flag.withDescription(description), Flag.withMetavar("[service:]port"), Flag.optional)
+
+const sameChoice = (a: PortChoice | undefined, b: PortChoice | undefined): boolean =>
+  a !== undefined && b !== undefined && a.port === b.port && a.service === b.service
 
 export const portsTable = (list: PortList): string =>
   list.ports.length === 0
@@ -68,14 +87,15 @@ const ports = Command.make(
       Effect.gen(function* () {
         const open = Option.isSome(config.public) ? yield* parsePort("public", config.public.value) : undefined
         const close = Option.isSome(config.private) ? yield* parsePort("private", config.private.value) : undefined
-        if (open !== undefined && open === close) {
-          return yield* usageError(`--public ${open} and --private ${close} contradict each other`)
+        if (sameChoice(open, close)) {
+          const both = portKey(open?.port ?? 0, open?.service)
+          return yield* usageError(`--public ${both} and --private ${both} contradict each other`)
         }
         yield* connected((client) =>
           Effect.gen(function* () {
             const view = yield* resolveId(client, config.id)
-            if (open !== undefined) yield* client.setPublic(view.id, open, true)
-            if (close !== undefined) yield* client.setPublic(view.id, close, false)
+            if (open !== undefined) yield* client.setPublic(view.id, open.port, true, open.service)
+            if (close !== undefined) yield* client.setPublic(view.id, close.port, false, close.service)
             const list = yield* client.ports(view.id)
             if (config.json) printJson(list)
             else yield* out(portsTable(list))
@@ -88,6 +108,7 @@ const ports = Command.make(
   Command.withDescription(
     [
       "List a running sandbox's ports with their preview URLs: those devcontainer.json (forwardPorts) or config.json (ports) declare, then those found listening inside it.",
+      "A Docker Compose sandbox also lists its other services' ports (their ports/expose, forwardPorts' \"service:port\"), as <service>:<port>, reached from the app's container by the service's name: http://<port>.<service>.<id>.localhost:<previewPort>/.",
       "A preview is private: a browser logs in once with the sandbox's password (`prbox password`), a script sends `Authorization: Bearer $(prbox preview-token <id>)`.",
       "Where *.localhost does not resolve, use the path form http://localhost:<previewPort>/s/<id>/<port>/ (token or public port only)."
     ].join("\n  ")

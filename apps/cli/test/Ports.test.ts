@@ -21,6 +21,21 @@ describe("prbox ports: the table", () => {
     ])
   })
 
+  it("names another Compose service's port service:port", () => {
+    const list: PortList = {
+      previewPort: 47000,
+      ports: [
+        port(3000),
+        port(5432, { service: "db", source: "compose", url: "http://5432.db.abcdefghijkl.localhost:47000/" })
+      ]
+    }
+    expect(portsTable(list).split("\n")).toEqual([
+      "PORT     LABEL  SOURCE      LISTENING  ACCESS   URL",
+      "3000     -      discovered  yes        private  http://3000.abcdefghijkl.localhost:47000/",
+      "db:5432  -      compose     yes        private  http://5432.db.abcdefghijkl.localhost:47000/"
+    ])
+  })
+
   it("says so when there is nothing to list, with where previews are served", () => {
     expect(portsTable({ previewPort: 47000, ports: [] })).toBe(
       "no ports declared or listening (previews are served on 127.0.0.1:47000)"
@@ -61,7 +76,12 @@ describe("prbox ports: a bad port is a usage error, found before the daemon is a
     [["--private", "65536"], /^prbox: --private needs a port number between 1 and 65535, not "65536"$/m],
     [["--public", "30.5"], /not "30\.5"/],
     [["--public", "-1"], /--public/],
-    [["--public", "3000", "--private", "3000"], /^prbox: --public 3000 and --private 3000 contradict each other$/m]
+    [["--public", "3000", "--private", "3000"], /^prbox: --public 3000 and --private 3000 contradict each other$/m],
+    [["--public", "db:5432", "--private", "db:5432"], /^prbox: --public db:5432 and --private db:5432 contradict/m],
+    [["--public", "db:0"], /^prbox: --public needs a port number between 1 and 65535, not "db:0"$/m],
+    [["--public", "host.docker.internal:80"], /^prbox: --public: "host.docker.internal" is not a service name/m],
+    [["--private", "172.17.0.1:80"], /^prbox: --private: "172.17.0.1" is not a service name/m],
+    [["--public", ":80"], /^prbox: --public: "" is not a service name/m]
   ]
   for (const [args, message] of cases) {
     it(`ports abc ${args.join(" ")} → exit 2`, async () => {

@@ -45,8 +45,8 @@ const portList = (id: SandboxId, previewPort: number, ports: ReadonlyArray<Previ
   previewPort,
   ports: ports.map((port) => ({
     ...port,
-    url: previewUrl(id, port.port, previewPort),
-    pathUrl: previewPathUrl(id, port.port, previewPort)
+    url: previewUrl(id, port.port, previewPort, port.service),
+    pathUrl: previewPathUrl(id, port.port, previewPort, port.service)
   }))
 })
 
@@ -116,7 +116,9 @@ const SandboxesHandlers = HttpApiBuilder.group(PrboxApi, "sandboxes", (handlers)
       )
       .handle("ports", ({ params }) => ports(params.id))
       .handle("setPublic", ({ params, payload }) =>
-        api(previews.setPublic(params.id, params.port, payload.public)).pipe(Effect.andThen(() => ports(params.id)))
+        api(previews.setPublic(params.id, params.port, payload.public, payload.service)).pipe(
+          Effect.andThen(() => ports(params.id))
+        )
       )
       .handle("previewToken", ({ params }) => api(previews.token(params.id)).pipe(Effect.map((token) => ({ token }))))
       .handle("allEvents", () => Effect.succeed(sandboxes.events))

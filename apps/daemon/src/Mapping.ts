@@ -50,6 +50,7 @@ export const apiErrorOf: { readonly [Tag in EngineFailureTag]: ApiErrorClass } =
   PushRefused: PushRefused as unknown as ApiErrorClass,
   GitFailed: GitFailure,
   PortClosed: NotFound,
+  UnknownService: NotFound,
   // Made before previews, or its relay could not start: the message says what to do (rebuild).
   PreviewUnavailable: Conflict,
   InvalidPath: InvalidPath,

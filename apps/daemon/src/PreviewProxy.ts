@@ -22,6 +22,8 @@ const MAX_LOGIN_BYTES = 4 * 1024
 interface Route {
   readonly sandboxId: SandboxId
   readonly port: number
+  /** Another Compose service's port (the app's own when absent). */
+  readonly service: string | undefined
   readonly form: "host" | "path"
   readonly appTarget: string
 }
@@ -64,16 +66,17 @@ export const servePreviews = (limits: Limits) =>
       const target = previewTarget(header(head, "host"), previewPort)
       if (target._tag === "Foreign") return "foreign"
       if (target._tag === "HostForm") {
-        return { sandboxId: target.sandboxId, port: target.port, form: "host", appTarget: head.target }
+        const { sandboxId, port, service } = target
+        return { sandboxId, port, service, form: "host", appTarget: head.target }
       }
       const path = parsePreviewPath(head.target)
       return path === undefined
         ? "unknown"
-        : { sandboxId: path.sandboxId, port: path.port, form: "path", appTarget: path.rest }
+        : { sandboxId: path.sandboxId, port: path.port, service: path.service, form: "path", appTarget: path.rest }
     }
 
     const authorized = async (head: RequestHead, to: Route): Promise<boolean> => {
-      const isPublic = await run(previews.isPublic(to.sandboxId, to.port))
+      const isPublic = await run(previews.isPublic(to.sandboxId, to.port, to.service))
       if (Exit.isSuccess(isPublic) && isPublic.value) return true
       // Only the host form takes the cookie: the path form's origin is shared by every sandbox.
       const credential =
@@ -156,7 +159,8 @@ export const servePreviews = (limits: Limits) =>
           socket,
           head,
           "NotFound",
-          `a preview is http://<port>.<sandbox id>.localhost:${previewPort}/ or /s/<sandbox id>/<port>/`
+          `a preview is http://<port>.<sandbox id>.localhost:${previewPort}/ or /s/<sandbox id>/<port>/ ` +
+            `(another Compose service's: <port>.<service>.<sandbox id>.localhost, /s/<sandbox id>/<service>:<port>/)`
         )
       }
       if (!originAllowed(header(head, "origin"), previewTarget(header(head, "host"), previewPort), previewPort)) {
@@ -194,12 +198,13 @@ export const servePreviews = (limits: Limits) =>
           "Retry-After": "1"
         })
       }
-      const upstream = await run(previews.connect(to.sandboxId, to.port))
+      const upstream = await run(previews.connect(to.sandboxId, to.port, to.service))
       if (!Exit.isSuccess(upstream)) {
         const failure = upstream.cause.reasons.find((reason) => reason._tag === "Fail")?.error
         const message = failure?.message ?? "the preview failed; see prboxd's log"
         switch (failure?._tag) {
           case "PortClosed":
+          case "UnknownService":
           case "SandboxNotFound":
             return refuse(socket, head, "NotFound", message)
           case "SandboxConflict":

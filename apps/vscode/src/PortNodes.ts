@@ -1,4 +1,5 @@
 import { accessOf, portName } from "@prbox/client"
+import { portKey } from "@prbox/domain"
 import type { NoteNode, PortNode } from "./Model.ts"
 import type { PortList, PortView, SandboxId } from "./Protocol.ts"
 
@@ -11,7 +12,8 @@ export type PortsState =
 
 export const portNode = (sandboxId: SandboxId, port: PortView): PortNode => ({
   kind: "port",
-  id: `${sandboxId}/port/${port.port}`,
+  // Another Compose service's port may share the number of one of the app's.
+  id: `${sandboxId}/port/${portKey(port.port, port.service)}`,
   sandboxId,
   port,
   label: portName(port),

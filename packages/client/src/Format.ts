@@ -1,4 +1,5 @@
 import { basename } from "node:path"
+import { portKey } from "@prbox/domain"
 import type { PortList, PortView, SandboxView } from "@prbox/protocol"
 
 /** `42s`, `5m`, `3h`, `2d`. */
@@ -92,16 +93,16 @@ export const pullRequestStateText = (
 /** Who may open a port's preview: anyone (`public`), or who has the password or the token (`private`). */
 export const accessOf = (port: Pick<PortView, "public">): string => (port.public ? "public" : "private")
 
-/** `3000 (web)`, or the bare number when the port has no label. */
-export const portName = (port: Pick<PortView, "port" | "label">): string =>
-  port.label === null ? String(port.port) : `${port.port} (${port.label})`
+/** `3000 (web)`, or the bare number when the port has no label; another Compose service's is `db:5432`. */
+export const portName = (port: Pick<PortView, "port" | "label" | "service">): string =>
+  port.label === null ? portKey(port.port, port.service) : `${portKey(port.port, port.service)} (${port.label})`
 
 /** `prbox ports`'s columns: PORT LABEL SOURCE LISTENING ACCESS URL. */
 export const PORTS_HEADER = ["PORT", "LABEL", "SOURCE", "LISTENING", "ACCESS", "URL"] as const
 
 export const portRows = (list: PortList): ReadonlyArray<ReadonlyArray<string>> =>
   list.ports.map((port) => [
-    String(port.port),
+    portKey(port.port, port.service),
     port.label ?? "-",
     port.source,
     port.listening ? "yes" : "no",
@@ -109,24 +110,30 @@ export const portRows = (list: PortList): ReadonlyArray<ReadonlyArray<string>> =
     port.url
   ])
 
-/** The ports listening in `list`, by number. */
-const listening = (list: PortList): ReadonlyMap<number, PortView> =>
-  new Map(list.ports.filter((port) => port.listening).map((port) => [port.port, port]))
+/** The ports listening in `list`, by `portKey`. */
+const listening = (list: PortList): ReadonlyMap<string, PortView> =>
+  new Map(list.ports.filter((port) => port.listening).map((port) => [portKey(port.port, port.service), port]))
+
+/** The container's own ports first, then each service's, each ascending. */
+const byServiceThenPort = (a: PortView, b: PortView): number =>
+  (a.service ?? "").localeCompare(b.service ?? "") || a.port - b.port
 
 /**
  * `prbox ports -w`: one line per port that started or stopped listening
- * between two lists (ascending by port; a port that left the list stopped).
+ * between two lists (the container's own ascending, then other services';
+ * a port that left the list stopped).
  */
 export const portChanges = (before: PortList, after: PortList): ReadonlyArray<string> => {
   const was = listening(before)
   const now = listening(after)
-  const ports = [...new Set([...was.keys(), ...now.keys()])].sort((a, b) => a - b)
-  return ports.flatMap((number) => {
-    const started = now.get(number)
+  const keys = new Set([...was.keys(), ...now.keys()])
+  const ports = [...keys].flatMap((key) => [now.get(key) ?? was.get(key) ?? []].flat()).sort(byServiceThenPort)
+  return ports.flatMap((port) => {
+    const key = portKey(port.port, port.service)
+    const started = now.get(key)
     if (started !== undefined) {
-      return was.has(number) ? [] : [`${portName(started)} is listening: ${started.url} (${accessOf(started)})`]
+      return was.has(key) ? [] : [`${portName(started)} is listening: ${started.url} (${accessOf(started)})`]
     }
-    const stopped = was.get(number)
-    return stopped === undefined ? [] : [`${portName(stopped)} stopped listening`]
+    return [`${portName(port)} stopped listening`]
   })
 }

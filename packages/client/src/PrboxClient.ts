@@ -81,7 +81,13 @@ export interface PrboxClientShape {
   /** The sandbox's declared and listening ports with their preview URLs (asking is watching: it discovers afresh). */
   readonly ports: (id: SandboxId) => Effect.Effect<PortList, ClientError>
   /** Opens `port` without auth until the sandbox stops (`open: false` closes it); the ports after. */
-  readonly setPublic: (id: SandboxId, port: number, open: boolean) => Effect.Effect<PortList, ClientError>
+  /** With `service`, that Compose service's port. */
+  readonly setPublic: (
+    id: SandboxId,
+    port: number,
+    open: boolean,
+    service?: string
+  ) => Effect.Effect<PortList, ClientError>
   /** What scripts send as `Authorization: Bearer <token>` to the sandbox's previews. */
   readonly previewToken: (id: SandboxId) => Effect.Effect<PreviewToken, ClientError>
   /** A file of the workspace (path relative to it), or some of its lines; bounded by `maxBytes`. */
@@ -227,7 +233,13 @@ const make = (options: ClientOptions) =>
       touch: (id) => call(api.sandboxes.touch({ params: { id } })),
       password: (id) => call(api.sandboxes.password({ params: { id } })),
       ports: (id) => call(api.sandboxes.ports({ params: { id } })),
-      setPublic: (id, port, open) => call(api.sandboxes.setPublic({ params: { id, port }, payload: { public: open } })),
+      setPublic: (id, port, open, service) =>
+        call(
+          api.sandboxes.setPublic({
+            params: { id, port },
+            payload: { public: open, ...(service === undefined ? {} : { service }) }
+          })
+        ),
       previewToken: (id) => call(api.sandboxes.previewToken({ params: { id } })),
       readFile: (id, query) => call(api.files.read({ params: { id }, query })),
       listFiles: (id, query) => call(api.files.list({ params: { id }, query })),

@@ -105,6 +105,21 @@ describe("ports: the table's cells and the watch's lines", () => {
           "5000 is listening: http://5000.abcdefghijkl.localhost:47000/ (private)",
           "9000 stopped listening"
         ]
+      ],
+      [
+        "another Compose service's port is its own, even with the app's number",
+        list(port(6379)),
+        list(port(6379), port(6379, { service: "db", source: "compose", url: "http://6379.db.x/" }), port(80)),
+        [
+          "80 is listening: http://80.abcdefghijkl.localhost:47000/ (private)",
+          "db:6379 is listening: http://6379.db.x/ (private)"
+        ]
+      ],
+      [
+        "a service's port stops listening, the app's of the same number goes on",
+        list(port(6379), port(6379, { service: "db", label: "Redis" })),
+        list(port(6379), port(6379, { service: "db", label: "Redis", listening: false })),
+        ["db:6379 (Redis) stopped listening"]
       ]
     ]
   for (const [name, before, after, lines] of cases) {

@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { ReachableService } from "./ServicePreview.ts"
 import { ENVIRONMENT_KINDS } from "./Vocabulary.ts"
 
 /** Which source a sandbox's environment came from. */
@@ -176,6 +177,17 @@ export const EnvironmentPlan = Schema.Struct({
    * sandbox's Compose project, made with `services` (the checked project
    * is in prbox's state). Absent: a single container.
    */
-  compose: Schema.optionalKey(Schema.Struct({ service: Schema.String, services: Schema.Array(Schema.String) }))
+  compose: Schema.optionalKey(
+    Schema.Struct({
+      service: Schema.String,
+      services: Schema.Array(Schema.String),
+      /**
+       * The other services the app reaches by name, with their declared
+       * ports: what previews may dial (ServicePreview.ts). Absent on rows
+       * older than it: no service previews.
+       */
+      reachable: Schema.optionalKey(Schema.Array(ReachableService))
+    })
+  )
 })
 export type EnvironmentPlan = typeof EnvironmentPlan.Type

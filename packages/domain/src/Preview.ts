@@ -1,8 +1,9 @@
 import { Schema } from "effect"
 import { HostPort, SandboxId } from "./Ids.ts"
+import { isPreviewServiceName, serviceHostLabels, servicePathSegment } from "./ServicePreview.ts"
 
 /** Where a port of a sandbox's preview list comes from. */
-export const PortSource = Schema.Literals(["devcontainer", "config", "discovered"])
+export const PortSource = Schema.Literals(["devcontainer", "config", "discovered", "compose"])
 export type PortSource = typeof PortSource.Type
 
 /**
@@ -12,6 +13,8 @@ export type PortSource = typeof PortSource.Type
  */
 export const PreviewPort = Schema.Struct({
   port: HostPort,
+  /** Another Compose service's port (the app reaches it by this name); absent: the sandbox's own container. */
+  service: Schema.optionalKey(Schema.String),
   label: Schema.NullOr(Schema.String),
   source: PortSource,
   /** devcontainer.json's `portsAttributes[port].onAutoForward` (`openBrowser`, `notify`, ...), or config.json's. */
@@ -28,8 +31,16 @@ export const PREVIEW_COOKIE = "prbox-preview"
 
 /** Where a request to the preview server is going, read from its Host header. */
 export type PreviewTarget =
-  /** `<port>.<sandboxId>.localhost:<previewPort>`: one sandbox's port, the app at `/`. */
-  | { readonly _tag: "HostForm"; readonly sandboxId: SandboxId; readonly port: number }
+  /**
+   * `<port>.<sandboxId>.localhost:<previewPort>`: one sandbox's port, the app at `/`;
+   * `<port>.<service>.<sandboxId>.localhost:<previewPort>`: another Compose service's.
+   */
+  | {
+      readonly _tag: "HostForm"
+      readonly sandboxId: SandboxId
+      readonly port: number
+      readonly service?: string
+    }
   /** `localhost:<previewPort>` or `127.0.0.1:<previewPort>`: `/s/<id>/<port>/...` paths, shared by all sandboxes. */
   | { readonly _tag: "PathForm" }
   /** Any other Host (another port, a rebound DNS name, none at all): refused. */
@@ -59,18 +70,22 @@ export const previewTarget = (host: string | undefined, previewPort: number): Pr
   const name = host.slice(0, colon).toLowerCase()
   if (name === "localhost" || name === "127.0.0.1") return PATH_FORM
   const labels = name.split(".")
-  if (labels.length !== 3 || labels[2] !== "localhost") return FOREIGN
-  const [portLabel = "", id = ""] = labels
+  if ((labels.length !== 3 && labels.length !== 4) || labels.at(-1) !== "localhost") return FOREIGN
+  const [portLabel = "", ...middle] = labels.slice(0, -1)
+  const id = middle.pop() ?? ""
+  const service = middle[0]
   const port = parsePort(portLabel)
-  return port === undefined || !SANDBOX_ID.test(id)
-    ? FOREIGN
-    : { _tag: "HostForm", sandboxId: SandboxId.make(id), port }
+  if (port === undefined || !SANDBOX_ID.test(id)) return FOREIGN
+  if (service !== undefined && !isPreviewServiceName(service)) return FOREIGN
+  return { _tag: "HostForm", sandboxId: SandboxId.make(id), port, ...(service === undefined ? {} : { service }) }
 }
 
 /** A path-form request: the sandbox, its port and what the app is asked for (always starting with `/`). */
 export interface PreviewPath {
   readonly sandboxId: SandboxId
   readonly port: number
+  /** Another Compose service's port: `/s/<id>/<service>:<port>/`. */
+  readonly service?: string
   readonly rest: string
 }
 
@@ -84,10 +99,13 @@ const PATH_FORM_TARGET = /^\/s\/([a-z0-9]{12})\/([^/?#]*)(.*)$/s
 export const parsePreviewPath = (target: string): PreviewPath | undefined => {
   const match = PATH_FORM_TARGET.exec(target)
   if (match === null) return undefined
-  const [, id = "", portText = "", tail = ""] = match
-  const port = parsePort(portText)
-  if (port === undefined) return undefined
-  return { sandboxId: SandboxId.make(id), port, rest: tail.startsWith("/") ? tail : `/${tail}` }
+  const [, id = "", segment = "", tail = ""] = match
+  const colon = segment.indexOf(":")
+  const service = colon < 0 ? undefined : segment.slice(0, colon)
+  const port = parsePort(segment.slice(colon + 1))
+  if (port === undefined || (service !== undefined && !isPreviewServiceName(service))) return undefined
+  const rest = tail.startsWith("/") ? tail : `/${tail}`
+  return { sandboxId: SandboxId.make(id), port, ...(service === undefined ? {} : { service }), rest }
 }
 
 /**
@@ -112,13 +130,13 @@ export const originAllowed = (origin: string | undefined, target: PreviewTarget,
   }
 }
 
-/** The host-form URL of a sandbox's port. */
-export const previewUrl = (id: SandboxId, port: number, previewPort: number): string =>
-  `http://${port}.${id}.localhost:${previewPort}/`
+/** The host-form URL of a sandbox's port (of its other Compose `service`'s, when given). */
+export const previewUrl = (id: SandboxId, port: number, previewPort: number, service?: string): string =>
+  `http://${serviceHostLabels(port, service)}.${id}.localhost:${previewPort}/`
 
 /** The path-form URL of a sandbox's port, for clients where `*.localhost` does not resolve. */
-export const previewPathUrl = (id: SandboxId, port: number, previewPort: number): string =>
-  `http://localhost:${previewPort}/s/${id}/${port}/`
+export const previewPathUrl = (id: SandboxId, port: number, previewPort: number, service?: string): string =>
+  `http://localhost:${previewPort}/s/${id}/${servicePathSegment(port, service)}/`
 
 /** `PRBOX_PREVIEW_URL_TEMPLATE` / `VSCODE_PROXY_URI` inside the container: `{{port}}` is replaced by the port. */
 export const previewUrlTemplate = (id: SandboxId, previewPort: number): string =>

@@ -227,14 +227,17 @@ export interface ContainerRuntimeShape {
   ) => Effect.Effect<CommandPipe, RuntimeError, Scope.Scope>
   /**
    * A byte stream to `port` (127.0.0.1, then ::1) inside the container, through
-   * the relay; the caller owns (and destroys) it. PortClosed when nothing
-   * listens there; PreviewUnavailable when the container has no relay port or
-   * the relay cannot start.
+   * the relay; the caller owns (and destroys) it. With `service` (one of
+   * `relay.services`, checked by the caller), to that Compose service's
+   * `port`, dialled by the relay by name. PortClosed when nothing listens
+   * there; PreviewUnavailable when the container has no relay port or the
+   * relay cannot start.
    */
   readonly connect: (
     containerId: string,
     port: number,
-    relay: RelayAccess
+    relay: RelayAccess,
+    service?: string
   ) => Effect.Effect<PortStream, RuntimeError | PortClosed | PreviewUnavailable>
   /** The TCP ports listening inside the container now (its /proc/net/tcp and tcp6), through the relay. */
   readonly listeningPorts: (

@@ -9,7 +9,8 @@ import type {
   PortClosed,
   PreviewUnavailable,
   RuntimeError,
-  StoreFailure
+  StoreFailure,
+  UnknownService
 } from "./Errors.ts"
 import type { InvalidDevcontainer } from "./environment/Errors.ts"
 import type { TooLarge } from "./files/Errors.ts"
@@ -39,6 +40,7 @@ export type EngineError =
   | PushRefused
   | GitFailed
   | PortClosed
+  | UnknownService
   | PreviewUnavailable
   | InvalidPath
   | TooLarge

@@ -171,10 +171,25 @@ export class ImageBuildFailed extends Schema.TaggedError<ImageBuildFailed>()("Im
 /** Nothing listens on that port inside the sandbox (a preview answers 404). */
 export class PortClosed extends Schema.TaggedError<PortClosed>()("PortClosed", {
   id: Schema.String,
-  port: Schema.Number
+  port: Schema.Number,
+  /** Another Compose service's port. */
+  service: Schema.optionalKey(Schema.String)
 }) {
   override get message(): string {
-    return `nothing listens on port ${this.port} in sandbox ${this.id}`
+    return this.service === undefined
+      ? `nothing listens on port ${this.port} in sandbox ${this.id}`
+      : `nothing listens on port ${this.port} of service ${this.service} in sandbox ${this.id}`
+  }
+}
+
+/** A preview named a service the sandbox's app does not reach by name (ServicePreview.ts `serviceRefusal`); nothing was dialled. */
+export class UnknownService extends Schema.TaggedError<UnknownService>()("UnknownService", {
+  id: Schema.String,
+  service: Schema.String,
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return `sandbox ${this.id} has no service ${JSON.stringify(this.service.slice(0, 64))} to preview: ${this.reason}`
   }
 }
 

@@ -26,6 +26,12 @@ export interface RelayAccess {
   readonly node: ReadonlyArray<string>
   /** Who the relay runs as (`uid:gid`): the sandbox's user, never root for an untrusted repository. */
   readonly user: string
+  /**
+   * The other Compose services the relay may dial by name (the host's record
+   * of the project, `ReachableService`), given to it when it starts; none: only
+   * the container's own ports.
+   */
+  readonly services?: ReadonlyArray<string>
 }
 
 /** A command's stdin and stdout as streams (`pipe`). */

@@ -19,6 +19,7 @@ import {
   type MakePrebuild,
   type PrboxConfig,
   type PrebuildCleanup,
+  type Previews,
   type Reconciler,
   type SandboxFiles,
   type SandboxJobs,
@@ -93,6 +94,7 @@ export const withEngine = <A, E>(
     | MakePrebuild
     | PrebuildCleanup
     | PrebuildRepo
+    | Previews
   >
 ) =>
   Effect.scoped(

@@ -168,9 +168,9 @@ export type Password = typeof Password.Type
 /** A port of a sandbox with its two preview URLs. */
 export const PortView = PreviewPort.mapFields((fields) => ({
   ...fields,
-  /** Host form, the app at `/`: `http://<port>.<id>.localhost:<previewPort>/`. */
+  /** Host form, the app at `/`: `http://<port>.<id>.localhost:<previewPort>/` (another service's: `<port>.<service>.<id>...`). */
   url: Schema.String,
-  /** Path form, for where `*.localhost` does not resolve (token or public port only): `http://localhost:<previewPort>/s/<id>/<port>/`. */
+  /** Path form, for where `*.localhost` does not resolve (token or public port only): `http://localhost:<previewPort>/s/<id>/<port>/` (another service's: `/s/<id>/<service>:<port>/`). */
   pathUrl: Schema.String
 }))
 export type PortView = typeof PortView.Type
@@ -182,8 +182,12 @@ export const PortList = Schema.Struct({
 })
 export type PortList = typeof PortList.Type
 
-/** `prbox ports --public/--private <port>`: open a port without auth until the sandbox stops, or close it again. */
-export const PublicRequest = Schema.Struct({ public: Schema.Boolean })
+/**
+ * `prbox ports --public/--private [<service>:]<port>`: open a port without auth
+ * until the sandbox stops, or close it again; with `service`, that Compose
+ * service's port (the app's own when absent).
+ */
+export const PublicRequest = Schema.Struct({ public: Schema.Boolean, service: Schema.optionalKey(Schema.String) })
 export type PublicRequest = typeof PublicRequest.Type
 
 /** `prbox preview-token`: what scripts send as `Authorization: Bearer <token>`. */

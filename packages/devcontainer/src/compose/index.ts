@@ -1,5 +1,6 @@
 export * from "./CheckCompose.ts"
 export * from "./ComposeFiles.ts"
+export * from "./ComposeReach.ts"
 export * from "./ComposeSource.ts"
 export * from "./ComposeTypes.ts"
 export * from "./Interpolate.ts"

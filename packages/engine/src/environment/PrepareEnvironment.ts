@@ -1,4 +1,4 @@
-import { planEnvironment } from "@prbox/devcontainer"
+import { planEnvironment, reachableServices } from "@prbox/devcontainer"
 import type {
   EnvironmentPlan,
   IgnoredSetting,
@@ -279,7 +279,11 @@ const make = Effect.gen(function* () {
           const composed: EnvironmentPlan = {
             ...plan,
             ...(plan.imageCommand === undefined || command === undefined ? {} : { imageCommand: command }),
-            compose: { service: source.service, services: compose.checked.services }
+            compose: {
+              service: source.service,
+              services: compose.checked.services,
+              reachable: reachableServices(compose.checked.project, source.service, compose.checked.services)
+            }
           }
           return { plan: composed, environment }
         }

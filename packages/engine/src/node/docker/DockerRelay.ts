@@ -70,7 +70,11 @@ export const dockerRelayFor = Effect.fnUntraced(function* (docker: DockerShape) 
       .execDetached(containerId, {
         argv: [...access.node, "-e", source],
         user: access.user,
-        env: { PRBOX_RELAY_TOKEN: access.token, PRBOX_RELAY_PORT: String(PREVIEW_RELAY_PORT) }
+        env: {
+          PRBOX_RELAY_TOKEN: access.token,
+          PRBOX_RELAY_PORT: String(PREVIEW_RELAY_PORT),
+          PRBOX_RELAY_SERVICES: (access.services ?? []).join(",")
+        }
       })
       .pipe(Effect.mapError((error) => new RuntimeError({ operation: "preview.relay-start", detail: error.message })))
 
@@ -117,10 +121,13 @@ export const dockerRelayFor = Effect.fnUntraced(function* (docker: DockerShape) 
   const opened = (
     containerId: string,
     port: number | undefined,
-    answer: RelayAnswer
+    answer: RelayAnswer,
+    service?: string
   ): Effect.Effect<PortStream, RuntimeError | PortClosed> => {
     if (answer._tag === "Ok") return Effect.succeed(answer.stream)
-    if (answer._tag === "Closed" && port !== undefined) return Effect.fail(new PortClosed({ id: containerId, port }))
+    if (answer._tag === "Closed" && port !== undefined) {
+      return Effect.fail(new PortClosed({ id: containerId, port, ...(service === undefined ? {} : { service }) }))
+    }
     hostPorts.delete(containerId)
     switch (answer._tag) {
       case "Denied":
@@ -136,10 +143,15 @@ export const dockerRelayFor = Effect.fnUntraced(function* (docker: DockerShape) 
     connect: Effect.fn("NodeContainerRuntime.connect")(function* (
       containerId: string,
       port: number,
-      access: RelayAccess
+      access: RelayAccess,
+      service?: string
     ) {
-      const answer = yield* ask(containerId, connectRequest(access.token, port), access)
-      return yield* opened(containerId, port, answer)
+      // One word of the request line: what the name may be is the relay's to check (and the caller's).
+      if (service !== undefined && !/^[\x21-\x7e]{1,253}$/.test(service)) {
+        return yield* relayError("service refused: not one printable word")
+      }
+      const answer = yield* ask(containerId, connectRequest(access.token, port, service), access)
+      return yield* opened(containerId, port, answer, service)
     }),
     listeningPorts: Effect.fn("NodeContainerRuntime.listeningPorts")(function* (
       containerId: string,

@@ -4,6 +4,11 @@
  * Protocol v1: the client sends one line, then the connection is raw bytes.
  *   PRBOX-RELAY/1 <token> connect <port>  ->  "ok" then a pipe to 127.0.0.1:<port> (else ::1),
  *                                             "closed" when nothing listens there
+ *   PRBOX-RELAY/1 <token> connect <port> <service>
+ *                                         ->  the same to <service>:<port> on the Compose project's network,
+ *                                             for a service named in PRBOX_RELAY_SERVICES only (given by
+ *                                             prbox at start), a plain name (never an address): else
+ *                                             "error service refused", before any dial
  *   PRBOX-RELAY/1 <token> ports           ->  "ok" then /proc/net/tcp and /proc/net/tcp6, then the end
  * A wrong token gets "denied", anything else "error <reason>"; both then close.
  * Node built-ins only: the sandbox's image may have nothing else.
@@ -22,6 +27,11 @@ const listenPort = Number(process.env.PRBOX_RELAY_PORT)
 const digest = (text) => crypto.createHash("sha256").update(text).digest()
 const expected = digest(process.env.PRBOX_RELAY_TOKEN || "")
 const hasToken = (process.env.PRBOX_RELAY_TOKEN || "").length > 0
+// One lowercase DNS label starting with a letter: never an IP address (nor a number a resolver reads as one).
+const SERVICE_NAME = /^[a-z][a-z0-9_-]{0,62}$/
+const services = new Set(
+  (process.env.PRBOX_RELAY_SERVICES || "").split(",").filter((name) => SERVICE_NAME.test(name) && name !== "localhost")
+)
 
 // The last words on a connection: what the client still sends is read and dropped until it closes too.
 const finish = (socket, data) => {
@@ -52,8 +62,8 @@ const dial = (port, hosts, done) => {
   })
 }
 
-const connect = (client, port, early) =>
-  dial(port, ["127.0.0.1", "::1"], (error, upstream) => {
+const connect = (client, port, hosts, early) =>
+  dial(port, hosts, (error, upstream) => {
     if (client.destroyed) {
       upstream?.destroy()
       return
@@ -97,14 +107,16 @@ const ports = (client) => {
 }
 
 const handle = (client, line, early) => {
-  const [version, token, command, port, ...extra] = line.split(" ")
+  const [version, token, command, port, service, ...extra] = line.split(" ")
   if (version !== "PRBOX-RELAY/1") return answer(client, "error unsupported protocol")
   if (!hasToken || !crypto.timingSafeEqual(digest(token || ""), expected)) return answer(client, "denied")
   if (command === "ports" && port === undefined) return ports(client)
-  if (command === "connect" && extra.length === 0 && /^[0-9]{1,5}$/.test(port || "") && Number(port) <= 65535) {
-    return connect(client, Number(port), early)
+  if (command !== "connect" || extra.length > 0 || !/^[0-9]{1,5}$/.test(port || "") || Number(port) > 65535) {
+    return answer(client, "error bad request")
   }
-  return answer(client, "error bad request")
+  if (service === undefined) return connect(client, Number(port), ["127.0.0.1", "::1"], early)
+  if (!services.has(service)) return answer(client, "error service refused")
+  return connect(client, Number(port), [service], early)
 }
 
 // No Nagle: a request or an answer goes out at once, never held back for the next write.

@@ -41,7 +41,9 @@ class WritableText extends Writable {
   }
 }
 
-export const connectRequest = (token: string, port: number): string => `PRBOX-RELAY/1 ${token} connect ${port}\n`
+/** A request for `port` in the container, or for `service`'s (another Compose service the relay dials by name). */
+export const connectRequest = (token: string, port: number, service?: string): string =>
+  `PRBOX-RELAY/1 ${token} connect ${port}${service === undefined ? "" : ` ${service}`}\n`
 export const portsRequest = (token: string): string => `PRBOX-RELAY/1 ${token} ports\n`
 
 // The relay runs in the sandbox: its words are shown only as short printable ASCII.

@@ -1,11 +1,15 @@
 import { timingSafeEqual } from "node:crypto"
 import {
+  type DeclaredServicePort,
   declaredPorts,
+  declaredServicePorts,
   type PreviewPort,
+  portKey,
   previewPorts,
   type Sandbox,
   SandboxConflict,
-  type SandboxId
+  type SandboxId,
+  servicePreviewPorts
 } from "@prbox/domain"
 import { SandboxRepo } from "@prbox/store"
 import { Clock, Effect, Layer, Option, Redacted, Stream } from "effect"
@@ -19,6 +23,7 @@ import { PreviewAddress } from "../../PreviewAddress.ts"
 import { SandboxTools } from "../../SandboxTools.ts"
 import { Ownership } from "../../workspace/Ownership.ts"
 import { Previews } from "../Previews.ts"
+import { checkedService, listeningServicePorts, reachableOf, relayServices } from "../ServiceTargets.ts"
 import { previewToken, relayToken } from "./PreviewTokens.ts"
 
 /** Discovery answers are reused this long, so many watchers cost one probe. */
@@ -49,8 +54,12 @@ const make = Effect.gen(function* () {
   const previewPort = (yield* PreviewAddress).port
   const ownership = yield* Ownership
 
-  const publicPorts = new Map<SandboxId, Set<number>>()
-  const discovered = new Map<SandboxId, { readonly at: number; readonly ports: ReadonlyArray<number> }>()
+  /** Each sandbox's public ports by `portKey` (`3000`, `db:6379`). */
+  const publicPorts = new Map<SandboxId, Set<string>>()
+  const discovered = new Map<
+    SandboxId,
+    { readonly at: number; readonly ports: ReadonlyArray<number>; readonly services: ReadonlySet<string> }
+  >()
   const touchedAt = new Map<SandboxId, number>()
 
   yield* lifecycle.events.pipe(
@@ -101,7 +110,8 @@ const make = Effect.gen(function* () {
     Effect.gen(function* () {
       const node = row.environmentPlan?.codeServer === "included" ? "node" : yield* mountedNode
       const user = userSpec(ownership.sandboxUser)
-      return { token: relayToken(yield* password(row)), node: [node], user } satisfies RelayAccess
+      const services = relayServices(row.environmentPlan)
+      return { token: relayToken(yield* password(row)), node: [node], user, services } satisfies RelayAccess
     })
 
   /** The runtime's errors name the container; callers know the sandbox. */
@@ -111,7 +121,11 @@ const make = Effect.gen(function* () {
       error instanceof PreviewUnavailable
         ? (new PreviewUnavailable({ id, reason: error.reason }) as E)
         : error instanceof PortClosed
-          ? (new PortClosed({ id, port: error.port }) as E)
+          ? (new PortClosed({
+              id,
+              port: error.port,
+              ...(error.service === undefined ? {} : { service: error.service })
+            }) as E)
           : error
 
   // A failed touch only delays gc's view of the activity; the next traffic tries again.
@@ -131,37 +145,51 @@ const make = Effect.gen(function* () {
         )
     })
 
-  /** The ports listening in the sandbox of `sandbox` (a row just read), reused for DISCOVERY_TTL_MS. */
-  const discover = (sandbox: Sandbox) =>
+  /**
+   * The ports listening in the sandbox of `sandbox` (a row just read), and
+   * which of `declared` (other services' ports) take a connection, reused for
+   * DISCOVERY_TTL_MS.
+   */
+  const discover = (sandbox: Sandbox, declared: ReadonlyArray<DeclaredServicePort>) =>
     Effect.gen(function* () {
       const id = sandbox.id
       const now = yield* Clock.currentTimeMillis
       const cached = discovered.get(id)
-      if (cached !== undefined && now - cached.at < DISCOVERY_TTL_MS) return cached.ports
+      if (cached !== undefined && now - cached.at < DISCOVERY_TTL_MS) return cached
       const { row, containerId } = yield* requireRunning(sandbox)
-      const ports = yield* runtime.listeningPorts(containerId, yield* relayOf(row)).pipe(Effect.mapError(inSandbox(id)))
-      discovered.set(id, { at: now, ports })
-      return ports
+      const relay = yield* relayOf(row)
+      const ports = yield* runtime.listeningPorts(containerId, relay).pipe(Effect.mapError(inSandbox(id)))
+      const services = yield* listeningServicePorts(runtime, containerId, relay, declared).pipe(
+        Effect.mapError(inSandbox(id))
+      )
+      const found = { at: now, ports, services }
+      discovered.set(id, found)
+      return found
     })
 
   const ports = Effect.fn("Previews.ports")(function* (id: SandboxId) {
     const row = yield* lifecycle.getRow(id)
     const config = yield* configs.load
     const plan = row.environmentPlan ?? { forwardPorts: [], portsAttributes: {} }
-    const listening = row.status === "running" ? yield* discover(row) : []
-    return previewPorts({
+    const declared = declaredServicePorts(reachableOf(row.environmentPlan), plan)
+    const found = row.status === "running" ? yield* discover(row, declared) : { ports: [], services: new Set<string>() }
+    const open = publicPorts.get(id) ?? new Set()
+    const own = previewPorts({
       declared: declaredPorts(plan, config.ports),
-      listening,
-      public: publicPorts.get(id) ?? new Set(),
+      listening: found.ports,
+      public: [...open].flatMap((key) => (/^[0-9]+$/.test(key) ? [Number(key)] : [])),
       hidden: PRBOX_PORTS
-    }) satisfies ReadonlyArray<PreviewPort>
+    })
+    return [...own, ...servicePreviewPorts(declared, found.services, open)] satisfies ReadonlyArray<PreviewPort>
   }, mapStoreErrors("preview.ports"))
 
-  const connect = Effect.fn("Previews.connect")(function* (id: SandboxId, port: number) {
+  const connect = Effect.fn("Previews.connect")(function* (id: SandboxId, port: number, service?: string) {
     const { row, containerId } = yield* runningRow(id)
+    // Only a service the host recorded: nothing the request or the container says is dialled.
+    const target = service === undefined ? undefined : yield* checkedService(id, row.environmentPlan, service)
     const relay = yield* relayOf(row)
     yield* activity(id)
-    return yield* runtime.connect(containerId, port, relay).pipe(Effect.mapError(inSandbox(id)))
+    return yield* runtime.connect(containerId, port, relay, target).pipe(Effect.mapError(inSandbox(id)))
   }, mapStoreErrors("preview.connect"))
 
   const knownPassword = (id: SandboxId) =>
@@ -193,19 +221,22 @@ const make = Effect.gen(function* () {
         Effect.map((secret) => secret !== undefined && sameSecret(secret, given)),
         mapStoreErrors("preview.login")
       ),
-    setPublic: (id, port, open) =>
+    setPublic: (id, port, open, service) =>
       runningRow(id).pipe(
+        Effect.tap(({ row }) =>
+          service === undefined ? Effect.void : checkedService(id, row.environmentPlan, service)
+        ),
         Effect.andThen(
           Effect.sync(() => {
-            const set = publicPorts.get(id) ?? new Set<number>()
+            const set = publicPorts.get(id) ?? new Set<string>()
             publicPorts.set(id, set)
-            if (open) set.add(port)
-            else set.delete(port)
+            if (open) set.add(portKey(port, service))
+            else set.delete(portKey(port, service))
           })
         ),
         mapStoreErrors("preview.public")
       ),
-    isPublic: (id, port) => Effect.sync(() => publicPorts.get(id)?.has(port) === true),
+    isPublic: (id, port, service) => Effect.sync(() => publicPorts.get(id)?.has(portKey(port, service)) === true),
     activity
   })
 })
