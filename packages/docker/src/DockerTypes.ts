@@ -149,6 +149,21 @@ export interface ExecResult {
   readonly truncated: boolean
 }
 
+/** A container's filesystem as a new image: `repo:tag`, with its command and labels set over the container's config. */
+export interface CommitRequest {
+  readonly repo: string
+  readonly tag: string
+  readonly entrypoint: ReadonlyArray<string>
+  readonly cmd: ReadonlyArray<string>
+  readonly labels: Readonly<Record<string, string>>
+}
+
+export interface ImageSummary {
+  readonly id: string
+  readonly tags: ReadonlyArray<string>
+  readonly labels: Readonly<Record<string, string>>
+}
+
 export interface ImportRequest {
   /** A root filesystem as a tar archive on this host. */
   readonly archivePath: string

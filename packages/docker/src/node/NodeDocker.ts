@@ -25,6 +25,7 @@ import { createExec, exitCodeOf, makeExecStreamed, runExec } from "./ExecStream.
 
 import { makeAwaitLogLine } from "./LogFollow.ts"
 import { localLoopback, sshLoopback } from "./Loopback.ts"
+import { commitOperations } from "./NodeCommit.ts"
 import { imageOperations } from "./NodeImages.ts"
 import { volumeOperations } from "./NodeVolumes.ts"
 import * as SshTransport from "./SshTransport.ts"
@@ -120,6 +121,7 @@ export const make = (options: Options = {}): Effect.Effect<Docker["Service"], En
       }),
 
       ...imageOperations(api, patient),
+      ...commitOperations(api, patient),
       ...volumeOperations(api, patient),
 
       createContainer: Effect.fn("Docker.createContainer")(function* (spec) {
