@@ -67,6 +67,8 @@ export interface ContainerSpec {
    */
   readonly extraPorts?: ReadonlyArray<number>
   readonly cpus?: number
+  /** CPU weight (CpuShares; the engine's default 1024). */
+  readonly cpuShares?: number
   readonly memoryBytes?: number
   readonly pidsLimit?: number
   /** Widening the engine allows only for a repository the user trusts. */

@@ -99,6 +99,11 @@ describe("making a prebuild", () => {
                   'mkdir -p node_modules && echo made > node_modules/.made && echo "$HOME" > home.txt'
                 ),
                 shell("updateContentCommand", "echo updated >> node_modules/.made"),
+                // Its CPU weight as its own cgroup says: v2's cpu.weight, else v1's cpu.shares.
+                shell(
+                  "updateContentCommand",
+                  "cat /sys/fs/cgroup/cpu.weight 2>/dev/null > cpu.txt || cat /sys/fs/cgroup/cpu/cpu.shares > cpu.txt"
+                ),
                 shell("postCreateCommand", "echo never > post.txt")
               ])
             },
@@ -113,6 +118,8 @@ describe("making a prebuild", () => {
             assert.strictEqual(inVolume(image, volume, "cat /w/node_modules/.made"), "made\nupdated")
             assert.strictEqual(inVolume(image, volume, "cat /w/README.md"), "README.md")
             assert.strictEqual(inVolume(image, volume, "cat /w/home.txt"), "/home/prbox")
+            // CpuShares 128, an eighth of Docker's default 1024: cgroup v2 maps it to weight 5 (1024 to 39).
+            assert.oneOf(inVolume(image, volume, "cat /w/cpu.txt"), ["5", "128"], "it runs at low priority")
             assert.strictEqual(inVolume(image, volume, "test -e /w/post.txt && echo yes || echo no"), "no")
             const labels = JSON.parse(
               lines(["volume", "inspect", "--format", "{{json .Labels}}", volume])[0] ?? "{}"

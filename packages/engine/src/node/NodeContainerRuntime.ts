@@ -163,6 +163,7 @@ export const layer = Layer.effect(
                 ...(spec.relayPort === undefined ? {} : { extraPorts: [spec.relayPort] }),
                 init: spec.init ?? true,
                 ...(spec.cpus === undefined ? {} : { cpus: spec.cpus }),
+                ...(spec.cpuShares === undefined ? {} : { cpuShares: spec.cpuShares }),
                 ...(spec.memoryBytes === undefined ? {} : { memoryBytes: spec.memoryBytes }),
                 ...(spec.pidsLimit === undefined ? {} : { pidsLimit: spec.pidsLimit }),
                 ...(spec.privileged === undefined ? {} : { privileged: spec.privileged }),

@@ -31,6 +31,9 @@ export interface PrebuildInput {
   readonly plan: EnvironmentPlan
 }
 
+/** A prebuild runs at low priority: an eighth of a sandbox's CPU weight (Docker's default 1024) when both want it. */
+const PREBUILD_CPU_SHARES = 128
+
 /** Keeps the container up, idle, for the steps' execs; ends at once on a stop. */
 const IDLE = ["/bin/sh", "-c", "trap 'exit 0' TERM INT; while :; do sleep 3600 & wait $!; done"]
 
@@ -109,6 +112,7 @@ const make = Effect.gen(function* () {
         workingDir: "",
         port: 8080,
         capDrop: capabilitiesToDrop(),
+        cpuShares: PREBUILD_CPU_SHARES,
         ...(plan.cpus === null ? {} : { cpus: plan.cpus }),
         ...(plan.memoryMb === null ? {} : { memoryBytes: plan.memoryMb * 1024 * 1024 })
       }
