@@ -2,7 +2,7 @@ import type Dockerode from "dockerode"
 import { Effect, Schema } from "effect"
 import type { DockerShape } from "../Docker.ts"
 import { ContainerNotFound, EnumerationError, ImageInUse } from "../DockerError.ts"
-import { call, decode } from "./EngineCall.ts"
+import { call, decode, labelFilters, removal } from "./EngineCall.ts"
 
 type Commits = Pick<DockerShape, "commitContainer" | "removeImage" | "listImagesByLabel">
 
@@ -39,22 +39,11 @@ export const commitOperations = (api: Dockerode, patient: Dockerode): Commits =>
   }),
 
   removeImage: Effect.fn("Docker.removeImage")(function* (ref) {
-    return yield* call("image.remove", () => api.getImage(ref).remove({ force: false }), { 409: ImageInUse }).pipe(
-      Effect.as("removed" as const),
-      Effect.catchIf(
-        (error) => error._tag === "DockerEngineError" && error.statusCode === 404,
-        () => Effect.succeed("absent" as const)
-      )
-    )
+    return yield* removal(call("image.remove", () => api.getImage(ref).remove({ force: false }), { 409: ImageInUse }))
   }),
 
   listImagesByLabel: Effect.fn("Docker.listImagesByLabel")(function* (labels) {
-    const filters = Object.entries(labels).map(([key, value]) => (value === undefined ? key : `${key}=${value}`))
-    const answer = yield* call(
-      "image.list",
-      () => api.listImages({ filters: JSON.stringify({ label: filters }) }),
-      {}
-    ).pipe(
+    const answer = yield* call("image.list", () => api.listImages({ filters: labelFilters(labels) }), {}).pipe(
       Effect.flatMap(decode("image.list", ImageListAnswer)),
       // Whatever went wrong, the caller must not mistake it for "no images".
       Effect.mapError((error) => new EnumerationError({ operation: "image.list", detail: error.detail }))

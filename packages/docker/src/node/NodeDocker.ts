@@ -18,7 +18,7 @@ import {
 import type { ExecResult } from "../DockerTypes.ts"
 import { containerCreateOptions } from "./ContainerCreate.ts"
 import { InspectAnswer, ListAnswer, toInfo, toSummary, VersionAnswer } from "./EngineAnswers.ts"
-import { call, decode, envList } from "./EngineCall.ts"
+import { call, decode, envList, labelFilters } from "./EngineCall.ts"
 import { cappedSink, type Demux } from "./ExecOutput.ts"
 import { makeExecPipe } from "./ExecPipe.ts"
 import { createExec, exitCodeOf, makeExecStreamed, runExec } from "./ExecStream.ts"
@@ -171,10 +171,9 @@ export const make = (options: Options = {}): Effect.Effect<Docker["Service"], En
       }),
 
       listByLabel: Effect.fn("Docker.listByLabel")(function* (labels, { all }) {
-        const filters = Object.entries(labels).map(([key, value]) => (value === undefined ? key : `${key}=${value}`))
         const answer = yield* call(
           "container.list",
-          () => api.listContainers({ all, filters: JSON.stringify({ label: filters }) }),
+          () => api.listContainers({ all, filters: labelFilters(labels) }),
           {}
         ).pipe(
           Effect.flatMap(decode("container.list", ListAnswer)),
