@@ -10,6 +10,7 @@ import { jobCommands } from "./JobCommands.ts"
 import { maintenanceCommands } from "./Maintenance.ts"
 import { mcpCommand } from "./McpCommand.ts"
 import { portsCommands } from "./PortsCommands.ts"
+import { prebuildCommand } from "./PrebuildCommand.ts"
 import { pushCommand } from "./PushCommand.ts"
 import { passwordCommand, rebuildCommand, sandboxCommands } from "./SandboxCommands.ts"
 import { sshCommands } from "./SshCommands.ts"
@@ -59,6 +60,7 @@ export const root = Command.make("prbox").pipe(
     ...portsCommands,
     ...sshCommands,
     ...maintenanceCommands,
+    prebuildCommand,
     ...daemonCommands,
     imageCommand,
     mcpCommand(CLI_VERSION),

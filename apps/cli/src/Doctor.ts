@@ -1,6 +1,6 @@
 import { existsSync, statfsSync, statSync } from "node:fs"
 import { join } from "node:path"
-import { type ClientHome, legacyWarning, PrboxClient } from "@prbox/client"
+import { type ClientHome, legacyWarning, PrboxClient, prebuildSummary } from "@prbox/client"
 import { statePaths } from "@prbox/domain"
 import type { EngineReport } from "@prbox/engine/node"
 import { Effect } from "effect"
@@ -141,6 +141,16 @@ const legacyCheck = Effect.gen(function* () {
   )
 )
 
+/** Prebuilds: how many are ready, being made and failed, and their disk use of the cap; or off. */
+const prebuildsCheck = Effect.gen(function* () {
+  const status = yield* (yield* PrboxClient).prebuilds
+  return { name: "prebuilds", level: "ok" as const, detail: prebuildSummary(status) }
+}).pipe(
+  Effect.catch((error) =>
+    Effect.succeed<Check>({ name: "prebuilds", level: "warn", detail: `could not list prebuilds: ${error.message}` })
+  )
+)
+
 const MANAGER_NAMES = { systemd: "systemd user unit", launchd: "launchd agent", none: "user service" } as const
 
 /** Whether prboxd runs as a user service; without one it starts on demand, which is fine. */
@@ -202,6 +212,7 @@ export const doctor = (home: ClientHome) =>
       )
     )
     const legacy = daemon.level === "ok" ? yield* legacyCheck : notChecked
+    const prebuilds: Check = daemon.level === "ok" ? yield* prebuildsCheck : { ...notChecked, name: "prebuilds" }
     const paths = statePaths(home.home)
     const checks: ReadonlyArray<Check> = [
       node,
@@ -216,7 +227,8 @@ export const doctor = (home: ClientHome) =>
       modeCheck("socket", home.socketPath, 0o600, true),
       daemon,
       serviceCheck(service),
-      legacy
+      legacy,
+      prebuilds
     ]
     return { ok: checks.every((check) => check.level !== "fail"), checks, service, engine } satisfies DoctorReport
   })

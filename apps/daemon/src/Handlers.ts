@@ -11,6 +11,7 @@ import { JobsHandlers } from "./JobsHandlers.ts"
 import { sandboxListCache } from "./ListCache.ts"
 import { Maintenance } from "./Maintenance.ts"
 import { api } from "./Mapping.ts"
+import { PrebuildsHandlers } from "./PrebuildsHandlers.ts"
 import { resolve } from "./Resolve.ts"
 
 export const DAEMON_VERSION = PRBOX_VERSION
@@ -148,5 +149,5 @@ const MaintenanceHandlers = HttpApiBuilder.group(PrboxApi, "maintenance", (handl
 
 /** The daemon API, implemented on the engine. */
 export const ApiHandlers = HttpApiBuilder.layer(PrboxApi).pipe(
-  Layer.provide([MetaHandlers, SandboxesHandlers, FilesHandlers, JobsHandlers, MaintenanceHandlers])
+  Layer.provide([MetaHandlers, SandboxesHandlers, FilesHandlers, JobsHandlers, MaintenanceHandlers, PrebuildsHandlers])
 )

@@ -22,6 +22,7 @@ import {
   type Password,
   type PortList,
   PrboxApi,
+  type PrebuildStatus,
   type PreviewToken,
   type PruneReport,
   type PruneRequest,
@@ -124,6 +125,8 @@ export interface PrboxClientShape {
   readonly reconcile: Effect.Effect<ReconcileReport, ClientError>
   readonly gc: (request: GcRequest) => Effect.Effect<GcReport, ClientError>
   readonly prune: (request: PruneRequest) => Effect.Effect<PruneReport, ClientError>
+  /** Prebuilds: on or off, disk used of the cap, each one. */
+  readonly prebuilds: Effect.Effect<PrebuildStatus, ClientError>
 }
 
 export class PrboxClient extends Context.Service<PrboxClient, PrboxClientShape>()("prbox/client/PrboxClient") {
@@ -256,6 +259,7 @@ const make = (options: ClientOptions) =>
       killJob: (id, jobId) => call(api.jobs.kill({ params: { id, jobId } })),
       reconcile: call(api.maintenance.reconcile(), Duration.sum(timeout, Duration.minutes(5))),
       gc: (payload) => call(api.maintenance.gc({ payload }), Duration.sum(timeout, Duration.minutes(5))),
-      prune: (payload) => call(api.maintenance.prune({ payload }), Duration.sum(timeout, Duration.minutes(5)))
+      prune: (payload) => call(api.maintenance.prune({ payload }), Duration.sum(timeout, Duration.minutes(5))),
+      prebuilds: call(api.prebuilds.status())
     })
   })

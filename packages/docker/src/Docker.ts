@@ -14,18 +14,21 @@ import type {
   EnumerationError,
   ExecTimeout,
   ImageBuildFailed,
+  ImageInUse,
   ImageNotFound,
   ImagePullFailed,
   NameConflict,
   PortInUse
 } from "./DockerError.ts"
 import type {
+  CommitRequest,
   ContainerInfo,
   ContainerSpec,
   ContainerSummary,
   DetachedExecOptions,
   ExecOptions,
   ExecResult,
+  ImageSummary,
   ImportRequest,
   PullAuth,
   StreamedExecOptions,
@@ -116,6 +119,20 @@ export interface DockerShape {
    * read fails the load.
    */
   readonly loadImage: (archive: Readable, onProgress: (line: string) => void) => Effect.Effect<void, Unreachable>
+  /**
+   * A new image `repo:tag` of the container's filesystem (`docker commit`,
+   * the container paused meanwhile), its id. Its config is the container's
+   * with `entrypoint`, `cmd` and `labels` over it (a label can be emptied,
+   * never dropped: the engine keeps the container's others).
+   */
+  readonly commitContainer: (
+    id: string,
+    request: CommitRequest
+  ) => Effect.Effect<string, ContainerNotFound | Unreachable>
+  /** Removes an image by reference, never forced: ImageInUse while a container (running or not) is made from it. */
+  readonly removeImage: (ref: string) => Effect.Effect<"removed" | "absent", ImageInUse | Unreachable>
+  /** Images with all of `labels`, each with its tags; fails rather than answering with a partial or empty list. */
+  readonly listImagesByLabel: (labels: LabelFilter) => Effect.Effect<ReadonlyArray<ImageSummary>, EnumerationError>
   /** BindSourceMissing: a bind's host folder does not exist where the engine runs. */
   readonly createContainer: (
     spec: ContainerSpec

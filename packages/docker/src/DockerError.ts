@@ -140,6 +140,13 @@ export class ImageNotFound extends Schema.TaggedError<ImageNotFound>()("ImageNot
   }
 }
 
+/** An image a container (running or not) is made from: it stays until that container is gone. */
+export class ImageInUse extends Schema.TaggedError<ImageInUse>()("ImageInUse", fields) {
+  override get message() {
+    return `${this.operation}: ${this.detail}`
+  }
+}
+
 /** The exec'd command outlived its deadline. Docker cannot kill an exec, so it may still be running. */
 export class ExecTimeout extends Schema.TaggedError<ExecTimeout>()("ExecTimeout", {
   ...fields,

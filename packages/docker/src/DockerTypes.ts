@@ -67,6 +67,8 @@ export interface ContainerSpec {
    */
   readonly extraPorts?: ReadonlyArray<number>
   readonly cpus?: number
+  /** CPU weight (CpuShares; the engine's default 1024). */
+  readonly cpuShares?: number
   readonly memoryBytes?: number
   readonly pidsLimit?: number
   /** Widening the engine allows only for a repository the user trusts. */
@@ -147,6 +149,21 @@ export interface ExecResult {
   readonly stderr: string
   /** True when stdout or stderr was cut at `maxOutputBytes`. */
   readonly truncated: boolean
+}
+
+/** A container's filesystem as a new image: `repo:tag`, with its command and labels set over the container's config. */
+export interface CommitRequest {
+  readonly repo: string
+  readonly tag: string
+  readonly entrypoint: ReadonlyArray<string>
+  readonly cmd: ReadonlyArray<string>
+  readonly labels: Readonly<Record<string, string>>
+}
+
+export interface ImageSummary {
+  readonly id: string
+  readonly tags: ReadonlyArray<string>
+  readonly labels: Readonly<Record<string, string>>
 }
 
 export interface ImportRequest {

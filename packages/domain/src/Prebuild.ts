@@ -24,11 +24,11 @@ export interface Prebuild {
   readonly baseBranch: string
   /** The base branch's commit it was made from. */
   readonly baseCommit: string
-  /** The committed container (`prbox-prebuild/<key>:<id>`), once made. */
+  /** What its steps changed outside the workspace and home, committed from its container (`prbox-prebuild:<id>`), once made. */
   readonly image: string | null
   /** The Docker volume holding the prebuilt workspace, once made. */
   readonly volume: string | null
-  /** What it holds on disk (volume and image layer), once measured. */
+  /** What it holds on disk (its workspace and home volumes and its image's own layer), once measured. */
   readonly sizeBytes: number | null
   readonly state: PrebuildState
   /** Why it failed (a safe reason, cut as a sandbox's error is). */
@@ -39,7 +39,10 @@ export interface Prebuild {
   readonly usedAt: Timestamp | null
 }
 
-/** The labels on every container, volume and image a prebuild makes: reconcile and gc find them by these. */
+/**
+ * The labels on a prebuild's container and volumes: reconcile and gc find them by these (its image
+ * has its own, since a container made from an image inherits the image's labels: engine PrebuildNames.ts).
+ */
 export const PREBUILD_LABELS = {
   /** Its id (never `dev.prbox.sandbox`: a prebuild's container is never counted as a sandbox). */
   prebuild: "dev.prbox.prebuild",

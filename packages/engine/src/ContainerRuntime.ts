@@ -89,6 +89,25 @@ export interface ContainerRuntimeShape {
     onProgress: (line: string) => Effect.Effect<void>
   ) => Effect.Effect<{ readonly tag: string; readonly reused: boolean }, RuntimeError | ImageBuildFailed>
   /**
+   * The container's filesystem as a new image `tag` (`repository:tag`) that
+   * runs as `base` does (its entrypoint and command; the user, env and
+   * working folder are the container's, made from `base` with none of its
+   * own); `labels` over the container's. Its id.
+   */
+  readonly commit: (
+    containerId: string,
+    request: { readonly tag: string; readonly base: string; readonly labels: Readonly<Record<string, string>> }
+  ) => Effect.Effect<string, RuntimeError>
+  /** Removes an image `commit` made; "in-use" (it stays) while a container, running or not, is made from it. */
+  readonly removeImage: (tag: string) => Effect.Effect<"removed" | "absent" | "in-use", RuntimeError>
+  /** Images with all of `labels`; fails (never an empty list) when they cannot be listed. */
+  readonly listImagesByLabel: (
+    labels: Readonly<Record<string, string>>
+  ) => Effect.Effect<
+    ReadonlyArray<{ readonly tags: ReadonlyArray<string>; readonly labels: Readonly<Record<string, string>> }>,
+    RuntimeError
+  >
+  /**
    * A host port on this machine's 127.0.0.1 that nothing listens on now and
    * that is not in `reserved` (the ports sandboxes keep while stopped).
    */

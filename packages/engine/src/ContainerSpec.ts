@@ -90,6 +90,8 @@ export interface ContainerSpec {
    */
   readonly relayPort?: number
   readonly cpus?: number
+  /** Its CPU weight against other containers' (Docker's default 1024); a prebuild's runs low. */
+  readonly cpuShares?: number
   readonly memoryBytes?: number
   readonly pidsLimit?: number
   /** Only for a repository the user trusts (config.json's `trustedRepositories`). */

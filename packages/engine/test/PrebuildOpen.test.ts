@@ -9,6 +9,7 @@ import { gitSync, pushPullRequest } from "../../git/test/helpers.ts"
 import { daemonSandboxUser, MakePrebuild, SandboxService, userSpec } from "../src/index.ts"
 import { healthzGitImage } from "./git-image.ts"
 import { openRunning, withEngine } from "./harness.ts"
+import { removePrebuildsOf } from "./prebuild-support.ts"
 
 const logLines = (row: Sandbox) =>
   Effect.flatMap(SandboxService, (sandboxes) => sandboxes.logs(row.id, { limit: 1000 })).pipe(
@@ -31,17 +32,6 @@ const gitIn = (row: Sandbox, ...args: ReadonlyArray<string>) =>
     ],
     { encoding: "utf8" }
   ).trim()
-
-/** The prebuilds' volumes of this test's home, removed with it (a test's cleanup; gc's own is tested apart). */
-const removePrebuildVolumes = (home: string) =>
-  Effect.sync(() => {
-    const names = execFileSync("docker", ["volume", "ls", "-q", "--filter", `label=dev.prbox.prebuild.home=${home}`], {
-      encoding: "utf8"
-    })
-      .split("\n")
-      .filter((name) => name.length > 0)
-    if (names.length > 0) execFileSync("docker", ["volume", "rm", "-f", ...names], { stdio: "ignore" })
-  })
 
 const read = (row: Sandbox, file: string) => readFileSync(join(row.workspacePath ?? "", file), "utf8")
 
@@ -111,7 +101,7 @@ describe("opening from a prebuild", () => {
           assert.strictEqual(read(other, "deps/log"), "update-base\n", "its own create-time steps ran")
           yield* (yield* MakePrebuild).settled
           assert.lengthOf(yield* (yield* PrebuildRepo).list, 1, "nothing is made from a PR's own environment")
-        }).pipe(Effect.ensuring(removePrebuildVolumes(home)))
+        }).pipe(Effect.ensuring(removePrebuildsOf(home)))
       ),
     300_000
   )

@@ -36,9 +36,14 @@ export const healthzGitImage = (): string => {
     'ENTRYPOINT ["/usr/bin/env", "PATH=/opt/busybox", "/opt/busybox/sh", "/srv/prbox/entrypoint.sh"]',
     ""
   ].join("\n")
-  const tag = `prbox-test/healthz-git:${createHash("sha256").update(dockerfile).digest("hex").slice(0, 16)}`
+  return builtImage("prbox-test/healthz-git", dockerfile)
+}
+
+/** `dockerfile` (no context) built as `<name>:<hash of it>`, reused by that tag. */
+export const builtImage = (name: string, dockerfile: string): string => {
+  const tag = `${name}:${createHash("sha256").update(dockerfile).digest("hex").slice(0, 16)}`
   if (imageExists(tag)) return tag
-  const context = mkdtempSync(join(tmpdir(), "prbox-healthz-git-"))
+  const context = mkdtempSync(join(tmpdir(), "prbox-test-image-"))
   try {
     writeFileSync(join(context, "Dockerfile"), dockerfile)
     execFileSync("docker", ["build", "--quiet", "--tag", tag, context], { stdio: "ignore" })

@@ -2,6 +2,7 @@ import { SandboxId } from "@prbox/domain"
 import { Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { ApiErrors } from "./Errors.ts"
+import { PrebuildStatus } from "./Prebuilds.ts"
 import {
   ExecRequest,
   ExecResult,
@@ -229,8 +230,12 @@ export class Maintenance extends HttpApiGroup.make("maintenance")
   .add(HttpApiEndpoint.post("prune", "/prune", { payload: PruneRequest, success: PruneReport, error }))
   .prefix("/v1") {}
 
+export class Prebuilds extends HttpApiGroup.make("prebuilds")
+  .add(HttpApiEndpoint.get("status", "/prebuilds", { success: PrebuildStatus, error }))
+  .prefix("/v1") {}
+
 /** The daemon's API, defined once: the daemon implements it, the CLI and the VS Code extension call it. */
-export class PrboxApi extends HttpApi.make("prbox").add(Meta, Sandboxes, Files, Jobs, Maintenance) {}
+export class PrboxApi extends HttpApi.make("prbox").add(Meta, Sandboxes, Files, Jobs, Maintenance, Prebuilds) {}
 
 /** Paths of streaming endpoints: they do not count against the request limit, but are capped themselves. */
 export const isStreamPath = (path: string): boolean =>

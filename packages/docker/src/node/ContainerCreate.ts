@@ -47,6 +47,7 @@ export const containerCreateOptions = (spec: ContainerSpec, env: Array<string>):
       ],
       NanoCpus: spec.cpus === undefined ? undefined : Math.round(spec.cpus * 1e9),
       Memory: spec.memoryBytes,
+      CpuShares: spec.cpuShares,
       PidsLimit: spec.pidsLimit,
       Privileged: spec.privileged,
       CapAdd: spec.capAdd === undefined ? undefined : [...spec.capAdd],

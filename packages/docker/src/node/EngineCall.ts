@@ -105,3 +105,19 @@ export const envList = (operation: string, env: Readonly<Record<string, string>>
       ? Effect.fail(new DockerEngineError({ operation, detail: `invalid environment variable ${JSON.stringify(key)}` }))
       : Effect.succeed(`${key}=${value}`)
   )
+
+/** A label filter (`Docker.ts` LabelFilter) as the engine's list calls take it: their `filters` parameter. */
+export const labelFilters = (labels: Readonly<Record<string, string | undefined>>): string =>
+  JSON.stringify({
+    label: Object.entries(labels).map(([key, value]) => (value === undefined ? key : `${key}=${value}`))
+  })
+
+/** A removal: "removed", or "absent" where the engine answers 404 (already gone is what removing asks for). */
+export const removal = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  effect.pipe(
+    Effect.as("removed" as const),
+    Effect.catchIf(
+      (error) => error instanceof DockerEngineError && error.statusCode === 404,
+      () => Effect.succeed("absent" as const)
+    )
+  )

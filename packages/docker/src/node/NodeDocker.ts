@@ -18,13 +18,14 @@ import {
 import type { ExecResult } from "../DockerTypes.ts"
 import { containerCreateOptions } from "./ContainerCreate.ts"
 import { InspectAnswer, ListAnswer, toInfo, toSummary, VersionAnswer } from "./EngineAnswers.ts"
-import { call, decode, envList } from "./EngineCall.ts"
+import { call, decode, envList, labelFilters } from "./EngineCall.ts"
 import { cappedSink, type Demux } from "./ExecOutput.ts"
 import { makeExecPipe } from "./ExecPipe.ts"
 import { createExec, exitCodeOf, makeExecStreamed, runExec } from "./ExecStream.ts"
 
 import { makeAwaitLogLine } from "./LogFollow.ts"
 import { localLoopback, sshLoopback } from "./Loopback.ts"
+import { commitOperations } from "./NodeCommit.ts"
 import { imageOperations } from "./NodeImages.ts"
 import { volumeOperations } from "./NodeVolumes.ts"
 import * as SshTransport from "./SshTransport.ts"
@@ -120,6 +121,7 @@ export const make = (options: Options = {}): Effect.Effect<Docker["Service"], En
       }),
 
       ...imageOperations(api, patient),
+      ...commitOperations(api, patient),
       ...volumeOperations(api, patient),
 
       createContainer: Effect.fn("Docker.createContainer")(function* (spec) {
@@ -169,10 +171,9 @@ export const make = (options: Options = {}): Effect.Effect<Docker["Service"], En
       }),
 
       listByLabel: Effect.fn("Docker.listByLabel")(function* (labels, { all }) {
-        const filters = Object.entries(labels).map(([key, value]) => (value === undefined ? key : `${key}=${value}`))
         const answer = yield* call(
           "container.list",
-          () => api.listContainers({ all, filters: JSON.stringify({ label: filters }) }),
+          () => api.listContainers({ all, filters: labelFilters(labels) }),
           {}
         ).pipe(
           Effect.flatMap(decode("container.list", ListAnswer)),

@@ -4,7 +4,7 @@ import { Effect } from "effect"
 import type { DockerShape } from "../Docker.ts"
 import { ContainerNotFound, DockerEngineError, EnumerationError } from "../DockerError.ts"
 import { NetworkListAnswer, VolumeListAnswer } from "./EngineAnswers.ts"
-import { call, decode } from "./EngineCall.ts"
+import { call, decode, labelFilters, removal } from "./EngineCall.ts"
 import { sourceFailure } from "./NodeImages.ts"
 
 type Volumes = Pick<
@@ -67,23 +67,11 @@ export const volumeOperations = (api: Dockerode, patient: Dockerode): Volumes =>
   }),
 
   removeVolume: Effect.fn("Docker.removeVolume")(function* (name) {
-    return yield* call("volume.remove", () => api.getVolume(name).remove(), {}).pipe(
-      Effect.as("removed" as const),
-      // A volume already gone is what removing it asks for (Docker answers 404).
-      Effect.catchIf(
-        (error) => error._tag === "DockerEngineError" && error.statusCode === 404,
-        () => Effect.succeed("absent" as const)
-      )
-    )
+    return yield* removal(call("volume.remove", () => api.getVolume(name).remove(), {}))
   }),
 
   listVolumesByLabel: Effect.fn("Docker.listVolumesByLabel")(function* (labels) {
-    const filters = Object.entries(labels).map(([key, value]) => (value === undefined ? key : `${key}=${value}`))
-    const answer = yield* call(
-      "volume.list",
-      () => api.listVolumes({ filters: JSON.stringify({ label: filters }) }),
-      {}
-    ).pipe(
+    const answer = yield* call("volume.list", () => api.listVolumes({ filters: labelFilters(labels) }), {}).pipe(
       Effect.flatMap(decode("volume.list", VolumeListAnswer)),
       // Whatever went wrong, the caller must not mistake it for "no volumes".
       Effect.mapError((error) => new EnumerationError({ operation: "volume.list", detail: error.detail }))
@@ -92,12 +80,7 @@ export const volumeOperations = (api: Dockerode, patient: Dockerode): Volumes =>
   }),
 
   listNetworksByLabel: Effect.fn("Docker.listNetworksByLabel")(function* (labels) {
-    const filters = Object.entries(labels).map(([key, value]) => (value === undefined ? key : `${key}=${value}`))
-    const answer = yield* call(
-      "network.list",
-      () => api.listNetworks({ filters: JSON.stringify({ label: filters }) }),
-      {}
-    ).pipe(
+    const answer = yield* call("network.list", () => api.listNetworks({ filters: labelFilters(labels) }), {}).pipe(
       Effect.flatMap(decode("network.list", NetworkListAnswer)),
       Effect.mapError((error) => new EnumerationError({ operation: "network.list", detail: error.detail }))
     )
@@ -105,12 +88,6 @@ export const volumeOperations = (api: Dockerode, patient: Dockerode): Volumes =>
   }),
 
   removeNetwork: Effect.fn("Docker.removeNetwork")(function* (name) {
-    return yield* call("network.remove", () => api.getNetwork(name).remove(), {}).pipe(
-      Effect.as("removed" as const),
-      Effect.catchIf(
-        (error) => error._tag === "DockerEngineError" && error.statusCode === 404,
-        () => Effect.succeed("absent" as const)
-      )
-    )
+    return yield* removal(call("network.remove", () => api.getNetwork(name).remove(), {}))
   })
 })

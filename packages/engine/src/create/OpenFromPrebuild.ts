@@ -10,6 +10,7 @@ import { Lifecycle } from "../Lifecycle.ts"
 import type { PrebuildPlan } from "../prebuild/FindPrebuild.ts"
 import { MakePrebuild } from "../prebuild/MakePrebuild.ts"
 import type { OpenPath } from "../prebuild/PrebuildDecision.ts"
+import { prebuildHomeVolumeName } from "../prebuild/PrebuildNames.ts"
 import { checkoutPrebuiltInContainer, containerWorkspaceGit } from "../workspace/ContainerWorkspaceGit.ts"
 import { Ownership } from "../workspace/Ownership.ts"
 import { type ContainerEnvironment, CreateContainer } from "./CreateContainer.ts"
@@ -26,9 +27,10 @@ export interface PrebuiltTarget {
 }
 
 /**
- * A new sandbox started from a ready prebuild: its workspace filled from
- * the prebuild's volume by the engine (the host reads nothing a container
- * wrote), its container started, then the PR's commits brought in as a
+ * A new sandbox started from a ready prebuild: its workspace and home
+ * filled from the prebuild's volumes by the engine (the host reads nothing
+ * a container wrote), its container made from the prebuild's image (what
+ * the steps installed outside them) and started, then the PR's commits brought in as a
  * bundle and checked out by the container's git. `onCreateCommand` ran in
  * the prebuild: the container's setup runs the rest (`updateContentCommand`
  * again, so a step that skips unchanged work is fast, then
@@ -44,12 +46,17 @@ const make = Effect.gen(function* () {
   const { progress, getRow } = yield* Lifecycle
   const makePrebuild = yield* MakePrebuild
 
-  /** Whether the prebuild's volume is there (a missing one is today's path, never an empty workspace). */
+  /** Whether the prebuild's volumes and image are there (a missing one is today's path, never an empty workspace). */
   const usable = (prebuild: Prebuild) =>
     Effect.gen(function* () {
       if (prebuild.volume === null || (yield* runtime.filesAt) !== "host") return false
-      const listed = yield* runtime.listFilesByLabel({ [PREBUILD_LABELS.prebuild]: prebuild.id })
-      return listed.some((volume) => volume.name === prebuild.volume)
+      const listed = new Set(
+        (yield* runtime.listFilesByLabel({ [PREBUILD_LABELS.prebuild]: prebuild.id })).map((volume) => volume.name)
+      )
+      // One made before prebuilds kept an image (and a home) is its workspace alone.
+      if (prebuild.image === null) return listed.has(prebuild.volume)
+      const image = yield* runtime.imageInfo(prebuild.image)
+      return listed.has(prebuild.volume) && listed.has(prebuildHomeVolumeName(prebuild.id)) && image !== undefined
     }).pipe(Effect.orElseSucceed(() => false))
 
   const start = (
@@ -64,20 +71,23 @@ const make = Effect.gen(function* () {
       yield* say(
         `from prebuild ${prebuild.id} (${prebuild.baseBranch} at ${prebuild.baseCommit.slice(0, 7)}): the workspace is filled by the engine`
       )
+      const fill = (volume: string, folder: string) =>
+        runtime.fillFolder(volume, posixPath.dirname(folder), posixPath.basename(folder), extraLabels)
+      const home = ownership.foldersOf(cloning.id, target.workspacePath).home
       yield* makePrebuild.using(
         prebuild.id,
-        runtime.fillFolder(
-          prebuild.volume,
-          posixPath.dirname(target.workspacePath),
-          posixPath.basename(target.workspacePath),
-          extraLabels
+        Effect.andThen(
+          fill(prebuild.volume, target.workspacePath),
+          prebuild.image === null ? Effect.void : fill(prebuildHomeVolumeName(prebuild.id), home)
         )
       )
       yield* prebuilds.markUsed(prebuild.id, yield* Clock.currentTimeMillis).pipe(Effect.ignore)
       // onCreateCommand ran in the prebuild; the rest of the create-time steps run in this container.
       const plan = { ...environment.plan, steps: environment.plan.steps.filter((s) => s.hook !== "onCreateCommand") }
       const prebuilt: ContainerEnvironment = { ...environment, plan }
-      const started = yield* container.start(cloning.id, config, prebuilt, {
+      // Its container only: the row keeps the environment's own image (a later rebuild starts from it).
+      const fromImage = prebuild.image === null ? prebuilt : { ...prebuilt, plan: { ...plan, image: prebuild.image } }
+      const started = yield* container.start(cloning.id, config, fromImage, {
         workspacePath: target.workspacePath,
         checkoutHere: Effect.void
       })

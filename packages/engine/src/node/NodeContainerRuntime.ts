@@ -119,6 +119,26 @@ export const layer = Layer.effect(
         })
       }),
       imageInfo: (image) => docker.imageInfo(image).pipe(Effect.mapError(toRuntimeError)),
+      commit: Effect.fn("NodeContainerRuntime.commit")(function* (containerId, { tag, base, labels }) {
+        const image = yield* docker.imageInfo(base).pipe(Effect.mapError(toRuntimeError))
+        if (image === undefined)
+          return yield* new RuntimeError({ operation: "container.commit", detail: `${base} is not present` })
+        const at = tag.lastIndexOf(":")
+        const request = {
+          repo: tag.slice(0, at),
+          tag: tag.slice(at + 1),
+          entrypoint: image.entrypoint,
+          cmd: image.cmd,
+          labels
+        }
+        return yield* docker.commitContainer(containerId, request).pipe(Effect.mapError(toRuntimeError))
+      }),
+      removeImage: (tag) =>
+        docker.removeImage(tag).pipe(
+          Effect.catchTag("ImageInUse", () => Effect.succeed("in-use" as const)),
+          Effect.mapError(toRuntimeError)
+        ),
+      listImagesByLabel: (labels) => docker.listImagesByLabel(labels).pipe(Effect.mapError(toRuntimeError)),
       freePort,
       filesAt: files.filesAt,
       provision: Effect.fn("NodeContainerRuntime.provision")(function* (spec, onProgress = () => Effect.void) {
@@ -143,6 +163,7 @@ export const layer = Layer.effect(
                 ...(spec.relayPort === undefined ? {} : { extraPorts: [spec.relayPort] }),
                 init: spec.init ?? true,
                 ...(spec.cpus === undefined ? {} : { cpus: spec.cpus }),
+                ...(spec.cpuShares === undefined ? {} : { cpuShares: spec.cpuShares }),
                 ...(spec.memoryBytes === undefined ? {} : { memoryBytes: spec.memoryBytes }),
                 ...(spec.pidsLimit === undefined ? {} : { pidsLimit: spec.pidsLimit }),
                 ...(spec.privileged === undefined ? {} : { privileged: spec.privileged }),

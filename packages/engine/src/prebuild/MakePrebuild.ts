@@ -11,13 +11,14 @@ import type { ExecTarget } from "../exec/ExecTarget.ts"
 import { Installation } from "../Installation.ts"
 import { checkoutInContainer, containerWorkspaceGit } from "../workspace/ContainerWorkspaceGit.ts"
 import { PrebuildFailed } from "./Errors.ts"
+import {
+  PREBUILD_HOME_LABEL,
+  prebuildHomeVolumeName,
+  prebuildImageLabels,
+  prebuildImageTag,
+  prebuildVolumeName
+} from "./PrebuildNames.ts"
 import { runPrebuildSteps } from "./PrebuildSteps.ts"
-
-/** A prebuild's things carry this home's path here, never `dev.prbox.home`: no sandbox pass counts them. */
-export const PREBUILD_HOME_LABEL = "dev.prbox.prebuild.home"
-
-/** The volume a prebuild's workspace is kept in. */
-export const prebuildVolumeName = (id: string) => `prbox-prebuild-${id}`
 
 /** What a prebuild is made of: the base branch's commit in the mirror and its environment, its image present. */
 export interface PrebuildInput {
@@ -30,6 +31,9 @@ export interface PrebuildInput {
   readonly plan: EnvironmentPlan
 }
 
+/** A prebuild runs at low priority: an eighth of a sandbox's CPU weight (Docker's default 1024) when both want it. */
+const PREBUILD_CPU_SHARES = 128
+
 /** Keeps the container up, idle, for the steps' execs; ends at once on a stop. */
 const IDLE = ["/bin/sh", "-c", "trap 'exit 0' TERM INT; while :; do sleep 3600 & wait $!; done"]
 
@@ -39,11 +43,12 @@ const newId = () =>
 
 /**
  * Makes a prebuild: a container of the environment's image (never started
- * with any PR's code, only the base branch's), its workspace a volume, the
- * base commit brought in as a bundle from the mirror and checked out by the
- * container's git as the sandbox user, `onCreateCommand` and
- * `updateContentCommand` run there; the volume kept, the container
- * removed. One at a time per daemon (`making` holds the ids in flight).
+ * with any PR's code, only the base branch's), its workspace and home
+ * volumes, the base commit brought in as a bundle from the mirror and
+ * checked out by the container's git as the sandbox user, `onCreateCommand`
+ * and `updateContentCommand` run there; the volumes kept, what the steps
+ * changed elsewhere (installed tools) kept as an image committed from the
+ * container, the container removed. One at a time per daemon (`making` holds the ids in flight).
  * The row is `making` throughout: a daemon killed meanwhile leaves it for
  * reconcile (Prebuilds.ts) to end, with the container and volume it made.
  */
@@ -68,30 +73,46 @@ const make = Effect.gen(function* () {
     [LABELS.install]: installation.id
   })
 
+  /** What a build that failed made: its image and volumes (each already gone is fine). */
+  const removeMade = (id: string) =>
+    Effect.all(
+      [
+        Effect.ignore(runtime.removeImage(prebuildImageTag(id))),
+        Effect.ignore(runtime.removeFiles(prebuildVolumeName(id))),
+        Effect.ignore(runtime.removeFiles(prebuildHomeVolumeName(id)))
+      ],
+      { discard: true }
+    )
+
   const step =
     (operation: string) =>
     <A, E extends { readonly message: string }, R>(effect: Effect.Effect<A, E, R>) =>
       Effect.mapError(effect, (error) => new PrebuildFailed({ operation, detail: error.message }))
 
-  /** The container, its workspace volume, the base checked out and the steps run: what it holds, measured. */
+  /** The container, its volumes, the base checked out, the steps run and the container committed: what it holds, measured. */
   const build = (row: Prebuild, input: PrebuildInput, onProgress: (line: string) => Effect.Effect<void>) =>
     Effect.gen(function* () {
       const { plan } = input
       const workspace = plan.workspaceFolder
       const volume = prebuildVolumeName(row.id)
+      // The image's own user, env and working folder (none given here): the committed image keeps them.
       const spec: ContainerSpec = {
         name: `prbox-prebuild-${row.id}`,
         image: plan.image,
         entrypoint: IDLE,
         args: [],
-        env: { ...plan.containerEnv, HOME: CONTAINER_HOME },
+        env: {},
         labels: labelsOf(row),
         binds: [],
-        volumes: [{ name: volume, containerPath: workspace, readOnly: false }],
-        user: userSpec(user),
-        workingDir: "/",
+        volumes: [
+          { name: volume, containerPath: workspace, readOnly: false },
+          { name: prebuildHomeVolumeName(row.id), containerPath: CONTAINER_HOME, readOnly: false }
+        ],
+        user: "",
+        workingDir: "",
         port: 8080,
         capDrop: capabilitiesToDrop(),
+        cpuShares: PREBUILD_CPU_SHARES,
         ...(plan.cpus === null ? {} : { cpus: plan.cpus }),
         ...(plan.memoryMb === null ? {} : { memoryBytes: plan.memoryMb * 1024 * 1024 })
       }
@@ -106,7 +127,7 @@ const make = Effect.gen(function* () {
           [
             "/bin/sh",
             "-c",
-            'mkdir -p "$1" "$2" && chown "$3" "$1" "$2"',
+            'mkdir -p "$1" "$2" && chown "$3" "$1" "$2" && chmod 700 "$2"',
             "prebuild",
             workspace,
             CONTAINER_HOME,
@@ -127,7 +148,7 @@ const make = Effect.gen(function* () {
         containerId,
         user: userSpec(user),
         workspaceFolder: workspace,
-        env: {},
+        env: { HOME: CONTAINER_HOME },
         sourceCommit: input.baseCommit
       }
       yield* onProgress(
@@ -146,19 +167,34 @@ const make = Effect.gen(function* () {
       const git = containerWorkspaceGit(runtime, workspaces, target)
       yield* git.bringCommit(input.mirrorPath, input.baseCommit, []).pipe(step("bring the base commit"))
       yield* checkoutInContainer(runtime, target, input.baseBranch, input.baseCommit).pipe(step("check out the base"))
-      const place = { containerId, user: target.user, cwd: workspace, env: { ...plan.remoteEnv, HOME: CONTAINER_HOME } }
+      const env = { ...plan.containerEnv, ...plan.remoteEnv, HOME: CONTAINER_HOME }
+      const place = { containerId, user: target.user, cwd: workspace, env }
       yield* runPrebuildSteps(runtime, place, plan, undefined, onProgress)
       // The number is the container's to say; it only orders gc, never decides a host action.
       const du = yield* runtime
-        .exec(containerId, ["du", "-sk", workspace], {
+        .exec(containerId, ["du", "-sk", workspace, CONTAINER_HOME], {
           user: target.user,
           cwd: "/",
           timeoutMs: 120_000,
           maxOutputBytes: 4096
         })
         .pipe(step("measure its workspace"))
-      const kib = Number.parseInt(du.stdout.trim().split(/\s/)[0] ?? "", 10)
-      return { volume, sizeBytes: Number.isSafeInteger(kib) && kib >= 0 ? kib * 1024 : 0 }
+      const kib = du.stdout
+        .trim()
+        .split("\n")
+        .map((line) => Number.parseInt(line.split(/\s/)[0] ?? "", 10))
+        .reduce((sum, n) => sum + (Number.isSafeInteger(n) && n >= 0 ? n : 0), 0)
+      yield* onProgress(`prebuild: keeping what its steps changed outside the workspace (an image)`)
+      const image = prebuildImageTag(row.id)
+      const imageLabels = prebuildImageLabels(row.id, home, { ...extraLabels, [LABELS.install]: installation.id })
+      yield* runtime
+        .commit(containerId, { tag: image, base: plan.image, labels: imageLabels })
+        .pipe(step("keep its image"))
+      const [made, base] = yield* Effect.all([runtime.imageInfo(image), runtime.imageInfo(plan.image)]).pipe(
+        step("measure its image")
+      )
+      const layer = Math.max(0, (made?.size ?? 0) - (base?.size ?? 0))
+      return { volume, image, sizeBytes: kib * 1024 + layer }
     })
 
   /**
@@ -191,11 +227,11 @@ const make = Effect.gen(function* () {
         yield* Ref.update(inFlight, (ids) => new Set([...ids, row.id]))
         const built = yield* Effect.exit(Effect.scoped(build(row, input, onProgress)))
         if (Exit.isSuccess(built)) {
-          const { volume, sizeBytes } = built.value
-          yield* repo.finish(row.id, { state: "ready", image: null, volume, sizeBytes, readyAt: Date.now() })
+          const { volume, image, sizeBytes } = built.value
+          yield* repo.finish(row.id, { state: "ready", image, volume, sizeBytes, readyAt: Date.now() })
           yield* onProgress(`prebuild ${row.id} ready (${Math.ceil(sizeBytes / 1024 / 1024)} MiB)`)
         } else {
-          yield* Effect.ignore(runtime.removeFiles(prebuildVolumeName(row.id)))
+          yield* removeMade(row.id)
           const error = Exit.findErrorOption(built)
           const reason = Option.isSome(error)
             ? safeReason(error.value)

@@ -6,8 +6,9 @@ import { ContainerRuntime } from "../ContainerRuntime.ts"
 import { LABELS } from "../ContainerSpec.ts"
 import { DiscoveryFailed, safeReason } from "../Errors.ts"
 import { Installation } from "../Installation.ts"
-import { MakePrebuild, PREBUILD_HOME_LABEL } from "./MakePrebuild.ts"
+import { MakePrebuild } from "./MakePrebuild.ts"
 import { planPrebuildGc } from "./PrebuildGc.ts"
+import { PREBUILD_HOME_LABEL, PREBUILD_IMAGE_LABELS, prebuildHomeVolumeName } from "./PrebuildNames.ts"
 
 const DAY = 86_400_000
 const GIB = 1024 ** 3
@@ -21,9 +22,10 @@ export interface PrebuildCleanupReport {
 /**
  * Prebuilds' reconcile and gc. Reconcile: a `making` row no build of this
  * daemon runs failed (its daemon stopped), a prebuild container no build
- * runs removed (one never outlives its build), a prebuild volume whose row
- * is not ready removed. Gc: `planPrebuildGc` over the rows, never one
- * being made or copied from. A listing that fails fails the pass (nothing
+ * runs removed (one never outlives its build), a prebuild volume or image
+ * whose row is not ready removed. Gc: `planPrebuildGc` over the rows, never
+ * one being made or copied from; one whose image a sandbox's container is
+ * made from stays until that container is gone. A listing that fails fails the pass (nothing
  * changed); each failed removal is reported, never dropped.
  */
 const make = Effect.gen(function* () {
@@ -37,6 +39,7 @@ const make = Effect.gen(function* () {
   const listed = <A, E extends { readonly message: string }>(operation: string, effect: Effect.Effect<A, E>) =>
     Effect.mapError(effect, (error) => new DiscoveryFailed({ operation, detail: error.message }))
 
+  /** Runs one change, recording it (unless it answered "kept") or its failure. */
   const attempt = (
     changes: Array<string>,
     failures: Array<string>,
@@ -45,7 +48,8 @@ const make = Effect.gen(function* () {
   ) =>
     Effect.matchEffect(effect, {
       onFailure: (error) => Effect.sync(() => void failures.push(`${what}: ${safeReason(error)}`)),
-      onSuccess: () => Effect.sync(() => void changes.push(what))
+      // "kept": nothing was changed (an image in use stays, and what goes with it).
+      onSuccess: (done) => Effect.sync(() => void (done === "kept" || changes.push(what)))
     })
 
   const reconcile = Effect.fn("Prebuilds.reconcile")(function* () {
@@ -53,6 +57,10 @@ const make = Effect.gen(function* () {
     const rows = yield* listed("prebuilds", repo.list)
     const containers = yield* listed("prebuild containers", runtime.listByLabel(ours))
     const volumes = yield* listed("prebuild volumes", runtime.listFilesByLabel({ [LABELS.install]: install }))
+    const images = yield* listed(
+      "prebuild images",
+      runtime.listImagesByLabel({ [PREBUILD_IMAGE_LABELS.home]: config.home, [LABELS.install]: install })
+    )
     const changes: Array<string> = []
     const failures: Array<string> = []
     for (const row of rows) {
@@ -70,6 +78,11 @@ const make = Effect.gen(function* () {
       const id = volume.labels[PREBUILD_LABELS.prebuild]
       if (id === undefined || busy.has(id) || ready.has(id)) continue
       yield* attempt(changes, failures, `${id}: volume removed`, runtime.removeFiles(volume.name))
+    }
+    for (const image of images) {
+      const id = image.labels[PREBUILD_IMAGE_LABELS.prebuild]
+      if (id === undefined || busy.has(id) || ready.has(id)) continue
+      for (const tag of image.tags) yield* attempt(changes, failures, `${id}: image removed`, runtime.removeImage(tag))
     }
     return { changes, failures } satisfies PrebuildCleanupReport
   })
@@ -89,8 +102,12 @@ const make = Effect.gen(function* () {
       if ((yield* maker.busy).has(removal.id)) continue
       const row = rows.find((candidate) => candidate.id === removal.id)
       const gone = Effect.gen(function* () {
+        // Its image first: while a sandbox's container is made from it, the prebuild stays whole.
+        if (row?.image != null && (yield* runtime.removeImage(row.image)) === "in-use") return "kept"
         if (row?.volume != null) yield* runtime.removeFiles(row.volume)
+        yield* runtime.removeFiles(prebuildHomeVolumeName(removal.id))
         yield* repo.delete(removal.id)
+        return "removed"
       })
       yield* attempt(changes, failures, `${removal.id}: removed (${removal.reason})`, gone)
     }
