@@ -20,6 +20,7 @@ import {
   type LogPage,
   type OpenRequest,
   type Password,
+  type PoolList,
   type PortList,
   PrboxApi,
   type PreviewToken,
@@ -118,6 +119,8 @@ export interface PrboxClientShape {
   readonly reconcile: Effect.Effect<ReconcileReport, ClientError>
   readonly gc: (request: GcRequest) => Effect.Effect<GcReport, ClientError>
   readonly prune: (request: PruneRequest) => Effect.Effect<PruneReport, ClientError>
+  /** The warm pool's containers (never their passwords). */
+  readonly pool: Effect.Effect<PoolList, ClientError>
 }
 
 export class PrboxClient extends Context.Service<PrboxClient, PrboxClientShape>()("prbox/client/PrboxClient") {
@@ -244,6 +247,7 @@ const make = (options: ClientOptions) =>
       killJob: (id, jobId) => call(api.jobs.kill({ params: { id, jobId } })),
       reconcile: call(api.maintenance.reconcile(), Duration.sum(timeout, Duration.minutes(5))),
       gc: (payload) => call(api.maintenance.gc({ payload }), Duration.sum(timeout, Duration.minutes(5))),
-      prune: (payload) => call(api.maintenance.prune({ payload }), Duration.sum(timeout, Duration.minutes(5)))
+      prune: (payload) => call(api.maintenance.prune({ payload }), Duration.sum(timeout, Duration.minutes(5))),
+      pool: call(api.maintenance.pool())
     })
   })

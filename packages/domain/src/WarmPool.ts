@@ -20,6 +20,8 @@ export interface PoolEntry {
   /** The environment key it serves (its prebuild's). */
   readonly key: string
   readonly prebuildId: string
+  /** The base commit its workspace holds. */
+  readonly baseCommit: string
   readonly host: string
   readonly repository: string
   readonly state: PoolState
@@ -42,17 +44,14 @@ export const poolShortfall = (entries: ReadonlyArray<PoolEntry>, key: string, si
 /**
  * What gc removes: ready entries idle past `idleMinutes` (a pool container
  * is idle from its making on), and every entry of a key the pool no longer
- * keeps (`size` 0); never one being made, nor one `claiming` names.
+ * keeps (`size` 0); never one being made. (A claimed one is no longer an
+ * entry: the store lets a claim or a removal of one entry win, never both.)
  */
 export const planPoolGc = (
   entries: ReadonlyArray<PoolEntry>,
   now: number,
-  pool: { readonly size: number; readonly idleMinutes: number },
-  claiming: ReadonlySet<string>
+  pool: { readonly size: number; readonly idleMinutes: number }
 ): ReadonlyArray<PoolEntry> =>
   entries.filter(
-    (entry) =>
-      entry.state === "ready" &&
-      !claiming.has(entry.id) &&
-      (pool.size === 0 || now - entry.createdAt >= pool.idleMinutes * 60_000)
+    (entry) => entry.state === "ready" && (pool.size === 0 || now - entry.createdAt >= pool.idleMinutes * 60_000)
   )

@@ -5,6 +5,7 @@ const entry = (id: string, over: Partial<PoolEntry> = {}): PoolEntry => ({
   id: SandboxId.make(id.padEnd(12, "0")),
   key: "k1",
   prebuildId: "pb1",
+  baseCommit: "b".repeat(40),
   host: "github.com",
   repository: "o/r",
   state: "ready",
@@ -34,28 +35,19 @@ describe("poolShortfall", () => {
 describe("planPoolGc", () => {
   const pool = { size: 1, idleMinutes: 30 }
   it.each([
-    { name: "fresh: kept", entries: [entry("a")], now: 29 * MINUTE, claiming: [], want: [] },
-    { name: "idle past idleMinutes: removed", entries: [entry("a")], now: 30 * MINUTE, claiming: [], want: ["a"] },
-    {
-      name: "being claimed: kept however old",
-      entries: [entry("a")],
-      now: 90 * MINUTE,
-      claiming: ["a"],
-      want: []
-    },
+    { name: "fresh: kept", entries: [entry("a")], now: 29 * MINUTE, want: [] },
+    { name: "idle past idleMinutes: removed", entries: [entry("a")], now: 30 * MINUTE, want: ["a"] },
     {
       name: "being made: kept however old",
       entries: [entry("a", { state: "making" })],
       now: 90 * MINUTE,
-      claiming: [],
       want: []
     }
-  ])("$name", ({ entries, now, claiming, want }) => {
-    const ids = new Set(claiming.map((id) => id.padEnd(12, "0")))
-    expect(planPoolGc(entries, now, pool, ids).map((e) => e.id)).toEqual(want.map((id) => id.padEnd(12, "0")))
+  ])("$name", ({ entries, now, want }) => {
+    expect(planPoolGc(entries, now, pool).map((e) => e.id)).toEqual(want.map((id) => id.padEnd(12, "0")))
   })
   it("size 0: every ready entry goes at once", () => {
     const entries = [entry("a"), entry("b", { state: "making" })]
-    expect(planPoolGc(entries, 0, { size: 0, idleMinutes: 30 }, new Set()).map((e) => e.id)).toEqual([entries[0]?.id])
+    expect(planPoolGc(entries, 0, { size: 0, idleMinutes: 30 }).map((e) => e.id)).toEqual([entries[0]?.id])
   })
 })

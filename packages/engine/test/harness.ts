@@ -22,7 +22,8 @@ import {
   type Reconciler,
   type SandboxFiles,
   type SandboxJobs,
-  SandboxService
+  SandboxService,
+  type WarmPool
 } from "../src/index.ts"
 import { type EngineLayerOptions, engineLayer } from "./engine-layer.ts"
 
@@ -93,6 +94,7 @@ export const withEngine = <A, E>(
     | MakePrebuild
     | PrebuildCleanup
     | PrebuildRepo
+    | WarmPool
   >
 ) =>
   Effect.scoped(

@@ -2,6 +2,7 @@ import { SandboxId } from "@prbox/domain"
 import { Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { ApiErrors } from "./Errors.ts"
+import { PoolList } from "./Pool.ts"
 import {
   ExecRequest,
   ExecResult,
@@ -227,6 +228,7 @@ export class Maintenance extends HttpApiGroup.make("maintenance")
   .add(HttpApiEndpoint.post("reconcile", "/reconcile", { success: ReconcileReport, error }))
   .add(HttpApiEndpoint.post("gc", "/gc", { payload: GcRequest, success: GcReport, error }))
   .add(HttpApiEndpoint.post("prune", "/prune", { payload: PruneRequest, success: PruneReport, error }))
+  .add(HttpApiEndpoint.get("pool", "/pool", { success: PoolList, error }))
   .prefix("/v1") {}
 
 /** The daemon's API, defined once: the daemon implements it, the CLI and the VS Code extension call it. */

@@ -1,4 +1,5 @@
 export * from "./Api.ts"
 export * from "./Errors.ts"
+export * from "./Pool.ts"
 export * from "./Wire.ts"
 export * from "./Workspace.ts"

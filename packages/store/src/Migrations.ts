@@ -232,6 +232,7 @@ CREATE TABLE warm_pool (
   id TEXT PRIMARY KEY NOT NULL,
   key TEXT NOT NULL,
   prebuild_id TEXT NOT NULL,
+  base_commit TEXT NOT NULL,
   host TEXT NOT NULL,
   repository TEXT NOT NULL,
   state TEXT NOT NULL,

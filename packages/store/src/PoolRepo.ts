@@ -7,6 +7,8 @@ export interface NewPoolEntry {
   readonly id: SandboxId
   readonly key: string
   readonly prebuildId: string
+  /** The base commit its workspace holds (its prebuild's): what a bundle of the PR's commits builds on. */
+  readonly baseCommit: string
   readonly host: string
   readonly repository: string
   readonly accessPassword: Redacted.Redacted<string>
@@ -33,12 +35,16 @@ export interface PoolRepoShape {
   /**
    * In one transaction, the oldest ready entry of `key` is deleted and the
    * PR's sandbox row inserted with its id, password, container, port,
-   * workspace and environment, in `cloning`; undefined when none is ready.
+   * workspace and environment, in `cloning`, with the base commit it holds;
+   * undefined when none is ready.
    */
   readonly claim: (
     key: string,
     pr: PoolClaim
-  ) => Effect.Effect<Sandbox | undefined, StoreError | RowDecodeError | LiveSandboxExists>
+  ) => Effect.Effect<
+    { readonly row: Sandbox; readonly baseCommit: string } | undefined,
+    StoreError | RowDecodeError | LiveSandboxExists
+  >
   /** Deletes the entry if it is still the pool's (any state); `false` when it was claimed or gone. */
   readonly take: (id: SandboxId) => Effect.Effect<PoolEntry | undefined, StoreError | RowDecodeError>
 }

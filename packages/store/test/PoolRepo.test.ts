@@ -22,6 +22,7 @@ const entry = (n: number, overrides: Partial<NewPoolEntry> = {}): NewPoolEntry =
   id: SandboxId.make(`pool${String(n).padStart(8, "0")}`),
   key: "k1",
   prebuildId: "pb1",
+  baseCommit: "b".repeat(40),
   host: "github.com",
   repository: "acme/widgets",
   accessPassword: Redacted.make(`pool-password-${n}`),
@@ -51,7 +52,7 @@ describe("the warm pool's rows", () => {
         assert.isTrue(yield* pool.ready(entry(2).id, "c2", 40002))
         assert.isTrue(yield* pool.ready(entry(1).id, "c1", 40001))
         assert.isFalse(yield* pool.ready(entry(1).id, "c9", 40009), "ready once")
-        const row = yield* pool.claim("k1", claimOf(7))
+        const row = (yield* pool.claim("k1", claimOf(7)))?.row
         assert.strictEqual(row?.id, entry(1).id, "the oldest")
         assert.strictEqual(row?.status, "cloning")
         assert.strictEqual(row?.containerId, "c1")

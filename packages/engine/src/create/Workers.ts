@@ -24,6 +24,7 @@ import { type ContainerEnvironment, CreateContainer } from "./CreateContainer.ts
 import { GitIdentity } from "./GitIdentity.ts"
 import { stepsFor } from "./LifecycleSteps.ts"
 import { OpenCheckout, type StartedEarly } from "./OpenCheckout.ts"
+import { OpenFromPool } from "./OpenFromPool.ts"
 import { OpenFromPrebuild } from "./OpenFromPrebuild.ts"
 import { SandboxHooks } from "./SandboxHooks.ts"
 import { SETUP_INTERRUPTED, Setup } from "./Setup.ts"
@@ -87,6 +88,7 @@ const make = Effect.gen(function* () {
 
   const checkout = yield* OpenCheckout
   const fromPrebuild = yield* OpenFromPrebuild
+  const fromPool = yield* OpenFromPool
 
   const containerEnvironment = (row: Sandbox, config: PrboxConfig) =>
     Effect.gen(function* () {
@@ -168,6 +170,7 @@ const make = Effect.gen(function* () {
             sourceBranch: lookup._tag === "Known" ? lookup.info.sourceBranch : branch
           })
           yield* becomeReady(row.id, config, startedEarly)
+          yield* fromPool.refill(row, config, prepared)
           return yield* fromPrebuild.background(row, prepared.prebuild, prepared.fetched.mirrorPath)
         }
         // An environment built from the files gets them first; any other, only the clone's `.git`.
@@ -209,6 +212,36 @@ const make = Effect.gen(function* () {
         if (!imageOnly) yield* recordEnvironment(starting, choice, workspacePath, config)
         yield* becomeReady(row.id, config, startedEarly)
         yield* fromPrebuild.background(row, prepared.prebuild, prepared.fetched.mirrorPath)
+      })
+    )
+
+  /**
+   * A claimed pool container to `running`: its row was inserted `cloning`
+   * with the container, port and environment (PoolRepo.claim); the PR's
+   * commits are brought in, then the setup as for a new container.
+   */
+  const claimWorker = (row: Sandbox, config: PrboxConfig, prepared: PreparedCreate, baseCommit: string) =>
+    supervise(
+      row,
+      Effect.gen(function* () {
+        const { ref, fetched, lookup } = prepared
+        const branch = `pr-${ref.pullRequest}`
+        const environment = yield* containerEnvironment(row, config)
+        const workspacePath = row.workspacePath ?? ""
+        const target = {
+          workspacePath,
+          branch,
+          commit: fetched.commit,
+          mirrorPath: fetched.mirrorPath,
+          remoteUrl: ref.remoteUrl
+        }
+        const startedEarly = yield* fromPool.bringIn(row, environment, target, baseCommit)
+        yield* advance(row.id, "starting", {
+          sourceCommit: fetched.commit,
+          sourceBranch: lookup._tag === "Known" ? lookup.info.sourceBranch : branch
+        })
+        yield* becomeReady(row.id, config, startedEarly)
+        yield* fromPool.refill(row, config, prepared)
       })
     )
 
@@ -273,7 +306,11 @@ const make = Effect.gen(function* () {
       return yield* setup.runAlone(row, containerId, plan, stepsFor(plan, "update"), config.userEnvProbeTimeoutSeconds)
     }).pipe(Effect.catch((error) => Effect.succeed(safeReason(error))))
 
-  return { admitRestart, spawnCreate, runHook, runUpdateContent }
+  /** Hands a row made of a claimed pool container to its worker (the caller holds admission). */
+  const spawnClaim = (row: Sandbox, config: PrboxConfig, prepared: PreparedCreate, baseCommit: string) =>
+    lifecycle.spawnWorker(row.id, claimWorker(row, config, prepared, baseCommit))
+
+  return { admitRestart, spawnCreate, spawnClaim, poolKeyFor: fromPool.keyFor, runHook, runUpdateContent }
 })
 
 export class Workers extends Context.Service<Workers, Effect.Success<typeof make>>()("prbox/engine/Workers") {

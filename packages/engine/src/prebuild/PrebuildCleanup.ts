@@ -18,6 +18,18 @@ export interface PrebuildCleanupReport {
   readonly failures: ReadonlyArray<string>
 }
 
+/** Runs one removal of a cleanup pass: what it did goes to `changes`, a failure (said safely) to `failures`. */
+export const attempt = (
+  changes: Array<string>,
+  failures: Array<string>,
+  what: string,
+  effect: Effect.Effect<unknown, unknown>
+) =>
+  Effect.matchEffect(effect, {
+    onFailure: (error) => Effect.sync(() => void failures.push(`${what}: ${safeReason(error)}`)),
+    onSuccess: () => Effect.sync(() => void changes.push(what))
+  })
+
 /**
  * Prebuilds' reconcile and gc. Reconcile: a `making` row no build of this
  * daemon runs failed (its daemon stopped), a prebuild container no build
@@ -36,17 +48,6 @@ const make = Effect.gen(function* () {
 
   const listed = <A, E extends { readonly message: string }>(operation: string, effect: Effect.Effect<A, E>) =>
     Effect.mapError(effect, (error) => new DiscoveryFailed({ operation, detail: error.message }))
-
-  const attempt = (
-    changes: Array<string>,
-    failures: Array<string>,
-    what: string,
-    effect: Effect.Effect<unknown, unknown>
-  ) =>
-    Effect.matchEffect(effect, {
-      onFailure: (error) => Effect.sync(() => void failures.push(`${what}: ${safeReason(error)}`)),
-      onSuccess: () => Effect.sync(() => void changes.push(what))
-    })
 
   const reconcile = Effect.fn("Prebuilds.reconcile")(function* () {
     const busy = yield* maker.busy

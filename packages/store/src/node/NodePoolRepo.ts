@@ -13,6 +13,7 @@ interface RawEntry {
   readonly id: string
   readonly key: string
   readonly prebuild_id: string
+  readonly base_commit: string
   readonly host: string
   readonly repository: string
   readonly state: string
@@ -26,7 +27,7 @@ interface RawEntry {
 }
 
 const COLUMNS =
-  "id, key, prebuild_id, host, repository, state, container_id, host_port, access_password, workspace_path, environment, environment_plan, created_at"
+  "id, key, prebuild_id, base_commit, host, repository, state, container_id, host_port, access_password, workspace_path, environment, environment_plan, created_at"
 
 const decodeEntry = Schema.decodeUnknownResult(Schema.Struct({ id: SandboxId, state: PoolState }))
 
@@ -40,6 +41,7 @@ const toEntry = (raw: RawEntry): Result.Result<PoolEntry, RowDecodeError> =>
         id,
         key: raw.key,
         prebuildId: raw.prebuild_id,
+        baseCommit: raw.base_commit,
         host: raw.host,
         repository: raw.repository,
         state,
@@ -71,6 +73,7 @@ const poolTable = (db: Database.Database, { run, write }: Transactions): PoolRep
             entry.id,
             entry.key,
             entry.prebuildId,
+            entry.baseCommit,
             entry.host,
             entry.repository,
             "making",
@@ -110,7 +113,7 @@ const poolTable = (db: Database.Database, { run, write }: Transactions): PoolRep
           // A refused insert writes nothing (the body's failure is not a throw: nothing may be written before it).
           const inserted = yield* insertChecked("claimPool", row)
           remove.run(raw.id)
-          return inserted
+          return { row: inserted, baseCommit: raw.base_commit }
         })
       )
     }),

@@ -2,13 +2,10 @@ import {
   canTransition,
   closedSeenAtAfter,
   InvalidTransition,
-  isLive,
-  isTerminal,
   type PullRequestInfo,
   type Sandbox,
   type SandboxId,
   SandboxNotFound,
-  SandboxStatus,
   type Timestamp
 } from "@prbox/domain"
 import type Database from "better-sqlite3"

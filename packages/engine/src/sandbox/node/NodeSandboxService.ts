@@ -7,6 +7,7 @@ import { CreateContainer } from "../../create/CreateContainer.ts"
 import { GitIdentity } from "../../create/GitIdentity.ts"
 import { LifecycleSteps } from "../../create/LifecycleSteps.ts"
 import { OpenCheckout } from "../../create/OpenCheckout.ts"
+import { OpenFromPool } from "../../create/OpenFromPool.ts"
 import { OpenFromPrebuild } from "../../create/OpenFromPrebuild.ts"
 import { PrepareCreate } from "../../create/PrepareCreate.ts"
 import { SandboxHooks } from "../../create/SandboxHooks.ts"
@@ -92,7 +93,9 @@ const parts = (() => {
   )
   const container = CreateContainer.layer.pipe(Layer.provideMerge(steps))
   const workers = Workers.layer.pipe(
-    Layer.provideMerge(Layer.mergeAll(OpenCheckout.layer, OpenFromPrebuild.layer, Setup.layer, GitIdentity.layer)),
+    Layer.provideMerge(
+      Layer.mergeAll(OpenCheckout.layer, OpenFromPrebuild.layer, OpenFromPool.layer, Setup.layer, GitIdentity.layer)
+    ),
     Layer.provideMerge(container)
   )
   const operations = Layer.mergeAll(Admission.layer, Stop.layer, Update.layer, Push.layer).pipe(
