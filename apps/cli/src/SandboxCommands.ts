@@ -104,7 +104,8 @@ const ls = Command.make(
     Effect.gen(function* () {
       if (config.pool) {
         const entries = yield* client.pool
-        return yield* config.json ? printJson(entries) : out(poolText(entries, Date.now()))
+        if (config.json) return printJson(entries)
+        return yield* out(poolText(entries, Date.now()))
       }
       if (config.json) return printJson(yield* client.list({ all: config.all }))
       // One request: the full list holds the active rows (newest first, like `all: false`) and the legacy ones.

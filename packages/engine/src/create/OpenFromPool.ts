@@ -5,16 +5,22 @@ import type { PrboxConfig } from "../Config.ts"
 import { ContainerRuntime } from "../ContainerRuntime.ts"
 import { userSpec } from "../ContainerSpec.ts"
 import { Engines } from "../Engines.ts"
-import { readsWorkspace } from "../environment/ChooseEnvironment.ts"
+import { type EnvironmentChoice, readsWorkspace } from "../environment/ChooseEnvironment.ts"
 import type { ExecTarget } from "../exec/ExecTarget.ts"
 import { Lifecycle } from "../Lifecycle.ts"
+import type { OpenPath } from "../prebuild/PrebuildDecision.ts"
 import { checkoutPrebuiltInContainer, containerWorkspaceGit } from "../workspace/ContainerWorkspaceGit.ts"
 import { Ownership } from "../workspace/Ownership.ts"
 import type { ContainerEnvironment } from "./CreateContainer.ts"
 import type { StartedEarly } from "./OpenCheckout.ts"
 import type { PrebuiltTarget } from "./OpenFromPrebuild.ts"
 import { poolKeyFor, WarmPool } from "./WarmPool.ts"
-import type { PreparedCreate } from "./Workers.ts"
+
+/** What of an open decides whether it claims: its prebuild path and its environment. */
+export interface PoolOpen {
+  readonly open: OpenPath | undefined
+  readonly choice: EnvironmentChoice
+}
 
 /**
  * A sandbox made of a claimed pool container: its container runs already
@@ -33,9 +39,9 @@ const make = Effect.gen(function* () {
   const { progress, getRow, failIfStopRequested } = yield* Lifecycle
 
   /** The key an open claims by, if it may (config, its path, an image-only environment on the local engine). */
-  const keyFor = (cfg: PrboxConfig, prepared: PreparedCreate) =>
-    poolKeyFor(cfg, prepared.prebuild?.decision.open, {
-      imageOnly: !readsWorkspace(prepared.choice),
+  const keyFor = (cfg: PrboxConfig, { open, choice }: PoolOpen) =>
+    poolKeyFor(cfg, open, {
+      imageOnly: !readsWorkspace(choice),
       localEngine: engines.current === null
     })
 
@@ -67,10 +73,10 @@ const make = Effect.gen(function* () {
     })
 
   /** Tops up the pool of the open's key (its prebuild, the environment its row recorded), in the background. */
-  const refill = (row: Sandbox, cfg: PrboxConfig, prepared: PreparedCreate) =>
+  const refill = (row: Sandbox, cfg: PrboxConfig, opened: PoolOpen) =>
     Effect.gen(function* () {
-      const open = prepared.prebuild?.decision.open
-      if (keyFor(cfg, prepared) === undefined || open?._tag !== "Prebuild" || open.prebuild.volume === null) return
+      const { open } = opened
+      if (keyFor(cfg, opened) === undefined || open?._tag !== "Prebuild" || open.prebuild.volume === null) return
       const { environment, environmentPlan } = yield* getRow(row.id)
       if (environment === null || environmentPlan === null) return
       const prebuild = { ...open.prebuild, volume: open.prebuild.volume }

@@ -26,6 +26,7 @@ import { stepsFor } from "./LifecycleSteps.ts"
 import { OpenCheckout, type StartedEarly } from "./OpenCheckout.ts"
 import { OpenFromPool } from "./OpenFromPool.ts"
 import { OpenFromPrebuild } from "./OpenFromPrebuild.ts"
+import { type PreparedCreate, poolOpen, sourceOf, targetOf } from "./PrepareCreate.ts"
 import { SandboxHooks } from "./SandboxHooks.ts"
 import { SETUP_INTERRUPTED, Setup } from "./Setup.ts"
 import { Supervise } from "./Supervise.ts"
@@ -40,18 +41,6 @@ export interface RestartOptions {
 
 /** The image a sandbox made before environments were recorded ran: it brings its own code-server. */
 const LEGACY_IMAGE = "codercom/code-server:latest"
-
-/** What a new sandbox's worker starts from: the PR fetched and its environment chosen at admission. */
-export interface PreparedCreate {
-  /** What was fetched (a Bitbucket Cloud or CodeCommit PR's: its source branch, named by the service). */
-  readonly ref: PullRequestRef
-  readonly fetched: FetchedPullRequest
-  readonly choice: EnvironmentChoice
-  /** What the hosting service said of the PR. */
-  readonly lookup: PullRequestLookup
-  /** Whether it starts from a prebuild and what is made in the background (absent: today's path). */
-  readonly prebuild?: PrebuildPlan
-}
 
 /** An open reads its workspace here, before any container of the sandbox ran. */
 const HOST_FILES: BuildFiles = { _tag: "Host" }
@@ -146,7 +135,7 @@ const make = Effect.gen(function* () {
       row,
       Effect.gen(function* () {
         const cloning = yield* advance(row.id, "cloning")
-        const { ref, fetched, choice, lookup } = prepared
+        const { ref, fetched, choice } = prepared
         const folders = ownership.foldersOf(row.id, null)
         yield* ownership.makeFolders(folders)
         const workspacePath = folders.workspace
@@ -156,21 +145,11 @@ const make = Effect.gen(function* () {
         if (prebuild !== undefined) {
           const recorded = yield* recordEnvironment(cloning, choice, folders.workspace, config)
           const environment = yield* containerEnvironment(recorded, config)
-          const target = {
-            workspacePath,
-            branch,
-            commit: fetched.commit,
-            mirrorPath: fetched.mirrorPath,
-            remoteUrl: ref.remoteUrl
-          }
+          const target = targetOf(prepared, workspacePath)
           const startedEarly = yield* fromPrebuild.start(recorded, config, environment, prebuild, target)
-          yield* advance(row.id, "starting", {
-            workspacePath,
-            sourceCommit: fetched.commit,
-            sourceBranch: lookup._tag === "Known" ? lookup.info.sourceBranch : branch
-          })
+          yield* advance(row.id, "starting", { workspacePath, ...sourceOf(prepared) })
           yield* becomeReady(row.id, config, startedEarly)
-          yield* fromPool.refill(row, config, prepared)
+          yield* fromPool.refill(row, config, poolOpen(prepared))
           return yield* fromPrebuild.background(row, prepared.prebuild, prepared.fetched.mirrorPath)
         }
         // An environment built from the files gets them first; any other, only the clone's `.git`.
@@ -203,45 +182,24 @@ const make = Effect.gen(function* () {
             })
           } else yield* checkout.checkoutCloneHere({ workspacePath, branch, commit: fetched.commit })
         }
-        const starting = yield* advance(row.id, "starting", {
-          workspacePath,
-          sourceCommit: fetched.commit,
-          // The workspace's branch is pr-N; the row names the PR's own source branch when the service did.
-          sourceBranch: lookup._tag === "Known" ? lookup.info.sourceBranch : branch
-        })
+        const starting = yield* advance(row.id, "starting", { workspacePath, ...sourceOf(prepared) })
         if (!imageOnly) yield* recordEnvironment(starting, choice, workspacePath, config)
         yield* becomeReady(row.id, config, startedEarly)
         yield* fromPrebuild.background(row, prepared.prebuild, prepared.fetched.mirrorPath)
       })
     )
 
-  /**
-   * A claimed pool container to `running`: its row was inserted `cloning`
-   * with the container, port and environment (PoolRepo.claim); the PR's
-   * commits are brought in, then the setup as for a new container.
-   */
+  /** A claimed pool container (its row made by PoolRepo.claim) to `running`: the PR's commits in, then the setup. */
   const claimWorker = (row: Sandbox, config: PrboxConfig, prepared: PreparedCreate, baseCommit: string) =>
     supervise(
       row,
       Effect.gen(function* () {
-        const { ref, fetched, lookup } = prepared
-        const branch = `pr-${ref.pullRequest}`
         const environment = yield* containerEnvironment(row, config)
-        const workspacePath = row.workspacePath ?? ""
-        const target = {
-          workspacePath,
-          branch,
-          commit: fetched.commit,
-          mirrorPath: fetched.mirrorPath,
-          remoteUrl: ref.remoteUrl
-        }
+        const target = targetOf(prepared, row.workspacePath ?? "")
         const startedEarly = yield* fromPool.bringIn(row, environment, target, baseCommit)
-        yield* advance(row.id, "starting", {
-          sourceCommit: fetched.commit,
-          sourceBranch: lookup._tag === "Known" ? lookup.info.sourceBranch : branch
-        })
+        yield* advance(row.id, "starting", sourceOf(prepared))
         yield* becomeReady(row.id, config, startedEarly)
-        yield* fromPool.refill(row, config, prepared)
+        yield* fromPool.refill(row, config, poolOpen(prepared))
       })
     )
 
@@ -310,7 +268,9 @@ const make = Effect.gen(function* () {
   const spawnClaim = (row: Sandbox, config: PrboxConfig, prepared: PreparedCreate, baseCommit: string) =>
     lifecycle.spawnWorker(row.id, claimWorker(row, config, prepared, baseCommit))
 
-  return { admitRestart, spawnCreate, spawnClaim, poolKeyFor: fromPool.keyFor, runHook, runUpdateContent }
+  const poolKeyFor = (cfg: PrboxConfig, prepared: PreparedCreate) => fromPool.keyFor(cfg, poolOpen(prepared))
+
+  return { admitRestart, spawnCreate, spawnClaim, poolKeyFor, runHook, runUpdateContent }
 })
 
 export class Workers extends Context.Service<Workers, Effect.Success<typeof make>>()("prbox/engine/Workers") {
