@@ -1,12 +1,5 @@
-import {
-  type EnvironmentPlan,
-  type PullRequestLookup,
-  restartRefusal,
-  type Sandbox,
-  SandboxConflict,
-  type SandboxId
-} from "@prbox/domain"
-import { type FetchedPullRequest, type PullRequestRef, Workspaces } from "@prbox/git"
+import { type EnvironmentPlan, restartRefusal, type Sandbox, SandboxConflict, type SandboxId } from "@prbox/domain"
+import { Workspaces } from "@prbox/git"
 import { Context, Effect, Fiber, Layer } from "effect"
 import { readyDetail } from "../CodeServerSpec.ts"
 import { Config, type PrboxConfig } from "../Config.ts"
@@ -17,7 +10,6 @@ import type { BuildFiles } from "../environment/BuildContext.ts"
 import { type EnvironmentChoice, readsWorkspace } from "../environment/ChooseEnvironment.ts"
 import { imagePlan, PrepareEnvironment } from "../environment/PrepareEnvironment.ts"
 import { Lifecycle } from "../Lifecycle.ts"
-import type { PrebuildPlan } from "../prebuild/FindPrebuild.ts"
 import { SandboxTools } from "../SandboxTools.ts"
 import { Ownership } from "../workspace/Ownership.ts"
 import { type ContainerEnvironment, CreateContainer } from "./CreateContainer.ts"
