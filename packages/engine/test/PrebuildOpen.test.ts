@@ -1,47 +1,14 @@
-import { execFileSync } from "node:child_process"
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { describeEvent, type Sandbox } from "@prbox/domain"
+import type { Sandbox } from "@prbox/domain"
 import { PrebuildRepo } from "@prbox/store"
 import { Effect } from "effect"
 import { gitSync, pushPullRequest } from "../../git/test/helpers.ts"
-import { daemonSandboxUser, MakePrebuild, SandboxService, userSpec } from "../src/index.ts"
+import { MakePrebuild } from "../src/index.ts"
 import { healthzGitImage } from "./git-image.ts"
 import { openRunning, withEngine } from "./harness.ts"
-
-const logLines = (row: Sandbox) =>
-  Effect.flatMap(SandboxService, (sandboxes) => sandboxes.logs(row.id, { limit: 1000 })).pipe(
-    Effect.map((events) => events.map(describeEvent))
-  )
-
-/** git in the sandbox's container as its user (the test's look; prbox's host never runs git there). */
-const gitIn = (row: Sandbox, ...args: ReadonlyArray<string>) =>
-  execFileSync(
-    "docker",
-    [
-      "exec",
-      "--user",
-      userSpec(daemonSandboxUser()),
-      row.containerId ?? "",
-      "git",
-      "-C",
-      row.environmentPlan?.workspaceFolder ?? "/workspace",
-      ...args
-    ],
-    { encoding: "utf8" }
-  ).trim()
-
-/** The prebuilds' volumes of this test's home, removed with it (a test's cleanup; gc's own is tested apart). */
-const removePrebuildVolumes = (home: string) =>
-  Effect.sync(() => {
-    const names = execFileSync("docker", ["volume", "ls", "-q", "--filter", `label=dev.prbox.prebuild.home=${home}`], {
-      encoding: "utf8"
-    })
-      .split("\n")
-      .filter((name) => name.length > 0)
-    if (names.length > 0) execFileSync("docker", ["volume", "rm", "-f", ...names], { stdio: "ignore" })
-  })
+import { gitIn, logLines, removePrebuildVolumes } from "./prebuild-support.ts"
 
 const read = (row: Sandbox, file: string) => readFileSync(join(row.workspacePath ?? "", file), "utf8")
 

@@ -2,33 +2,15 @@ import { execFileSync } from "node:child_process"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { describeEvent, type Sandbox } from "@prbox/domain"
+import type { Sandbox } from "@prbox/domain"
 import { Deferred, Effect, Fiber, Redacted } from "effect"
 import { gitSync, pushPullRequest } from "../../git/test/helpers.ts"
-import { daemonSandboxUser, MakePrebuild, SandboxService, userSpec, WarmPool } from "../src/index.ts"
+import { MakePrebuild, SandboxService, WarmPool } from "../src/index.ts"
 import { healthzGitImage } from "./git-image.ts"
 import { openRunning, rowOf, withEngine } from "./harness.ts"
+import { gitIn, logLines, removePrebuildVolumes } from "./prebuild-support.ts"
 
-const logOf = (row: Sandbox) =>
-  Effect.flatMap(SandboxService, (sandboxes) => sandboxes.logs(row.id, { limit: 1000 })).pipe(
-    Effect.map((events) => events.map(describeEvent).join("\n"))
-  )
-
-const gitIn = (row: Sandbox, ...args: ReadonlyArray<string>) =>
-  execFileSync(
-    "docker",
-    [
-      "exec",
-      "--user",
-      userSpec(daemonSandboxUser()),
-      row.containerId ?? "",
-      "git",
-      "-C",
-      row.environmentPlan?.workspaceFolder ?? "",
-      ...args
-    ],
-    { encoding: "utf8" }
-  ).trim()
+const logOf = (row: Sandbox) => Effect.map(logLines(row), (lines) => lines.join("\n"))
 
 const read = (row: Sandbox, file: string) => readFileSync(join(row.workspacePath ?? "", file), "utf8")
 
@@ -48,16 +30,6 @@ const logsIn = (port: number | null, password: string) =>
   )
 
 const passwordOf = (row: Sandbox) => (row.accessPassword === null ? "" : Redacted.value(row.accessPassword))
-
-const removePrebuildVolumes = (home: string) =>
-  Effect.sync(() => {
-    const names = execFileSync("docker", ["volume", "ls", "-q", "--filter", `label=dev.prbox.prebuild.home=${home}`], {
-      encoding: "utf8"
-    })
-      .split("\n")
-      .filter((name) => name.length > 0)
-    if (names.length > 0) execFileSync("docker", ["volume", "rm", "-f", ...names], { stdio: "ignore" })
-  })
 
 const devcontainer = JSON.stringify({
   image: healthzGitImage(),
