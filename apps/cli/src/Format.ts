@@ -11,7 +11,7 @@ import {
   setupFailureOf
 } from "@prbox/client/Format"
 import { isLive } from "@prbox/domain/Vocabulary"
-import type { SandboxView } from "@prbox/protocol"
+import type { PoolList, SandboxView } from "@prbox/protocol"
 import { fitWidth } from "./TextWidth.ts"
 
 export const urlOf = (view: SandboxView): string => (view.status === "running" && view.url !== null ? view.url : "-")
@@ -146,3 +146,19 @@ export const describe = (view: SandboxView, now: number): string => {
     .map(([name, value]) => `${`${name}:`.padEnd(15)}${value}`)
     .join("\n")
 }
+
+/** `prbox ls --pool`'s text: the warm pool's containers, never a password. */
+export const poolText = (entries: PoolList, now: number): string =>
+  entries.length === 0
+    ? "the warm pool is empty"
+    : table(
+        ["ID", "REPO", "KEY", "STATE", "AGE", "PORT"],
+        entries.map((entry) => [
+          entry.id,
+          `${entry.host}/${entry.repository}`,
+          entry.keyPrefix,
+          entry.state,
+          age(entry.createdAt, now),
+          entry.port === null ? "-" : String(entry.port)
+        ])
+      )

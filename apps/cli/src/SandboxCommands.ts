@@ -6,7 +6,7 @@ import { Effect, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { ensureRunning, withClient } from "./Connect.ts"
 import { printJson, runCommand } from "./Exit.ts"
-import { describe, listText, setupLine, terminalColumns } from "./Format.ts"
+import { describe, listText, poolText, setupLine, terminalColumns } from "./Format.ts"
 import { idArgument, isTty, json, needsDaemon, optionalNumber, out, prFlag, resolveId, waitFlag } from "./Params.ts"
 import { followUntilReady } from "./Progress.ts"
 
@@ -94,10 +94,19 @@ const ls = Command.make(
       Flag.withDescription("include stopped and failed sandboxes"),
       Flag.withDefault(false)
     ),
+    pool: Flag.Boolean("pool").pipe(
+      Flag.withDescription("list the warm pool's started containers instead (id, repository, key, age, port)"),
+      Flag.withDefault(false)
+    ),
     json
   },
   needsDaemon((client, config) =>
     Effect.gen(function* () {
+      if (config.pool) {
+        const entries = yield* client.pool
+        if (config.json) return printJson(entries)
+        return yield* out(poolText(entries, Date.now()))
+      }
       if (config.json) return printJson(yield* client.list({ all: config.all }))
       // One request: the full list holds the active rows (newest first, like `all: false`) and the legacy ones.
       const views = yield* client.list({ all: true })

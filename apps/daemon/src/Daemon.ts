@@ -1,6 +1,6 @@
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { statePaths } from "@prbox/domain"
-import { Engines, PrebuildCleanup, Previews } from "@prbox/engine"
+import { Engines, PrebuildCleanup, Previews, WarmPool } from "@prbox/engine"
 import { NodeEngine } from "@prbox/engine/node"
 import { Clock, Context, Effect, Layer } from "effect"
 import { HttpRouter } from "effect/http"
@@ -83,8 +83,18 @@ export const run = (options: DaemonOptions) =>
         }
       } else yield* Effect.logWarning(`prebuild reconcile failed: ${prebuildsReconciled.failure.message}`)
 
+      // The warm pool: what a killed daemon left half made, dead or without a row is removed.
+      const pool = Context.get(services, WarmPool)
+      const poolReconciled = yield* Effect.result(pool.reconcile())
+      if (poolReconciled._tag === "Success") {
+        for (const change of poolReconciled.success.changes) yield* Effect.logInfo(`reconcile warm pool: ${change}`)
+        for (const failure of poolReconciled.success.failures)
+          yield* Effect.logWarning(`reconcile warm pool: ${failure}`)
+      } else yield* Effect.logWarning(`warm pool reconcile failed: ${poolReconciled.failure.message}`)
+
       yield* Effect.forkScoped(maintenance.gcTimer)
       yield* Effect.forkScoped(prebuilds.timer)
+      yield* Effect.forkScoped(pool.timer)
 
       const counters = { requests: 0, streams: 0 }
       const startedAt = yield* Clock.currentTimeMillis

@@ -1,5 +1,5 @@
 import { isLive, PRBOX_VERSION, type PreviewPort, previewPathUrl, previewUrl, type SandboxId } from "@prbox/domain"
-import { Config, Previews, SandboxService } from "@prbox/engine"
+import { Config, Previews, SandboxService, WarmPool } from "@prbox/engine"
 import { Conflict, MAX_LOG_PAGE, type PortList, PrboxApi, SERVED_API_VERSIONS, toView } from "@prbox/protocol"
 import { Clock, Effect, Layer, Redacted } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
@@ -140,10 +140,26 @@ const SandboxesHandlers = HttpApiBuilder.group(PrboxApi, "sandboxes", (handlers)
 const MaintenanceHandlers = HttpApiBuilder.group(PrboxApi, "maintenance", (handlers) =>
   Effect.gen(function* () {
     const maintenance = yield* Maintenance
+    const pool = yield* WarmPool
     return handlers
       .handle("reconcile", () => maintenance.reconcile)
       .handle("gc", ({ payload }) => maintenance.gc(payload))
       .handle("prune", ({ payload }) => maintenance.prune(payload))
+      .handle("pool", () =>
+        api(pool.list).pipe(
+          Effect.map((entries) =>
+            entries.map((entry) => ({
+              id: entry.id,
+              host: entry.host,
+              repository: entry.repository,
+              keyPrefix: entry.key.slice(0, 12),
+              state: entry.state,
+              createdAt: entry.createdAt,
+              port: entry.hostPort
+            }))
+          )
+        )
+      )
   })
 )
 

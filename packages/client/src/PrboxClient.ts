@@ -20,6 +20,7 @@ import {
   type LogPage,
   type OpenRequest,
   type Password,
+  type PoolList,
   type PortList,
   PrboxApi,
   type PrebuildStatus,
@@ -127,6 +128,8 @@ export interface PrboxClientShape {
   readonly prune: (request: PruneRequest) => Effect.Effect<PruneReport, ClientError>
   /** Prebuilds: on or off, disk used of the cap, each one. */
   readonly prebuilds: Effect.Effect<PrebuildStatus, ClientError>
+  /** The warm pool's containers (never their passwords). */
+  readonly pool: Effect.Effect<PoolList, ClientError>
 }
 
 export class PrboxClient extends Context.Service<PrboxClient, PrboxClientShape>()("prbox/client/PrboxClient") {
@@ -260,6 +263,7 @@ const make = (options: ClientOptions) =>
       reconcile: call(api.maintenance.reconcile(), Duration.sum(timeout, Duration.minutes(5))),
       gc: (payload) => call(api.maintenance.gc({ payload }), Duration.sum(timeout, Duration.minutes(5))),
       prune: (payload) => call(api.maintenance.prune({ payload }), Duration.sum(timeout, Duration.minutes(5))),
-      prebuilds: call(api.prebuilds.status())
+      prebuilds: call(api.prebuilds.status()),
+      pool: call(api.maintenance.pool())
     })
   })

@@ -1,4 +1,4 @@
-import { capabilitiesToDrop, type EnvironmentPlan, type Sandbox, sandboxVolumeName } from "@prbox/domain"
+import { capabilitiesToDrop, type EnvironmentPlan, POOL_LABEL, type Sandbox, sandboxVolumeName } from "@prbox/domain"
 import { Redacted } from "effect"
 import { besideImageCommand, codeServerArgv, entrypointsThen } from "./CodeServerLaunch.ts"
 import type { PrboxConfig } from "./Config.ts"
@@ -114,8 +114,18 @@ const launchOf = (
   }
 }
 
+/**
+ * What of a sandbox its container is made from. A pool container's has no
+ * PR (`pullRequest` null): it carries `dev.prbox.pool` (its environment key)
+ * instead of `dev.prbox.pr`, and the PR it comes to serve lives in the rows.
+ */
+export type SpecRow = Pick<Sandbox, "id" | "accessPassword" | "host" | "repository" | "workspacePath"> & {
+  readonly pullRequest: Sandbox["pullRequest"] | null
+  readonly pool?: string
+}
+
 export interface SpecInput {
-  readonly row: Sandbox
+  readonly row: SpecRow
   readonly config: PrboxConfig
   readonly plan: EnvironmentPlan
   /** prbox's code-server, mounted; null when the image runs its own (`codeServer: "included"`). */
@@ -192,7 +202,8 @@ export const codeServerSpec = ({
       ...config.labels,
       ...extraLabels,
       [LABELS.sandbox]: row.id,
-      [LABELS.pr]: String(row.pullRequest),
+      ...(row.pullRequest === null ? {} : { [LABELS.pr]: String(row.pullRequest) }),
+      ...(row.pool === undefined ? {} : { [POOL_LABEL]: row.pool }),
       [LABELS.repo]: `${row.host ?? ""}/${row.repository}`,
       [LABELS.home]: engineHome,
       [LABELS.install]: install

@@ -184,6 +184,20 @@ export const PrboxConfig = Schema.Struct({
     {}
   ),
   /**
+   * The warm pool: for an environment key with a ready prebuild, `size`
+   * started containers of it (code-server up, the base's checkout, no PR's
+   * code) wait for an open to claim one; one idle past `idleMinutes` is
+   * removed by gc. `size: 0` turns it off. Local engine, image-only
+   * environments (image, Dockerfile, features) only.
+   */
+  warmPool: withDefault(
+    Schema.Struct({
+      size: withDefault(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 8 })), 1),
+      idleMinutes: withDefault(PositiveInt, 30)
+    }),
+    {}
+  ),
+  /**
    * What `prbox mcp` lets agents do beyond what a user's own PR links reach:
    * open local repositories, push a sandbox's commits (`sandbox_push`).
    */

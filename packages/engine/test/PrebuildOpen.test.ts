@@ -1,37 +1,14 @@
-import { execFileSync } from "node:child_process"
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { describeEvent, type Sandbox } from "@prbox/domain"
+import type { Sandbox } from "@prbox/domain"
 import { PrebuildRepo } from "@prbox/store"
 import { Effect } from "effect"
 import { gitSync, pushPullRequest } from "../../git/test/helpers.ts"
-import { daemonSandboxUser, MakePrebuild, SandboxService, userSpec } from "../src/index.ts"
+import { MakePrebuild } from "../src/index.ts"
 import { healthzGitImage } from "./git-image.ts"
-import { openRunning, withEngine } from "./harness.ts"
-import { removePrebuildsOf } from "./prebuild-support.ts"
-
-const logLines = (row: Sandbox) =>
-  Effect.flatMap(SandboxService, (sandboxes) => sandboxes.logs(row.id, { limit: 1000 })).pipe(
-    Effect.map((events) => events.map(describeEvent))
-  )
-
-/** git in the sandbox's container as its user (the test's look; prbox's host never runs git there). */
-const gitIn = (row: Sandbox, ...args: ReadonlyArray<string>) =>
-  execFileSync(
-    "docker",
-    [
-      "exec",
-      "--user",
-      userSpec(daemonSandboxUser()),
-      row.containerId ?? "",
-      "git",
-      "-C",
-      row.environmentPlan?.workspaceFolder ?? "/workspace",
-      ...args
-    ],
-    { encoding: "utf8" }
-  ).trim()
+import { logLines, openRunning, withEngine } from "./harness.ts"
+import { gitIn, removePrebuildsOf } from "./prebuild-support.ts"
 
 const read = (row: Sandbox, file: string) => readFileSync(join(row.workspacePath ?? "", file), "utf8")
 
@@ -65,7 +42,10 @@ describe("opening from a prebuild", () => {
           gitSync(remote.path, "update-ref", "refs/heads/main", base)
           pushPullRequest(remote.path, 3, { "three.txt": "3" })
           const first = yield* openRunning(remote.path, 3)
-          assert.include((yield* logLines(first)).join("\n"), "full path: no prebuild of this environment is ready yet")
+          assert.include(
+            (yield* logLines(first.id)).join("\n"),
+            "full path: no prebuild of this environment is ready yet"
+          )
           yield* (yield* MakePrebuild).settled
           const [made] = yield* (yield* PrebuildRepo).list
           assert.strictEqual(made?.state, "ready", made?.error ?? "no prebuild")
@@ -73,7 +53,7 @@ describe("opening from a prebuild", () => {
 
           const head = pushPullRequest(remote.path, 1, { "pr.txt": "one" })
           const row = yield* openRunning(remote.path, 1)
-          const log = (yield* logLines(row)).join("\n")
+          const log = (yield* logLines(row.id)).join("\n")
           assert.include(log, `from prebuild ${made?.id}`)
           assert.strictEqual(gitIn(row, "rev-parse", "HEAD"), head, "the PR's own head")
           assert.strictEqual(gitIn(row, "symbolic-ref", "--short", "HEAD"), "pr-1")
@@ -95,7 +75,7 @@ describe("opening from a prebuild", () => {
           const changed = devcontainer(home, { containerEnv: { CHANGED: "1" } })
           pushPullRequest(remote.path, 2, { ".devcontainer/devcontainer.json": changed })
           const other = yield* openRunning(remote.path, 2)
-          const otherLog = (yield* logLines(other)).join("\n")
+          const otherLog = (yield* logLines(other.id)).join("\n")
           assert.include(otherLog, "full path: this PR changes its environment from its base branch's")
           assert.notInclude(otherLog, "from prebuild")
           assert.strictEqual(read(other, "deps/log"), "update-base\n", "its own create-time steps ran")
@@ -115,7 +95,7 @@ describe("opening from a prebuild", () => {
           gitSync(remote.path, "update-ref", "refs/heads/main", base)
           pushPullRequest(remote.path, 3, { "three.txt": "3" })
           const row = yield* openRunning(remote.path, 3)
-          const log = (yield* logLines(row)).join("\n")
+          const log = (yield* logLines(row.id)).join("\n")
           assert.notInclude(log, "prebuild")
           assert.notInclude(log, "full path")
           yield* (yield* MakePrebuild).settled

@@ -36,6 +36,8 @@ export const engineLayer = (options: EngineLayerOptions) => {
       ? {}
       : { codeServerDir: process.env.PRBOX_TEST_CODE_SERVER_DIST }),
     // Prebuilds only where a test asks for them: a background build outlives the open that started it.
-    ...(configFile === true ? {} : { config: { healthTimeoutSeconds: 30, prebuilds: false, ...config } })
+    ...(configFile === true
+      ? {}
+      : { config: { healthTimeoutSeconds: 30, prebuilds: false, warmPool: { size: 0, idleMinutes: 30 }, ...config } })
   })
 }

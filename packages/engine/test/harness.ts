@@ -23,7 +23,8 @@ import {
   type Reconciler,
   type SandboxFiles,
   type SandboxJobs,
-  SandboxService
+  SandboxService,
+  type WarmPool
 } from "../src/index.ts"
 import { type EngineLayerOptions, engineLayer } from "./engine-layer.ts"
 
@@ -95,6 +96,7 @@ export const withEngine = <A, E>(
     | PrebuildCleanup
     | PrebuildRepo
     | Previews
+    | WarmPool
   >
 ) =>
   Effect.scoped(

@@ -1,6 +1,7 @@
 import { execFileSync } from "node:child_process"
+import type { Sandbox } from "@prbox/domain"
 import { Effect } from "effect"
-import { PREBUILD_HOME_LABEL, PREBUILD_IMAGE_LABELS } from "../src/index.ts"
+import { daemonSandboxUser, PREBUILD_HOME_LABEL, PREBUILD_IMAGE_LABELS, userSpec } from "../src/index.ts"
 import { builtImage, healthzGitImage } from "./git-image.ts"
 
 const lines = (args: ReadonlyArray<string>) =>
@@ -31,3 +32,20 @@ export const removePrebuildsOf = (home: string) =>
  */
 export const openUsrLocalImage = (): string =>
   builtImage("prbox-test/usr-local", [`FROM ${healthzGitImage()}`, "RUN chmod 1777 /usr/local/bin", ""].join("\n"))
+
+/** git in the sandbox's container as its user (the test's look; prbox's host never runs git there). */
+export const gitIn = (row: Sandbox, ...args: ReadonlyArray<string>) =>
+  execFileSync(
+    "docker",
+    [
+      "exec",
+      "--user",
+      userSpec(daemonSandboxUser()),
+      row.containerId ?? "",
+      "git",
+      "-C",
+      row.environmentPlan?.workspaceFolder ?? "/workspace",
+      ...args
+    ],
+    { encoding: "utf8" }
+  ).trim()

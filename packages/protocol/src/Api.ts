@@ -2,6 +2,7 @@ import { SandboxId } from "@prbox/domain"
 import { Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { ApiErrors } from "./Errors.ts"
+import { PoolList } from "./Pool.ts"
 import { PrebuildStatus } from "./Prebuilds.ts"
 import {
   ExecRequest,
@@ -228,6 +229,7 @@ export class Maintenance extends HttpApiGroup.make("maintenance")
   .add(HttpApiEndpoint.post("reconcile", "/reconcile", { success: ReconcileReport, error }))
   .add(HttpApiEndpoint.post("gc", "/gc", { payload: GcRequest, success: GcReport, error }))
   .add(HttpApiEndpoint.post("prune", "/prune", { payload: PruneRequest, success: PruneReport, error }))
+  .add(HttpApiEndpoint.get("pool", "/pool", { success: PoolList, error }))
   .prefix("/v1") {}
 
 export class Prebuilds extends HttpApiGroup.make("prebuilds")

@@ -1,5 +1,6 @@
 export * from "./Api.ts"
 export * from "./Errors.ts"
+export * from "./Pool.ts"
 export * from "./Prebuilds.ts"
 export * from "./Wire.ts"
 export * from "./Workspace.ts"

@@ -221,6 +221,32 @@ CREATE INDEX prebuilds_by_key ON prebuilds (key, state, ready_at);
 CREATE INDEX prebuilds_by_repository ON prebuilds (host, repository, started_at);
 `
 
+/**
+ * v11: the warm pool, started containers of a ready prebuild waiting for a
+ * PR of their environment key. A claim deletes the entry and inserts the
+ * sandbox's row (same id, password, container, port) in one transaction.
+ * `environment` and `environment_plan` are the sandbox row's, as JSON.
+ */
+export const V11_SCHEMA = `
+CREATE TABLE warm_pool (
+  id TEXT PRIMARY KEY NOT NULL,
+  key TEXT NOT NULL,
+  prebuild_id TEXT NOT NULL,
+  base_commit TEXT NOT NULL,
+  host TEXT NOT NULL,
+  repository TEXT NOT NULL,
+  state TEXT NOT NULL,
+  container_id TEXT,
+  host_port INTEGER,
+  access_password TEXT NOT NULL,
+  workspace_path TEXT NOT NULL,
+  environment TEXT NOT NULL,
+  environment_plan TEXT NOT NULL,
+  created_at INTEGER NOT NULL
+);
+CREATE INDEX warm_pool_by_key ON warm_pool (key, state, created_at);
+`
+
 export interface Migration {
   readonly version: number
   readonly sql: string
@@ -237,7 +263,8 @@ export const migrations: ReadonlyArray<Migration> = [
   { version: 7, sql: V7_SCHEMA },
   { version: 8, sql: V8_SCHEMA },
   { version: 9, sql: V9_SCHEMA },
-  { version: 10, sql: V10_SCHEMA }
+  { version: 10, sql: V10_SCHEMA },
+  { version: 11, sql: V11_SCHEMA }
 ]
 
 export const latestVersion = migrations.reduce((latest, migration) => Math.max(latest, migration.version), 0)

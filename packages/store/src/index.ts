@@ -1,6 +1,7 @@
 export * from "./JobRepo.ts"
 export * as Migrations from "./Migrations.ts"
 export { layer, type Options } from "./node/NodeStore.ts"
+export * from "./PoolRepo.ts"
 export * from "./PrebuildRepo.ts"
 export * from "./SandboxRepo.ts"
 export * from "./Settings.ts"

@@ -7,6 +7,7 @@ import Database from "better-sqlite3"
 import { Context, Effect, Layer, Redacted } from "effect"
 import { JobRepo } from "../src/JobRepo.ts"
 import { layer, type Options } from "../src/node/NodeStore.ts"
+import { PoolRepo } from "../src/PoolRepo.ts"
 import { PrebuildRepo } from "../src/PrebuildRepo.ts"
 import { type NewLogEntry, type NewProgress, type NewSandbox, SandboxRepo } from "../src/SandboxRepo.ts"
 import { Settings } from "../src/Settings.ts"
@@ -28,7 +29,8 @@ export const openStore = (stateDir: string, options: Omit<Options, "stateDir"> =
     repo: Context.get(context, SandboxRepo),
     settings: Context.get(context, Settings),
     jobs: Context.get(context, JobRepo),
-    prebuilds: Context.get(context, PrebuildRepo)
+    prebuilds: Context.get(context, PrebuildRepo),
+    pool: Context.get(context, PoolRepo)
   }))
 
 /** The real repository on `stateDir`, open until the test's scope closes. */

@@ -1,6 +1,7 @@
 import { type PullRequestLookup, type Sandbox, sameCommit } from "@prbox/domain"
 import {
   type FetchError,
+  type FetchedPullRequest,
   isHeadFromService,
   type PullRequestAtService,
   type PullRequestRef,
@@ -14,13 +15,45 @@ import { Clock, Context, Effect, Fiber, Layer, Option, Result } from "effect"
 import { ComposeCli } from "../ComposeCli.ts"
 import type { PrboxConfig } from "../Config.ts"
 import { GitFailed, safeReason } from "../Errors.ts"
-import { baseBranchFiles, chooseEnvironment } from "../environment/ChooseEnvironment.ts"
+import { baseBranchFiles, chooseEnvironment, type EnvironmentChoice } from "../environment/ChooseEnvironment.ts"
 import { admitCompose } from "../environment/PrepareCompose.ts"
 import { Lifecycle } from "../Lifecycle.ts"
-import { planPrebuild } from "../prebuild/FindPrebuild.ts"
+import { type PrebuildPlan, planPrebuild } from "../prebuild/FindPrebuild.ts"
 import { SandboxTools } from "../SandboxTools.ts"
 import { InvalidPullRequestInput, PullRequestMissing, PullRequestUnresolved } from "./Errors.ts"
-import type { PreparedCreate } from "./Workers.ts"
+
+/** What a new sandbox's worker starts from: the PR fetched and its environment chosen at admission. */
+export interface PreparedCreate {
+  /** What was fetched (a Bitbucket Cloud or CodeCommit PR's: its source branch, named by the service). */
+  readonly ref: PullRequestRef
+  readonly fetched: FetchedPullRequest
+  readonly choice: EnvironmentChoice
+  /** What the hosting service said of the PR. */
+  readonly lookup: PullRequestLookup
+  /** Whether it starts from a prebuild and what is made in the background (absent: today's path). */
+  readonly prebuild?: PrebuildPlan
+}
+
+/** What of a prepared create decides whether it claims from the warm pool. */
+export const poolOpen = (prepared: PreparedCreate) => ({
+  open: prepared.prebuild?.decision.open,
+  choice: prepared.choice
+})
+
+/** Where a workspace started from a prebuild is going: the PR's head, from the mirror. */
+export const targetOf = ({ ref, fetched }: PreparedCreate, workspacePath: string) => ({
+  workspacePath,
+  branch: `pr-${ref.pullRequest}`,
+  commit: fetched.commit,
+  mirrorPath: fetched.mirrorPath,
+  remoteUrl: ref.remoteUrl
+})
+
+/** What the row records of the PR's source: the workspace's branch is pr-N, the PR's own when the service named it. */
+export const sourceOf = ({ ref, fetched, lookup }: PreparedCreate) => ({
+  sourceCommit: fetched.commit,
+  sourceBranch: lookup._tag === "Known" ? lookup.info.sourceBranch : `pr-${ref.pullRequest}`
+})
 
 /**
  * How long a create waits for the hosting service once git has fetched the

@@ -1,12 +1,5 @@
-import {
-  type EnvironmentPlan,
-  type PullRequestLookup,
-  restartRefusal,
-  type Sandbox,
-  SandboxConflict,
-  type SandboxId
-} from "@prbox/domain"
-import { type FetchedPullRequest, type PullRequestRef, Workspaces } from "@prbox/git"
+import { type EnvironmentPlan, restartRefusal, type Sandbox, SandboxConflict, type SandboxId } from "@prbox/domain"
+import { Workspaces } from "@prbox/git"
 import { Context, Effect, Fiber, Layer } from "effect"
 import { readyDetail } from "../CodeServerSpec.ts"
 import { Config, type PrboxConfig } from "../Config.ts"
@@ -17,14 +10,15 @@ import type { BuildFiles } from "../environment/BuildContext.ts"
 import { type EnvironmentChoice, readsWorkspace } from "../environment/ChooseEnvironment.ts"
 import { imagePlan, PrepareEnvironment } from "../environment/PrepareEnvironment.ts"
 import { Lifecycle } from "../Lifecycle.ts"
-import type { PrebuildPlan } from "../prebuild/FindPrebuild.ts"
 import { SandboxTools } from "../SandboxTools.ts"
 import { Ownership } from "../workspace/Ownership.ts"
 import { type ContainerEnvironment, CreateContainer } from "./CreateContainer.ts"
 import { GitIdentity } from "./GitIdentity.ts"
 import { stepsFor } from "./LifecycleSteps.ts"
 import { OpenCheckout, type StartedEarly } from "./OpenCheckout.ts"
+import { OpenFromPool } from "./OpenFromPool.ts"
 import { OpenFromPrebuild } from "./OpenFromPrebuild.ts"
+import { type PreparedCreate, poolOpen, sourceOf, targetOf } from "./PrepareCreate.ts"
 import { SandboxHooks } from "./SandboxHooks.ts"
 import { SETUP_INTERRUPTED, Setup } from "./Setup.ts"
 import { Supervise } from "./Supervise.ts"
@@ -39,18 +33,6 @@ export interface RestartOptions {
 
 /** The image a sandbox made before environments were recorded ran: it brings its own code-server. */
 const LEGACY_IMAGE = "codercom/code-server:latest"
-
-/** What a new sandbox's worker starts from: the PR fetched and its environment chosen at admission. */
-export interface PreparedCreate {
-  /** What was fetched (a Bitbucket Cloud or CodeCommit PR's: its source branch, named by the service). */
-  readonly ref: PullRequestRef
-  readonly fetched: FetchedPullRequest
-  readonly choice: EnvironmentChoice
-  /** What the hosting service said of the PR. */
-  readonly lookup: PullRequestLookup
-  /** Whether it starts from a prebuild and what is made in the background (absent: today's path). */
-  readonly prebuild?: PrebuildPlan
-}
 
 /** An open reads its workspace here, before any container of the sandbox ran. */
 const HOST_FILES: BuildFiles = { _tag: "Host" }
@@ -87,6 +69,7 @@ const make = Effect.gen(function* () {
 
   const checkout = yield* OpenCheckout
   const fromPrebuild = yield* OpenFromPrebuild
+  const fromPool = yield* OpenFromPool
 
   const containerEnvironment = (row: Sandbox, config: PrboxConfig) =>
     Effect.gen(function* () {
@@ -144,7 +127,7 @@ const make = Effect.gen(function* () {
       row,
       Effect.gen(function* () {
         const cloning = yield* advance(row.id, "cloning")
-        const { ref, fetched, choice, lookup } = prepared
+        const { ref, fetched, choice } = prepared
         const folders = ownership.foldersOf(row.id, null)
         yield* ownership.makeFolders(folders)
         const workspacePath = folders.workspace
@@ -154,20 +137,11 @@ const make = Effect.gen(function* () {
         if (prebuild !== undefined) {
           const recorded = yield* recordEnvironment(cloning, choice, folders.workspace, config)
           const environment = yield* containerEnvironment(recorded, config)
-          const target = {
-            workspacePath,
-            branch,
-            commit: fetched.commit,
-            mirrorPath: fetched.mirrorPath,
-            remoteUrl: ref.remoteUrl
-          }
+          const target = targetOf(prepared, workspacePath)
           const startedEarly = yield* fromPrebuild.start(recorded, config, environment, prebuild, target)
-          yield* advance(row.id, "starting", {
-            workspacePath,
-            sourceCommit: fetched.commit,
-            sourceBranch: lookup._tag === "Known" ? lookup.info.sourceBranch : branch
-          })
+          yield* advance(row.id, "starting", { workspacePath, ...sourceOf(prepared) })
           yield* becomeReady(row.id, config, startedEarly)
+          yield* fromPool.refill(row, config, poolOpen(prepared))
           return yield* fromPrebuild.background(row, prepared.prebuild, prepared.fetched.mirrorPath)
         }
         // An environment built from the files gets them first; any other, only the clone's `.git`.
@@ -200,15 +174,24 @@ const make = Effect.gen(function* () {
             })
           } else yield* checkout.checkoutCloneHere({ workspacePath, branch, commit: fetched.commit })
         }
-        const starting = yield* advance(row.id, "starting", {
-          workspacePath,
-          sourceCommit: fetched.commit,
-          // The workspace's branch is pr-N; the row names the PR's own source branch when the service did.
-          sourceBranch: lookup._tag === "Known" ? lookup.info.sourceBranch : branch
-        })
+        const starting = yield* advance(row.id, "starting", { workspacePath, ...sourceOf(prepared) })
         if (!imageOnly) yield* recordEnvironment(starting, choice, workspacePath, config)
         yield* becomeReady(row.id, config, startedEarly)
         yield* fromPrebuild.background(row, prepared.prebuild, prepared.fetched.mirrorPath)
+      })
+    )
+
+  /** A claimed pool container (its row made by PoolRepo.claim) to `running`: the PR's commits in, then the setup. */
+  const claimWorker = (row: Sandbox, config: PrboxConfig, prepared: PreparedCreate, baseCommit: string) =>
+    supervise(
+      row,
+      Effect.gen(function* () {
+        const environment = yield* containerEnvironment(row, config)
+        const target = targetOf(prepared, row.workspacePath ?? "")
+        const startedEarly = yield* fromPool.bringIn(row, environment, target, baseCommit)
+        yield* advance(row.id, "starting", sourceOf(prepared))
+        yield* becomeReady(row.id, config, startedEarly)
+        yield* fromPool.refill(row, config, poolOpen(prepared))
       })
     )
 
@@ -273,7 +256,13 @@ const make = Effect.gen(function* () {
       return yield* setup.runAlone(row, containerId, plan, stepsFor(plan, "update"), config.userEnvProbeTimeoutSeconds)
     }).pipe(Effect.catch((error) => Effect.succeed(safeReason(error))))
 
-  return { admitRestart, spawnCreate, runHook, runUpdateContent }
+  /** Hands a row made of a claimed pool container to its worker (the caller holds admission). */
+  const spawnClaim = (row: Sandbox, config: PrboxConfig, prepared: PreparedCreate, baseCommit: string) =>
+    lifecycle.spawnWorker(row.id, claimWorker(row, config, prepared, baseCommit))
+
+  const poolKeyFor = (cfg: PrboxConfig, prepared: PreparedCreate) => fromPool.keyFor(cfg, poolOpen(prepared))
+
+  return { admitRestart, spawnCreate, spawnClaim, poolKeyFor, runHook, runUpdateContent }
 })
 
 export class Workers extends Context.Service<Workers, Effect.Success<typeof make>>()("prbox/engine/Workers") {

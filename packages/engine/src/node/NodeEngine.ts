@@ -7,13 +7,15 @@ import { homedir } from "node:os"
 import type { ChosenEngine } from "@prbox/domain"
 import { Git, NodeGit, NodePullRequests, NodeWorkspaces, type PullRequests, Workspaces } from "@prbox/git"
 import { NodeOciRegistry } from "@prbox/registry"
-import { PrebuildRepo, SandboxRepo, layer as sqliteRepo } from "@prbox/store"
+import { PoolRepo, PrebuildRepo, SandboxRepo, layer as sqliteRepo } from "@prbox/store"
 import { type Context, Effect, Layer } from "effect"
 import type { AccountIdentity } from "../AccountIdentity.ts"
 import { CodeServerHealth } from "../CodeServerHealth.ts"
 import { Config, type PrboxConfig } from "../Config.ts"
 import { ContainerRuntime } from "../ContainerRuntime.ts"
 import { ExtraLabels } from "../ContainerSpec.ts"
+import { PoolContainer } from "../create/PoolContainer.ts"
+import { WarmPool } from "../create/WarmPool.ts"
 import { FeaturePins } from "../features/FeaturePins.ts"
 import * as NodeFeatureDownloads from "../features/node/NodeFeatureDownloads.ts"
 import * as NodeSandboxFiles from "../files/node/NodeSandboxFiles.ts"
@@ -27,6 +29,7 @@ import * as NodePreviews from "../previews/node/NodePreviews.ts"
 import { Reconciler } from "../reconcile/Reconciler.ts"
 import * as NodeSandboxService from "../sandbox/node/NodeSandboxService.ts"
 import * as NodeSsh from "../ssh/node/NodeSsh.ts"
+import { Ownership } from "../workspace/Ownership.ts"
 import { dockerFor, imageSourceFor } from "./engines/EngineClient.ts"
 import { engineOfHome } from "./engines/EngineSelection.ts"
 import * as NodeAccountIdentity from "./NodeAccountIdentity.ts"
@@ -130,6 +133,10 @@ const compose = (options: Options, chosen: ChosenEngine) => {
     options.pullRequests ?? NodePullRequests.layer(),
     wrapped(SandboxRepo, store, wrap.repo),
     prebuildRepo,
+    Layer.effect(
+      PoolRepo,
+      Effect.map(PoolRepo, (repo) => repo)
+    ).pipe(Layer.provide(store)),
     // One maker for the engine: its builds go one at a time, whoever asks.
     PrebuildCleanup.layer.pipe(
       Layer.provideMerge(MakePrebuild.layer),
@@ -155,8 +162,14 @@ const compose = (options: Options, chosen: ChosenEngine) => {
     FeaturePins.layer.pipe(Layer.provide(store)),
     config
   )
+  // One pool for the engine: its fills go one at a time, and the daemon reconciles and collects it.
+  const warmPool = WarmPool.layer.pipe(
+    Layer.provideMerge(PoolContainer.layer),
+    Layer.provide([Ownership.layer, ExtraLabels.layer(options.labels ?? {})])
+  )
   const sandboxes = NodeSandboxService.layer.pipe(
     Layer.provide(ExtraLabels.layer(options.labels ?? {})),
+    Layer.provideMerge(warmPool),
     Layer.provideMerge(Reconciler.layer),
     Layer.provideMerge(wrapped(Lifecycle, Lifecycle.layer, wrap.lifecycle)),
     Layer.provideMerge(parts)

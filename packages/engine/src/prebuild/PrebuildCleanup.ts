@@ -20,6 +20,22 @@ export interface PrebuildCleanupReport {
 }
 
 /**
+ * Runs one removal of a cleanup pass: what it did goes to `changes` (unless
+ * it answered "kept": an image in use stays, and what goes with it), a
+ * failure (said safely) to `failures`.
+ */
+export const attempt = (
+  changes: Array<string>,
+  failures: Array<string>,
+  what: string,
+  effect: Effect.Effect<unknown, unknown>
+) =>
+  Effect.matchEffect(effect, {
+    onFailure: (error) => Effect.sync(() => void failures.push(`${what}: ${safeReason(error)}`)),
+    onSuccess: (done) => Effect.sync(() => void (done === "kept" || changes.push(what)))
+  })
+
+/**
  * Prebuilds' reconcile and gc. Reconcile: a `making` row no build of this
  * daemon runs failed (its daemon stopped), a prebuild container no build
  * runs removed (one never outlives its build), a prebuild volume or image
@@ -38,19 +54,6 @@ const make = Effect.gen(function* () {
 
   const listed = <A, E extends { readonly message: string }>(operation: string, effect: Effect.Effect<A, E>) =>
     Effect.mapError(effect, (error) => new DiscoveryFailed({ operation, detail: error.message }))
-
-  /** Runs one change, recording it (unless it answered "kept") or its failure. */
-  const attempt = (
-    changes: Array<string>,
-    failures: Array<string>,
-    what: string,
-    effect: Effect.Effect<unknown, unknown>
-  ) =>
-    Effect.matchEffect(effect, {
-      onFailure: (error) => Effect.sync(() => void failures.push(`${what}: ${safeReason(error)}`)),
-      // "kept": nothing was changed (an image in use stays, and what goes with it).
-      onSuccess: (done) => Effect.sync(() => void (done === "kept" || changes.push(what)))
-    })
 
   const reconcile = Effect.fn("Prebuilds.reconcile")(function* () {
     const busy = yield* maker.busy

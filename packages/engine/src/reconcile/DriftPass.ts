@@ -4,6 +4,7 @@ import {
   decideDrift,
   decideUnowned,
   orphanedError,
+  POOL_LABEL,
   type RecordedContainer,
   type Sandbox,
   type SandboxId
@@ -101,6 +102,8 @@ const carryOut = (
  * live worker, what Docker says of its container) go through the drift
  * table; this pass only gathers them and carries the decision out. Labelled
  * containers without a row are stopped and reported; only prune removes them.
+ * A pool container (`dev.prbox.pool`) is the pool's until a claim makes its
+ * row: the pool's reconcile removes one with neither an entry nor a row.
  */
 export const driftPass: ReconcilePass = (ctx, { rows, containers }) =>
   Effect.gen(function* () {
@@ -148,7 +151,10 @@ export const driftPass: ReconcilePass = (ctx, { rows, containers }) =>
     }
 
     const rowResults = yield* Effect.forEach(rows, (row) => perRow(row.id, reconcileRow(row)))
-    const unowned = containers.filter((c) => !known.has(c.labels[LABELS.sandbox] ?? ""))
+    // A pool container has no sandbox row until it is claimed: the pool's own reconcile judges it (WarmPool.ts).
+    const unowned = containers.filter(
+      (c) => !known.has(c.labels[LABELS.sandbox] ?? "") && c.labels[POOL_LABEL] === undefined
+    )
     const unownedResults = yield* Effect.forEach(unowned, (container) =>
       perRow((container.labels[LABELS.sandbox] ?? "") as SandboxId, reconcileUnowned(container))
     )

@@ -8,31 +8,24 @@ import {
   retirementState,
   type Sandbox,
   SandboxConflict,
-  SandboxId
+  type SandboxId
 } from "@prbox/domain"
 import { type PullRequestTarget, parsePullRequestTarget } from "@prbox/git"
 import { SandboxRepo } from "@prbox/store"
 import { Clock, Context, Effect, Layer, Option, Redacted, Result } from "effect"
-import { randomBytesUnsafe } from "effect/crypto/SecureRandom"
-import * as Base64Url from "effect/encoding/Base64Url"
 import { AccountIdentity } from "../AccountIdentity.ts"
 import { Config, type PrboxConfig } from "../Config.ts"
 import { InvalidPullRequestInput } from "../create/Errors.ts"
+import type { PreparedCreate } from "../create/PrepareCreate.ts"
 import { PrepareCreate } from "../create/PrepareCreate.ts"
-import { type PreparedCreate, Workers } from "../create/Workers.ts"
+import { WarmPool } from "../create/WarmPool.ts"
+import { Workers } from "../create/Workers.ts"
 import { Engines, otherEngineRefusal } from "../Engines.ts"
 import { mapStoreErrors, safeReason } from "../Errors.ts"
 import { Lifecycle } from "../Lifecycle.ts"
 import { Reconciler } from "../reconcile/Reconciler.ts"
+import { newPassword, newSandboxId } from "../SandboxIds.ts"
 import type { OpenRequest } from "./SandboxService.ts"
-
-const newSandboxId = (): SandboxId => {
-  const alphabet = "0123456789abcdefghijklmnopqrstuv"
-  return SandboxId.make(Array.from(randomBytesUnsafe(12), (byte) => alphabet[byte % 32]).join(""))
-}
-
-/** 24 bytes from the platform's CSPRNG (`globalThis.crypto`), base64url: 32 characters, no padding. */
-const newPassword = (): string => Base64Url.encode(randomBytesUnsafe(24))
 
 const STILL_STOPPING = "it is still stopping; retry after it has stopped"
 
@@ -63,6 +56,7 @@ const make = Effect.gen(function* () {
   const reconciler = yield* Reconciler
   const lifecycle = yield* Lifecycle
   const prepareCreate = yield* PrepareCreate
+  const warmPool = yield* WarmPool
 
   /** The state of a row's container, asked of the engine it lives on. */
   const containerState = (row: Sandbox, containerId: string) =>
@@ -245,22 +239,20 @@ const make = Effect.gen(function* () {
           if (prepared === undefined)
             return { _tag: "NeedsPrepare", seen: fingerprint(reconciled) } satisfies NeedsPrepare
           const now = yield* Clock.currentTimeMillis
-          const inserted = yield* repo.insert({
-            id: newSandboxId(),
-            provider: key.provider,
-            host: key.host,
-            account: key.account,
-            repository: key.repository,
-            pullRequest: key.pullRequest,
-            accessPassword: Redacted.make(newPassword()),
-            createdAt: now,
-            lastActivityAt: now,
-            engine: engines.current,
-            remoteUrl: prepared.create.ref.remoteUrl
-          })
-          yield* lifecycle.emit(inserted.id, inserted.status, `opening ${formatPullRequestKey(key)}`)
+          const pr = { ...key, createdAt: now, lastActivityAt: now, engine: engines.current }
+          const fields = { ...pr, remoteUrl: prepared.create.ref.remoteUrl }
+          // A pool container of the PR's environment key becomes its sandbox in one store transaction.
+          const poolKey = workers.poolKeyFor(cfg, prepared.create)
+          const claimed = poolKey === undefined ? undefined : yield* warmPool.claim(poolKey, fields)
+          const inserted =
+            claimed?.row ??
+            (yield* repo.insert({ ...fields, id: newSandboxId(), accessPassword: Redacted.make(newPassword()) }))
+          const from = claimed === undefined ? "" : " from the warm pool"
+          yield* lifecycle.emit(inserted.id, inserted.status, `opening ${formatPullRequestKey(key)}${from}`)
           const row = yield* prepareCreate.record(inserted, prepared.create.lookup)
-          yield* workers.spawnCreate(row, cfg, prepared.create)
+          yield* claimed === undefined
+            ? workers.spawnCreate(row, cfg, prepared.create)
+            : workers.spawnClaim(row, cfg, prepared.create, claimed.baseCommit)
           return row
         })
       )

@@ -2,38 +2,30 @@ import {
   canTransition,
   closedSeenAtAfter,
   InvalidTransition,
-  isLive,
-  isTerminal,
   type PullRequestInfo,
   type Sandbox,
   type SandboxId,
   SandboxNotFound,
-  SandboxStatus,
   type Timestamp
 } from "@prbox/domain"
 import type Database from "better-sqlite3"
 import { Effect, Option, Result } from "effect"
-import {
+import type {
   LiveSandboxExists,
-  type LoggedStatusUpdate,
-  type NewProgress,
-  type NewSandbox,
-  type PullRequestSelector,
-  type SandboxRepoShape,
-  type StatusUpdate
+  LoggedStatusUpdate,
+  NewProgress,
+  NewSandbox,
+  PullRequestSelector,
+  SandboxRepoShape,
+  StatusUpdate
 } from "../SandboxRepo.ts"
 import { type ColumnValues, decodeRow, encodeRow, type RawRow, SANDBOX_COLUMNS } from "./Rows.ts"
+import { newSandboxRow, sandboxInserts, TERMINAL_STATUSES } from "./SandboxInsert.ts"
 import type { SandboxLog } from "./SandboxLog.ts"
 import type { Transactions } from "./Transactions.ts"
 
 const keep = <A>(next: A | undefined, current: A): A => (next === undefined ? current : next)
 
-// Derived from the domain so queries and the status machine agree on "live".
-// The partial index in Migrations.ts spells the same set out, frozen with its migration.
-const TERMINAL_STATUSES = SandboxStatus.literals
-  .filter(isTerminal)
-  .map((status) => `'${status}'`)
-  .join(", ")
 const COLUMNS = SANDBOX_COLUMNS.join(", ")
 const NEWEST_FIRST = "ORDER BY created_at DESC, rowid DESC"
 
@@ -61,16 +53,7 @@ export const sandboxesTable = (
   const selectByPr = db.prepare<[string, string, number], RawRow>(
     `SELECT ${COLUMNS} FROM sandboxes WHERE provider = ? AND repository = ? AND pull_request = ? ${NEWEST_FIRST}`
   )
-  const selectLiveHolder = db
-    .prepare<[string, string, string, string, number, string], string>(
-      `SELECT id FROM sandboxes
-       WHERE provider = ? AND host = ? AND account = ? AND repository = ? AND pull_request = ?
-         AND status NOT IN (${TERMINAL_STATUSES}) AND id <> ?`
-    )
-    .pluck()
-  const insertRow = db.prepare<ColumnValues>(
-    `INSERT INTO sandboxes (${COLUMNS}) VALUES (${SANDBOX_COLUMNS.map((column) => `@${column}`).join(", ")})`
-  )
+  const { checkLiveHolder, insertChecked } = sandboxInserts(db)
   const updateRow = db.prepare<ColumnValues>(
     `UPDATE sandboxes SET ${SANDBOX_COLUMNS.filter((column) => column !== "id")
       .map((column) => `${column} = @${column}`)
@@ -80,12 +63,6 @@ export const sandboxesTable = (
 
   const decodeAll = (operation: string, rows: ReadonlyArray<RawRow>) =>
     Result.all(rows.map((raw) => decodeRow(operation, raw)))
-
-  const checkLiveHolder = (operation: string, row: Sandbox): Result.Result<void, LiveSandboxExists> => {
-    if (row.host === null || !isLive(row)) return Result.void
-    const holder = selectLiveHolder.get(row.provider, row.host, row.account, row.repository, row.pullRequest, row.id)
-    return holder === undefined ? Result.void : Result.fail(new LiveSandboxExists({ operation, existingId: holder }))
-  }
 
   /**
    * Read-modify-write of one row in a write transaction; the new row is
@@ -113,46 +90,8 @@ export const sandboxesTable = (
     modifyThen(operation, id, change, (_, next) => next)
 
   const insert = Effect.fn("SandboxRepo.insert")(function* (input: NewSandbox) {
-    const row: Sandbox = {
-      id: input.id,
-      provider: input.provider,
-      host: input.host,
-      account: input.account,
-      repository: input.repository,
-      pullRequest: input.pullRequest,
-      title: input.title ?? null,
-      author: null,
-      pullRequestState: null,
-      baseRef: null,
-      closedSeenAt: null,
-      sourceBranch: input.sourceBranch ?? null,
-      sourceCommit: input.sourceCommit ?? null,
-      accessPassword: input.accessPassword,
-      workspacePath: input.workspacePath ?? null,
-      containerId: null,
-      hostPort: null,
-      status: "creating",
-      detail: input.detail ?? null,
-      error: null,
-      setupError: null,
-      environment: null,
-      environmentPlan: null,
-      createdAt: input.createdAt,
-      lastActivityAt: input.lastActivityAt,
-      stoppedAt: null,
-      legacyRetiredAt: null,
-      destroyFenced: false,
-      engine: input.engine ?? null,
-      remoteUrl: input.remoteUrl ?? null
-    }
-    return yield* write("insert", () =>
-      Result.gen(function* () {
-        const columns = yield* encodeRow("insert", row)
-        yield* checkLiveHolder("insert", row)
-        insertRow.run(columns)
-        return row
-      })
-    )
+    const row = newSandboxRow(input)
+    return yield* write("insert", () => insertChecked("insert", row))
   })
 
   const findById = Effect.fn("SandboxRepo.findById")(function* (id: SandboxId) {

@@ -8,6 +8,7 @@ import { Dotfiles } from "../../create/Dotfiles.ts"
 import { GitIdentity } from "../../create/GitIdentity.ts"
 import { LifecycleSteps } from "../../create/LifecycleSteps.ts"
 import { OpenCheckout } from "../../create/OpenCheckout.ts"
+import { OpenFromPool } from "../../create/OpenFromPool.ts"
 import { OpenFromPrebuild } from "../../create/OpenFromPrebuild.ts"
 import { PrepareCreate } from "../../create/PrepareCreate.ts"
 import { SandboxHooks } from "../../create/SandboxHooks.ts"
@@ -97,6 +98,7 @@ const parts = (() => {
       Layer.mergeAll(
         OpenCheckout.layer,
         OpenFromPrebuild.layer,
+        OpenFromPool.layer,
         Setup.layer.pipe(Layer.provide(Dotfiles.layer)),
         GitIdentity.layer
       )

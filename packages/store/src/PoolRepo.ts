@@ -1,0 +1,52 @@
+import type { EnvironmentPlan, PoolEntry, Sandbox, SandboxEnvironment, SandboxId } from "@prbox/domain"
+import { Context, type Effect, type Redacted } from "effect"
+import type { LiveSandboxExists, NewSandbox, RowDecodeError, StoreError } from "./SandboxRepo.ts"
+
+/** A pool entry as it is inserted (`making`): what the claiming sandbox's row will hold. */
+export interface NewPoolEntry {
+  readonly id: SandboxId
+  readonly key: string
+  readonly prebuildId: string
+  /** The base commit its workspace holds (its prebuild's): what a bundle of the PR's commits builds on. */
+  readonly baseCommit: string
+  readonly host: string
+  readonly repository: string
+  readonly accessPassword: Redacted.Redacted<string>
+  readonly workspacePath: string
+  readonly environment: SandboxEnvironment
+  readonly environmentPlan: EnvironmentPlan
+  readonly createdAt: number
+}
+
+/** What a claim needs of the PR: a new row's fields but the password (the entry's becomes the sandbox's). */
+export type PoolClaim = Omit<NewSandbox, "id" | "accessPassword" | "workspacePath">
+
+/**
+ * The warm pool's entries, on the store's connection. `claim` and `take`
+ * each delete a `ready` entry only if it is still there: of a claim and a
+ * gc racing for one entry exactly one wins.
+ */
+export interface PoolRepoShape {
+  readonly insert: (entry: NewPoolEntry) => Effect.Effect<void, StoreError>
+  /** `making` → `ready` with its started container; `false` when the entry is gone. */
+  readonly ready: (id: SandboxId, containerId: string, hostPort: number) => Effect.Effect<boolean, StoreError>
+  /** Every entry, oldest first. */
+  readonly list: Effect.Effect<ReadonlyArray<PoolEntry>, StoreError | RowDecodeError>
+  /**
+   * In one transaction, the oldest ready entry of `key` is deleted and the
+   * PR's sandbox row inserted with its id, password, container, port,
+   * workspace and environment, in `cloning`, with the base commit it holds;
+   * undefined when none is ready.
+   */
+  readonly claim: (
+    key: string,
+    pr: PoolClaim
+  ) => Effect.Effect<
+    { readonly row: Sandbox; readonly baseCommit: string } | undefined,
+    StoreError | RowDecodeError | LiveSandboxExists
+  >
+  /** Deletes the entry if it is still the pool's (any state); `false` when it was claimed or gone. */
+  readonly take: (id: SandboxId) => Effect.Effect<PoolEntry | undefined, StoreError | RowDecodeError>
+}
+
+export class PoolRepo extends Context.Service<PoolRepo, PoolRepoShape>()("prbox/store/PoolRepo") {}
