@@ -1,30 +1,16 @@
 import { execFileSync } from "node:child_process"
 import { assert, describe, it } from "@effect/vitest"
-import type { Sandbox } from "@prbox/domain"
 import { PrebuildRepo } from "@prbox/store"
 import { Effect } from "effect"
 import { gitSync, pushPullRequest } from "../../git/test/helpers.ts"
-import {
-  daemonSandboxUser,
-  MakePrebuild,
-  PREBUILD_HOME_LABEL,
-  PrebuildCleanup,
-  SandboxService,
-  userSpec
-} from "../src/index.ts"
+import { MakePrebuild, PREBUILD_HOME_LABEL, PrebuildCleanup, SandboxService } from "../src/index.ts"
 import { openRunning, withEngine } from "./harness.ts"
-import { openUsrLocalImage, removePrebuildsOf } from "./prebuild-support.ts"
+import { openUsrLocalImage, removePrebuildsOf, shInContainer } from "./prebuild-support.ts"
 
 const lines = (args: ReadonlyArray<string>) =>
   execFileSync("docker", args, { encoding: "utf8" })
     .split("\n")
     .filter((line) => line.length > 0)
-
-/** A shell command in the sandbox's container as its user (the test's look). */
-const shIn = (row: Sandbox, script: string) =>
-  execFileSync("docker", ["exec", "--user", userSpec(daemonSandboxUser()), row.containerId ?? "", "sh", "-c", script], {
-    encoding: "utf8"
-  }).trim()
 
 /** onCreate installs a tool under /usr/local and fills a cache in the home: neither is in the workspace. */
 const devcontainer = () =>
@@ -58,10 +44,10 @@ describe("a prebuild keeps what its steps changed outside the workspace", () => 
 
           pushPullRequest(remote.path, 1, { "pr.txt": "one" })
           const row = yield* openRunning(remote.path, 1)
-          assert.strictEqual(shIn(row, "prebuilt-tool"), "prebuilt-tool", "the tool onCreate installed")
-          assert.strictEqual(shIn(row, 'cat "$HOME/.cache/deps/made"'), `cached-on-${base.slice(0, 7)}`)
-          assert.strictEqual(shIn(row, "cat pr.txt"), "one")
-          assert.strictEqual(shIn(row, 'stat -c %a "$HOME"'), "700", "the home stays the sandbox user's alone")
+          assert.strictEqual(shInContainer(row, "prebuilt-tool"), "prebuilt-tool", "the tool onCreate installed")
+          assert.strictEqual(shInContainer(row, 'cat "$HOME/.cache/deps/made"'), `cached-on-${base.slice(0, 7)}`)
+          assert.strictEqual(shInContainer(row, "cat pr.txt"), "one")
+          assert.strictEqual(shInContainer(row, 'stat -c %a "$HOME"'), "700", "the home stays the sandbox user's alone")
           assert.notInclude(
             lines(["ps", "-aq", "--no-trunc", "--filter", `label=${PREBUILD_HOME_LABEL}=${home}`]),
             row.containerId,
@@ -69,7 +55,7 @@ describe("a prebuild keeps what its steps changed outside the workspace", () => 
           )
           const cleanup = yield* PrebuildCleanup
           assert.deepStrictEqual((yield* cleanup.reconcile()).changes, [], "reconcile leaves the sandbox be")
-          assert.strictEqual(shIn(row, "echo alive"), "alive")
+          assert.strictEqual(shInContainer(row, "echo alive"), "alive")
 
           const kept = yield* cleanup.collect()
           assert.deepStrictEqual(kept, { changes: [], failures: [] }, "its image is in use: nothing removed")

@@ -8,7 +8,7 @@ import { gitSync, pushPullRequest } from "../../git/test/helpers.ts"
 import { MakePrebuild, SandboxService, WarmPool } from "../src/index.ts"
 import { healthzGitImage } from "./git-image.ts"
 import { logLines, openRunning, rowOf, withEngine } from "./harness.ts"
-import { gitIn, removePrebuildsOf } from "./prebuild-support.ts"
+import { gitIn, removePrebuildsOf, shInContainer } from "./prebuild-support.ts"
 
 const logOf = (row: Sandbox) => Effect.map(logLines(row.id), (lines) => lines.join("\n"))
 
@@ -33,7 +33,9 @@ const passwordOf = (row: Sandbox) => (row.accessPassword === null ? "" : Redacte
 
 const devcontainer = JSON.stringify({
   image: healthzGitImage(),
-  onCreateCommand: "mkdir -p deps && echo made-on-$(git rev-parse --short HEAD) > deps/made",
+  // The home's file: what onCreate leaves outside the workspace reaches a claimed container too.
+  onCreateCommand:
+    "mkdir -p deps ~/.cache && echo made-on-$(git rev-parse --short HEAD) > deps/made && echo home-made > ~/.cache/made",
   updateContentCommand: "echo update-$(cat pr.txt 2>/dev/null || echo base) >> deps/log",
   postCreateCommand: "echo post > post.txt"
 })
@@ -98,6 +100,7 @@ describe("the warm pool", () => {
               "onCreate ran once, in the prebuild"
             )
             assert.strictEqual(read(row, "deps/log"), `update-base\nupdate-${n}\n`, "updateContent ran again on the PR")
+            assert.strictEqual(shInContainer(row, 'cat "$HOME/.cache/made"'), "home-made", "onCreate's home, kept")
             assert.strictEqual(read(row, "post.txt"), "post\n")
           }
           assert.isTrue(yield* logsIn(one.hostPort, passwordOf(one)), "its own password logs in")

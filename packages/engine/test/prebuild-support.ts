@@ -49,3 +49,9 @@ export const gitIn = (row: Sandbox, ...args: ReadonlyArray<string>) =>
     ],
     { encoding: "utf8" }
   ).trim()
+
+/** A shell command in the sandbox's container as its user (the test's look). */
+export const shInContainer = (row: Sandbox, script: string) =>
+  execFileSync("docker", ["exec", "--user", userSpec(daemonSandboxUser()), row.containerId ?? "", "sh", "-c", script], {
+    encoding: "utf8"
+  }).trim()

@@ -18,6 +18,7 @@ import { SetupFailed } from "../Errors.ts"
 import { Installation } from "../Installation.ts"
 import { PreviewAddress } from "../PreviewAddress.ts"
 import { MakePrebuild } from "../prebuild/MakePrebuild.ts"
+import { prebuildHomeVolumeName } from "../prebuild/PrebuildNames.ts"
 import { newPassword, newSandboxId } from "../SandboxIds.ts"
 import { SandboxTools } from "../SandboxTools.ts"
 import { Ownership, removeSandboxFolders } from "../workspace/Ownership.ts"
@@ -88,9 +89,15 @@ const make = Effect.gen(function* () {
       const folders = ownership.foldersOf(id, null)
       yield* ownership.makeFolders(folders)
       const workspace = folders.workspace
+      const fill = (volume: string, folder: string) =>
+        runtime.fillFolder(volume, posixPath.dirname(folder), posixPath.basename(folder), extraLabels)
+      // As an open from the prebuild: its workspace, and its home and image where it kept them (what the steps changed outside the workspace).
       yield* makePrebuild.using(
         prebuild.id,
-        runtime.fillFolder(prebuild.volume, posixPath.dirname(workspace), posixPath.basename(workspace), extraLabels)
+        Effect.andThen(
+          fill(prebuild.volume, workspace),
+          prebuild.image === null ? Effect.void : fill(prebuildHomeVolumeName(prebuild.id), folders.home)
+        )
       )
       const distribution = plan.codeServer === "included" ? null : yield* tools.codeServer(() => Effect.void)
       const hostPort = yield* Effect.flatMap(keptPorts, runtime.freePort)
@@ -106,7 +113,8 @@ const make = Effect.gen(function* () {
       const spec = codeServerSpec({
         row,
         config,
-        plan,
+        // Its container only: the entry, and the row a claim makes of it, keep the environment's own image.
+        plan: prebuild.image === null ? plan : { ...plan, image: prebuild.image },
         distribution,
         user: userSpec(ownership.sandboxUser),
         homePath: folders.home,
