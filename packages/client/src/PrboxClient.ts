@@ -22,6 +22,7 @@ import {
   type Password,
   type PortList,
   PrboxApi,
+  type PrebuildEvent,
   type PrebuildStatus,
   type PreviewToken,
   type PruneReport,
@@ -127,6 +128,8 @@ export interface PrboxClientShape {
   readonly prune: (request: PruneRequest) => Effect.Effect<PruneReport, ClientError>
   /** Prebuilds: on or off, disk used of the cap, each one. */
   readonly prebuilds: Effect.Effect<PrebuildStatus, ClientError>
+  /** The input's repository's base branch made into a prebuild now: progress lines, then how it ended. */
+  readonly makePrebuild: (request: OpenRequest) => Stream.Stream<PrebuildEvent, ClientError>
 }
 
 export class PrboxClient extends Context.Service<PrboxClient, PrboxClientShape>()("prbox/client/PrboxClient") {
@@ -260,6 +263,7 @@ const make = (options: ClientOptions) =>
       reconcile: call(api.maintenance.reconcile(), Duration.sum(timeout, Duration.minutes(5))),
       gc: (payload) => call(api.maintenance.gc({ payload }), Duration.sum(timeout, Duration.minutes(5))),
       prune: (payload) => call(api.maintenance.prune({ payload }), Duration.sum(timeout, Duration.minutes(5))),
-      prebuilds: call(api.prebuilds.status())
+      prebuilds: call(api.prebuilds.status()),
+      makePrebuild: (payload) => stream(api.prebuilds.make({ payload }))
     })
   })
