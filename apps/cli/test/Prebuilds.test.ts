@@ -94,10 +94,10 @@ describe("prbox prebuild --status and doctor", () => {
     })
   })
 
-  it("without --status: a usage error that says what to do, no stack trace", async () => {
+  it("neither input nor --status: a usage error that says what to do, no stack trace", async () => {
     const run = await prbox(home, ["prebuild"])
     expect(run.code).toBe(2)
-    expect(run.stderr).toContain("say --status")
+    expect(run.stderr).toContain("or --status")
     expect(hasStackTrace(run.stdout + run.stderr)).toBe(false)
   })
 

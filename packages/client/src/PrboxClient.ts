@@ -23,6 +23,7 @@ import {
   type PoolList,
   type PortList,
   PrboxApi,
+  type PrebuildEvent,
   type PrebuildStatus,
   type PreviewToken,
   type PruneReport,
@@ -130,6 +131,8 @@ export interface PrboxClientShape {
   readonly prebuilds: Effect.Effect<PrebuildStatus, ClientError>
   /** The warm pool's containers (never their passwords). */
   readonly pool: Effect.Effect<PoolList, ClientError>
+  /** The input's repository's base branch made into a prebuild now: progress lines, then how it ended. */
+  readonly makePrebuild: (request: OpenRequest) => Stream.Stream<PrebuildEvent, ClientError>
 }
 
 export class PrboxClient extends Context.Service<PrboxClient, PrboxClientShape>()("prbox/client/PrboxClient") {
@@ -264,6 +267,7 @@ const make = (options: ClientOptions) =>
       gc: (payload) => call(api.maintenance.gc({ payload }), Duration.sum(timeout, Duration.minutes(5))),
       prune: (payload) => call(api.maintenance.prune({ payload }), Duration.sum(timeout, Duration.minutes(5))),
       prebuilds: call(api.prebuilds.status()),
-      pool: call(api.maintenance.pool())
+      pool: call(api.maintenance.pool()),
+      makePrebuild: (payload) => stream(api.prebuilds.make({ payload }))
     })
   })

@@ -1,6 +1,13 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { Prebuild } from "@prbox/domain"
-import { type Background, decidePrebuild, type OpenPath, type PrebuildFacts } from "../src/prebuild/PrebuildDecision.ts"
+import {
+  type Background,
+  decideMakeNow,
+  decidePrebuild,
+  type MakeNow,
+  type OpenPath,
+  type PrebuildFacts
+} from "../src/prebuild/PrebuildDecision.ts"
 
 const HOUR = 60 * 60_000
 const NOW = 100 * HOUR
@@ -126,5 +133,27 @@ describe("decidePrebuild", () => {
       assert.strictEqual(openTag(decided.open), open)
       assert.strictEqual(backgroundTag(decided.background), made)
     })
+  }
+})
+
+const nowTag = (decision: MakeNow) =>
+  decision._tag === "Make"
+    ? "Make"
+    : decision._tag === "Refresh"
+      ? `Refresh ${decision.replaces.id}`
+      : `${decision._tag} ${decision.prebuild.id}`
+
+describe("decideMakeNow (prbox prebuild)", () => {
+  const cases: ReadonlyArray<readonly [string, ReadonlyArray<Prebuild>, string]> = [
+    ["none yet: made", [], "Make"],
+    ["a ready one of the key at the base's commit: up to date", [row("r")], "UpToDate r"],
+    ["the newest ready one decides", [row("old", { readyAt: 1, baseCommit: B }), row("r")], "UpToDate r"],
+    ["the base moved: refreshed", [row("r", { baseCommit: B })], "Refresh r"],
+    ["another key's ready one at the commit is not this one", [row("r", { key: "other" })], "Make"],
+    ["one of the repository being made: answered so", [row("r"), row("m", { state: "making" })], "BeingMade m"],
+    ["a failed one at the commit is tried again", [row("f", { state: "failed", readyAt: null })], "Make"]
+  ]
+  for (const [name, rows, expected] of cases) {
+    it(name, () => assert.strictEqual(nowTag(decideMakeNow(rows, "k", A)), expected))
   }
 })

@@ -3,7 +3,7 @@ import { Schema } from "effect"
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { ApiErrors } from "./Errors.ts"
 import { PoolList } from "./Pool.ts"
-import { PrebuildStatus } from "./Prebuilds.ts"
+import { PrebuildEvent, PrebuildStatus } from "./Prebuilds.ts"
 import {
   ExecRequest,
   ExecResult,
@@ -234,6 +234,14 @@ export class Maintenance extends HttpApiGroup.make("maintenance")
 
 export class Prebuilds extends HttpApiGroup.make("prebuilds")
   .add(HttpApiEndpoint.get("status", "/prebuilds", { success: PrebuildStatus, error }))
+  .add(
+    // The input's repository's base branch made into a prebuild now: its progress, then how it ended.
+    HttpApiEndpoint.post("make", "/prebuilds", {
+      payload: OpenRequest,
+      success: HttpApiSchema.StreamNdjson({ schema: PrebuildEvent }),
+      error
+    })
+  )
   .prefix("/v1") {}
 
 /** The daemon's API, defined once: the daemon implements it, the CLI and the VS Code extension call it. */

@@ -31,3 +31,19 @@ export const PrebuildStatus = Schema.Struct({
   prebuilds: Schema.Array(PrebuildView)
 })
 export type PrebuildStatus = typeof PrebuildStatus.Type
+
+/** How an asked-for prebuild ended well: made or refreshed now, already at the base's commit, or being made by another build. */
+export const PrebuildOutcome = Schema.Literals(["made", "refreshed", "up to date", "being made"])
+export type PrebuildOutcome = typeof PrebuildOutcome.Type
+
+/**
+ * What `POST /v1/prebuilds` streams (NDJSON), as a sandbox's events do: its
+ * progress lines, then one `Finished` or `Failed` (a safe reason, never a
+ * step's output), and the stream ends.
+ */
+export const PrebuildEvent = Schema.Union([
+  Schema.TaggedStruct("Progress", { line: Schema.String }),
+  Schema.TaggedStruct("Finished", { outcome: PrebuildOutcome, prebuild: PrebuildView }),
+  Schema.TaggedStruct("Failed", { reason: Schema.String })
+])
+export type PrebuildEvent = typeof PrebuildEvent.Type

@@ -143,29 +143,36 @@ const make = Effect.gen(function* () {
     return { ref, fetched, lookup: answer }
   })
 
-  /** The base branch's tip in the mirror (fetched only when the mirror lacks it) and its environment. */
+  /**
+   * The base branch's tip in the mirror (fetched only when the mirror lacks
+   * it, or always when `fresh`) and its environment.
+   */
   const baseEnvironment = (
     mirrorPath: string,
     baseRef: string | undefined,
     ref: PullRequestRef,
     cfg: PrboxConfig,
-    devcontainer: string | undefined
+    devcontainer: string | undefined,
+    fresh = false
   ) =>
     Effect.gen(function* () {
       const { branch, tip } = yield* workspaces
-        .baseCommit(mirrorPath, baseRef)
+        .baseCommit(mirrorPath, baseRef, fresh ? { refresh: true } : {})
         .pipe(Effect.catch(() => workspaces.baseCommit(mirrorPath, baseRef, { refresh: true })))
       const files = workspaces.commitFiles(mirrorPath, tip)
       const choice = yield* chooseEnvironment(files, ref, cfg, devcontainer, Effect.succeed(files))
       return { branch, commit: tip, choice, files }
     }).pipe(Effect.mapError((error) => ({ message: safeReason(error) })))
 
+  /** The PR fetched into its mirror, with what its hosting service says of it. */
+  const fetch = (target: PullRequestTarget) => (isHeadFromService(target) ? viaService(target) : viaGit(target))
+
   const prepare = Effect.fn("SandboxService.prepareCreate")(function* (
     target: PullRequestTarget,
     cfg: PrboxConfig,
     devcontainer: string | undefined
   ) {
-    const got = yield* isHeadFromService(target) ? viaService(target) : viaGit(target)
+    const got = yield* fetch(target)
     const { mirrorPath, commit } = got.fetched
     const files = workspaces.commitFiles(mirrorPath, commit)
     const baseRef = got.lookup._tag === "Known" ? got.lookup.info.baseRef : undefined
@@ -202,7 +209,7 @@ const make = Effect.gen(function* () {
       }
     })
 
-  return { prepare, record }
+  return { prepare, record, fetch, baseEnvironment }
 })
 
 export class PrepareCreate extends Context.Service<PrepareCreate, Effect.Success<typeof make>>()(

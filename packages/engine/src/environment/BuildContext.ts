@@ -8,8 +8,11 @@ import { localRegistryRefusal } from "../RegistryAuth.ts"
 import { workspaceFiles } from "./ChooseEnvironment.ts"
 import { engineWorkspaceFiles, stageContext } from "./EngineWorkspace.ts"
 
+/** What an environment is prepared for: a sandbox, or a prebuild of its repository. */
+export type EnvironmentOwner = Pick<Sandbox, "id" | "host" | "repository">
+
 /** Image names for builds: one repository per PR repository, the tag is the build inputs' hash. */
-export const buildRepository = (row: Sandbox): string =>
+export const buildRepository = (row: EnvironmentOwner): string =>
   `prbox-build/${`${row.host ?? "local"}/${row.repository}`.toLowerCase().replace(/[^a-z0-9._-]+/g, "-")}`
 
 /**
@@ -80,7 +83,7 @@ export const buildFromWorkspace = (
   fs: FileSystem.FileSystem,
   runtime: ContainerRuntime["Service"],
   input: {
-    readonly row: Sandbox
+    readonly row: EnvironmentOwner
     readonly path: string
     readonly what: string
     readonly build: {

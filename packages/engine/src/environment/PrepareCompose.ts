@@ -15,14 +15,13 @@ import {
   type DevcontainerSpec,
   parseRenderedCompose
 } from "@prbox/devcontainer"
-import type { Sandbox } from "@prbox/domain"
 import { posixPath } from "@prbox/domain"
 import { Effect, type FileSystem } from "effect"
 import type { ComposeCli } from "../ComposeCli.ts"
 import type { PrboxConfig } from "../Config.ts"
 import type { ContainerRuntime } from "../ContainerRuntime.ts"
 import { SetupFailed } from "../Errors.ts"
-import { type BuildFiles, buildFromWorkspace } from "./BuildContext.ts"
+import { type BuildFiles, buildFromWorkspace, type EnvironmentOwner } from "./BuildContext.ts"
 import type { EnvironmentChoice, RepositoryFiles } from "./ChooseEnvironment.ts"
 import { bindSource, bindSources, type Json, sealNestedBinds, volumeTarget } from "./ComposeBinds.ts"
 import { composeFolder, copyBindSources, copyComposeFiles } from "./ComposeFiles.ts"
@@ -91,7 +90,7 @@ export interface ComposeDeps {
 export const prepareCompose = Effect.fn("SandboxService.prepareCompose")(function* (
   deps: ComposeDeps,
   input: {
-    readonly row: Sandbox
+    readonly row: EnvironmentOwner
     readonly spec: DevcontainerSpec
     readonly source: ComposeSource
     readonly files: RepositoryFiles

@@ -1,12 +1,5 @@
 import { planEnvironment, reachableServices } from "@prbox/devcontainer"
-import type {
-  EnvironmentPlan,
-  IgnoredSetting,
-  ImageInfo,
-  LifecycleStep,
-  Sandbox,
-  SandboxEnvironment
-} from "@prbox/domain"
+import type { EnvironmentPlan, IgnoredSetting, ImageInfo, LifecycleStep, SandboxEnvironment } from "@prbox/domain"
 import { imageRegistry } from "@prbox/domain"
 import { Context, Effect, FileSystem, Layer } from "effect"
 import { CODE_SERVER_MOUNT, CONTAINER_HOME, CONTAINER_WORKSPACE } from "../CodeServerSpec.ts"
@@ -18,7 +11,7 @@ import { RuntimeError, SetupFailed } from "../Errors.ts"
 import { type InstalledFeature, InstallFeatures } from "../features/InstallFeatures.ts"
 import { accessHint, localRegistryRefusal, RegistryAuth, refusedForCredentials } from "../RegistryAuth.ts"
 import { SandboxTools } from "../SandboxTools.ts"
-import { type BuildFiles, buildFromWorkspace } from "./BuildContext.ts"
+import { type BuildFiles, buildFromWorkspace, type EnvironmentOwner } from "./BuildContext.ts"
 import type { EnvironmentChoice } from "./ChooseEnvironment.ts"
 import { devcontainerIdOf } from "./DevcontainerId.ts"
 import { composeWorkspaceFolder, type PreparedCompose, prepareCompose, serviceCommand } from "./PrepareCompose.ts"
@@ -166,7 +159,7 @@ const make = Effect.gen(function* () {
   })
 
   return Effect.fn("SandboxService.prepareEnvironment")(function* (
-    row: Sandbox,
+    row: EnvironmentOwner,
     choice: EnvironmentChoice,
     workspacePath: string,
     config: PrboxConfig,

@@ -9,3 +9,12 @@ export class PrebuildFailed extends Schema.TaggedError<PrebuildFailed>()("Prebui
     return `${this.operation}: ${this.detail}`
   }
 }
+
+/** `prbox prebuild` cannot make one here; `reason` says why (prebuilds off, today's path, a remote engine). */
+export class PrebuildRefused extends Schema.TaggedError<PrebuildRefused>()("PrebuildRefused", {
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return this.reason
+  }
+}

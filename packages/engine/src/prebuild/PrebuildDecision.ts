@@ -105,3 +105,27 @@ export const decidePrebuild = (facts: PrebuildFacts): PrebuildDecision =>
   facts.enabled
     ? { open: openPath(facts), background: background(facts) }
     : { open: { _tag: "Off" }, background: { _tag: "Nothing", reason: "prebuilds are off (config.json)" } }
+
+/** What `prbox prebuild` does now for a repository's base: its key and commit are read before. */
+export type MakeNow =
+  | { readonly _tag: "BeingMade"; readonly prebuild: Prebuild }
+  | { readonly _tag: "UpToDate"; readonly prebuild: Prebuild }
+  | { readonly _tag: "Make" }
+  | { readonly _tag: "Refresh"; readonly replaces: Prebuild }
+
+/**
+ * An asked-for prebuild of the base (pure): one of the repository being
+ * made is answered as such (one at a time); a ready one of the same key at
+ * the same commit is up to date; a ready one of the key at another commit
+ * is refreshed; else one is made (a failed commit is tried again: the user asked).
+ */
+export const decideMakeNow = (rows: ReadonlyArray<Prebuild>, key: string, baseCommit: string): MakeNow => {
+  const making = rows.find((row) => row.state === "making")
+  if (making !== undefined) return { _tag: "BeingMade", prebuild: making }
+  const ready = newest(
+    rows.filter((row) => row.key === key && row.state === "ready"),
+    (row) => row.readyAt
+  )
+  if (ready === undefined) return { _tag: "Make" }
+  return ready.baseCommit === baseCommit ? { _tag: "UpToDate", prebuild: ready } : { _tag: "Refresh", replaces: ready }
+}

@@ -2,6 +2,7 @@ import type { Sandbox, SandboxConflict, SandboxEvent, SandboxId, SandboxNotFound
 import { Context, type Effect, type Stream } from "effect"
 import type { ExecOutcome } from "../ContainerRuntime.ts"
 import type { InvalidPullRequestInput, PullRequestMissing, PullRequestUnresolved } from "../create/Errors.ts"
+import type { PrebuildNow, PrebuildOutcome } from "../create/PrebuildNow.ts"
 import type {
   DiscoveryFailed,
   GitFailed,
@@ -19,14 +20,9 @@ import type { UpdateReport } from "./Update.ts"
 
 export type { ExecOptions } from "../exec/CommandPlace.ts"
 
-/** What `prbox open` asks for: anything the PR reference parser accepts. */
-export interface OpenRequest {
-  readonly input: string
-  readonly pr?: number
-  readonly ref?: string
-  /** Which of the PR's named devcontainer configurations (`.devcontainer/<name>/devcontainer.json`). */
-  readonly devcontainer?: string
-}
+import type { OpenRequest } from "../create/OpenRequest.ts"
+
+export type { OpenRequest } from "../create/OpenRequest.ts"
 
 export type OpenError =
   | InvalidPullRequestInput
@@ -105,6 +101,14 @@ export interface SandboxServiceShape {
     ExecOutcome,
     SandboxNotFound | SandboxConflict | InvalidPath | RuntimeError | HostFailure | StoreFailure
   >
+  /**
+   * `prbox prebuild`: the input's repository's base branch made into a
+   * prebuild now (or found up to date, or being made); its progress as lines.
+   */
+  readonly prebuild: (
+    request: OpenRequest,
+    onProgress: (line: string) => Effect.Effect<void>
+  ) => Effect.Effect<PrebuildOutcome, Effect.Error<ReturnType<PrebuildNow["Service"]>>>
   /** Live journal events from now on. */
   readonly events: Stream.Stream<SandboxEvent>
   /** Resolves when no worker of the sandbox is in flight (for callers that follow a create). */

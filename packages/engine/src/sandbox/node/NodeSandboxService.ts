@@ -10,6 +10,7 @@ import { LifecycleSteps } from "../../create/LifecycleSteps.ts"
 import { OpenCheckout } from "../../create/OpenCheckout.ts"
 import { OpenFromPool } from "../../create/OpenFromPool.ts"
 import { OpenFromPrebuild } from "../../create/OpenFromPrebuild.ts"
+import { PrebuildNow } from "../../create/PrebuildNow.ts"
 import { PrepareCreate } from "../../create/PrepareCreate.ts"
 import { SandboxHooks } from "../../create/SandboxHooks.ts"
 import { Setup } from "../../create/Setup.ts"
@@ -40,6 +41,7 @@ const make = Effect.gen(function* () {
   const push = yield* Push
   const rebuild = yield* Rebuild
   const execTarget = yield* ExecTargets
+  const prebuild = yield* PrebuildNow
   const { getRow } = lifecycle
 
   /** A command in a running sandbox, as the user its setup ran as, in its workspace folder, with its remote env. */
@@ -70,6 +72,7 @@ const make = Effect.gen(function* () {
     update,
     push,
     rebuild,
+    prebuild,
     delete: stopping.delete,
     logs: (id, options) => repo.readLog(id, options).pipe(mapStoreErrors("sandbox.logs")),
     touch: (id) =>
@@ -105,7 +108,7 @@ const parts = (() => {
     ),
     Layer.provideMerge(container)
   )
-  const operations = Layer.mergeAll(Admission.layer, Stop.layer, Update.layer, Push.layer).pipe(
+  const operations = Layer.mergeAll(Admission.layer, Stop.layer, Update.layer, Push.layer, PrebuildNow.layer).pipe(
     Layer.provideMerge(workers)
   )
   return Rebuild.layer.pipe(Layer.provideMerge(operations))
