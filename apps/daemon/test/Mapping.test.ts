@@ -17,7 +17,8 @@ const endInsideTheEngine: Record<string, string> = {
   PortTaken: "the start step moves the sandbox to a new port; a second refusal is recorded on the row by its worker",
   HookFailed: "a hook's failure is logged, never fatal",
   PrebuildFailed: "a prebuild's failure is recorded on its row (MakePrebuild.ts); an open then takes today's path",
-  PrebuildRefused: "prbox prebuild's refusal ends its event stream as a Failed event with its reason (PrebuildsHandlers.ts)",
+  PrebuildRefused:
+    "prbox prebuild's refusal ends its event stream as a Failed event with its reason (PrebuildsHandlers.ts)",
   ImageBuildFailed: "a failed image build is recorded on the row by its worker",
   InvalidTransition: "the store's refusal reaches callers as StoreFailure",
   CwdRefused: "the runtime's refusal of a working folder reaches callers as InvalidPath (CommandPlace.ts)"
