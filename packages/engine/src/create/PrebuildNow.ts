@@ -1,7 +1,6 @@
 import { type Prebuild, SandboxId } from "@prbox/domain"
-import { parsePullRequestTarget } from "@prbox/git"
 import { PrebuildRepo } from "@prbox/store"
-import { Context, Effect, Layer, Result, Semaphore } from "effect"
+import { Context, Effect, Layer, Semaphore } from "effect"
 import { Config } from "../Config.ts"
 import { ContainerRuntime } from "../ContainerRuntime.ts"
 import { GitFailed } from "../Errors.ts"
@@ -12,8 +11,7 @@ import { MakePrebuild } from "../prebuild/MakePrebuild.ts"
 import { decideMakeNow } from "../prebuild/PrebuildDecision.ts"
 import { keyInputsOf, prebuildKey } from "../prebuild/PrebuildKey.ts"
 import { SandboxTools } from "../SandboxTools.ts"
-import { InvalidPullRequestInput } from "./Errors.ts"
-import type { OpenRequest } from "./OpenRequest.ts"
+import { type OpenRequest, pullRequestOf } from "./OpenRequest.ts"
 import { PrepareCreate } from "./PrepareCreate.ts"
 
 /** How `prbox prebuild` ended: one made or refreshed now, one already at the base, or one another build is making. */
@@ -53,15 +51,9 @@ const make = Effect.gen(function* () {
         reason: "the engine is remote: prebuilds are made on this machine's engine only"
       })
     }
-    const parsed = parsePullRequestTarget(request.input, {
-      ...(request.pr === undefined ? {} : { pr: request.pr }),
-      ...(request.ref === undefined ? {} : { ref: request.ref }),
-      ...(cfg.profile === undefined ? {} : { profile: cfg.profile }),
-      refPattern: cfg.pullRequestRefPattern
-    })
-    if (Result.isFailure(parsed)) return yield* new InvalidPullRequestInput({ reason: parsed.failure.message })
-    yield* onProgress(`fetching ${parsed.success.repository}#${parsed.success.pullRequest} and its base branch`)
-    const got = yield* prepareCreate.fetch(parsed.success)
+    const target = yield* pullRequestOf(request, cfg)
+    yield* onProgress(`fetching ${target.repository}#${target.pullRequest} and its base branch`)
+    const got = yield* prepareCreate.fetch(target)
     const baseRef = got.lookup._tag === "Known" ? got.lookup.info.baseRef : undefined
     const base = yield* prepareCreate
       .baseEnvironment(got.fetched.mirrorPath, baseRef, got.ref, cfg, request.devcontainer, true)

@@ -10,12 +10,12 @@ import {
   SandboxConflict,
   type SandboxId
 } from "@prbox/domain"
-import { type PullRequestTarget, parsePullRequestTarget } from "@prbox/git"
+import type { PullRequestTarget } from "@prbox/git"
 import { SandboxRepo } from "@prbox/store"
-import { Clock, Context, Effect, Layer, Option, Redacted, Result } from "effect"
+import { Clock, Context, Effect, Layer, Option, Redacted } from "effect"
 import { AccountIdentity } from "../AccountIdentity.ts"
 import { Config, type PrboxConfig } from "../Config.ts"
-import { InvalidPullRequestInput } from "../create/Errors.ts"
+import { pullRequestOf } from "../create/OpenRequest.ts"
 import type { PreparedCreate } from "../create/PrepareCreate.ts"
 import { PrepareCreate } from "../create/PrepareCreate.ts"
 import { WarmPool } from "../create/WarmPool.ts"
@@ -192,14 +192,7 @@ const make = Effect.gen(function* () {
 
   const open = Effect.fn("SandboxService.open")(function* (request: OpenRequest) {
     const cfg = yield* config.load
-    const parsed = parsePullRequestTarget(request.input, {
-      ...(request.pr === undefined ? {} : { pr: request.pr }),
-      ...(request.ref === undefined ? {} : { ref: request.ref }),
-      ...(cfg.profile === undefined ? {} : { profile: cfg.profile }),
-      refPattern: cfg.pullRequestRefPattern
-    })
-    if (Result.isFailure(parsed)) return yield* new InvalidPullRequestInput({ reason: parsed.failure.message })
-    const ref = parsed.success
+    const ref = yield* pullRequestOf(request, cfg)
     const discovered = yield* identity.discover({ provider: ref.provider, host: ref.host, profile: cfg.profile })
     const selector = { provider: ref.provider, repository: ref.repository, pullRequest: ref.pullRequest }
     // A create is prepared (fetch, environment) outside admission, which it would hold for as long as a
