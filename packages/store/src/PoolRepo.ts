@@ -2,17 +2,9 @@ import type { EnvironmentPlan, PoolEntry, Sandbox, SandboxEnvironment, SandboxId
 import { Context, type Effect, type Redacted } from "effect"
 import type { LiveSandboxExists, NewSandbox, RowDecodeError, StoreError } from "./SandboxRepo.ts"
 
-/** A pool entry as it is inserted (`making`): what the claiming sandbox's row will hold. */
-export interface NewPoolEntry {
-  readonly id: SandboxId
-  readonly key: string
-  readonly prebuildId: string
-  /** The base commit its workspace holds (its prebuild's): what a bundle of the PR's commits builds on. */
-  readonly baseCommit: string
-  readonly host: string
-  readonly repository: string
+/** A pool entry as it is inserted (`making`, no container yet), with what the claiming sandbox's row will hold. */
+export interface NewPoolEntry extends Omit<PoolEntry, "state" | "containerId" | "hostPort" | "createdAt"> {
   readonly accessPassword: Redacted.Redacted<string>
-  readonly workspacePath: string
   readonly environment: SandboxEnvironment
   readonly environmentPlan: EnvironmentPlan
   readonly createdAt: number
