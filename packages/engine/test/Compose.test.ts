@@ -127,7 +127,9 @@ describe("a Docker Compose devcontainer", () => {
           assert.deepStrictEqual(containersOf(row.id, { all: true }), [])
           assert.deepStrictEqual(networksOf(row.id), [])
         })
-      )
+      ),
+    // An open, a stop, a restart and a rebuild of a two-service project: Compose's own work passes 60 s on a loaded machine.
+    300_000
   )
 
   it.live("with untrustedWidening refuse, a service's widening refuses the sandbox, naming the property", () =>
