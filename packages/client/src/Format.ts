@@ -1,5 +1,5 @@
 import { basename } from "node:path"
-import { portKey } from "@prbox/domain"
+import { portKey } from "@prbox/domain/PortKey"
 import type { PortList, PortView, SandboxView } from "@prbox/protocol"
 
 /** `42s`, `5m`, `3h`, `2d`. */

@@ -1,6 +1,7 @@
 import { Schema } from "effect"
 import { HostPort, SandboxId } from "./Ids.ts"
-import { isPreviewServiceName, serviceHostLabels, servicePathSegment } from "./ServicePreview.ts"
+import { servicePathSegment } from "./PortKey.ts"
+import { isPreviewServiceName, serviceHostLabels } from "./ServicePreview.ts"
 
 /** Where a port of a sandbox's preview list comes from. */
 export const PortSource = Schema.Literals(["devcontainer", "config", "discovered", "compose"])

@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { portKey } from "./PortKey.ts"
 
 /*
  * Previews of a Compose sandbox's other services: the app's container dials
@@ -55,10 +56,6 @@ export const serviceRefusal = (
 export const serviceHostLabels = (port: number, service: string | undefined): string =>
   service === undefined ? String(port) : `${port}.${service}`
 
-/** The path-form segment of a port: `<port>`, or `<service>:<port>` for another service's. */
-export const servicePathSegment = (port: number, service: string | undefined): string =>
-  service === undefined ? String(port) : `${service}:${port}`
-
 /** A devcontainer.json `forwardPorts` entry naming another service's port (`"db:5432"`), as the spec allows. */
 export const forwardedServicePort = (
   entry: number | string
@@ -76,9 +73,6 @@ interface PortsDeclaration {
   readonly forwardPorts: ReadonlyArray<number | string>
   readonly portsAttributes: Readonly<Record<string, Readonly<Record<string, unknown>>>>
 }
-
-/** One key for a port of the sandbox: `<port>` for its own container's, `<service>:<port>` for another service's. */
-export const portKey = (port: number, service: string | undefined): string => servicePathSegment(port, service)
 
 /** A port of another service the configuration names, listening or not. */
 export interface DeclaredServicePort {
