@@ -20,7 +20,7 @@ const exists = (containerId: string) =>
 
 /** code-server's login (the healthz stub's) on `port` with `password`: true when it lets the password in. */
 const logsIn = (port: number | null, password: string) =>
-  Effect.promise(() =>
+  Effect.tryPromise(() =>
     fetch(`http://127.0.0.1:${port}/login`, {
       method: "POST",
       redirect: "manual",
