@@ -5,7 +5,7 @@ import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { type BrowserContext, chromium, type Page } from "playwright-core"
+import { type BrowserContext, chromium, type Locator, type Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { makeRemote } from "../../../packages/git/test/helpers.ts"
 import { writePullRequestFields } from "../../../packages/store/test/pull-request-rows.ts"
@@ -178,6 +178,25 @@ afterAll(async () => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
 })
 
+/**
+ * A row's inline button, shown while the pointer is over the row: hovered
+ * again until it shows, since an editor opening or the tree redrawing under a
+ * loaded machine can move the row away from a single hover.
+ */
+const inlineAction = async (row: Locator, label: string): Promise<Locator> => {
+  const action = row.locator(`.action-label[aria-label="${label}"]`)
+  await expect
+    .poll(
+      async () => {
+        await row.hover()
+        return action.isVisible()
+      },
+      { timeout: 30_000 }
+    )
+    .toBe(true)
+  return action
+}
+
 describe("the extension in code-server", () => {
   it("lists the sandbox as running after logging in", async () => {
     await page.goto(`http://127.0.0.1:${port}/`)
@@ -200,8 +219,7 @@ describe("the extension in code-server", () => {
     // The diff editor, its sides read by the daemon from its mirror: the PR's text on the right.
     await page.locator('.tab[aria-label*="pr1.txt (PR: base ↔ head)"]').first().waitFor({ timeout: 30_000 })
     await page.locator(".editor.modified .view-lines", { hasText: "pr1.txt" }).first().waitFor({ timeout: 30_000 })
-    await row.hover()
-    await row.locator('.action-label[aria-label="Open in VS Code Desktop"]').waitFor()
+    await inlineAction(row, "Open in VS Code Desktop")
     await screenshot("view-running.png")
     // The README's picture, refreshed on request only: a test run leaves the work tree alone.
     if (process.env.PRBOX_UPDATE_DOCS === "1") await page.screenshot({ path: DOCS_SCREENSHOT })
@@ -209,8 +227,7 @@ describe("the extension in code-server", () => {
 
   it("Stop, the running row's button, stops the sandbox, and the view follows", async () => {
     const row = page.getByRole("treeitem", { name: "Add the widget, #1 · remote · running", exact: true })
-    await row.hover()
-    await row.locator('.action-label[aria-label="Stop"]').click()
+    await (await inlineAction(row, "Stop")).click()
     await until("the daemon to report the sandbox stopped", async () => (await statusOf(sandboxId)) === "stopped", {
       timeoutMs: 60_000,
       intervalMs: 200
