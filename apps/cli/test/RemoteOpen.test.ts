@@ -199,7 +199,7 @@ describe("a sandbox on a remote engine over SSH", () => {
     })
     expect(answer.status).toBe(200)
     expect(answer.text).toContain("hello from remote-app")
-  }, 120_000)
+  }, 300_000)
 
   it("update moves the container's copy to the PR's new head; this machine's copy is not touched", async () => {
     const work = join(home, "project-work")
