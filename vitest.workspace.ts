@@ -3,6 +3,7 @@ import { defineConfig } from "vitest/config"
 
 // Every package and app with a test/ folder is one vitest project; the root
 // options below (timeouts, the global container check) apply to all of them.
+// A test drives real containers, so its default limit allows a loaded machine.
 const roots = ["packages", "apps"]
   .filter((group) => existsSync(group))
   .flatMap((group) =>
@@ -30,7 +31,7 @@ export default defineConfig({
   test: {
     projects,
     globalSetup: ["scripts/testing/global-setup.ts"],
-    testTimeout: 60_000,
+    testTimeout: 120_000,
     hookTimeout: 120_000,
     teardownTimeout: 60_000
   }

@@ -62,7 +62,7 @@ describe("prbox prebuild <pull-request>", () => {
       moved,
       rekeyed.prebuild.key
     ])
-  })
+  }, 240_000)
 
   it("refusals: today's path, prebuilds off, a repository that cannot be fetched, no input; no stack trace", async () => {
     moveMain(remote, { ".devcontainer/devcontainer.json": JSON.stringify({ image: healthzGitImage() }) })
