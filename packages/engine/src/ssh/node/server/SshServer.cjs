@@ -58,21 +58,36 @@ const loginShell = () => {
   return process.env.SHELL && fs.existsSync(process.env.SHELL) ? process.env.SHELL : "/bin/sh"
 }
 
-/** A Duplex over this process's stdin (after `early`) and stdout: the connection. */
+/**
+ * A Duplex over this process's stdin (after `early`) and stdout: the
+ * connection. ssh2 writes each packet in pieces (its length, its body, its
+ * tag) and a burst of packets one by one; what it writes in one tick, and
+ * while stdout's last write is under way, leaves as one write, so every hop
+ * to the client (Docker's stream, prboxd, ssh-proxy) carries a few large
+ * chunks instead of three per packet.
+ */
 const stdioSocket = (early) => {
   const input = process.stdin
   const socket = new Duplex({
     read() {
       input.resume()
     },
-    write(chunk, _encoding, done) {
-      if (process.stdout.write(chunk)) done()
-      else process.stdout.once("drain", done)
+    writev(chunks, done) {
+      const data = chunks.length === 1 ? chunks[0].chunk : Buffer.concat(chunks.map(({ chunk }) => chunk))
+      process.stdout.write(data, done)
     },
     final(done) {
       process.stdout.end(done)
     }
   })
+  const write = socket.write.bind(socket)
+  socket.write = (...args) => {
+    if (socket.writableCorked === 0) {
+      socket.cork()
+      process.nextTick(() => socket.uncork())
+    }
+    return write(...args)
+  }
   if (early.length > 0) socket.push(early)
   input.on("data", (chunk) => {
     if (!socket.push(chunk)) input.pause()
