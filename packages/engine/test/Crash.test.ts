@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
 import { SandboxId } from "@prbox/domain"
 import { Migrations, SandboxRepo } from "@prbox/store"
-import { Cause, Effect, Option } from "effect"
+import { Effect, Option } from "effect"
 import { afterAll, inject } from "vitest"
 import { makeRemote, type TestRemote } from "../../git/test/helpers.ts"
 import { Reconciler, SandboxService } from "../src/index.ts"
@@ -15,10 +15,11 @@ import {
   containersOfHome,
   describeContainers,
   describeRow,
-  killChildAt
+  killChildAt,
+  recordViolation
 } from "./crash/agree.ts"
 import { addLegacyFiller, readDatabase } from "./crash/legacy.ts"
-import { CHILD_ENV, PHASES, type Phase, PULL_REQUEST, phaseLine } from "./crash/phases.ts"
+import { childEnv, PHASES, type Phase, PULL_REQUEST, phaseLine } from "./crash/phases.ts"
 import { engineLayer } from "./engine-layer.ts"
 import { healthzGitImage } from "./git-image.ts"
 import { bounded, containersOf, rowOf } from "./harness.ts"
@@ -111,13 +112,8 @@ const killAtPhase = (phase: Phase, { home, remote }: Home) =>
     script: CHILD,
     phase,
     expected: phaseLine(phase),
-    env: {
-      [CHILD_ENV.home]: home,
-      [CHILD_ENV.remote]: remote.path,
-      [CHILD_ENV.runId]: inject("testRunId"),
-      // An image with git: the open's checkout runs in the container, as on most images.
-      [CHILD_ENV.image]: healthzGitImage()
-    },
+    // An image with git: the open's checkout runs in the container, as on most images.
+    env: childEnv(home, remote.path, inject("testRunId"), healthzGitImage()),
     seconds: 60
   })
 
@@ -239,16 +235,7 @@ const crashAt = (phase: Phase) =>
     yield* check.pipe(
       Effect.provide(engineLayer({ home, runId: inject("testRunId"), config: { image: healthzGitImage() } }))
     )
-  }).pipe(
-    Effect.tapCause((cause) =>
-      Effect.sync(() => {
-        const error = Cause.squash(cause)
-        const entry = table.find((e) => e.phase === phase)
-        if (entry !== undefined)
-          entry.outcome = `VIOLATION: ${(error instanceof Error ? error.message : String(error)).split(": expected")[0]}`
-      })
-    )
-  )
+  }).pipe(recordViolation(table, phase))
 
 describe("crash safety (SIGKILL at each phase, then reconcile)", () => {
   for (const phase of PHASES) {

@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
 import type { PoolEntry, Prebuild, Sandbox } from "@prbox/domain"
 import { PrebuildRepo, SandboxRepo } from "@prbox/store"
-import { Cause, Effect } from "effect"
+import { Effect } from "effect"
 import { afterAll, inject } from "vitest"
 import { gitSync, makeRemote, pushPullRequest, type TestRemote } from "../../git/test/helpers.ts"
 import { SETUP_INTERRUPTED } from "../src/create/Setup.ts"
@@ -25,9 +25,10 @@ import {
   containersOfHome,
   describeContainers,
   describeRow,
-  killChildAt
+  killChildAt,
+  recordViolation
 } from "./crash/agree.ts"
-import { CHILD_ENV, phaseLine } from "./crash/phases.ts"
+import { childEnv, phaseLine } from "./crash/phases.ts"
 import { isClaimPhase, POOL_PHASES, type PoolPhase, PR_ENV } from "./crash/pool-phases.ts"
 import { engineLayer } from "./engine-layer.ts"
 import { healthzGitImage } from "./git-image.ts"
@@ -263,13 +264,7 @@ const crashAt = (phase: PoolPhase) =>
       script: CHILD,
       phase,
       expected: phaseLine(phase),
-      env: {
-        [CHILD_ENV.home]: home,
-        [CHILD_ENV.remote]: remote.path,
-        [CHILD_ENV.runId]: inject("testRunId"),
-        [CHILD_ENV.image]: image,
-        [PR_ENV]: String(pr)
-      },
+      env: { ...childEnv(home, remote.path, inject("testRunId"), image), [PR_ENV]: String(pr) },
       seconds: 180
     })
     assert.isDefined(killed.reached, `the child ended before ${phase}: ${killed.stderr}`)
@@ -350,16 +345,7 @@ const crashAt = (phase: PoolPhase) =>
         entry.outcome = `open → running (${opened.id === claimed ? "same row" : "new row"}${setupDone ? "" : ", setup said unfinished"})`
       })
     )
-  }).pipe(
-    Effect.tapCause((cause) =>
-      Effect.sync(() => {
-        const error = Cause.squash(cause)
-        const row = table.find((e) => e.phase === phase)
-        if (row !== undefined)
-          row.outcome = `VIOLATION: ${(error instanceof Error ? error.message : String(error)).split(": expected")[0]}`
-      })
-    )
-  )
+  }).pipe(recordViolation(table, phase))
 
 describe("crash safety of the warm pool and prebuilds (SIGKILL at each step, then the daemon's reconcile)", () => {
   for (const phase of POOL_PHASES) {

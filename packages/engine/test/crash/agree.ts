@@ -1,7 +1,7 @@
 import { execFileSync, spawn, spawnSync } from "node:child_process"
 import { assert } from "@effect/vitest"
 import type { Sandbox } from "@prbox/domain"
-import { Effect } from "effect"
+import { Cause, Effect } from "effect"
 import { bounded } from "../harness.ts"
 
 /**
@@ -79,6 +79,19 @@ export const assertRowsAndContainersAgree = (
     }
   }
 }
+
+/** Notes why a crash row failed in its table entry (the table is printed once every row ran). */
+export const recordViolation =
+  (table: ReadonlyArray<{ readonly phase: string; outcome: string }>, phase: string) =>
+  <A, E, R>(row: Effect.Effect<A, E, R>) =>
+    Effect.tapCause(row, (cause) =>
+      Effect.sync(() => {
+        const error = Cause.squash(cause)
+        const entry = table.find((e) => e.phase === phase)
+        if (entry !== undefined)
+          entry.outcome = `VIOLATION: ${(error instanceof Error ? error.message : String(error)).split(": expected")[0]}`
+      })
+    )
 
 export interface Killed {
   /** The phase line the child printed, if it got there. */

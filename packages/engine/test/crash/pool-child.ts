@@ -13,7 +13,7 @@ import { Effect } from "effect"
 import { type RuntimeExecOptions, SandboxService } from "../../src/index.ts"
 import { engineLayer } from "../engine-layer.ts"
 import { poolConfig } from "../pool-support.ts"
-import { CHILD_ENV, phaseLine } from "./phases.ts"
+import { CHILD_ENV, phaseLine, runChild } from "./phases.ts"
 import { execPhase, isPoolPhase, PR_ENV } from "./pool-phases.ts"
 
 const phase = process.argv[2]
@@ -87,17 +87,4 @@ const layer = engineLayer({
   })
 })
 
-// Effect.never alone does not hold Node's event loop open.
-const keepAlive = setInterval(() => undefined, 1 << 30)
-Effect.runPromise(Effect.scoped(drive.pipe(Effect.provide(layer)))).then(
-  () => {
-    clearInterval(keepAlive)
-    process.stderr.write(`the child ended without reaching ${phase}\n`)
-    process.exit(2)
-  },
-  (error: unknown) => {
-    clearInterval(keepAlive)
-    process.stderr.write(`the child failed before reaching ${phase}: ${String(error)}\n`)
-    process.exit(1)
-  }
-)
+runChild(phase, drive.pipe(Effect.provide(layer)))
