@@ -36,8 +36,11 @@ export interface LifecycleShape {
   /** Drops the sandbox's container permit once its row is deleted. */
   readonly forgetContainer: (id: SandboxId) => Effect.Effect<void>
 
-  /** Forks `work` into the service's scope; it is registered before its first step. */
-  readonly spawnWorker: (id: SandboxId, work: Effect.Effect<void>) => Effect.Effect<void>
+  /**
+   * Forks `work` into the service's scope; it is registered before its first
+   * step. `onEnd` runs once the worker ends, even one interrupted before it began.
+   */
+  readonly spawnWorker: (id: SandboxId, work: Effect.Effect<void>, onEnd?: Effect.Effect<void>) => Effect.Effect<void>
   readonly hasWorker: (id: SandboxId) => Effect.Effect<boolean>
   readonly interruptWorkers: (id: SandboxId) => Effect.Effect<void>
   readonly awaitIdle: (id: SandboxId) => Effect.Effect<void>
@@ -143,12 +146,12 @@ export class Lifecycle extends Context.Service<Lifecycle, LifecycleShape>()("prb
         withContainer,
         holdSandbox: (id, effect) => lifecycle.withPermit(withContainer(id, effect)),
         forgetContainer: (id) => Effect.sync(() => containerPermits.delete(id)),
-        spawnWorker: (id, work) =>
+        spawnWorker: (id, work, onEnd = Effect.void) =>
           Effect.gen(function* () {
             const registered = yield* Deferred.make<void>()
             const fiber: Fiber.Fiber<void> = yield* Deferred.await(registered).pipe(
               Effect.andThen(work),
-              Effect.ensuring(Effect.suspend(() => removeWorker(id, fiber))),
+              Effect.ensuring(Effect.suspend(() => Effect.andThen(removeWorker(id, fiber), onEnd))),
               Effect.forkIn(workerScope)
             )
             yield* Ref.update(workers, (map) => new Map(map).set(id, new Set(map.get(id)).add(fiber)))

@@ -1,17 +1,25 @@
-import { execFileSync, spawn, spawnSync } from "node:child_process"
+import { execFileSync } from "node:child_process"
 import { mkdtempSync, realpathSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
-import { type Sandbox, SandboxId } from "@prbox/domain"
+import { SandboxId } from "@prbox/domain"
 import { Migrations, SandboxRepo } from "@prbox/store"
-import { Cause, Effect, Option } from "effect"
+import { Effect, Option } from "effect"
 import { afterAll, inject } from "vitest"
 import { makeRemote, type TestRemote } from "../../git/test/helpers.ts"
 import { Reconciler, SandboxService } from "../src/index.ts"
+import {
+  assertRowsAndContainersAgree,
+  containersOfHome,
+  describeContainers,
+  describeRow,
+  killChildAt,
+  recordViolation
+} from "./crash/agree.ts"
 import { addLegacyFiller, readDatabase } from "./crash/legacy.ts"
-import { CHILD_ENV, PHASES, type Phase, PULL_REQUEST, phaseLine } from "./crash/phases.ts"
+import { childEnv, PHASES, type Phase, PULL_REQUEST, phaseLine } from "./crash/phases.ts"
 import { engineLayer } from "./engine-layer.ts"
 import { healthzGitImage } from "./git-image.ts"
 import { bounded, containersOf, rowOf } from "./harness.ts"
@@ -54,26 +62,6 @@ interface Home {
   readonly home: string
   readonly remote: TestRemote
 }
-
-interface Container {
-  readonly id: string
-  readonly state: string
-}
-
-const containersOfHome = (home: string): Array<Container> =>
-  execFileSync(
-    "docker",
-    ["ps", "-a", "--no-trunc", "--filter", `label=dev.prbox.home=${home}`, "--format", "{{.ID}} {{.State}}"],
-    { encoding: "utf8" }
-  )
-    .split("\n")
-    .filter((line) => line.length > 0)
-    .map((line) => {
-      const [id = "", state = ""] = line.split(" ")
-      return { id, state }
-    })
-
-const containerExists = (id: string): boolean => spawnSync("docker", ["inspect", id], { stdio: "ignore" }).status === 0
 
 /** A private home with a local bare remote; every container of the home is removed with it. */
 const crashHome = Effect.acquireRelease(
@@ -118,89 +106,16 @@ const seed = (phase: Phase, { home, remote }: Home): void => {
   }
 }
 
-interface Killed {
-  /** The phase line the child printed, if it got there. */
-  readonly reached: string | undefined
-  readonly signal: NodeJS.Signals | null
-  readonly stderr: string
-}
-
 /** Runs the child until it prints the phase's line, kills it with SIGKILL then, and resolves once it is dead. */
 const killAtPhase = (phase: Phase, { home, remote }: Home) =>
-  Effect.callback<Killed>((resume) => {
-    const child = spawn(process.execPath, [CHILD, phase], {
-      env: {
-        ...process.env,
-        [CHILD_ENV.home]: home,
-        [CHILD_ENV.remote]: remote.path,
-        [CHILD_ENV.runId]: inject("testRunId"),
-        // An image with git: the open's checkout runs in the container, as on most images.
-        [CHILD_ENV.image]: healthzGitImage()
-      },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    const expected = phaseLine(phase)
-    let reached: string | undefined
-    let pending = ""
-    let stderr = ""
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-      const lines = (pending + chunk).split("\n")
-      pending = lines.pop() ?? ""
-      const line = lines.find((l) => l === expected || l.startsWith(`${expected} `))
-      if (reached === undefined && line !== undefined) {
-        reached = line
-        if (child.pid !== undefined) process.kill(child.pid, "SIGKILL")
-      }
-    })
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
-      stderr += chunk
-    })
-    child.on("close", (_code, signal) => resume(Effect.succeed({ reached, signal, stderr })))
-    // Only when the wait is cut short (the bound below).
-    return Effect.sync(() => {
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
-    })
-  }).pipe(bounded(`the child never reached ${phase}`, 60))
-
-const short = (id: string | null): string => (id === null ? "none" : id.slice(0, 12))
-
-const describeRow = (row: Sandbox): string =>
-  [
-    row.status,
-    row.error === null ? "" : `(${row.error})`,
-    row.destroyFenced ? "fenced" : "",
-    row.legacyRetiredAt === null ? "" : "retired",
-    `ctr ${short(row.containerId)}`
-  ]
-    .filter((part) => part.length > 0)
-    .join(" ")
-
-const describeContainers = (containers: ReadonlyArray<Container>): string =>
-  containers.length === 0 ? "none" : containers.map((c) => `${short(c.id)} ${c.state}`).join(", ")
-
-/** Invariants 1–3 over every row and every container of the home. */
-const assertRowsAndContainersAgree = (rows: ReadonlyArray<Sandbox>, containers: ReadonlyArray<Container>) => {
-  for (const container of containers.filter((c) => c.state === "running")) {
-    const owner = rows.find((row) => row.containerId === container.id)
-    assert.isTrue(
-      owner !== undefined && (owner.status === "running" || owner.status === "starting"),
-      `container ${short(container.id)} runs but no running/starting row claims it (${owner === undefined ? "no row" : describeRow(owner)})`
-    )
-  }
-  for (const row of rows) {
-    const preContainer = row.status === "creating" || row.status === "cloning" || row.status === "starting"
-    assert.isFalse(
-      preContainer && row.containerId === null,
-      `row ${row.id} is left in a pre-container state: ${describeRow(row)}`
-    )
-    if (row.containerId !== null) {
-      assert.isTrue(
-        containerExists(row.containerId),
-        `row ${row.id} points at a container that is gone: ${describeRow(row)}`
-      )
-    }
-  }
-}
+  killChildAt({
+    script: CHILD,
+    phase,
+    expected: phaseLine(phase),
+    // An image with git: the open's checkout runs in the container, as on most images.
+    env: childEnv(home, remote.path, inject("testRunId"), healthzGitImage()),
+    seconds: 60
+  })
 
 interface TableRow {
   phase: string
@@ -320,16 +235,7 @@ const crashAt = (phase: Phase) =>
     yield* check.pipe(
       Effect.provide(engineLayer({ home, runId: inject("testRunId"), config: { image: healthzGitImage() } }))
     )
-  }).pipe(
-    Effect.tapCause((cause) =>
-      Effect.sync(() => {
-        const error = Cause.squash(cause)
-        const entry = table.find((e) => e.phase === phase)
-        if (entry !== undefined)
-          entry.outcome = `VIOLATION: ${(error instanceof Error ? error.message : String(error)).split(": expected")[0]}`
-      })
-    )
-  )
+  }).pipe(recordViolation(table, phase))
 
 describe("crash safety (SIGKILL at each phase, then reconcile)", () => {
   for (const phase of PHASES) {

@@ -10,7 +10,7 @@ import { AccountIdentity, type PrboxConfig } from "../src/index.ts"
 import { NodeEngine } from "../src/node/index.ts"
 
 export interface EngineLayerOptions
-  extends Pick<NodeEngine.Wrappers, "runtime" | "health" | "workspaces" | "git" | "hooks" | "lifecycle">,
+  extends Pick<NodeEngine.Wrappers, "runtime" | "health" | "workspaces" | "git" | "hooks" | "lifecycle" | "foreground">,
     Pick<NodeEngine.Options, "identity" | "pullRequests" | "engine"> {
   readonly home: string
   /** The test run's id: every container gets `dev.prbox.test-run=<runId>`. */

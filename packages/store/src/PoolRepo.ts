@@ -26,15 +26,18 @@ export interface PoolRepoShape {
   readonly list: Effect.Effect<ReadonlyArray<PoolEntry>, StoreError | RowDecodeError>
   /**
    * In one transaction, the oldest ready entry of `key` is deleted and the
-   * PR's sandbox row inserted with its id, password, container, port,
-   * workspace and environment, in `cloning`, with the base commit it holds;
-   * undefined when none is ready.
+   * PR's sandbox row inserted with its id, password, container, port and
+   * environment, in `cloning`, with the base commit and the workspace it
+   * holds; undefined when none is ready. The row's workspace is left unset
+   * (the claim's worker writes it once the PR's head is checked out there,
+   * as a create does), so a row killed before is never restarted on the
+   * base's checkout.
    */
   readonly claim: (
     key: string,
     pr: PoolClaim
   ) => Effect.Effect<
-    { readonly row: Sandbox; readonly baseCommit: string } | undefined,
+    { readonly row: Sandbox; readonly baseCommit: string; readonly workspacePath: string } | undefined,
     StoreError | RowDecodeError | LiveSandboxExists
   >
   /** Deletes the entry if it is still the pool's (any state); `false` when it was claimed or gone. */

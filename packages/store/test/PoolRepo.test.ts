@@ -41,7 +41,7 @@ const claimOf = (n: number) => {
 
 describe("the warm pool's rows", () => {
   it.effect(
-    "a claim turns the oldest ready entry of its key into the PR's row (its id, password, container, port, workspace, environment; cloning) and the entry is gone",
+    "a claim turns the oldest ready entry of its key into the PR's row (its id, password, container, port, environment; cloning; the workspace it holds beside, not yet the row's) and the entry is gone",
     () =>
       Effect.gen(function* () {
         const { pool, repo } = yield* openStore(yield* freshStateDir)
@@ -52,12 +52,14 @@ describe("the warm pool's rows", () => {
         assert.isTrue(yield* pool.ready(entry(2).id, "c2", 40002))
         assert.isTrue(yield* pool.ready(entry(1).id, "c1", 40001))
         assert.isFalse(yield* pool.ready(entry(1).id, "c9", 40009), "ready once")
-        const row = (yield* pool.claim("k1", claimOf(7)))?.row
+        const claimed = yield* pool.claim("k1", claimOf(7))
+        const row = claimed?.row
         assert.strictEqual(row?.id, entry(1).id, "the oldest")
         assert.strictEqual(row?.status, "cloning")
         assert.strictEqual(row?.containerId, "c1")
         assert.strictEqual(row?.hostPort, 40001)
-        assert.strictEqual(row?.workspacePath, entry(1).workspacePath)
+        assert.strictEqual(claimed?.workspacePath, entry(1).workspacePath)
+        assert.isNull(row?.workspacePath, "the row's workspace is written once the PR's head is checked out there")
         assert.strictEqual(row?.pullRequest, 7)
         assert.deepStrictEqual(row?.environmentPlan, plan)
         assert.strictEqual(Redacted.value(row?.accessPassword ?? Redacted.make("")), "pool-password-1")

@@ -15,6 +15,7 @@ import { Config, type PrboxConfig } from "../Config.ts"
 import { ContainerRuntime } from "../ContainerRuntime.ts"
 import { ExtraLabels, LABELS, userSpec } from "../ContainerSpec.ts"
 import { SetupFailed } from "../Errors.ts"
+import { Foreground } from "../Foreground.ts"
 import { Installation } from "../Installation.ts"
 import { PreviewAddress } from "../PreviewAddress.ts"
 import { MakePrebuild } from "../prebuild/MakePrebuild.ts"
@@ -47,6 +48,9 @@ const make = Effect.gen(function* () {
   const health = yield* CodeServerHealth
   const tools = yield* SandboxTools
   const makePrebuild = yield* MakePrebuild
+  const foreground = yield* Foreground
+  /** Low priority: each step of a make waits while an open or a claim runs. */
+  const paused = foreground.whenIdle(Effect.logInfo("warm pool: paused while an open runs"))
   const fs = yield* FileSystem.FileSystem
   const engineHome = (yield* Config).home
   const install = (yield* Installation).id
@@ -91,6 +95,7 @@ const make = Effect.gen(function* () {
       const workspace = folders.workspace
       const fill = (volume: string, folder: string) =>
         runtime.fillFolder(volume, posixPath.dirname(folder), posixPath.basename(folder), extraLabels)
+      yield* paused
       // As an open from the prebuild: its workspace, and its home and image where it kept them (what the steps changed outside the workspace).
       yield* makePrebuild.using(
         prebuild.id,
@@ -124,9 +129,11 @@ const make = Effect.gen(function* () {
         hostPort,
         previewUrlTemplate: previewUrlTemplate(id, previewPort)
       })
+      yield* paused
       const containerId = yield* runtime.provision(spec)
       // The host's last look inside: from here on the container may run (no PR's code is in it yet).
       yield* ownership.seal(folders, runtime, extraLabels)
+      yield* paused
       const port = yield* runtime.start(containerId)
       yield* waitHealthy(port, config)
       return { containerId, port, workspace }

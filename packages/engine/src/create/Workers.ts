@@ -9,6 +9,7 @@ import { safeReason } from "../Errors.ts"
 import type { BuildFiles } from "../environment/BuildContext.ts"
 import { type EnvironmentChoice, readsWorkspace } from "../environment/ChooseEnvironment.ts"
 import { imagePlan, PrepareEnvironment } from "../environment/PrepareEnvironment.ts"
+import { Foreground } from "../Foreground.ts"
 import { Lifecycle } from "../Lifecycle.ts"
 import { SandboxTools } from "../SandboxTools.ts"
 import { Ownership } from "../workspace/Ownership.ts"
@@ -30,6 +31,9 @@ export interface RestartOptions {
    */
   readonly rebuild?: EnvironmentChoice
 }
+
+/** What a claim took from the pool besides the row: the base its workspace holds, and where that is. */
+type ClaimedPool = { readonly baseCommit: string; readonly workspacePath: string }
 
 /** The image a sandbox made before environments were recorded ran: it brings its own code-server. */
 const LEGACY_IMAGE = "codercom/code-server:latest"
@@ -58,6 +62,7 @@ const make = Effect.gen(function* () {
   const { advance, getRow, progress } = lifecycle
   const supervise = yield* Supervise
   const gitIdentity = yield* GitIdentity
+  const foreground = yield* Foreground
 
   /**
    * The plan a row's container is made from. A row from before environments
@@ -86,10 +91,12 @@ const make = Effect.gen(function* () {
    * `running`. A failed step is recorded on the row (`setupError`), not
    * fatal; a reused container keeps its create-time outcome. `startedEarly`:
    * the container started beside the checkout, and its environment.
+   * `running`: what the worker lets go once its row says so (the foreground).
    */
   const becomeReady = Effect.fn("SandboxService.becomeReady")(function* (
     id: SandboxId,
     config: PrboxConfig,
+    running: Effect.Effect<void>,
     startedEarly?: StartedEarly
   ) {
     const current = yield* getRow(id)
@@ -119,10 +126,11 @@ const make = Effect.gen(function* () {
     const setupError = created || steps.failure !== null ? { setupError: steps.failure } : {}
     const detail = readyDetail(hostPort, movedFrom)
     yield* advance(id, "running", { detail, ...setupError })
+    yield* running
     yield* setup.continueAfterReady(id, steps, detail)
   })
 
-  const createWorker = (row: Sandbox, config: PrboxConfig, prepared: PreparedCreate) =>
+  const createWorker = (row: Sandbox, config: PrboxConfig, prepared: PreparedCreate, running: Effect.Effect<void>) =>
     supervise(
       row,
       Effect.gen(function* () {
@@ -140,7 +148,7 @@ const make = Effect.gen(function* () {
           const target = targetOf(prepared, workspacePath)
           const startedEarly = yield* fromPrebuild.start(recorded, config, environment, prebuild, target)
           yield* advance(row.id, "starting", { workspacePath, ...sourceOf(prepared) })
-          yield* becomeReady(row.id, config, startedEarly)
+          yield* becomeReady(row.id, config, running, startedEarly)
           yield* fromPool.refill(row, config, poolOpen(prepared))
           return yield* fromPrebuild.background(row, prepared.prebuild, prepared.fetched.mirrorPath)
         }
@@ -176,21 +184,31 @@ const make = Effect.gen(function* () {
         }
         const starting = yield* advance(row.id, "starting", { workspacePath, ...sourceOf(prepared) })
         if (!imageOnly) yield* recordEnvironment(starting, choice, workspacePath, config)
-        yield* becomeReady(row.id, config, startedEarly)
+        yield* becomeReady(row.id, config, running, startedEarly)
         yield* fromPrebuild.background(row, prepared.prebuild, prepared.fetched.mirrorPath)
       })
     )
 
-  /** A claimed pool container (its row made by PoolRepo.claim) to `running`: the PR's commits in, then the setup. */
-  const claimWorker = (row: Sandbox, config: PrboxConfig, prepared: PreparedCreate, baseCommit: string) =>
+  /**
+   * A claimed pool container (its row made by PoolRepo.claim) to `running`: the PR's commits in, then the
+   * setup. The row gets its workspace once the PR's head is checked out there, as a create's does.
+   */
+  const claimWorker = (
+    row: Sandbox,
+    config: PrboxConfig,
+    prepared: PreparedCreate,
+    claimed: ClaimedPool,
+    running: Effect.Effect<void>
+  ) =>
     supervise(
       row,
       Effect.gen(function* () {
         const environment = yield* containerEnvironment(row, config)
-        const target = targetOf(prepared, row.workspacePath ?? "")
-        const startedEarly = yield* fromPool.bringIn(row, environment, target, baseCommit)
-        yield* advance(row.id, "starting", sourceOf(prepared))
-        yield* becomeReady(row.id, config, startedEarly)
+        const { workspacePath } = claimed
+        const target = targetOf(prepared, workspacePath)
+        const startedEarly = yield* fromPool.bringIn(row, environment, target, claimed.baseCommit)
+        yield* advance(row.id, "starting", { workspacePath, ...sourceOf(prepared) })
+        yield* becomeReady(row.id, config, running, startedEarly)
         yield* fromPool.refill(row, config, poolOpen(prepared))
       })
     )
@@ -214,7 +232,7 @@ const make = Effect.gen(function* () {
    * A restart; with `rebuild` (the row's container was removed for it), the
    * one that makes the new container, which then runs the create-time steps.
    */
-  const restartWorker = (row: Sandbox, config: PrboxConfig, options: RestartOptions) =>
+  const restartWorker = (row: Sandbox, config: PrboxConfig, options: RestartOptions, running: Effect.Effect<void>) =>
     supervise(
       row,
       Effect.gen(function* () {
@@ -225,9 +243,19 @@ const make = Effect.gen(function* () {
             (yield* runtime.filesAt) === "host" ? { _tag: "Engine", labels: extraLabels } : HOST_FILES
           yield* recordEnvironment(row, options.rebuild, row.workspacePath, config, readFrom)
         }
-        yield* becomeReady(row.id, config)
+        yield* becomeReady(row.id, config, running)
       })
     )
+
+  /**
+   * An open's worker holds the foreground from its admission until its row
+   * says `running` (or it ends): background makers wait meanwhile (Foreground.ts).
+   */
+  const inForeground = (id: SandboxId, worker: (running: Effect.Effect<void>) => Effect.Effect<void>) =>
+    Effect.gen(function* () {
+      const release = yield* foreground.hold
+      yield* lifecycle.spawnWorker(id, worker(release), release)
+    })
 
   /** Moves a restartable row to `starting` and hands it to a worker (the caller holds admission). */
   const admitRestart = Effect.fn("SandboxService.admitRestart")(function* (
@@ -240,13 +268,13 @@ const make = Effect.gen(function* () {
     const starting = yield* lifecycle.serialized(
       lifecycle.writeStatus(row.id, "starting", { error: null, stoppedAt: null })
     )
-    yield* lifecycle.spawnWorker(row.id, restartWorker(starting, config, options))
+    yield* inForeground(row.id, (running) => restartWorker(starting, config, options, running))
     return starting
   })
 
   /** Hands a freshly inserted row to its create worker (the caller holds admission). */
   const spawnCreate = (row: Sandbox, config: PrboxConfig, prepared: PreparedCreate) =>
-    lifecycle.spawnWorker(row.id, createWorker(row, config, prepared))
+    inForeground(row.id, (running) => createWorker(row, config, prepared, running))
 
   /** `updateContentCommand` after `prbox update` moved the workspace: its failure is reported, not fatal. */
   const runUpdateContent = (row: Sandbox, containerId: string) =>
@@ -257,8 +285,8 @@ const make = Effect.gen(function* () {
     }).pipe(Effect.catch((error) => Effect.succeed(safeReason(error))))
 
   /** Hands a row made of a claimed pool container to its worker (the caller holds admission). */
-  const spawnClaim = (row: Sandbox, config: PrboxConfig, prepared: PreparedCreate, baseCommit: string) =>
-    lifecycle.spawnWorker(row.id, claimWorker(row, config, prepared, baseCommit))
+  const spawnClaim = (row: Sandbox, config: PrboxConfig, prepared: PreparedCreate, claimed: ClaimedPool) =>
+    inForeground(row.id, (running) => claimWorker(row, config, prepared, claimed, running))
 
   const poolKeyFor = (cfg: PrboxConfig, prepared: PreparedCreate) => fromPool.keyFor(cfg, poolOpen(prepared))
 

@@ -16,6 +16,7 @@ import { ContainerRuntime } from "../ContainerRuntime.ts"
 import { ExtraLabels } from "../ContainerSpec.ts"
 import { PoolContainer } from "../create/PoolContainer.ts"
 import { WarmPool } from "../create/WarmPool.ts"
+import { Foreground } from "../Foreground.ts"
 import { FeaturePins } from "../features/FeaturePins.ts"
 import * as NodeFeatureDownloads from "../features/node/NodeFeatureDownloads.ts"
 import * as NodeSandboxFiles from "../files/node/NodeSandboxFiles.ts"
@@ -56,6 +57,7 @@ export interface Wrappers {
   readonly hooks?: Wrap<Hooks["Service"]>
   readonly lifecycle?: Wrap<Lifecycle["Service"]>
   readonly repo?: Wrap<SandboxRepo["Service"]>
+  readonly foreground?: Wrap<Foreground["Service"]>
 }
 
 export interface Options {
@@ -124,6 +126,8 @@ const compose = (options: Options, chosen: ChosenEngine) => {
   const store = sqliteRepo({ stateDir: options.home })
   const config = configLayer(options)
   const registryAuth = NodeRegistryAuth.layer.pipe(Layer.provide(config))
+  // One foreground for the engine: every open holds it, every background maker waits on it.
+  const foreground = wrapped(Foreground, Foreground.layer, wrap.foreground)
   const prebuildRepo = Layer.effect(
     PrebuildRepo,
     Effect.map(PrebuildRepo, (repo) => repo)
@@ -140,7 +144,7 @@ const compose = (options: Options, chosen: ChosenEngine) => {
     // One maker for the engine: its builds go one at a time, whoever asks.
     PrebuildCleanup.layer.pipe(
       Layer.provideMerge(MakePrebuild.layer),
-      Layer.provide([ExtraLabels.layer(options.labels ?? {}), prebuildRepo, runtime, workspaces, config]),
+      Layer.provide([ExtraLabels.layer(options.labels ?? {}), prebuildRepo, runtime, workspaces, config, foreground]),
       Layer.provide(NodeInstallation.layer.pipe(Layer.provide(store)))
     ),
     NodePreviewAddress.layer.pipe(Layer.provide(Layer.merge(store, config))),
@@ -160,6 +164,7 @@ const compose = (options: Options, chosen: ChosenEngine) => {
     NodeComposeCli.layer(chosen.address),
     NodeFeatureDownloads.layer.pipe(Layer.provide([NodeOciRegistry.layer(), registryAuth, config])),
     FeaturePins.layer.pipe(Layer.provide(store)),
+    foreground,
     config
   )
   // One pool for the engine: its fills go one at a time, and the daemon reconciles and collects it.

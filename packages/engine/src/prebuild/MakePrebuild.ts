@@ -8,6 +8,7 @@ import { ContainerRuntime } from "../ContainerRuntime.ts"
 import { type ContainerSpec, daemonSandboxUser, ExtraLabels, LABELS, userSpec } from "../ContainerSpec.ts"
 import { safeReason } from "../Errors.ts"
 import type { ExecTarget } from "../exec/ExecTarget.ts"
+import { Foreground } from "../Foreground.ts"
 import { Installation } from "../Installation.ts"
 import { checkoutInContainer, containerWorkspaceGit } from "../workspace/ContainerWorkspaceGit.ts"
 import { PrebuildFailed } from "./Errors.ts"
@@ -59,6 +60,7 @@ const make = Effect.gen(function* () {
   const { home } = yield* Config
   const installation = yield* Installation
   const extraLabels = yield* ExtraLabels
+  const foreground = yield* Foreground
   const inFlight = yield* Ref.make<ReadonlySet<string>>(new Set())
   /** Prebuilds an open is copying from now, each with how many opens: gc never removes one. */
   const inUse = yield* Ref.make<ReadonlyMap<string, number>>(new Map())
@@ -84,14 +86,18 @@ const make = Effect.gen(function* () {
       { discard: true }
     )
 
-  const step =
-    (operation: string) =>
-    <A, E extends { readonly message: string }, R>(effect: Effect.Effect<A, E, R>) =>
-      Effect.mapError(effect, (error) => new PrebuildFailed({ operation, detail: error.message }))
-
   /** The container, its volumes, the base checked out, the steps run and the container committed: what it holds, measured. */
   const build = (row: Prebuild, input: PrebuildInput, onProgress: (line: string) => Effect.Effect<void>) =>
     Effect.gen(function* () {
+      // Low priority: each step waits while an open or a claim runs.
+      const paused = foreground.whenIdle(onProgress("prebuild: paused while an open runs"))
+      const step =
+        (operation: string) =>
+        <A, E extends { readonly message: string }, R>(effect: Effect.Effect<A, E, R>) =>
+          Effect.andThen(
+            paused,
+            Effect.mapError(effect, (error) => new PrebuildFailed({ operation, detail: error.message }))
+          )
       const { plan } = input
       const workspace = plan.workspaceFolder
       const volume = prebuildVolumeName(row.id)
@@ -169,7 +175,7 @@ const make = Effect.gen(function* () {
       yield* checkoutInContainer(runtime, target, input.baseBranch, input.baseCommit).pipe(step("check out the base"))
       const env = { ...plan.containerEnv, ...plan.remoteEnv, HOME: CONTAINER_HOME }
       const place = { containerId, user: target.user, cwd: workspace, env }
-      yield* runPrebuildSteps(runtime, place, plan, undefined, onProgress)
+      yield* runPrebuildSteps(runtime, place, plan, undefined, onProgress, paused)
       // The number is the container's to say; it only orders gc, never decides a host action.
       const du = yield* runtime
         .exec(containerId, ["du", "-sk", workspace, CONTAINER_HOME], {

@@ -33,12 +33,15 @@ export const runPrebuildSteps = (
   place: StepPlace,
   plan: EnvironmentPlan,
   hooks: ReadonlyArray<LifecycleHook> = PREBUILD_HOOKS,
-  onProgress: (line: string) => Effect.Effect<void> = () => Effect.void
+  onProgress: (line: string) => Effect.Effect<void> = () => Effect.void,
+  /** Before each step (MakePrebuild's low priority: the wait while an open runs). */
+  before: Effect.Effect<void> = Effect.void
 ) =>
   Effect.forEach(
     plan.steps.filter((step) => hooks.includes(step.hook)),
     (step) =>
       Effect.gen(function* () {
+        yield* before
         yield* onProgress(`prebuild: running ${step.hook} (${step.origin})`)
         const one = (command: SingleCommand, name?: string) =>
           Effect.gen(function* () {

@@ -245,7 +245,7 @@ const make = Effect.gen(function* () {
           const row = yield* prepareCreate.record(inserted, prepared.create.lookup)
           yield* claimed === undefined
             ? workers.spawnCreate(row, cfg, prepared.create)
-            : workers.spawnClaim(row, cfg, prepared.create, claimed.baseCommit)
+            : workers.spawnClaim(row, cfg, prepared.create, claimed)
           return row
         })
       )

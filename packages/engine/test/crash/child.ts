@@ -13,7 +13,7 @@ import Database from "better-sqlite3"
 import { Effect } from "effect"
 import { Reconciler, RuntimeError, SandboxService } from "../../src/index.ts"
 import { engineLayer } from "../engine-layer.ts"
-import { CHILD_ENV, isPhase, type Phase, PULL_REQUEST, phaseLine } from "./phases.ts"
+import { CHILD_ENV, isPhase, type Phase, PULL_REQUEST, phaseLine, runChild } from "./phases.ts"
 
 const phase = process.argv[2]
 if (!isPhase(phase)) throw new Error(`usage: child.ts <phase> (got ${String(phase)})`)
@@ -140,17 +140,4 @@ const layer = engineLayer({
   })
 })
 
-// Effect.never alone does not hold Node's event loop open.
-const keepAlive = setInterval(() => undefined, 1 << 30)
-Effect.runPromise(Effect.scoped(drive.pipe(Effect.provide(layer)))).then(
-  () => {
-    clearInterval(keepAlive)
-    process.stderr.write(`the child ended without reaching ${phase}\n`)
-    process.exit(2)
-  },
-  (error: unknown) => {
-    clearInterval(keepAlive)
-    process.stderr.write(`the child failed before reaching ${phase}: ${String(error)}\n`)
-    process.exit(1)
-  }
-)
+runChild(phase, drive.pipe(Effect.provide(layer)))

@@ -106,14 +106,16 @@ const poolTable = (db: Database.Database, { run, write }: Transactions): PoolRep
             status: "cloning",
             container_id: raw.container_id,
             host_port: raw.host_port,
-            workspace_path: raw.workspace_path,
+            // Written once the PR's head is checked out in it (as a create writes it): a row killed before
+            // is never restarted on the base's checkout.
+            workspace_path: null,
             environment: JSON.parse(raw.environment),
             environment_plan: JSON.parse(raw.environment_plan)
           })
           // A refused insert writes nothing (the body's failure is not a throw: nothing may be written before it).
           const inserted = yield* insertChecked("claimPool", row)
           remove.run(raw.id)
-          return { row: inserted, baseCommit: raw.base_commit }
+          return { row: inserted, baseCommit: raw.base_commit, workspacePath: raw.workspace_path }
         })
       )
     }),
