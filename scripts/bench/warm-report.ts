@@ -77,7 +77,8 @@ export const reportWarm = (
   out.push(`load average at the end: ${loadEnd.join(" ")} (${facts.cores} cores)`)
   out.push(`prbox ${figures.version}, installed from the package's tarball; image ${image} (real code-server)`)
   out.push(
-    `repository: a bare copy of ${figures.source}${options.repo === undefined ? " (GENERATED stand-in: pass --repo for a real one)" : ""}; ` +
+    `repository: a bare copy of ${figures.source}${options.repo === undefined ? " (GENERATED stand-in: pass --repo for a real one)" : ""}, ` +
+      "its base given a devcontainer.json (the image, a cheap updateContentCommand) merged into each PR; " +
       `PRs ${figures.repo.pullRequests.map((p) => `${p.number}${p.made ? "*" : ""}`).join(" ")} (* made by the bench)`
   )
   out.push(
