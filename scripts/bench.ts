@@ -44,6 +44,20 @@ const benchmarks: Readonly<Record<string, Benchmark>> = {
       })
     }
   },
+  warm: {
+    summary:
+      "the installed package's prbox open of a further PR (real code-server): pool hit, pool miss, prebuilt (updateContentCommand skipped by its stamp), p50/p95 vs the raw warm steps in the same run; daemon idle RSS with a pool of 2",
+    usage:
+      "warm [--runs N (default 10)] [--repo <bare repository with refs/pull/N/head> (default: the generated stand-in)]",
+    run: async (args) => {
+      const values = parse(args, { runs: { type: "string" }, repo: { type: "string" } })
+      const { runWarm } = await import("./bench/warm.ts")
+      await runWarm({
+        runs: intOption(typeof values.runs === "string" ? values.runs : undefined, 10, "runs"),
+        repo: typeof values.repo === "string" ? values.repo : undefined
+      })
+    }
+  },
   api: {
     summary:
       "prboxd listing 200 sandboxes for clients in a separate process: closed loop (50 clients) and open loop " +

@@ -1,13 +1,12 @@
 import { randomBytes } from "node:crypto"
-import { existsSync, mkdirSync, readFileSync, realpathSync, unlinkSync, writeFileSync } from "node:fs"
-import { dirname, join } from "node:path"
+import { existsSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
 import { lifecyclePathTo, PullRequestNumber, SandboxId } from "@prbox/domain"
 import { SandboxRepo, type StatusUpdate, layer as sqliteRepo } from "@prbox/store"
 import { Effect, ManagedRuntime, Redacted } from "effect"
 import { defaultLimits } from "../../apps/daemon/src/Limits.ts"
 import { REQUEST_TIMINGS_ENV, type TimingsDump } from "../../apps/daemon/src/RequestTimings.ts"
 import { installPackage } from "../package/install.ts"
-import { LIB_DIR } from "../package/Layout.ts"
 import {
   check,
   cleanupRoot,
@@ -28,6 +27,7 @@ import {
   DAEMON_SAMPLE_MS,
   type Daemon,
   type DaemonUse,
+  installedDaemonMain,
   rssMb,
   spawnDaemon,
   waitForHealth,
@@ -46,11 +46,8 @@ export interface ApiOptions {
 }
 
 /** The daemon's bundled entry in a package installed into `prefix` (what the installed CLI starts). */
-const installedDaemonEntry = async (prefix: string): Promise<string> => {
-  const installed = await installPackage(prefix)
-  // bin/prboxd links to the package's bin/prboxd.cjs; the bundle is beside it in lib/.
-  return join(dirname(realpathSync(installed.prboxd)), "..", LIB_DIR, "prboxd.js")
-}
+const installedDaemonEntry = async (prefix: string): Promise<string> =>
+  installedDaemonMain(await installPackage(prefix))
 
 const TARGETS = {
   /** Open-loop p99 at `openLoopRate` requests per second. */

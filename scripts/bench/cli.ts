@@ -30,7 +30,7 @@ const TARGETS = { ratio: 2, setupOverheadMs: 30 } as const
 const WARMUP_RUNS = 3
 const LIST_PATH = "/v1/sandboxes?all=true"
 
-interface Timed {
+export interface Timed {
   readonly ms: number
   readonly code: number | null
   readonly stdout: string
@@ -38,7 +38,7 @@ interface Timed {
 }
 
 /** One whole process, from spawn to exit: what a user waits for at the prompt. */
-const timed = (file: string, args: ReadonlyArray<string>, env: NodeJS.ProcessEnv): Promise<Timed> =>
+export const timed = (file: string, args: ReadonlyArray<string>, env: NodeJS.ProcessEnv): Promise<Timed> =>
   new Promise((resolve) => {
     const started = performance.now()
     execFile(file, [...args], { env, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {

@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "nod
 import { cpus, loadavg, release, tmpdir, totalmem } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
+import { PREBUILD_HOME_LABEL, PREBUILD_IMAGE_LABELS } from "@prbox/engine"
 import { BENCH_LABEL } from "./engine.ts"
 
 export const repoRoot = join(import.meta.dirname, "..", "..")
@@ -117,22 +118,51 @@ export const makeRoot = (name: string): string => {
   return root
 }
 
-/** The benchmark containers whose `dev.prbox.home` is `root` or below it. */
-export const containersUnder = (root: string): Array<string> =>
+const isUnder = (root: string) => (home: string | undefined) =>
+  home !== undefined && (home === root || home.startsWith(`${root}/`))
+
+/** `docker <kind> ls` of the benchmark's objects whose `dev.prbox.home` or `dev.prbox.prebuild.home` is under `root`. */
+const labelledUnder = (kind: "container" | "volume", root: string): Array<string> =>
   shSync("docker", [
-    "ps",
-    "-a",
-    "--no-trunc",
+    kind,
+    "ls",
+    ...(kind === "container" ? ["-a", "--no-trunc"] : []),
     "--filter",
     `label=${BENCH_LABEL}=1`,
     "--format",
-    '{{.ID}}\t{{.Label "dev.prbox.home"}}'
+    `{{.${kind === "container" ? "ID" : "Name"}}}\t{{.Label "dev.prbox.home"}}\t{{.Label "${PREBUILD_HOME_LABEL}"}}`
   ])
     .split("\n")
     .filter((line) => line.length > 0)
-    .map((line) => line.split("\t") as [string, string | undefined])
-    .filter(([, home]) => home !== undefined && (home === root || home.startsWith(`${root}/`)))
-    .map(([id]) => id)
+    .map((line) => line.split("\t"))
+    .filter(([, home, prebuildHome]) => isUnder(root)(home) || isUnder(root)(prebuildHome))
+    .map(([id]) => id ?? "")
+
+/**
+ * The benchmark containers whose `dev.prbox.home` is `root` or below it,
+ * and the prebuild containers of a daemon whose home is (`dev.prbox.prebuild.home`).
+ */
+export const containersUnder = (root: string): Array<string> => labelledUnder("container", root)
+
+/** Prebuild images (`dev.prbox.prebuild.image.home`) of a daemon whose home is under `root`. */
+const prebuildImagesUnder = (root: string): Array<string> => {
+  const ids = [
+    ...new Set(
+      shSync("docker", ["image", "ls", "-q", "--no-trunc", "--filter", `label=${PREBUILD_IMAGE_LABELS.home}`])
+        .split("\n")
+        .filter((line) => line.length > 0)
+    )
+  ]
+  if (ids.length === 0) return []
+  const homes = shSync("docker", [
+    "image",
+    "inspect",
+    "--format",
+    `{{index .Config.Labels "${PREBUILD_IMAGE_LABELS.home}"}}`,
+    ...ids
+  ]).split("\n")
+  return ids.filter((_, i) => isUnder(root)(homes[i]))
+}
 
 export const removeContainers = (ids: ReadonlyArray<string>): void => {
   for (let i = 0; i < ids.length; i += 50) {
@@ -140,15 +170,29 @@ export const removeContainers = (ids: ReadonlyArray<string>): void => {
   }
 }
 
-/** Removes every container of the run and its directory; returns how many containers were removed. */
-export const cleanupRoot = (root: string): number => {
+/**
+ * Removes what daemons and the bench made under `root`: containers, then
+ * their volumes (sandboxes' and prebuilds'), then prebuild images; returns
+ * how many containers were removed.
+ */
+export const removeUnder = (root: string): number => {
   const left = containersUnder(root)
   if (left.length > 0) removeContainers(left)
   const still = containersUnder(root)
   if (still.length > 0) throw new Error(`could not remove containers ${still.join(", ")}`)
+  const volumes = labelledUnder("volume", root)
+  if (volumes.length > 0) execFileSync("docker", ["volume", "rm", "-f", ...volumes], { stdio: "ignore" })
+  const images = prebuildImagesUnder(root)
+  if (images.length > 0) execFileSync("docker", ["image", "rm", "-f", ...images], { stdio: "ignore" })
+  return left.length
+}
+
+/** Removes every container of the run (and the volumes and images its daemons made) and its directory; returns how many containers were removed. */
+export const cleanupRoot = (root: string): number => {
+  const left = removeUnder(root)
   rmSync(root, { recursive: true, force: true })
   roots.delete(root)
-  return left.length
+  return left
 }
 
 /** Clean-up on Ctrl-C or kill: the run's containers and directories go too. */

@@ -1,9 +1,11 @@
 import { type ChildProcess, spawn } from "node:child_process"
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
-import { join } from "node:path"
+import { mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs"
+import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Launch } from "@prbox/client"
-import { httpRequest, sleep } from "./common.ts"
+import type { InstalledPackage } from "../package/install.ts"
+import { LIB_DIR } from "../package/Layout.ts"
+import { type Answer, httpRequest, sleep } from "./common.ts"
 import { BENCH_LABEL } from "./engine.ts"
 
 const START_TIMEOUT_MS = 60_000
@@ -29,6 +31,10 @@ export interface Daemon {
   readonly exited: () => boolean
   readonly stop: () => Promise<{ code: number | null; signal: NodeJS.Signals | null }>
 }
+
+/** The daemon's bundle in an installed package: bin/prboxd links to the package's bin/prboxd.cjs, the bundle is beside it in lib/. */
+export const installedDaemonMain = (installed: InstalledPackage): string =>
+  join(dirname(realpathSync(installed.prboxd)), "..", LIB_DIR, "prboxd.js")
 
 /** The daemon's entry in this checkout (its TypeScript sources). */
 export const DAEMON_MAIN = fileURLToPath(new URL("../../apps/daemon/src/main.ts", import.meta.url))
@@ -92,6 +98,22 @@ export const waitForHealth = async (socketPath: string, daemon: Daemon): Promise
     if (performance.now() > deadline) throw new Error(`the daemon did not answer in time:\n${daemon.output()}`)
     await sleep(20)
   }
+}
+
+/** The daemon's API over its socket, JSON in and out. */
+export const api = (socketPath: string, method: string, path: string, body?: unknown): Promise<Answer> => {
+  const payload = body === undefined ? undefined : JSON.stringify(body)
+  const headers =
+    payload === undefined
+      ? {}
+      : { "content-type": "application/json", "content-length": String(Buffer.byteLength(payload)) }
+  return httpRequest({ socketPath, method, path, headers }, true, payload)
+}
+
+/** The answer's JSON, or an error naming `what` with its status and body when it is not a 200. */
+export const expectJson = <A>(answer: Answer, what: string): A => {
+  if (answer.status !== 200) throw new Error(`${what} answered ${answer.status}: ${answer.body}`)
+  return JSON.parse(answer.body) as A
 }
 
 /** VmRSS of `pid` in MiB. */

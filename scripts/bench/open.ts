@@ -134,7 +134,7 @@ interface RawRun extends Measured {
 }
 
 /** clone + PR ref + checkout + docker run + healthz; `clone` is the only difference between cold and warm. */
-const rawOpen = async (
+export const rawOpen = async (
   root: string,
   image: string,
   dir: string,

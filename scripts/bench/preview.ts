@@ -8,7 +8,6 @@ import { codeServerImage } from "../images/code-server.ts"
 import { ensureImage } from "../images/images.ts"
 import { startPreviewAppArgv } from "../testing/preview-app.ts"
 import {
-  type Answer,
   BenchStopped,
   check,
   cleanupRoot,
@@ -27,10 +26,12 @@ import {
   writeResult
 } from "./common.ts"
 import {
+  api,
   cpuSeconds,
   type Daemon,
   type DaemonUse,
   daemonHome,
+  expectJson,
   spawnDaemon,
   waitForHealth,
   watchDaemon
@@ -53,21 +54,6 @@ interface Sandbox {
   readonly status: string
   readonly containerId: string | null
   readonly error: string | null
-}
-
-/** The daemon's API over its socket, JSON in and out. */
-const api = (socketPath: string, method: string, path: string, body?: unknown): Promise<Answer> => {
-  const payload = body === undefined ? undefined : JSON.stringify(body)
-  const headers =
-    payload === undefined
-      ? {}
-      : { "content-type": "application/json", "content-length": String(Buffer.byteLength(payload)) }
-  return httpRequest({ socketPath, method, path, headers }, true, payload)
-}
-
-const expectJson = <A>(answer: Answer, what: string): A => {
-  if (answer.status !== 200) throw new Error(`${what} answered ${answer.status}: ${answer.body}`)
-  return JSON.parse(answer.body) as A
 }
 
 /** Opens the PR and waits until its sandbox is running. */
