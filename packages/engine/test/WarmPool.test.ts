@@ -4,13 +4,11 @@ import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import type { Sandbox } from "@prbox/domain"
 import { Deferred, Effect, Fiber, Redacted } from "effect"
-import { gitSync, pushPullRequest } from "../../git/test/helpers.ts"
-import { MakePrebuild, SandboxService, WarmPool } from "../src/index.ts"
-import { healthzGitImage } from "./git-image.ts"
-import { logLines, openRunning, rowOf, withEngine } from "./harness.ts"
+import { pushPullRequest } from "../../git/test/helpers.ts"
+import { SandboxService } from "../src/index.ts"
+import { openRunning, rowOf, withEngine } from "./harness.ts"
+import { devcontainer, logOf, POOL, primed } from "./pool-support.ts"
 import { gitIn, removePrebuildsOf, shInContainer } from "./prebuild-support.ts"
-
-const logOf = (row: Sandbox) => Effect.map(logLines(row.id), (lines) => lines.join("\n"))
 
 const read = (row: Sandbox, file: string) => readFileSync(join(row.workspacePath ?? "", file), "utf8")
 
@@ -30,33 +28,6 @@ const logsIn = (port: number | null, password: string) =>
   )
 
 const passwordOf = (row: Sandbox) => (row.accessPassword === null ? "" : Redacted.value(row.accessPassword))
-
-const devcontainer = JSON.stringify({
-  image: healthzGitImage(),
-  // The home's file: what onCreate leaves outside the workspace reaches a claimed container too.
-  onCreateCommand:
-    "mkdir -p deps ~/.cache && echo made-on-$(git rev-parse --short HEAD) > deps/made && echo home-made > ~/.cache/made",
-  updateContentCommand: "echo update-$(cat pr.txt 2>/dev/null || echo base) >> deps/log",
-  postCreateCommand: "echo post > post.txt"
-})
-
-/** A repository whose base has a prebuild ready and the pool filled (an open of PR 3, then of PR 4). */
-const primed = (remote: string) =>
-  Effect.gen(function* () {
-    const base = pushPullRequest(remote, 90, { ".devcontainer/devcontainer.json": devcontainer })
-    gitSync(remote, "update-ref", "refs/heads/main", base)
-    pushPullRequest(remote, 3, { "three.txt": "3" })
-    yield* openRunning(remote, 3)
-    yield* (yield* MakePrebuild).settled
-    pushPullRequest(remote, 4, { "four.txt": "4" })
-    const four = yield* openRunning(remote, 4)
-    assert.include(yield* logOf(four), "from prebuild", "the second open starts from the prebuild")
-    const pool = yield* WarmPool
-    yield* pool.settled
-    return { base, pool }
-  })
-
-const POOL = { prebuilds: { maxGiB: 10, keepDays: 7 }, warmPool: { size: 2, idleMinutes: 30 } }
 
 describe("the warm pool", () => {
   it.live(

@@ -33,15 +33,15 @@ const entry = (n: number, overrides: Partial<NewPoolEntry> = {}): NewPoolEntry =
   ...overrides
 })
 
-/** A PR's claim: a new sandbox's fields but its id, password and workspace. */
+/** A PR's claim: a new sandbox's fields but its id, password and workspace, and what it says of its setup until it ends. */
 const claimOf = (n: number) => {
   const { id: _id, accessPassword: _password, ...pr } = newSandbox(n)
-  return pr
+  return { ...pr, sourceCommit: `head-${n}`, setupError: "setup did not finish" }
 }
 
 describe("the warm pool's rows", () => {
   it.effect(
-    "a claim turns the oldest ready entry of its key into the PR's row (its id, password, container, port, workspace, environment; cloning) and the entry is gone",
+    "a claim turns the oldest ready entry of its key into the PR's row (its id, password, container, port, workspace, environment; starting, its source and setup outcome as the claim says) and the entry is gone",
     () =>
       Effect.gen(function* () {
         const { pool, repo } = yield* openStore(yield* freshStateDir)
@@ -54,7 +54,9 @@ describe("the warm pool's rows", () => {
         assert.isFalse(yield* pool.ready(entry(1).id, "c9", 40009), "ready once")
         const row = (yield* pool.claim("k1", claimOf(7)))?.row
         assert.strictEqual(row?.id, entry(1).id, "the oldest")
-        assert.strictEqual(row?.status, "cloning")
+        assert.strictEqual(row?.status, "starting", "its container runs: the claim's one status write is running")
+        assert.strictEqual(row?.sourceCommit, "head-7")
+        assert.strictEqual(row?.setupError, "setup did not finish")
         assert.strictEqual(row?.containerId, "c1")
         assert.strictEqual(row?.hostPort, 40001)
         assert.strictEqual(row?.workspacePath, entry(1).workspacePath)
