@@ -1,6 +1,8 @@
-import { terminalSafe } from "@prbox/domain"
 import { ExitCode as ApiExitCode, exitCodeOf } from "@prbox/protocol"
 import { Cause, Effect, Schema } from "effect"
+import { type Output, printFailure, type Reported } from "./PrintFailure.ts"
+
+export type { Output }
 
 /** The CLI's exit codes (the protocol's table); `prbox --help` lists them. */
 export const ExitCode = {
@@ -30,15 +32,6 @@ export class CliFailure extends Schema.TaggedError<CliFailure>()("CliFailure", {
 
 export const usageError = (message: string) => new CliFailure({ tag: "Usage", message, code: ExitCode.usage })
 
-/** A failure with a stable tag and a message, whatever produced it. */
-export interface Reported {
-  readonly tag: string
-  readonly message: string
-  readonly code: number
-  /** UpdateRefused: the workspace's changed files, for `--json`. */
-  readonly changedFiles?: ReadonlyArray<string>
-}
-
 /** The client's own failures; an API error's code comes from the protocol's table. */
 const codeOfTag = (tag: string): number => {
   switch (tag) {
@@ -63,24 +56,6 @@ export const report = (error: unknown): Reported => {
     return { tag: error._tag, message, code: codeOfTag(error._tag), ...files }
   }
   return { tag: "Internal", message: error instanceof Error ? error.message : String(error), code: ExitCode.other }
-}
-
-/** Where a command's result goes: human text, or JSON on stdout. */
-export interface Output {
-  readonly json: boolean
-}
-
-const oneLine = (text: string): string => text.replace(/\s*\n\s*/g, "; ")
-
-/** Prints a failure as one line on stderr (or a JSON error object on stdout with --json) and sets the exit code. */
-export const printFailure = (output: Output, failure: Reported): void => {
-  if (output.json) {
-    const files = failure.changedFiles === undefined ? {} : { changedFiles: failure.changedFiles }
-    process.stdout.write(`${JSON.stringify({ error: { tag: failure.tag, message: failure.message, ...files } })}\n`)
-  } else {
-    process.stderr.write(`prbox: ${oneLine(terminalSafe(failure.message))}\n`)
-  }
-  process.exitCode = failure.code
 }
 
 /**

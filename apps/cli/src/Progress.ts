@@ -2,11 +2,10 @@ import { followUntilSettled, type PrboxClientShape } from "@prbox/client"
 import { describeEvent, type SandboxEvent, terminalSafe } from "@prbox/domain"
 import type { SandboxView } from "@prbox/protocol"
 import { Effect } from "effect"
-import { CliFailure, ExitCode } from "./Exit.ts"
+import { CliFailure } from "./Exit.ts"
+import { progressLine, seconds, unsettledFailure } from "./OpenText.ts"
 
 const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
-
-const seconds = (ms: number) => `${(ms / 1000).toFixed(1)}s`
 
 /** The setup step (`[2/5]`) a progress line belongs to, if any: shown beside the spinner, never acted on. */
 const stepOf = (event: SandboxEvent): string | undefined =>
@@ -19,10 +18,7 @@ interface Renderer {
 
 /** Non-TTY: one plain line per event, on stderr. */
 const plainRenderer = (since: number): Renderer => ({
-  event: (event) =>
-    process.stderr.write(
-      `[${seconds(event.at - since).padStart(6)}] ${event.status}: ${terminalSafe(describeEvent(event))}\n`
-    ),
+  event: (event) => process.stderr.write(progressLine(event, since)),
   close: () => {}
 })
 
@@ -79,16 +75,5 @@ export const followUntilReady = (
       (renderer) => Effect.sync(() => renderer.close())
     )
     if (current.status === "running") return current
-    if (current.status === "error") {
-      return yield* new CliFailure({
-        tag: "SandboxFailed",
-        message: `sandbox ${view.id} failed: ${current.error ?? "unknown error"} (see \`prbox logs ${view.id}\`)`,
-        code: ExitCode.other
-      })
-    }
-    return yield* new CliFailure({
-      tag: "Conflict",
-      message: `sandbox ${view.id} is ${current.status}: it was stopped while starting`,
-      code: ExitCode.conflict
-    })
+    return yield* new CliFailure(unsettledFailure(view, current))
   })

@@ -3,69 +3,11 @@ import { currentHome } from "@prbox/client/Home"
 import { normalizeOpenInput } from "@prbox/client/OpenInput"
 import { terminalSafe } from "@prbox/domain/TerminalText"
 import { PRBOX_VERSION } from "@prbox/domain/Version"
-import { API_HEADER, servesThisApi } from "@prbox/protocol/ApiVersion"
 import { describe, listText, terminalColumns } from "./Format.ts"
 import type { DaemonQuery, QuickCommand } from "./QuickCommand.ts"
+import { openQuickly } from "./QuickOpen.ts"
+import { requestJson } from "./QuickSocket.ts"
 import { sandboxList, sandboxView } from "./QuickView.ts"
-
-/**
- * node:net through getBuiltinModule rather than `import`: an ES import of a
- * built-in evaluates all its exports (node:http's load undici). And HTTP/1.0
- * by hand rather than node:http, whose modules and parser cost more to load
- * than the whole answer takes: the answer is one status line, headers and a
- * body that ends when the daemon closes the connection (its length checked).
- */
-const { connect } = process.getBuiltinModule("node:net")
-
-/** Longer than a loaded daemon takes to list 200 rows; a slower one is left to the full CLI and its own deadline. */
-const QUIET_MS = 5_000
-
-/**
- * The body of a `200` answer of type JSON from a daemon that serves this
- * client's API (its API_HEADER), whole (as long as its content-length says),
- * or undefined.
- */
-export const bodyOf = (answer: Buffer): string | undefined => {
-  const end = answer.indexOf("\r\n\r\n")
-  if (end < 0) return undefined
-  const [status = "", ...headers] = answer.toString("latin1", 0, end).split("\r\n")
-  if (!/^HTTP\/1\.[01] 200 /.test(status)) return undefined
-  const header = (name: string) =>
-    headers
-      .find((line) => line.toLowerCase().startsWith(`${name}:`))
-      ?.slice(name.length + 1)
-      .trim()
-  const body = answer.subarray(end + 4)
-  if (!(header("content-type") ?? "").startsWith("application/json")) return undefined
-  if (!servesThisApi(header(API_HEADER))) return undefined
-  if (header("transfer-encoding") !== undefined || header("content-length") !== String(body.length)) return undefined
-  return body.toString("utf8")
-}
-
-/**
- * GET `path` on the daemon's socket: the parsed JSON of a whole 200 answer
- * in this client's API, or undefined for anything else (no socket, refused,
- * another status or API, not JSON, a cut answer, silence for QUIET_MS).
- */
-const getJson = (socketPath: string, path: string): Promise<unknown> =>
-  new Promise((resolve) => {
-    const socket = connect({ path: socketPath })
-    const chunks: Array<Buffer> = []
-    socket.setTimeout(QUIET_MS, () => socket.destroy())
-    socket.on("connect", () => socket.write(`GET ${path} HTTP/1.0\r\nHost: localhost\r\nConnection: close\r\n\r\n`))
-    socket.on("data", (chunk: Buffer) => chunks.push(chunk))
-    socket.on("end", () => {
-      const body = bodyOf(Buffer.concat(chunks))
-      try {
-        resolve(body === undefined ? undefined : JSON.parse(body))
-      } catch {
-        resolve(undefined)
-      }
-    })
-    // Refused, reset, timed out: the first resolve wins, so after `end` this changes nothing.
-    socket.on("close", () => resolve(undefined))
-    socket.on("error", () => resolve(undefined))
-  })
 
 /** The request the full CLI makes for `command` (the list is asked whole for the table: legacy rows always show). */
 const pathOf = (command: DaemonQuery, cwd: string): string => {
@@ -103,7 +45,7 @@ export interface QuickContext {
  */
 export const quickAnswer = async (command: DaemonQuery, context: QuickContext): Promise<string | undefined> => {
   // One request: the answer's own header says whether the daemon serves this API (the full CLI asks GET /version).
-  const answer = await getJson(context.socketPath, pathOf(command, context.cwd))
+  const answer = await requestJson(context.socketPath, "GET", pathOf(command, context.cwd))
   const text = textOf(command, answer, context)
   return text === undefined ? undefined : `${text}\n`
 }
@@ -116,8 +58,12 @@ export const answerQuickly = async (command: QuickCommand): Promise<boolean> => 
     process.stdout.write(`prbox v${PRBOX_VERSION}\n`)
     return true
   }
+  const socketPath = currentHome().socketPath
+  if (command._tag === "open") {
+    return openQuickly(command, { socketPath, cwd: process.cwd(), since: Date.now(), stderrTty: process.stderr.isTTY })
+  }
   const text = await quickAnswer(command, {
-    socketPath: currentHome().socketPath,
+    socketPath,
     cwd: process.cwd(),
     now: Date.now(),
     columns: terminalColumns(process.stdout)

@@ -1,10 +1,10 @@
 import { ENVIRONMENT_KINDS, PROVIDERS, PULL_REQUEST_STATES, SANDBOX_STATUSES } from "@prbox/domain/Vocabulary"
-import type { SandboxView } from "@prbox/protocol"
+import type { SandboxEvent, SandboxView } from "@prbox/protocol"
 
 /**
  * The daemon's answers checked without effect, for the fast path: the same
  * verdict and the same value as decoding with the protocol's schemas
- * (`SandboxView`; QuickView.test.ts holds them to it): every
+ * (`SandboxView`, `SandboxEvent`; QuickView.test.ts holds them to it): every
  * field checked, the keys in the schema's order, unknown keys dropped.
  * Undefined means "not what the API declares": the full CLI then asks again
  * and reports it.
@@ -89,9 +89,11 @@ const environment = (value: unknown): Record<string, unknown> | undefined => {
 
 const timestamp = int(0)
 
+const sandboxId: Check = (value) => typeof value === "string" && /^[a-z0-9]{12}$/.test(value)
+
 /** SandboxView's fields in its schema's order. */
 const sandbox = struct({
-  id: (value) => typeof value === "string" && /^[a-z0-9]{12}$/.test(value),
+  id: sandboxId,
   provider: oneOf(PROVIDERS),
   host: nullOr(string),
   account: string,
@@ -140,3 +142,15 @@ export const sandboxList = (value: unknown): ReadonlyArray<SandboxView> | undefi
   }
   return views
 }
+
+const tag =
+  (name: string): Check =>
+  (value) =>
+    value === name
+const journal = { seq: int(1), sandboxId, at: timestamp, status: oneOf(SANDBOX_STATUSES) }
+const statusChanged = struct({ _tag: tag("StatusChanged"), ...journal, error: nullOr(string) })
+const progress = struct({ _tag: tag("Progress"), ...journal, line: string })
+
+/** One event of a sandbox's stream (a status change or a progress line). */
+export const sandboxEvent = (value: unknown): SandboxEvent | undefined =>
+  (statusChanged(value) ?? progress(value)) as SandboxEvent | undefined

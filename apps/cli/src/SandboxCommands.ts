@@ -6,22 +6,12 @@ import { Effect, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { ensureRunning, withClient } from "./Connect.ts"
 import { printJson, runCommand } from "./Exit.ts"
-import { describe, listText, poolText, setupLine, terminalColumns } from "./Format.ts"
+import { describe, listText, poolText, terminalColumns } from "./Format.ts"
+import { acceptedLine, readyLines } from "./OpenText.ts"
 import { idArgument, isTty, json, needsDaemon, optionalNumber, out, prFlag, resolveId, waitFlag } from "./Params.ts"
 import { followUntilReady } from "./Progress.ts"
 
 /** The commands about one sandbox's life: open, ls, status, stop, restart, rebuild, rm, password. */
-
-const readyLines = (view: SandboxView) => {
-  const setup = setupLine(view)
-  return [
-    `sandbox ${view.id} is running: ${view.url ?? "(no URL)"}`,
-    `password: run \`prbox password ${view.id}\``,
-    ...(setup === null
-      ? []
-      : [`warning: ${setup}; the sandbox runs so you can fix it (\`prbox exec ${view.id} -- ...\`)`])
-  ].join("\n")
-}
 
 const openBrowser = (url: string) =>
   Effect.sync(() => {
@@ -71,7 +61,7 @@ const open = Command.make(
           )
           if (!config.wait) {
             if (config.json) return printJson(opened)
-            return yield* out(`sandbox ${opened.id} is ${opened.status}; follow it with \`prbox logs -f ${opened.id}\``)
+            return yield* out(acceptedLine(opened))
           }
           const ready = yield* followUntilReady(client, opened, since, { tty: isTty(config.json) })
           if (config.json) printJson(ready)

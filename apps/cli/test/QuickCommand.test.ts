@@ -30,7 +30,30 @@ describe("which argv the fast path answers (QuickCommand)", () => {
     [["status", "abc", "-a"], undefined],
     [["status", "--", "abc"], undefined],
     [["--json", "ls"], undefined],
-    [["open", "o/r#1"], undefined],
+    // open: one input, `--pr N` as two words, --json, --no-wait; any other form is the full CLI's.
+    [["open", "o/r#1"], { _tag: "open", input: "o/r#1", pr: undefined, json: false, wait: true }],
+    [["open", "/src/repo", "--pr", "3"], { _tag: "open", input: "/src/repo", pr: 3, json: false, wait: true }],
+    [["open", "--pr", "12", "."], { _tag: "open", input: ".", pr: 12, json: false, wait: true }],
+    [
+      ["open", "--json", "o/r#1", "--no-wait"],
+      { _tag: "open", input: "o/r#1", pr: undefined, json: true, wait: false }
+    ],
+    [["open"], undefined],
+    [["open", " "], undefined],
+    [["open", "a", "b"], undefined],
+    [["open", "o/r#1", "--pr"], undefined],
+    [["open", ".", "--pr", "0"], undefined],
+    [["open", ".", "--pr", "03"], undefined],
+    [["open", ".", "--pr", "-3"], undefined],
+    [["open", ".", "--pr=3"], undefined],
+    [["open", ".", "--pr", "3", "--pr", "4"], undefined],
+    [["open", "o/r#1", "--json", "--json"], undefined],
+    [["open", "o/r#1", "--wait"], undefined],
+    [["open", "o/r#1", "--browser"], undefined],
+    [["open", "o/r#1", "--ref", "main"], undefined],
+    [["open", "o/r#1", "--devcontainer", "py"], undefined],
+    [["open", "o/r#1", "--help"], undefined],
+    [["open", "--", "o/r#1"], undefined],
     [["stop", "abc"], undefined]
   ])("%j", (argv, expected) => {
     expect(quickCommand(argv)).toEqual(expected)

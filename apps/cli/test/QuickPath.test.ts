@@ -5,12 +5,14 @@ import { API_HEADER } from "@prbox/protocol"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { writeV1Database } from "../../../packages/engine/test/legacy-fixtures.ts"
 import { writePullRequestFields } from "../../../packages/store/test/pull-request-rows.ts"
-import { bodyOf, quickAnswer } from "../src/QuickAnswer.ts"
+import { quickAnswer } from "../src/QuickAnswer.ts"
 import { quickCommand } from "../src/QuickCommand.ts"
+import { bodyOf } from "../src/QuickSocket.ts"
 import { displayWidth } from "../src/TextWidth.ts"
 import {
   CLI_MAIN,
   FULL_CLI,
+  FULL_CLI_PROBE,
   makeHome,
   prbox,
   removeHome,
@@ -26,11 +28,6 @@ import {
  * prints what the full CLI prints, and hands over whenever it cannot answer.
  */
 
-/** Reports on stderr when Run.ts (the full CLI) is loaded: an answer without it came from the fast path. */
-const FULL_CLI_PROBE = `--import=data:text/javascript,${encodeURIComponent(
-  'import { registerHooks } from "node:module"; registerHooks({ load: (url, context, next) => { if (url.endsWith("/src/Run.ts")) process.stderr.write("full CLI loaded\\n"); return next(url, context) } })'
-)}`
-
 const rows = Array.from({ length: 40 }, (_, index) => [`quick${String(index).padStart(7, "0")}`, index + 1] as const)
 const legacyId = "legacy000001"
 const longTitle = "Accept trailing commas in every list the grammar has, and say where a list ends too early"
@@ -45,7 +42,8 @@ let home: string
 
 const quick = (args: ReadonlyArray<string>, socketPath = socketOf(home)) => {
   const command = quickCommand(args)
-  if (command === undefined || command._tag === "version") throw new Error(`not a fast path command: ${args.join(" ")}`)
+  if (command === undefined || command._tag === "version" || command._tag === "open")
+    throw new Error(`not a fast path command: ${args.join(" ")}`)
   return quickAnswer(command, { socketPath, cwd: process.cwd(), now: Date.now(), columns: undefined })
 }
 

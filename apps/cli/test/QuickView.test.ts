@@ -1,7 +1,7 @@
-import { SandboxList, SandboxView } from "@prbox/protocol"
+import { SandboxEvent, SandboxList, SandboxView } from "@prbox/protocol"
 import { Exit, Schema } from "effect"
 import { describe, expect, it } from "vitest"
-import { sandboxList, sandboxView } from "../src/QuickView.ts"
+import { sandboxEvent, sandboxList, sandboxView } from "../src/QuickView.ts"
 
 /** What decoding with the protocol's schema gives, as the full CLI prints it (`--json`): the JSON text, or undefined when it fails. */
 const bySchema = (schema: Schema.Top, input: unknown): string | undefined => {
@@ -112,5 +112,26 @@ describe("the fast path's check of the daemon's answers agrees with the protocol
     ["[]"]
   ])("SandboxList %j", (input) => {
     expect(JSON.stringify(sandboxList(input))).toBe(bySchema(SandboxList, input))
+  })
+
+  const statusChanged = {
+    _tag: "StatusChanged",
+    seq: 3,
+    sandboxId: "abcdefghij12",
+    at: 5,
+    status: "running",
+    error: null
+  }
+  const progress = { _tag: "Progress", seq: 2, sandboxId: "abcdefghij12", at: 4, status: "starting", line: "a line" }
+  const events = [
+    ...variants(statusChanged),
+    ...variants(progress),
+    { ...statusChanged, error: "it failed" },
+    { ...progress, _tag: "StatusChanged" },
+    { ...statusChanged, _tag: "Progress" }
+  ]
+
+  it.each(events.map((input) => [JSON.stringify(input), input]))("SandboxEvent %s", (_, input) => {
+    expect(JSON.stringify(sandboxEvent(input))).toBe(bySchema(SandboxEvent, input))
   })
 })

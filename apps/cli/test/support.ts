@@ -26,6 +26,11 @@ export const CLI_MAIN = fileURLToPath(new URL("../src/main.ts", import.meta.url)
 /** The full CLI alone (effect/cli's command table), without main.ts's fast path. */
 export const FULL_CLI = fileURLToPath(new URL("../src/Run.ts", import.meta.url))
 
+/** Reports on stderr when Run.ts (the full CLI) is loaded: an answer without it came from the fast path. */
+export const FULL_CLI_PROBE = `--import=data:text/javascript,${encodeURIComponent(
+  'import { registerHooks } from "node:module"; registerHooks({ load: (url, context, next) => { if (url.endsWith("/src/Run.ts")) process.stderr.write("full CLI loaded\\n"); return next(url, context) } })'
+)}`
+
 export interface Run {
   readonly code: number | null
   readonly stdout: string

@@ -2,19 +2,9 @@ import { ConflictState, PUSH_REFUSALS } from "@prbox/domain"
 import { Schema } from "effect"
 // Registers the `httpApiStatus` annotation used below.
 import type {} from "effect/http-api/HttpApiSchema"
+import { ExitCode } from "./ExitCodes.ts"
 
-/** The CLI's exit codes (`prbox --help` and the README list them). */
-export const ExitCode = {
-  ok: 0,
-  other: 1,
-  usage: 2,
-  notFound: 3,
-  conflict: 4,
-  daemonUnreachable: 5,
-  dockerUnavailable: 6,
-  invalidConfig: 7,
-  busy: 8
-} as const
+export { ExitCode }
 
 /**
  * The one table of what each API error means at the boundaries: its HTTP

@@ -10,8 +10,14 @@ export interface NewPoolEntry extends Omit<PoolEntry, "state" | "containerId" | 
   readonly createdAt: number
 }
 
-/** What a claim needs of the PR: a new row's fields but the password (the entry's becomes the sandbox's). */
-export type PoolClaim = Omit<NewSandbox, "id" | "accessPassword" | "workspacePath">
+/**
+ * What a claim needs of the PR: a new row's fields but the password (the
+ * entry's becomes the sandbox's), with its source, and what the row says of
+ * its setup until the claim's setup ends (`setupError`).
+ */
+export interface PoolClaim extends Omit<NewSandbox, "id" | "accessPassword" | "workspacePath"> {
+  readonly setupError: string
+}
 
 /**
  * The warm pool's entries, on the store's connection. `claim` and `take`
@@ -27,11 +33,12 @@ export interface PoolRepoShape {
   /**
    * In one transaction, the oldest ready entry of `key` is deleted and the
    * PR's sandbox row inserted with its id, password, container, port and
-   * environment, in `cloning`, with the base commit and the workspace it
+   * environment, in `starting` (its container runs: the claim's one status
+   * write is its `running`), with the base commit and the workspace it
    * holds; undefined when none is ready. The row's workspace is left unset
-   * (the claim's worker writes it once the PR's head is checked out there,
-   * as a create does), so a row killed before is never restarted on the
-   * base's checkout.
+   * (the claim's `running` write records it once the PR's head is checked
+   * out there), so a row killed before is never restarted on the base's
+   * checkout.
    */
   readonly claim: (
     key: string,

@@ -33,15 +33,15 @@ const entry = (n: number, overrides: Partial<NewPoolEntry> = {}): NewPoolEntry =
   ...overrides
 })
 
-/** A PR's claim: a new sandbox's fields but its id, password and workspace. */
+/** A PR's claim: a new sandbox's fields but its id, password and workspace, and what it says of its setup until it ends. */
 const claimOf = (n: number) => {
   const { id: _id, accessPassword: _password, ...pr } = newSandbox(n)
-  return pr
+  return { ...pr, sourceCommit: `head-${n}`, setupError: "setup did not finish" }
 }
 
 describe("the warm pool's rows", () => {
   it.effect(
-    "a claim turns the oldest ready entry of its key into the PR's row (its id, password, container, port, environment; cloning; the workspace it holds beside, not yet the row's) and the entry is gone",
+    "a claim turns the oldest ready entry of its key into the PR's row (its id, password, container, port, environment; starting, its source and setup outcome as the claim says; the workspace it holds beside, not yet the row's) and the entry is gone",
     () =>
       Effect.gen(function* () {
         const { pool, repo } = yield* openStore(yield* freshStateDir)
@@ -55,7 +55,9 @@ describe("the warm pool's rows", () => {
         const claimed = yield* pool.claim("k1", claimOf(7))
         const row = claimed?.row
         assert.strictEqual(row?.id, entry(1).id, "the oldest")
-        assert.strictEqual(row?.status, "cloning")
+        assert.strictEqual(row?.status, "starting", "its container runs: the claim's one status write is running")
+        assert.strictEqual(row?.sourceCommit, "head-7")
+        assert.strictEqual(row?.setupError, "setup did not finish")
         assert.strictEqual(row?.containerId, "c1")
         assert.strictEqual(row?.hostPort, 40001)
         assert.strictEqual(claimed?.workspacePath, entry(1).workspacePath)

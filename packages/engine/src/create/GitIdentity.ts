@@ -1,10 +1,9 @@
-import type { EnvironmentPlan, Sandbox } from "@prbox/domain"
+import type { EnvironmentPlan } from "@prbox/domain"
 import { Git } from "@prbox/git"
 import { Context, Effect, Layer } from "effect"
 import { homeEnvFor } from "../CodeServerSpec.ts"
 import { Config, type PrboxConfig } from "../Config.ts"
 import { ContainerRuntime } from "../ContainerRuntime.ts"
-import { Lifecycle } from "../Lifecycle.ts"
 
 /** A git identity: each part absent when neither the host nor config.json gives it. */
 export interface GitIdentityValues {
@@ -35,17 +34,20 @@ git config --global commit.gpgsign false && git config --global tag.gpgsign fals
 
 const HOST_TIMEOUT_MS = 10_000
 
+/** What a failed identity write says (to `warn`: the sandbox's log, or the daemon's for a pool container). */
+const IDENTITY_WARNING = "warning: the git identity could not be written in the sandbox"
+
 /**
- * At a container's create: the host's `user.name`/`user.email` (its global
- * git config, read in prbox's own state folder, never in a workspace), with
- * config.json's over them, into the sandbox user's git config. A failure is
- * a warning in the sandbox's log: the sandbox works without an identity.
+ * At a container's create (a pool container's: when it is made, since the
+ * identity is the user's, not a PR's): the host's `user.name`/`user.email`
+ * (its global git config, read in prbox's own state folder, never in a
+ * workspace), with config.json's over them, into the sandbox user's git
+ * config. A failure is a warning (`warn`): the sandbox works without an identity.
  */
 const make = Effect.gen(function* () {
   const git = yield* Git
   const runtime = yield* ContainerRuntime
   const { home } = yield* Config
-  const { progress } = yield* Lifecycle
 
   const hostValue = (key: string) =>
     git.run(["config", "--global", "--get", key], { cwd: home, timeoutMs: HOST_TIMEOUT_MS }).pipe(
@@ -54,11 +56,11 @@ const make = Effect.gen(function* () {
     )
 
   return Effect.fn("SandboxService.gitIdentity")(function* (
-    row: Sandbox,
     containerId: string,
     plan: EnvironmentPlan,
     user: string,
-    config: PrboxConfig
+    config: PrboxConfig,
+    warn: (line: string) => Effect.Effect<void>
   ) {
     const host = { name: yield* hostValue("user.name"), email: yield* hostValue("user.email") }
     const identity = sandboxIdentity(host, config.git)
@@ -72,8 +74,7 @@ const make = Effect.gen(function* () {
       })
       .pipe(Effect.option)
     const failed = outcome._tag === "None" || outcome.value.exitCode !== 0
-    if (failed)
-      yield* progress(row, "warning: the git identity could not be written in the sandbox").pipe(Effect.ignore)
+    if (failed) yield* warn(IDENTITY_WARNING)
   })
 })
 

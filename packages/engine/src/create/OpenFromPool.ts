@@ -9,11 +9,13 @@ import { type EnvironmentChoice, readsWorkspace } from "../environment/ChooseEnv
 import type { ExecTarget } from "../exec/ExecTarget.ts"
 import { Lifecycle } from "../Lifecycle.ts"
 import type { OpenPath } from "../prebuild/PrebuildDecision.ts"
+import { afterPrebuild } from "../prebuild/PrebuildSteps.ts"
 import { checkoutPrebuiltInContainer, containerWorkspaceGit } from "../workspace/ContainerWorkspaceGit.ts"
 import { Ownership } from "../workspace/Ownership.ts"
 import type { ContainerEnvironment } from "./CreateContainer.ts"
 import type { StartedEarly } from "./OpenCheckout.ts"
 import type { PrebuiltTarget } from "./OpenFromPrebuild.ts"
+import { PoolContainer } from "./PoolContainer.ts"
 import { poolKeyFor, WarmPool } from "./WarmPool.ts"
 
 /** What of an open decides whether it claims: its prebuild path and its environment. */
@@ -27,7 +29,8 @@ export interface PoolOpen {
  * (code-server up on the base's checkout), so the PR's commits are brought
  * in as a bundle and checked out by the container's git as the sandbox
  * user, and the create-time steps but `onCreateCommand` (it ran in the
- * prebuild) are left to the setup. `refill`: the pool of an open's key
+ * prebuild) are left to the setup, with the user's environment the pool
+ * container probed when it was made. `refill`: the pool of an open's key
  * topped up in the background once its row records its environment.
  */
 const make = Effect.gen(function* () {
@@ -36,6 +39,7 @@ const make = Effect.gen(function* () {
   const ownership = yield* Ownership
   const engines = yield* Engines
   const warmPool = yield* WarmPool
+  const containers = yield* PoolContainer
   const { progress, getRow, failIfStopRequested } = yield* Lifecycle
 
   /** The key an open claims by, if it may (config, its path, an image-only environment on the local engine). */
@@ -52,7 +56,7 @@ const make = Effect.gen(function* () {
         return yield* Effect.die(new Error("a claimed row has no container"))
       yield* failIfStopRequested(claimed.id)
       const since = new Date(yield* Clock.currentTimeMillis)
-      const plan = { ...environment.plan, steps: environment.plan.steps.filter((s) => s.hook !== "onCreateCommand") }
+      const plan = afterPrebuild(environment.plan)
       yield* progress(claimed, `from the warm pool: bringing ${target.commit.slice(0, 7)} in as ${target.branch}`).pipe(
         Effect.ignore
       )
@@ -69,7 +73,8 @@ const make = Effect.gen(function* () {
       ])
       yield* checkoutPrebuiltInContainer(runtime, exec, target.remoteUrl, target.branch, target.commit)
       const started = { containerId, hostPort, since, movedFrom: null, created: true, checkoutInContainer: true }
-      return { environment: { ...environment, plan }, started } satisfies StartedEarly
+      const early: StartedEarly = { environment: { ...environment, plan }, started }
+      return { ...early, probed: yield* containers.probeOf(claimed.id) }
     })
 
   /** Tops up the pool of the open's key (its prebuild, the environment its row recorded), in the background. */

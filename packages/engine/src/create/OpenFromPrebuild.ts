@@ -11,6 +11,7 @@ import type { PrebuildPlan } from "../prebuild/FindPrebuild.ts"
 import { MakePrebuild } from "../prebuild/MakePrebuild.ts"
 import type { OpenPath } from "../prebuild/PrebuildDecision.ts"
 import { prebuildHomeVolumeName } from "../prebuild/PrebuildNames.ts"
+import { afterPrebuild } from "../prebuild/PrebuildSteps.ts"
 import { checkoutPrebuiltInContainer, containerWorkspaceGit } from "../workspace/ContainerWorkspaceGit.ts"
 import { Ownership } from "../workspace/Ownership.ts"
 import { type ContainerEnvironment, CreateContainer } from "./CreateContainer.ts"
@@ -83,7 +84,7 @@ const make = Effect.gen(function* () {
       )
       yield* prebuilds.markUsed(prebuild.id, yield* Clock.currentTimeMillis).pipe(Effect.ignore)
       // onCreateCommand ran in the prebuild; the rest of the create-time steps run in this container.
-      const plan = { ...environment.plan, steps: environment.plan.steps.filter((s) => s.hook !== "onCreateCommand") }
+      const plan = afterPrebuild(environment.plan)
       const prebuilt: ContainerEnvironment = { ...environment, plan }
       // Its container only: the row keeps the environment's own image (a later rebuild starts from it).
       const fromImage = prebuild.image === null ? prebuilt : { ...prebuilt, plan: { ...plan, image: prebuild.image } }

@@ -8,7 +8,7 @@ import {
   type SandboxId
 } from "@prbox/domain"
 import { PoolRepo, SandboxRepo } from "@prbox/store"
-import { Clock, Context, Effect, FileSystem, Layer, Redacted } from "effect"
+import { Clock, Context, Effect, FileSystem, Layer, Redacted, Ref } from "effect"
 import { CodeServerHealth } from "../CodeServerHealth.ts"
 import { codeServerSpec } from "../CodeServerSpec.ts"
 import { Config, type PrboxConfig } from "../Config.ts"
@@ -20,9 +20,13 @@ import { Installation } from "../Installation.ts"
 import { PreviewAddress } from "../PreviewAddress.ts"
 import { MakePrebuild } from "../prebuild/MakePrebuild.ts"
 import { prebuildHomeVolumeName } from "../prebuild/PrebuildNames.ts"
+import { afterPrebuild } from "../prebuild/PrebuildSteps.ts"
 import { newPassword, newSandboxId } from "../SandboxIds.ts"
 import { SandboxTools } from "../SandboxTools.ts"
 import { Ownership, removeSandboxFolders } from "../workspace/Ownership.ts"
+import { GitIdentity } from "./GitIdentity.ts"
+import { probeDue, setupUser } from "./Setup.ts"
+import { type ProbedEnv, probeUserEnv } from "./UserEnv.ts"
 
 /** What a pool container is made of: a ready prebuild (its volume) and the environment an open of its key recorded. */
 export interface PoolInput {
@@ -37,7 +41,10 @@ export interface PoolInput {
  * from the prebuild's volume by the engine (the base's checkout, no PR's
  * code), its container (the sandbox's spec, the user's limits, its own port,
  * labelled `dev.prbox.pool` and never `dev.prbox.pr`) sealed and started,
- * code-server answering; only then `ready`. A failure removes what it made.
+ * code-server answering, and what a claim would otherwise do that no PR
+ * decides: the user's git identity written, the user's environment probed
+ * for the claim's steps (kept here for the claim: `probeOf`); only then
+ * `ready`. A failure removes what it made.
  */
 const make = Effect.gen(function* () {
   const runtime = yield* ContainerRuntime
@@ -55,6 +62,15 @@ const make = Effect.gen(function* () {
   const engineHome = (yield* Config).home
   const install = (yield* Installation).id
   const previewPort = (yield* PreviewAddress).port
+  const gitIdentity = yield* GitIdentity
+  /** The user's environment each pool container of this daemon probed for its claim. */
+  const probes = yield* Ref.make<ReadonlyMap<SandboxId, ProbedEnv>>(new Map())
+  const forget = (id: SandboxId) =>
+    Ref.modify(probes, (map): [ProbedEnv | undefined, ReadonlyMap<SandboxId, ProbedEnv>] => {
+      const next = new Map(map)
+      next.delete(id)
+      return [map.get(id), next]
+    })
 
   /** Ports sandboxes and other pool entries keep. */
   const keptPorts = Effect.gen(function* () {
@@ -80,6 +96,7 @@ const make = Effect.gen(function* () {
 
   /** The pool container of `id`, its carried files and its folders removed (its entry is the caller's). */
   const remove = Effect.fn("WarmPool.remove")(function* (id: SandboxId, workspacePath: string | null) {
+    yield* forget(id)
     const listed = yield* runtime.listByLabel({ [LABELS.sandbox]: id, [LABELS.install]: install })
     yield* Effect.forEach(listed, (container) => runtime.destroy(container.containerId), { discard: true })
     const files = yield* runtime.listFilesByLabel({ [LABELS.sandbox]: id, [LABELS.install]: install })
@@ -135,7 +152,20 @@ const make = Effect.gen(function* () {
       yield* ownership.seal(folders, runtime, extraLabels)
       yield* paused
       const port = yield* runtime.start(containerId)
-      yield* waitHealthy(port, config)
+      // A claim's work that is the user's, not a PR's, done while code-server starts.
+      const user = setupUser(plan, ownership.sandboxUser)
+      const warn = (line: string) => Effect.logWarning(`warm pool: ${id}: ${line}`)
+      const claimPlan = afterPrebuild(plan)
+      const userWork = Effect.andThen(
+        gitIdentity(containerId, plan, user, config, warn),
+        probeDue(claimPlan, true, config)
+          ? Effect.flatMap(
+              probeUserEnv(runtime, containerId, user, claimPlan, config.userEnvProbeTimeoutSeconds),
+              (found) => Ref.update(probes, (map) => new Map(map).set(id, found))
+            )
+          : Effect.void
+      )
+      yield* Effect.all([waitHealthy(port, config), userWork], { concurrency: 2, discard: true })
       return { containerId, port, workspace }
     })
 
@@ -170,7 +200,10 @@ const make = Effect.gen(function* () {
     return undefined
   })
 
-  return { makeOne, remove }
+  /** The probe pool container `id` made for its claim, handed over once (none: made by an earlier daemon, or not due). */
+  const probeOf = (id: SandboxId) => forget(id)
+
+  return { makeOne, remove, probeOf }
 })
 
 export class PoolContainer extends Context.Service<PoolContainer, Effect.Success<typeof make>>()(

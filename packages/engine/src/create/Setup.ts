@@ -3,14 +3,15 @@ import { Context, Effect, Layer } from "effect"
 import { codeServerCommand, containerUser, homeEnvFor } from "../CodeServerSpec.ts"
 import { dotfilesOf, type PrboxConfig } from "../Config.ts"
 import { ContainerRuntime } from "../ContainerRuntime.ts"
-import { userSpec } from "../ContainerSpec.ts"
+import { type SandboxUser, userSpec } from "../ContainerSpec.ts"
+import type { RuntimeError } from "../Errors.ts"
 import { InstallExtensions } from "../environment/Extensions.ts"
 import { Lifecycle } from "../Lifecycle.ts"
 import { Ownership } from "../workspace/Ownership.ts"
 import type { ContainerEnvironment } from "./CreateContainer.ts"
 import { Dotfiles } from "./Dotfiles.ts"
 import { LifecycleSteps, stepsFor } from "./LifecycleSteps.ts"
-import { probeUserEnv } from "./UserEnv.ts"
+import { type ProbedEnv, probeUserEnv } from "./UserEnv.ts"
 
 /** A setup's outcome until it ends: what a reused container shows when it never did. */
 export const SETUP_INTERRUPTED = "setup did not finish (interrupted)"
@@ -33,6 +34,20 @@ const ORDER: ReadonlyArray<WaitFor> = [
 export const beforeReady = (plan: EnvironmentPlan, hook: LifecycleHook): boolean =>
   plan.waitFor === undefined || ORDER.indexOf(hook) <= ORDER.indexOf(plan.waitFor)
 
+/** Who a sandbox's commands run as: the workspace owner (root only for a trusted repository that asked). */
+export const setupUser = (plan: EnvironmentPlan, sandboxUser: SandboxUser): string =>
+  containerUser(plan, userSpec(sandboxUser))
+
+/**
+ * Whether a start's steps need the user's environment: some are due (the
+ * create-time ones and the dotfiles on a container this start made,
+ * `postStartCommand` on every start).
+ */
+export const probeDue = (plan: EnvironmentPlan, created: boolean, config: PrboxConfig): boolean => {
+  const createWork = stepsFor(plan, "create").length + (dotfilesOf(config) === undefined ? 0 : 1)
+  return (created ? createWork : 0) + stepsFor(plan, "start").length > 0
+}
+
 /**
  * A started sandbox's setup: the extensions and create-time steps on a
  * container this start made, `postStartCommand` on every start (only after
@@ -49,37 +64,40 @@ const make = Effect.gen(function* () {
   const lifecycle = yield* Lifecycle
   const { progress } = lifecycle
 
-  /** Who the sandbox's commands run as: the workspace owner (root only for a trusted repository that asked). */
-  const userOf = (plan: EnvironmentPlan) => containerUser(plan, userSpec(ownership.sandboxUser))
+  const userOf = (plan: EnvironmentPlan) => setupUser(plan, ownership.sandboxUser)
 
-  /** The probed environment for this start's steps; a probe that gives none is a warning. */
+  /** A probe's environment for this start's steps; one that gives none is a warning in the sandbox's log. */
+  const envOf = (row: Sandbox, found: ProbedEnv) =>
+    found._tag === "Probed"
+      ? Effect.succeed(found.env)
+      : Effect.as(
+          found.warning === null ? Effect.void : progress(row, `warning: ${found.warning}`).pipe(Effect.ignore),
+          {}
+        )
+
+  /** The probed environment for this start's steps. */
   const probed = (row: Sandbox, containerId: string, plan: EnvironmentPlan, timeoutSeconds: number) =>
-    Effect.gen(function* () {
-      const found = yield* probeUserEnv(runtime, containerId, userOf(plan), plan, timeoutSeconds)
-      if (found._tag === "Probed") return found.env
-      if (found.warning !== null) yield* progress(row, `warning: ${found.warning}`).pipe(Effect.ignore)
-      return {}
-    })
+    Effect.flatMap(probeUserEnv(runtime, containerId, userOf(plan), plan, timeoutSeconds), (found) => envOf(row, found))
 
   /**
    * The user's environment for this start's steps, or none when no step is
    * due. Its own effect so the caller can fork it as soon as the container
    * runs, beside the health wait (both are waited for before any step; the
    * probe is an exec of the user's shell, independent of code-server).
+   * `kept`: the container's probe made already (a pool container's, when
+   * it was made): used, not made again.
    */
   const probeFor = (
     row: Sandbox,
     containerId: string,
     environment: ContainerEnvironment,
     created: boolean,
-    config: PrboxConfig
-  ) => {
+    config: PrboxConfig,
+    kept?: ProbedEnv
+  ): Effect.Effect<Readonly<Record<string, string>>, RuntimeError> => {
     const { plan } = environment
-    const createWork = stepsFor(plan, "create").length + (dotfilesOf(config) === undefined ? 0 : 1)
-    const due = (created ? createWork : 0) + stepsFor(plan, "start").length
-    return due === 0
-      ? Effect.succeed<Readonly<Record<string, string>>>({})
-      : probed(row, containerId, plan, config.userEnvProbeTimeoutSeconds)
+    if (!probeDue(plan, created, config)) return Effect.succeed({})
+    return kept === undefined ? probed(row, containerId, plan, config.userEnvProbeTimeoutSeconds) : envOf(row, kept)
   }
 
   /** `steps` in order; null when all succeeded, else the reason the first failed. */

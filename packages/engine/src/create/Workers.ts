@@ -85,13 +85,38 @@ const make = Effect.gen(function* () {
     })
 
   /**
-   * From a started container to `running`: health, the ready hook, the
-   * create-time work when the container is new, and `postStartCommand`
-   * (Setup.ts), the steps past `waitFor` going on once the row says
-   * `running`. A failed step is recorded on the row (`setupError`), not
-   * fatal; a reused container keeps its create-time outcome. `startedEarly`:
-   * the container started beside the checkout, and its environment.
-   * `running`: what the worker lets go once its row says so (the foreground).
+   * A started container's last steps to `running`: the ready hook, the
+   * setup (Setup.ts) with the user's environment `userEnv` gives, the
+   * row's one write (with `recorded`, what else the row takes then), and
+   * the steps past `waitFor`, which go on once the row says `running`. A
+   * failed step is recorded on the row (`setupError`), not fatal; a reused
+   * container keeps its create-time outcome. `running`: what the worker
+   * lets go once its row says so (the foreground).
+   */
+  const finishReady = <E>(
+    row: Sandbox,
+    started: { readonly containerId: string; readonly hostPort: number; readonly movedFrom: number | null },
+    environment: ContainerEnvironment,
+    created: boolean,
+    config: PrboxConfig,
+    userEnv: Effect.Effect<Readonly<Record<string, string>>, E>,
+    running: Effect.Effect<void>,
+    recorded: { readonly workspacePath?: string } = {}
+  ) =>
+    Effect.gen(function* () {
+      yield* runHook(row, "onSandboxReady", config)
+      const steps = yield* setup.start(row, started.containerId, environment, created, config, userEnv)
+      const setupError = created || steps.failure !== null ? { setupError: steps.failure } : {}
+      const detail = readyDetail(started.hostPort, started.movedFrom)
+      yield* advance(row.id, "running", { detail, ...setupError, ...recorded })
+      yield* running
+      yield* setup.continueAfterReady(row.id, steps, detail)
+    })
+
+  /**
+   * From a started container to `running`: health, the git identity on a
+   * new container, then `finishReady`. `startedEarly`: the container started
+   * beside the checkout, and its environment.
    */
   const becomeReady = Effect.fn("SandboxService.becomeReady")(function* (
     id: SandboxId,
@@ -108,26 +133,21 @@ const make = Effect.gen(function* () {
       if (folders.sealed === undefined) yield* ownership.makeFolders(folders)
     }
     const environment = startedEarly?.environment ?? (yield* containerEnvironment(current, config))
-    const { containerId, hostPort, since, movedFrom, created } =
-      startedEarly?.started ?? (yield* container.start(id, config, environment))
+    const started = startedEarly?.started ?? (yield* container.start(id, config, environment))
+    const { containerId, created } = started
     const row = yield* getRow(id)
     // The host's git identity, before any step that may commit. It is create-time work: from here the row
     // says the setup did not finish until it has, so a stop or crash now is not taken for a done setup.
     if (created) {
       yield* advance(id, "starting", { setupError: SETUP_INTERRUPTED })
-      yield* gitIdentity(row, containerId, environment.plan, setup.userOf(environment.plan), config)
+      const warn = (line: string) => progress(row, line).pipe(Effect.ignore)
+      yield* gitIdentity(containerId, environment.plan, setup.userOf(environment.plan), config, warn)
     }
     // The user's environment is probed while code-server starts: the steps wait for both.
     const probe = setup.probeFor(row, containerId, environment, created, config)
     const probing = yield* Effect.forkChild(probe, { startImmediately: true })
-    yield* container.waitHealthy(row, { containerId, hostPort, since }, config)
-    yield* runHook(row, "onSandboxReady", config)
-    const steps = yield* setup.start(row, containerId, environment, created, config, Fiber.join(probing))
-    const setupError = created || steps.failure !== null ? { setupError: steps.failure } : {}
-    const detail = readyDetail(hostPort, movedFrom)
-    yield* advance(id, "running", { detail, ...setupError })
-    yield* running
-    yield* setup.continueAfterReady(id, steps, detail)
+    yield* container.waitHealthy(row, started, config)
+    yield* finishReady(row, started, environment, created, config, Fiber.join(probing), running)
   })
 
   const createWorker = (row: Sandbox, config: PrboxConfig, prepared: PreparedCreate, running: Effect.Effect<void>) =>
@@ -190,8 +210,13 @@ const make = Effect.gen(function* () {
     )
 
   /**
-   * A claimed pool container (its row made by PoolRepo.claim) to `running`: the PR's commits in, then the
-   * setup. The row gets its workspace once the PR's head is checked out there, as a create's does.
+   * A claimed pool container (its row made `starting` by PoolRepo.claim,
+   * with its source and its setup "did not finish") to `running`: the PR's
+   * commits in, then `finishReady`, the row's one status write, which also
+   * records its workspace (a claim killed before is never restarted on the
+   * base's checkout). The rest the pool container did when it was made: its
+   * folders, the git identity, code-server answering, the user's environment
+   * probed (again here only when an earlier daemon made it).
    */
   const claimWorker = (
     row: Sandbox,
@@ -203,12 +228,13 @@ const make = Effect.gen(function* () {
     supervise(
       row,
       Effect.gen(function* () {
-        const environment = yield* containerEnvironment(row, config)
-        const { workspacePath } = claimed
+        const { workspacePath, baseCommit } = claimed
         const target = targetOf(prepared, workspacePath)
-        const startedEarly = yield* fromPool.bringIn(row, environment, target, claimed.baseCommit)
-        yield* advance(row.id, "starting", { workspacePath, ...sourceOf(prepared) })
-        yield* becomeReady(row.id, config, running, startedEarly)
+        const brought = yield* fromPool.bringIn(row, yield* containerEnvironment(row, config), target, baseCommit)
+        const { environment, started, probed } = brought
+        const userEnv = setup.probeFor(row, started.containerId, environment, true, config, probed)
+        const ready = { ...row, workspacePath }
+        yield* finishReady(ready, started, environment, true, config, userEnv, running, { workspacePath })
         yield* fromPool.refill(row, config, poolOpen(prepared))
       })
     )

@@ -14,6 +14,7 @@ import { CodeServerHealth } from "../CodeServerHealth.ts"
 import { Config, type PrboxConfig } from "../Config.ts"
 import { ContainerRuntime } from "../ContainerRuntime.ts"
 import { ExtraLabels } from "../ContainerSpec.ts"
+import { GitIdentity } from "../create/GitIdentity.ts"
 import { PoolContainer } from "../create/PoolContainer.ts"
 import { WarmPool } from "../create/WarmPool.ts"
 import { Foreground } from "../Foreground.ts"
@@ -170,7 +171,7 @@ const compose = (options: Options, chosen: ChosenEngine) => {
   // One pool for the engine: its fills go one at a time, and the daemon reconciles and collects it.
   const warmPool = WarmPool.layer.pipe(
     Layer.provideMerge(PoolContainer.layer),
-    Layer.provide([Ownership.layer, ExtraLabels.layer(options.labels ?? {})])
+    Layer.provide([Ownership.layer, ExtraLabels.layer(options.labels ?? {}), GitIdentity.layer])
   )
   const sandboxes = NodeSandboxService.layer.pipe(
     Layer.provide(ExtraLabels.layer(options.labels ?? {})),

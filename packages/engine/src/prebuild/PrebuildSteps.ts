@@ -6,6 +6,12 @@ import { PrebuildFailed } from "./Errors.ts"
 /** The create-time steps a prebuild runs before any user arrives, as the spec allows. */
 export const PREBUILD_HOOKS: ReadonlyArray<LifecycleHook> = ["onCreateCommand", "updateContentCommand"]
 
+/** The plan of a container that starts from a prebuild: `onCreateCommand` left out (it ran in the prebuild). */
+export const afterPrebuild = (plan: EnvironmentPlan): EnvironmentPlan => ({
+  ...plan,
+  steps: plan.steps.filter((step) => step.hook !== "onCreateCommand")
+})
+
 /** One step's bound: a dependency install may be long, never unbounded. */
 const STEP_TIMEOUT_MS = 30 * 60_000
 /** The step's output is read only for its exit; kept small. */

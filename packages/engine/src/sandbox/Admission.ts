@@ -17,7 +17,8 @@ import { AccountIdentity } from "../AccountIdentity.ts"
 import { Config, type PrboxConfig } from "../Config.ts"
 import { pullRequestOf } from "../create/OpenRequest.ts"
 import type { PreparedCreate } from "../create/PrepareCreate.ts"
-import { PrepareCreate } from "../create/PrepareCreate.ts"
+import { PrepareCreate, sourceOf } from "../create/PrepareCreate.ts"
+import { SETUP_INTERRUPTED } from "../create/Setup.ts"
 import { WarmPool } from "../create/WarmPool.ts"
 import { Workers } from "../create/Workers.ts"
 import { Engines, otherEngineRefusal } from "../Engines.ts"
@@ -234,9 +235,11 @@ const make = Effect.gen(function* () {
           const now = yield* Clock.currentTimeMillis
           const pr = { ...key, createdAt: now, lastActivityAt: now, engine: engines.current }
           const fields = { ...pr, remoteUrl: prepared.create.ref.remoteUrl }
-          // A pool container of the PR's environment key becomes its sandbox in one store transaction.
+          // A pool container of the PR's environment key becomes its sandbox in one store transaction:
+          // `starting`, with its source and its setup "did not finish" until the claim's worker says.
           const poolKey = workers.poolKeyFor(cfg, prepared.create)
-          const claimed = poolKey === undefined ? undefined : yield* warmPool.claim(poolKey, fields)
+          const claim = { ...fields, ...sourceOf(prepared.create), setupError: SETUP_INTERRUPTED }
+          const claimed = poolKey === undefined ? undefined : yield* warmPool.claim(poolKey, claim)
           const inserted =
             claimed?.row ??
             (yield* repo.insert({ ...fields, id: newSandboxId(), accessPassword: Redacted.make(newPassword()) }))

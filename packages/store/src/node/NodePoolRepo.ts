@@ -98,12 +98,14 @@ const poolTable = (db: Database.Database, { run, write }: Transactions): PoolRep
           const raw = oldestReady.get(key)
           if (raw === undefined) return undefined
           const id = SandboxId.make(raw.id)
-          const fresh = newSandboxRow({ ...pr, id, accessPassword: Redacted.make(raw.access_password) })
+          const { setupError, ...fields } = pr
+          const fresh = newSandboxRow({ ...fields, id, accessPassword: Redacted.make(raw.access_password) })
           // The entry's environment is checked as a row's is: decoded with the rest of the new row.
           const columns = yield* encodeRow("claimPool", fresh)
           const row = yield* decodeRow("claimPool", {
             ...columns,
-            status: "cloning",
+            status: "starting",
+            setup_error: setupError,
             container_id: raw.container_id,
             host_port: raw.host_port,
             // Written once the PR's head is checked out in it (as a create writes it): a row killed before
