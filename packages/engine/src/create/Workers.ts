@@ -1,27 +1,24 @@
-import { type EnvironmentPlan, restartRefusal, type Sandbox, SandboxConflict, type SandboxId } from "@prbox/domain"
+import { restartRefusal, type Sandbox, SandboxConflict, type SandboxId } from "@prbox/domain"
 import { Workspaces } from "@prbox/git"
-import { Context, Effect, Fiber, Layer } from "effect"
-import { readyDetail } from "../CodeServerSpec.ts"
+import { Context, Effect, Layer } from "effect"
 import { Config, type PrboxConfig } from "../Config.ts"
 import { ContainerRuntime } from "../ContainerRuntime.ts"
 import { ExtraLabels } from "../ContainerSpec.ts"
 import { safeReason } from "../Errors.ts"
 import type { BuildFiles } from "../environment/BuildContext.ts"
 import { type EnvironmentChoice, readsWorkspace } from "../environment/ChooseEnvironment.ts"
-import { imagePlan, PrepareEnvironment } from "../environment/PrepareEnvironment.ts"
+import { PrepareEnvironment } from "../environment/PrepareEnvironment.ts"
 import { Foreground } from "../Foreground.ts"
 import { Lifecycle } from "../Lifecycle.ts"
-import { SandboxTools } from "../SandboxTools.ts"
 import { Ownership } from "../workspace/Ownership.ts"
-import { type ContainerEnvironment, CreateContainer } from "./CreateContainer.ts"
-import { GitIdentity } from "./GitIdentity.ts"
+import { BecomeReady } from "./BecomeReady.ts"
 import { stepsFor } from "./LifecycleSteps.ts"
 import { OpenCheckout, type StartedEarly } from "./OpenCheckout.ts"
 import { OpenFromPool } from "./OpenFromPool.ts"
 import { OpenFromPrebuild } from "./OpenFromPrebuild.ts"
 import { type PreparedCreate, poolOpen, sourceOf, targetOf } from "./PrepareCreate.ts"
 import { SandboxHooks } from "./SandboxHooks.ts"
-import { SETUP_INTERRUPTED, Setup } from "./Setup.ts"
+import { Setup } from "./Setup.ts"
 import { Supervise } from "./Supervise.ts"
 
 export interface RestartOptions {
@@ -34,9 +31,6 @@ export interface RestartOptions {
 
 /** What a claim took from the pool besides the row: the base its workspace holds, and where that is. */
 type ClaimedPool = { readonly baseCommit: string; readonly workspacePath: string }
-
-/** The image a sandbox made before environments were recorded ran: it brings its own code-server. */
-const LEGACY_IMAGE = "codercom/code-server:latest"
 
 /** An open reads its workspace here, before any container of the sandbox ran. */
 const HOST_FILES: BuildFiles = { _tag: "Host" }
@@ -54,101 +48,17 @@ const make = Effect.gen(function* () {
   const workspaces = yield* Workspaces
   const lifecycle = yield* Lifecycle
   const configs = yield* Config
-  const container = yield* CreateContainer
   const setup = yield* Setup
   const prepareEnvironment = yield* PrepareEnvironment
-  const tools = yield* SandboxTools
   const runHook = yield* SandboxHooks
-  const { advance, getRow, progress } = lifecycle
+  const { advance, progress } = lifecycle
   const supervise = yield* Supervise
-  const gitIdentity = yield* GitIdentity
   const foreground = yield* Foreground
-
-  /**
-   * The plan a row's container is made from. A row from before environments
-   * were recorded ran the configured image (or the old default), which
-   * brings its own code-server.
-   */
-  const planOf = (row: Sandbox, config: PrboxConfig): EnvironmentPlan =>
-    row.environmentPlan ?? { ...imagePlan(config, config.image ?? LEGACY_IMAGE), codeServer: "included" }
 
   const checkout = yield* OpenCheckout
   const fromPrebuild = yield* OpenFromPrebuild
   const fromPool = yield* OpenFromPool
-
-  const containerEnvironment = (row: Sandbox, config: PrboxConfig) =>
-    Effect.gen(function* () {
-      const plan = planOf(row, config)
-      if (plan.codeServer === "included") return { plan, distribution: null } satisfies ContainerEnvironment
-      const distribution = yield* tools.codeServer((line) => progress(row, line).pipe(Effect.ignore))
-      return { plan, distribution } satisfies ContainerEnvironment
-    })
-
-  /**
-   * A started container's last steps to `running`: the ready hook, the
-   * setup (Setup.ts) with the user's environment `userEnv` gives, the
-   * row's one write (with `recorded`, what else the row takes then), and
-   * the steps past `waitFor`, which go on once the row says `running`. A
-   * failed step is recorded on the row (`setupError`), not fatal; a reused
-   * container keeps its create-time outcome. `running`: what the worker
-   * lets go once its row says so (the foreground).
-   */
-  const finishReady = <E>(
-    row: Sandbox,
-    started: { readonly containerId: string; readonly hostPort: number; readonly movedFrom: number | null },
-    environment: ContainerEnvironment,
-    created: boolean,
-    config: PrboxConfig,
-    userEnv: Effect.Effect<Readonly<Record<string, string>>, E>,
-    running: Effect.Effect<void>,
-    recorded: { readonly workspacePath?: string } = {}
-  ) =>
-    Effect.gen(function* () {
-      yield* runHook(row, "onSandboxReady", config)
-      const steps = yield* setup.start(row, started.containerId, environment, created, config, userEnv)
-      const setupError = created || steps.failure !== null ? { setupError: steps.failure } : {}
-      const detail = readyDetail(started.hostPort, started.movedFrom)
-      yield* advance(row.id, "running", { detail, ...setupError, ...recorded })
-      yield* running
-      yield* setup.continueAfterReady(row.id, steps, detail)
-    })
-
-  /**
-   * From a started container to `running`: health, the git identity on a
-   * new container, then `finishReady`. `startedEarly`: the container started
-   * beside the checkout, and its environment.
-   */
-  const becomeReady = Effect.fn("SandboxService.becomeReady")(function* (
-    id: SandboxId,
-    config: PrboxConfig,
-    running: Effect.Effect<void>,
-    startedEarly?: StartedEarly
-  ) {
-    const current = yield* getRow(id)
-    // The workspace is the sandbox user's since its create (handOverCheckout): a
-    // start never walks it, since a container may have swapped links into it.
-    if (startedEarly === undefined) {
-      const folders = ownership.foldersOf(id, current.workspacePath)
-      yield* ownership.requireFolders(folders)
-      if (folders.sealed === undefined) yield* ownership.makeFolders(folders)
-    }
-    const environment = startedEarly?.environment ?? (yield* containerEnvironment(current, config))
-    const started = startedEarly?.started ?? (yield* container.start(id, config, environment))
-    const { containerId, created } = started
-    const row = yield* getRow(id)
-    // The host's git identity, before any step that may commit. It is create-time work: from here the row
-    // says the setup did not finish until it has, so a stop or crash now is not taken for a done setup.
-    if (created) {
-      yield* advance(id, "starting", { setupError: SETUP_INTERRUPTED })
-      const warn = (line: string) => progress(row, line).pipe(Effect.ignore)
-      yield* gitIdentity(containerId, environment.plan, setup.userOf(environment.plan), config, warn)
-    }
-    // The user's environment is probed while code-server starts: the steps wait for both.
-    const probe = setup.probeFor(row, containerId, environment, created, config)
-    const probing = yield* Effect.forkChild(probe, { startImmediately: true })
-    yield* container.waitHealthy(row, started, config)
-    yield* finishReady(row, started, environment, created, config, Fiber.join(probing), running)
-  })
+  const { planOf, containerEnvironment, finishReady, becomeReady } = yield* BecomeReady
 
   const createWorker = (row: Sandbox, config: PrboxConfig, prepared: PreparedCreate, running: Effect.Effect<void>) =>
     supervise(

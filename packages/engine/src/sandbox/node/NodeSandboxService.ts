@@ -2,6 +2,7 @@ import type { SandboxId } from "@prbox/domain"
 import { SandboxRepo } from "@prbox/store"
 import { Clock, Effect, Layer } from "effect"
 import { ContainerRuntime } from "../../ContainerRuntime.ts"
+import { BecomeReady } from "../../create/BecomeReady.ts"
 import { ChoosePort } from "../../create/ChoosePort.ts"
 import { CreateContainer } from "../../create/CreateContainer.ts"
 import { Dotfiles } from "../../create/Dotfiles.ts"
@@ -102,10 +103,10 @@ const parts = (() => {
         OpenCheckout.layer,
         OpenFromPrebuild.layer,
         OpenFromPool.layer,
-        Setup.layer.pipe(Layer.provide(Dotfiles.layer)),
-        GitIdentity.layer
+        BecomeReady.layer.pipe(Layer.provideMerge(GitIdentity.layer))
       )
     ),
+    Layer.provideMerge(Setup.layer.pipe(Layer.provide(Dotfiles.layer))),
     Layer.provideMerge(container)
   )
   const operations = Layer.mergeAll(Admission.layer, Stop.layer, Update.layer, Push.layer, PrebuildNow.layer).pipe(

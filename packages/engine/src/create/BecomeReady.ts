@@ -1,0 +1,123 @@
+import type { EnvironmentPlan, Sandbox, SandboxId } from "@prbox/domain"
+import { Context, Effect, Fiber, Layer } from "effect"
+import { readyDetail } from "../CodeServerSpec.ts"
+import type { PrboxConfig } from "../Config.ts"
+import { imagePlan } from "../environment/PrepareEnvironment.ts"
+import { Lifecycle } from "../Lifecycle.ts"
+import { SandboxTools } from "../SandboxTools.ts"
+import { Ownership } from "../workspace/Ownership.ts"
+import { type ContainerEnvironment, CreateContainer } from "./CreateContainer.ts"
+import { GitIdentity } from "./GitIdentity.ts"
+import type { StartedEarly } from "./OpenCheckout.ts"
+import { SandboxHooks } from "./SandboxHooks.ts"
+import { SETUP_INTERRUPTED, Setup } from "./Setup.ts"
+
+/** The image a sandbox made before environments were recorded ran: it brings its own code-server. */
+const LEGACY_IMAGE = "codercom/code-server:latest"
+
+/**
+ * How a worker's started container becomes `running` (a create's, a
+ * restart's, a claim's): its environment (`containerEnvironment`), then
+ * health, the git identity, the ready hook and the setup (`becomeReady`),
+ * or, for a claimed pool container that did the first of them when it was
+ * made, only the last steps (`finishReady`).
+ */
+const make = Effect.gen(function* () {
+  const ownership = yield* Ownership
+  const container = yield* CreateContainer
+  const setup = yield* Setup
+  const tools = yield* SandboxTools
+  const runHook = yield* SandboxHooks
+  const gitIdentity = yield* GitIdentity
+  const { advance, getRow, progress } = yield* Lifecycle
+
+  /**
+   * The plan a row's container is made from. A row from before environments
+   * were recorded ran the configured image (or the old default), which
+   * brings its own code-server.
+   */
+  const planOf = (row: Sandbox, config: PrboxConfig): EnvironmentPlan =>
+    row.environmentPlan ?? { ...imagePlan(config, config.image ?? LEGACY_IMAGE), codeServer: "included" }
+
+  const containerEnvironment = (row: Sandbox, config: PrboxConfig) =>
+    Effect.gen(function* () {
+      const plan = planOf(row, config)
+      if (plan.codeServer === "included") return { plan, distribution: null } satisfies ContainerEnvironment
+      const distribution = yield* tools.codeServer((line) => progress(row, line).pipe(Effect.ignore))
+      return { plan, distribution } satisfies ContainerEnvironment
+    })
+
+  /**
+   * A started container's last steps to `running`: the ready hook, the
+   * setup (Setup.ts) with the user's environment `userEnv` gives, the
+   * row's one write (with `recorded`, what else the row takes then), and
+   * the steps past `waitFor`, which go on once the row says `running`. A
+   * failed step is recorded on the row (`setupError`), not fatal; a reused
+   * container keeps its create-time outcome. `running`: what the worker
+   * lets go once its row says so (the foreground).
+   */
+  const finishReady = <E>(
+    row: Sandbox,
+    started: { readonly containerId: string; readonly hostPort: number; readonly movedFrom: number | null },
+    environment: ContainerEnvironment,
+    created: boolean,
+    config: PrboxConfig,
+    userEnv: Effect.Effect<Readonly<Record<string, string>>, E>,
+    running: Effect.Effect<void>,
+    recorded: { readonly workspacePath?: string } = {}
+  ) =>
+    Effect.gen(function* () {
+      yield* runHook(row, "onSandboxReady", config)
+      const steps = yield* setup.start(row, started.containerId, environment, created, config, userEnv)
+      const setupError = created || steps.failure !== null ? { setupError: steps.failure } : {}
+      const detail = readyDetail(started.hostPort, started.movedFrom)
+      yield* advance(row.id, "running", { detail, ...setupError, ...recorded })
+      yield* running
+      yield* setup.continueAfterReady(row.id, steps, detail)
+    })
+
+  /**
+   * From a started container to `running`: health, the git identity on a
+   * new container, then `finishReady`. `startedEarly`: the container started
+   * beside the checkout, and its environment.
+   */
+  const becomeReady = Effect.fn("SandboxService.becomeReady")(function* (
+    id: SandboxId,
+    config: PrboxConfig,
+    running: Effect.Effect<void>,
+    startedEarly?: StartedEarly
+  ) {
+    const current = yield* getRow(id)
+    // The workspace is the sandbox user's since its create (handOverCheckout): a
+    // start never walks it, since a container may have swapped links into it.
+    if (startedEarly === undefined) {
+      const folders = ownership.foldersOf(id, current.workspacePath)
+      yield* ownership.requireFolders(folders)
+      if (folders.sealed === undefined) yield* ownership.makeFolders(folders)
+    }
+    const environment = startedEarly?.environment ?? (yield* containerEnvironment(current, config))
+    const started = startedEarly?.started ?? (yield* container.start(id, config, environment))
+    const { containerId, created } = started
+    const row = yield* getRow(id)
+    // The host's git identity, before any step that may commit. It is create-time work: from here the row
+    // says the setup did not finish until it has, so a stop or crash now is not taken for a done setup.
+    if (created) {
+      yield* advance(id, "starting", { setupError: SETUP_INTERRUPTED })
+      const warn = (line: string) => progress(row, line).pipe(Effect.ignore)
+      yield* gitIdentity(containerId, environment.plan, setup.userOf(environment.plan), config, warn)
+    }
+    // The user's environment is probed while code-server starts: the steps wait for both.
+    const probe = setup.probeFor(row, containerId, environment, created, config)
+    const probing = yield* Effect.forkChild(probe, { startImmediately: true })
+    yield* container.waitHealthy(row, started, config)
+    yield* finishReady(row, started, environment, created, config, Fiber.join(probing), running)
+  })
+
+  return { planOf, containerEnvironment, finishReady, becomeReady }
+})
+
+export class BecomeReady extends Context.Service<BecomeReady, Effect.Success<typeof make>>()(
+  "prbox/engine/BecomeReady"
+) {
+  static readonly layer = Layer.effect(BecomeReady, make)
+}
