@@ -281,9 +281,10 @@ const crashAt = (phase: PoolPhase) =>
           assert.isDefined(row, "the claim made the pool container the PR's row")
           assert.strictEqual(row?.pullRequest, pr)
           assert.strictEqual(row?.containerId, ready[0]?.containerId)
-          const early =
-            phase === "claim-after-transaction" || phase === "claim-mid-bring-in" || phase === "claim-mid-checkout"
-          assert.strictEqual(row?.status, early ? "cloning" : "starting")
+          // The claim's row is `starting` from its transaction; its one status write, `running`, also records
+          // its workspace, so a kill at any step before leaves it without one.
+          assert.strictEqual(row?.status, "starting")
+          assert.isNull(row?.workspacePath, "the workspace is the running write's")
           assert.isFalse(
             atKill.entries.some((e) => e.id === claimed),
             "the claim took the entry"
