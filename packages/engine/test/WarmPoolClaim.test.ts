@@ -4,7 +4,7 @@ import { Effect } from "effect"
 import { pushPullRequest } from "../../git/test/helpers.ts"
 import { SandboxService } from "../src/index.ts"
 import { openRunning, withEngine } from "./harness.ts"
-import { poolConfig, primed } from "./pool-support.ts"
+import { logOf, poolConfig, poolDevcontainer, primed } from "./pool-support.ts"
 import { removePrebuildsOf, shInContainer } from "./prebuild-support.ts"
 
 /** What reached one pool container, its port and its row from the moment it is watched. */
@@ -14,15 +14,27 @@ interface Seen {
   readonly statusWrites: Array<string>
 }
 
-/** An exec by what it is: the git identity's, a probe of the user's environment, or another (a step, git). */
+/** An exec by what it is: the git identity's, a probe of the user's environment, an extension's install, or another (a step, git). */
 const kindOf = (argv: ReadonlyArray<string>): string =>
-  argv.includes("prbox-git-identity") ? "git identity" : argv.includes("prbox-probe") ? "user env probe" : "other"
+  argv.includes("prbox-git-identity")
+    ? "git identity"
+    : argv.includes("prbox-probe")
+      ? "user env probe"
+      : argv.includes("--install-extension")
+        ? "extension install"
+        : "other"
+
+/** The pool's environment with an extension (none is reachable here: its install fails, and says so). */
+const withExtension = JSON.stringify({
+  ...JSON.parse(poolDevcontainer),
+  customizations: { vscode: { extensions: ["prbox.absent"] } }
+})
 
 const IDENTITY = { name: "Pool User", email: "pool-user@example.test" }
 
 describe("a claim of the warm pool", () => {
   it.live(
-    "does only what the pool container did not do: no git identity, no probe of the user's environment, no health probe, one status write (running); the claimed sandbox has the user's git identity all the same",
+    "does only what the pool container did not do: no git identity, no probe of the user's environment, no extension install (its outcome is in the sandbox's log), no health probe, one status write (running); the claimed sandbox has the user's git identity all the same",
     () => {
       let watched: PoolEntry | undefined
       const seen: Seen = { execs: [], healthProbes: [], statusWrites: [] }
@@ -58,7 +70,7 @@ describe("a claim of the warm pool", () => {
         },
         ({ home, remote }) =>
           Effect.gen(function* () {
-            const { pool } = yield* primed(remote.path)
+            const { pool } = yield* primed(remote.path, withExtension)
             // The oldest ready entry is the one an open claims.
             const [oldest] = yield* pool.list
             if (oldest?.containerId === null || oldest?.hostPort === null) return assert.fail("a ready pool entry")
@@ -69,6 +81,12 @@ describe("a claim of the warm pool", () => {
             assert.strictEqual(opened.id, oldest?.id, "claimed")
             assert.notInclude(seen.execs, "git identity", "written when the pool container was made")
             assert.notInclude(seen.execs, "user env probe", "probed when the pool container was made")
+            assert.notInclude(seen.execs, "extension install", "installed when the pool container was made")
+            assert.include(
+              yield* logOf(opened),
+              "extension prbox.absent could not be installed: ",
+              "the pool container's outcome, in the sandbox's log"
+            )
             assert.include(seen.execs, "other", "the PR's commits and its steps do run")
             assert.deepStrictEqual(seen.healthProbes, [], "code-server answered when the pool container was made")
             const untilRunning = seen.statusWrites.slice(0, seen.statusWrites.indexOf("running") + 1)

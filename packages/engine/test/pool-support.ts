@@ -25,10 +25,10 @@ export const poolConfig = (size: number) => ({
   warmPool: { size, idleMinutes: 30 }
 })
 
-/** A repository whose base has a prebuild ready and the pool filled (an open of PR 3, then of PR 4). */
-export const primed = (remote: string) =>
+/** A repository whose base (of `devcontainer`) has a prebuild ready and the pool filled (an open of PR 3, then of PR 4). */
+export const primed = (remote: string, devcontainer: string = poolDevcontainer) =>
   Effect.gen(function* () {
-    const base = pushPullRequest(remote, 90, { ".devcontainer/devcontainer.json": poolDevcontainer })
+    const base = pushPullRequest(remote, 90, { ".devcontainer/devcontainer.json": devcontainer })
     gitSync(remote, "update-ref", "refs/heads/main", base)
     pushPullRequest(remote, 3, { "three.txt": "3" })
     yield* openRunning(remote, 3)

@@ -6,6 +6,7 @@ import { ContainerRuntime } from "../ContainerRuntime.ts"
 import { userSpec } from "../ContainerSpec.ts"
 import { Engines } from "../Engines.ts"
 import { type EnvironmentChoice, readsWorkspace } from "../environment/ChooseEnvironment.ts"
+import { outcomeLine } from "../environment/Extensions.ts"
 import type { ExecTarget } from "../exec/ExecTarget.ts"
 import { Lifecycle } from "../Lifecycle.ts"
 import type { OpenPath } from "../prebuild/PrebuildDecision.ts"
@@ -30,7 +31,7 @@ export interface PoolOpen {
  * in as a bundle and checked out by the container's git as the sandbox
  * user, and the create-time steps but `onCreateCommand` (it ran in the
  * prebuild) are left to the setup, with the user's environment the pool
- * container probed when it was made. `refill`: the pool of an open's key
+ * container probed and the extensions it installed when it was made. `refill`: the pool of an open's key
  * topped up in the background once its row records its environment.
  */
 const make = Effect.gen(function* () {
@@ -56,7 +57,11 @@ const make = Effect.gen(function* () {
         return yield* Effect.die(new Error("a claimed row has no container"))
       yield* failIfStopRequested(claimed.id)
       const since = new Date(yield* Clock.currentTimeMillis)
-      const plan = afterPrebuild(environment.plan)
+      const done = yield* containers.doneFor(claimed.id)
+      // Extensions its pool container installed are not installed again; their outcome is the sandbox's to see.
+      const plan = { ...afterPrebuild(environment.plan), ...(done.extensions === undefined ? {} : { extensions: [] }) }
+      for (const outcome of done.extensions ?? [])
+        yield* progress(claimed, `${outcomeLine(outcome)} (when its pool container was made)`).pipe(Effect.ignore)
       yield* progress(claimed, `from the warm pool: bringing ${target.commit.slice(0, 7)} in as ${target.branch}`).pipe(
         Effect.ignore
       )
@@ -74,7 +79,7 @@ const make = Effect.gen(function* () {
       yield* checkoutPrebuiltInContainer(runtime, exec, target.remoteUrl, target.branch, target.commit)
       const started = { containerId, hostPort, since, movedFrom: null, created: true, checkoutInContainer: true }
       const early: StartedEarly = { environment: { ...environment, plan }, started }
-      return { ...early, probed: yield* containers.probeOf(claimed.id) }
+      return { ...early, probed: done.probed }
     })
 
   /** Tops up the pool of the open's key (its prebuild, the environment its row recorded), in the background. */

@@ -15,6 +15,7 @@ import { Config, type PrboxConfig } from "../Config.ts"
 import { ContainerRuntime } from "../ContainerRuntime.ts"
 import { ExtraLabels, LABELS, userSpec } from "../ContainerSpec.ts"
 import { SetupFailed } from "../Errors.ts"
+import { type ExtensionInstall, InstallExtensions } from "../environment/Extensions.ts"
 import { Foreground } from "../Foreground.ts"
 import { Installation } from "../Installation.ts"
 import { PreviewAddress } from "../PreviewAddress.ts"
@@ -25,8 +26,14 @@ import { newPassword, newSandboxId } from "../SandboxIds.ts"
 import { SandboxTools } from "../SandboxTools.ts"
 import { Ownership, removeSandboxFolders } from "../workspace/Ownership.ts"
 import { GitIdentity } from "./GitIdentity.ts"
-import { probeDue, setupUser } from "./Setup.ts"
+import { extensionsInput, probeDue, setupUser } from "./Setup.ts"
 import { type ProbedEnv, probeUserEnv } from "./UserEnv.ts"
+
+/** What a pool container did for its claim that no PR decides: the user's environment probed, the extensions installed. */
+export interface DoneForClaim {
+  readonly probed?: ProbedEnv
+  readonly extensions?: ReadonlyArray<ExtensionInstall>
+}
 
 /** What a pool container is made of: a ready prebuild (its volume) and the environment an open of its key recorded. */
 export interface PoolInput {
@@ -43,7 +50,8 @@ export interface PoolInput {
  * labelled `dev.prbox.pool` and never `dev.prbox.pr`) sealed and started,
  * code-server answering, and what a claim would otherwise do that no PR
  * decides: the user's git identity written, the user's environment probed
- * for the claim's steps (kept here for the claim: `probeOf`); only then
+ * for the claim's steps and the environment's extensions installed (what
+ * was done kept here for the claim: `doneFor`); only then
  * `ready`. A failure removes what it made.
  */
 const make = Effect.gen(function* () {
@@ -63,13 +71,16 @@ const make = Effect.gen(function* () {
   const install = (yield* Installation).id
   const previewPort = (yield* PreviewAddress).port
   const gitIdentity = yield* GitIdentity
-  /** The user's environment each pool container of this daemon probed for its claim. */
-  const probes = yield* Ref.make<ReadonlyMap<SandboxId, ProbedEnv>>(new Map())
+  const installExtensions = yield* InstallExtensions
+  /** What each pool container of this daemon did for its claim (lost with the daemon: a claim then does it). */
+  const done = yield* Ref.make<ReadonlyMap<SandboxId, DoneForClaim>>(new Map())
+  const record = (id: SandboxId, part: DoneForClaim) =>
+    Ref.update(done, (map) => new Map(map).set(id, { ...map.get(id), ...part }))
   const forget = (id: SandboxId) =>
-    Ref.modify(probes, (map): [ProbedEnv | undefined, ReadonlyMap<SandboxId, ProbedEnv>] => {
+    Ref.modify(done, (map): [DoneForClaim, ReadonlyMap<SandboxId, DoneForClaim>] => {
       const next = new Map(map)
       next.delete(id)
-      return [map.get(id), next]
+      return [map.get(id) ?? {}, next]
     })
 
   /** Ports sandboxes and other pool entries keep. */
@@ -156,14 +167,32 @@ const make = Effect.gen(function* () {
       const user = setupUser(plan, ownership.sandboxUser)
       const warn = (line: string) => Effect.logWarning(`warm pool: ${id}: ${line}`)
       const claimPlan = afterPrebuild(plan)
-      const userWork = Effect.andThen(
-        gitIdentity(containerId, plan, user, config, warn),
-        probeDue(claimPlan, true, config)
-          ? Effect.flatMap(
-              probeUserEnv(runtime, containerId, user, claimPlan, config.userEnvProbeTimeoutSeconds),
-              (found) => Ref.update(probes, (map) => new Map(map).set(id, found))
+      const extensions =
+        plan.extensions.length === 0
+          ? Effect.void
+          : Effect.flatMap(
+              installExtensions(
+                extensionsInput(containerId, distribution, plan, user, (line) =>
+                  Effect.logInfo(`warm pool: ${id}: ${line}`)
+                )
+              ),
+              (outcomes) => record(id, { extensions: outcomes })
+            ).pipe(
+              // Not recorded: the claim installs them.
+              Effect.catch((error) => warn(`its extensions could not be installed: ${error.message}`))
             )
-          : Effect.void
+      const userWork = Effect.all(
+        [
+          gitIdentity(containerId, plan, user, config, warn),
+          probeDue(claimPlan, true, config)
+            ? Effect.flatMap(
+                probeUserEnv(runtime, containerId, user, claimPlan, config.userEnvProbeTimeoutSeconds),
+                (probed) => record(id, { probed })
+              )
+            : Effect.void,
+          extensions
+        ],
+        { discard: true }
       )
       yield* Effect.all([waitHealthy(port, config), userWork], { concurrency: 2, discard: true })
       return { containerId, port, workspace }
@@ -200,10 +229,10 @@ const make = Effect.gen(function* () {
     return undefined
   })
 
-  /** The probe pool container `id` made for its claim, handed over once (none: made by an earlier daemon, or not due). */
-  const probeOf = (id: SandboxId) => forget(id)
+  /** What pool container `id` did for its claim, handed over once (nothing: made by an earlier daemon, or not due). */
+  const doneFor = (id: SandboxId) => forget(id)
 
-  return { makeOne, remove, probeOf }
+  return { makeOne, remove, doneFor }
 })
 
 export class PoolContainer extends Context.Service<PoolContainer, Effect.Success<typeof make>>()(

@@ -5,8 +5,9 @@ import { dotfilesOf, type PrboxConfig } from "../Config.ts"
 import { ContainerRuntime } from "../ContainerRuntime.ts"
 import { type SandboxUser, userSpec } from "../ContainerSpec.ts"
 import type { RuntimeError } from "../Errors.ts"
-import { InstallExtensions } from "../environment/Extensions.ts"
+import { InstallExtensions, type InstallExtensionsInput } from "../environment/Extensions.ts"
 import { Lifecycle } from "../Lifecycle.ts"
+import type { CodeServerDistribution } from "../SandboxTools.ts"
 import { Ownership } from "../workspace/Ownership.ts"
 import type { ContainerEnvironment } from "./CreateContainer.ts"
 import { Dotfiles } from "./Dotfiles.ts"
@@ -37,6 +38,23 @@ export const beforeReady = (plan: EnvironmentPlan, hook: LifecycleHook): boolean
 /** Who a sandbox's commands run as: the workspace owner (root only for a trusted repository that asked). */
 export const setupUser = (plan: EnvironmentPlan, sandboxUser: SandboxUser): string =>
   containerUser(plan, userSpec(sandboxUser))
+
+/** What installs `plan`'s extensions in a started container as `user`, where its code-server looks. */
+export const extensionsInput = (
+  containerId: string,
+  distribution: CodeServerDistribution | null,
+  plan: EnvironmentPlan,
+  user: string,
+  progress: (line: string) => Effect.Effect<void>
+): InstallExtensionsInput => ({
+  containerId,
+  codeServer: codeServerCommand(distribution),
+  user,
+  cwd: plan.workspaceFolder,
+  env: { ...plan.remoteEnv, ...homeEnvFor(plan) },
+  ids: plan.extensions,
+  progress
+})
 
 /**
  * Whether a start's steps need the user's environment: some are due (the
@@ -161,15 +179,11 @@ const make = Effect.gen(function* () {
     // A new container's row already says "did not finish" (Workers marks it before the git identity),
     // until the create-time work ends: one cut short is not mistaken for a done one when it is reused.
     if (created && plan.extensions.length > 0) {
-      yield* installExtensions({
-        containerId,
-        codeServer: codeServerCommand(distribution),
-        user: userOf(plan),
-        cwd: plan.workspaceFolder,
-        env: { ...plan.remoteEnv, ...homeEnvFor(plan) },
-        ids: plan.extensions,
-        progress: (line) => progress(row, line).pipe(Effect.ignore)
-      })
+      yield* installExtensions(
+        extensionsInput(containerId, distribution, plan, userOf(plan), (line) =>
+          progress(row, line).pipe(Effect.ignore)
+        )
+      )
     }
     const env = yield* userEnv
     const [now, later] = [

@@ -62,6 +62,12 @@ export const failureReason = (output: string): string => {
   return line.length > REASON_CHARS ? `${line.slice(0, REASON_CHARS - 1)}…` : line
 }
 
+/** How an install ended, as a line of the sandbox's log. */
+export const outcomeLine = (outcome: ExtensionInstall): string =>
+  outcome.ok
+    ? `extension ${outcome.id} installed`
+    : `extension ${shown(outcome.id)} could not be installed: ${outcome.detail ?? "unknown reason"}`
+
 /** code-server says so on stdout for a fresh install and for one already there. */
 const INSTALLED = /was successfully installed|is already installed/
 
@@ -93,13 +99,7 @@ export const makeInstallExtensions = Effect.gen(function* () {
 
   return Effect.fn("Extensions.install")(function* (input: InstallExtensionsInput) {
     return yield* Effect.forEach(input.ids, (id) =>
-      Effect.tap(installOne(input, id), (outcome) =>
-        input.progress(
-          outcome.ok
-            ? `extension ${id} installed`
-            : `extension ${shown(id)} could not be installed: ${outcome.detail ?? "unknown reason"}`
-        )
-      )
+      Effect.tap(installOne(input, id), (outcome) => input.progress(outcomeLine(outcome)))
     )
   })
 })

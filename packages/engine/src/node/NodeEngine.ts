@@ -17,6 +17,7 @@ import { ExtraLabels } from "../ContainerSpec.ts"
 import { GitIdentity } from "../create/GitIdentity.ts"
 import { PoolContainer } from "../create/PoolContainer.ts"
 import { WarmPool } from "../create/WarmPool.ts"
+import { InstallExtensions } from "../environment/Extensions.ts"
 import { Foreground } from "../Foreground.ts"
 import { FeaturePins } from "../features/FeaturePins.ts"
 import * as NodeFeatureDownloads from "../features/node/NodeFeatureDownloads.ts"
@@ -171,7 +172,12 @@ const compose = (options: Options, chosen: ChosenEngine) => {
   // One pool for the engine: its fills go one at a time, and the daemon reconciles and collects it.
   const warmPool = WarmPool.layer.pipe(
     Layer.provideMerge(PoolContainer.layer),
-    Layer.provide([Ownership.layer, ExtraLabels.layer(options.labels ?? {}), GitIdentity.layer])
+    Layer.provide([
+      Ownership.layer,
+      ExtraLabels.layer(options.labels ?? {}),
+      GitIdentity.layer,
+      InstallExtensions.layer
+    ])
   )
   const sandboxes = NodeSandboxService.layer.pipe(
     Layer.provide(ExtraLabels.layer(options.labels ?? {})),
