@@ -93,47 +93,13 @@ const commitOnBase = async (work: string, baseBranch: string, files: Record<stri
 }
 
 /**
- * The base merged into PR `n` (as a forge's merge ref would), pushed as its
- * new refs/pull/n/head; false, and nothing pushed, when they conflict.
- */
-const mergeBaseInto = async (work: string, baseBranch: string, n: number): Promise<boolean> => {
-  await sh("git", ["-C", work, "fetch", "--quiet", "origin", `refs/pull/${n}/head`])
-  await sh("git", ["-C", work, "checkout", "--quiet", "--detach", "FETCH_HEAD"])
-  const message = `Merge ${baseBranch} (the bench's devcontainer) into PR ${n}`
-  const merged = await sh("git", [
-    "-C",
-    work,
-    ...IDENTITY,
-    "merge",
-    "--quiet",
-    "--no-edit",
-    "-m",
-    message,
-    `origin/${baseBranch}`
-  ])
-    .then(() => true)
-    .catch(() => false)
-  if (!merged) {
-    await sh("git", ["-C", work, "merge", "--abort"]).catch(() => "")
-    return false
-  }
-  await sh("git", ["-C", work, "push", "--quiet", "--force", "origin", `HEAD:refs/pull/${n}/head`])
-  return true
-}
-
-/**
  * A bare copy of `source` with every ref (`--mirror`, so its refs/pull/N/head
- * too) in `dir`, its base given `devcontainer` (prbox prebuilds, and pools,
- * only an environment with create-time steps), and `count` PRs for the
- * bench: its own newest ones that share the base's environment and sit near
- * it, each with the new base merged in, the rest (and any that conflict) made.
+ * too) in `dir`, as it is (no devcontainer.json added: the config's image,
+ * no create-time steps, as most repositories), and `count` PRs for the
+ * bench: its own newest ones that keep the base's environment and sit near
+ * it, the rest made.
  */
-export const prepareRemote = async (
-  source: string,
-  dir: string,
-  count: number,
-  devcontainer: string
-): Promise<WarmRepo> => {
+export const prepareRemote = async (source: string, dir: string, count: number): Promise<WarmRepo> => {
   const path = join(dir, "remote.git")
   await sh("git", ["clone", "--quiet", "--mirror", "--no-local", source, path])
   const baseBranch = (await gitIn(path, "symbolic-ref", "--short", "HEAD")).trim()
@@ -149,19 +115,10 @@ export const prepareRemote = async (
   const plan = planPullRequests(candidates, count, numbers[0] ?? 0)
   const byNumber = new Map(candidates.map((c) => [c.number, c]))
   const work = await workTree(path, join(dir, "work"))
-  await commitOnBase(work, baseBranch, { ".devcontainer/devcontainer.json": devcontainer }, "bench: a devcontainer")
-  const merged: Array<number> = []
-  for (const n of plan.use) if (await mergeBaseInto(work, baseBranch, n)) merged.push(n)
-  const own = await Promise.all(merged.map((n) => pullRequestOf(path, n, byNumber.get(n)?.changedFile ?? "", false)))
-  const highest = Math.max(numbers[0] ?? 0, ...plan.make)
-  const extra = Array.from({ length: plan.use.length - merged.length }, (_, i) => highest + 1 + i)
-  const made = await makePullRequests(path, work, baseBranch, [...plan.make, ...extra])
+  const own = await Promise.all(plan.use.map((n) => pullRequestOf(path, n, byNumber.get(n)?.changedFile ?? "", false)))
+  const made = await makePullRequests(path, work, baseBranch, plan.make)
   return { path, baseBranch, pullRequests: [...own, ...made] }
 }
-
-/** The pool repository's devcontainer.json: the image and a cheap create-time step, as most are when nothing changed. */
-export const poolDevcontainer = (image: string): string =>
-  `${JSON.stringify({ name: "prbox warm bench", image, updateContentCommand: "test -d .git" }, null, 2)}\n`
 
 /** The lockfile of the prebuilt repository and what its updateContentCommand leaves. */
 export const PREBUILT = {

@@ -31,7 +31,7 @@ export interface WarmFigures {
 
 const SCENARIOS: ReadonlyArray<{ readonly key: Scenario; readonly name: string; readonly what: string }> = [
   { key: "poolHit", name: "pool hit", what: "a started pool container claimed" },
-  { key: "poolMiss", name: "pool miss", what: "warmPool.size 0: from the ready prebuild" },
+  { key: "poolMiss", name: "pool miss", what: "warmPool.size 0: today's path" },
   { key: "prebuilt", name: "prebuilt", what: "from the prebuild; updateContentCommand finds its stamp" }
 ]
 

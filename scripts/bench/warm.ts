@@ -24,14 +24,7 @@ import {
   waitPoolRefilled,
   waitPrebuildReady
 } from "./warm-open.ts"
-import {
-  type BenchPullRequest,
-  PREBUILT,
-  poolDevcontainer,
-  preparePrebuiltRemote,
-  prepareRemote,
-  type WarmRepo
-} from "./warm-repo.ts"
+import { type BenchPullRequest, PREBUILT, preparePrebuiltRemote, prepareRemote, type WarmRepo } from "./warm-repo.ts"
 import { reportWarm, type WarmFigures, type WarmRun } from "./warm-report.ts"
 
 export interface WarmOptions {
@@ -106,12 +99,14 @@ const measure = async (
 }
 
 /**
- * Opens with the pool off (`warmPool.size: 0`): a first open, untimed (the
- * prebuild made after it), then `prs` measured, each from the ready prebuild.
+ * Opens with the pool off (`warmPool.size: 0`): a first open, untimed, then
+ * `prs` measured. `path`: what their logs say of it ("from prebuild": the
+ * prebuild the first open made is waited for; an environment without
+ * create-time steps then has none, and takes today's path).
  */
 const missArm = async (
   context: { readonly root: string; readonly image: string; readonly installed: InstalledPackage },
-  arm: Pick<Arm, "name" | "repo" | "mirror" | "check">,
+  arm: Pick<Arm, "name" | "repo" | "mirror" | "check" | "path">,
   first: BenchPullRequest,
   prs: ReadonlyArray<BenchPullRequest>
 ): Promise<WarmRun> => {
@@ -119,8 +114,8 @@ const missArm = async (
   const session = await startSession(root, `home-${arm.name.replace(/\W/g, "-")}`, installed, { image, poolSize: 0 })
   try {
     await prime(session, arm.repo, first, `${arm.name}: first open`)
-    await waitPrebuildReady(session)
-    return await measure(root, image, { ...arm, session, path: "from prebuild", before: async () => {} }, prs)
+    if (arm.path === "from prebuild") await waitPrebuildReady(session)
+    return await measure(root, image, { ...arm, session, before: async () => {} }, prs)
   } finally {
     await endSession(session)
   }
@@ -172,7 +167,7 @@ export const runWarm = async (options: WarmOptions): Promise<void> => {
     const installed = await installPackage(join(root, "prefix"))
     const main = installedDaemonMain(installed)
     log(`copying ${source} and choosing its PRs ...`)
-    const repo = await prepareRemote(source, root, options.runs + 3, poolDevcontainer(image))
+    const repo = await prepareRemote(source, root, options.runs + 3)
     const prebuiltRepo = await preparePrebuiltRemote(source, root, image, options.runs + 2)
     const mirror = await rawMirror(root, repo.path, "remote")
     const prebuiltMirror = await rawMirror(root, prebuiltRepo.path, "prebuilt")
@@ -198,9 +193,10 @@ export const runWarm = async (options: WarmOptions): Promise<void> => {
       await endSession(hit)
     }
 
-    // Pool miss: the pool off, the prebuild ready.
+    // Pool miss: the pool off, so today's path (the repository has no create-time steps, so no prebuild).
     const fromPrebuild = { root, image, installed }
-    const poolMiss = await missArm(fromPrebuild, { name: "pool miss", repo, mirror, check: none }, first, timedPrs)
+    const today = { name: "pool miss", repo, mirror, check: none, path: "" }
+    const poolMiss = await missArm(fromPrebuild, today, first, timedPrs)
     // Prebuilt: updateContentCommand sleeps 30 s unless the lockfile's hash matches its stamp.
     const holdsInstall = (opened: TimedOpen) => {
       for (const file of [PREBUILT.installed, PREBUILT.stamp]) {
@@ -211,7 +207,7 @@ export const runWarm = async (options: WarmOptions): Promise<void> => {
     }
     const prebuilt = await missArm(
       fromPrebuild,
-      { name: "prebuilt", repo: prebuiltRepo, mirror: prebuiltMirror, check: holdsInstall },
+      { name: "prebuilt", repo: prebuiltRepo, mirror: prebuiltMirror, check: holdsInstall, path: "from prebuild" },
       prebuiltFirst,
       prebuiltPrs
     )

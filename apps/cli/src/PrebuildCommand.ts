@@ -13,8 +13,10 @@ const status = Flag.Boolean("status").pipe(
   Flag.withDefault(false)
 )
 
-const input = Argument.String("pull-request").pipe(
-  Argument.withDescription("a pull request URL, owner/repo#N, or a git URL or path with --pr N (as prbox open)"),
+const input = Argument.String("pull-request-or-repository").pipe(
+  Argument.withDescription(
+    "a pull request (a URL, owner/repo#N, or a git URL or path with --pr N, as prbox open), or a repository (its URL, a git URL or a path: its default branch)"
+  ),
   Argument.optional
 )
 
@@ -54,7 +56,7 @@ export const prebuildCommand = Command.make(
       if (!config.status) {
         if (Option.isNone(config.input)) {
           return yield* usageError(
-            "say which repository (a pull request URL, owner/repo#N, or a git URL or path with --pr N), or --status"
+            "say which repository (its URL, a git URL or a path; or a pull request, as prbox open takes one), or --status"
           )
         }
         const request = openRequest(config.input.value, process.cwd(), {
@@ -75,8 +77,10 @@ export const prebuildCommand = Command.make(
   Command.withDescription(
     [
       "Prebuilds: a repository's base branch with its environment made and onCreateCommand/updateContentCommand",
-      "already run, so that a PR with the same environment starts from it. `prbox prebuild <pull-request>` makes",
-      'the base branch\'s now (refreshed when the base moved; "up to date" when a ready one is at its commit;',
+      "already run, so that a PR with the same environment starts from it (with the warm pool on, an environment",
+      "without such steps too: pool containers start from it). `prbox prebuild <repository>` makes its default",
+      "branch's now, `prbox prebuild <pull-request>` its base branch's (refreshed when the base moved;",
+      '"up to date" when a ready one is at its commit;',
       '"being made" when an open\'s build runs; a second request waits for the first), its progress on stderr,',
       "--json prints {outcome, prebuild}. --status lists them and the disk they",
       'use of "prebuilds": {"maxGiB"} (config.json); --json prints {enabled, capBytes, usedBytes, prebuilds}.'

@@ -34,7 +34,7 @@ afterAll(async () => {
   await Effect.runPromise(removePrebuildsOf(home))
 })
 
-describe("prbox prebuild <pull-request>", () => {
+describe("prbox prebuild <pull-request-or-repository>", () => {
   it("makes the base's prebuild, then says up to date, a new key is made, and a moved base is refreshed", async () => {
     const base = moveMain(remote, { ".devcontainer/devcontainer.json": devcontainer() })
     const made = await prbox(home, ["prebuild", remote.path, "--pr", "1", "--json"])
@@ -64,7 +64,39 @@ describe("prbox prebuild <pull-request>", () => {
     ])
   }, 240_000)
 
+  it("a repository without a PR: its default branch's; with the warm pool on, an environment without create-time steps too; --ref alone refused", async () => {
+    writeConfig(home, { prebuilds: { maxGiB: 10, keepDays: 7 } })
+    // An environment of its own (its name is in the key): made, not a refresh of the test's before.
+    const own = devcontainer({ name: "the repository form" })
+    const base = moveMain(remote, { ".devcontainer/devcontainer.json": own, "repo.txt": "repo" })
+    const made = await prbox(home, ["prebuild", remote.path, "--json"])
+    expect(made.code, made.stderr).toBe(0)
+    const first = decode(Made, made.stdout)
+    expect([first.outcome, first.prebuild.state, first.prebuild.baseBranch, first.prebuild.baseCommit]).toEqual([
+      "made",
+      "ready",
+      "main",
+      base
+    ])
+
+    const plain = moveMain(remote, { ".devcontainer/devcontainer.json": JSON.stringify({ image: healthzGitImage() }) })
+    const off = await prbox(home, ["prebuild", remote.path])
+    expect(off.code).toBe(1)
+    expect(off.stderr).toContain("has no onCreateCommand or updateContentCommand, and the warm pool is off")
+    writeConfig(home, { prebuilds: { maxGiB: 10, keepDays: 7 }, warmPool: { size: 1, idleMinutes: 30 } })
+    const pooled = await prbox(home, ["prebuild", remote.path, "--json"])
+    expect(pooled.code, pooled.stderr).toBe(0)
+    const stepless = decode(Made, pooled.stdout)
+    expect([stepless.outcome, stepless.prebuild.state, stepless.prebuild.baseCommit]).toEqual(["made", "ready", plain])
+
+    const ref = await prbox(home, ["prebuild", remote.path, "--ref", "main"])
+    expect(ref.code).not.toBe(0)
+    expect(ref.stderr).toContain("--ref names a pull request's head: pass --pr N with it")
+    for (const run of [off, ref]) expect(hasStackTrace(run.stdout + run.stderr)).toBe(false)
+  }, 240_000)
+
   it("refusals: today's path, prebuilds off, a repository that cannot be fetched, no input; no stack trace", async () => {
+    writeConfig(home, { prebuilds: { maxGiB: 10, keepDays: 7 } })
     moveMain(remote, { ".devcontainer/devcontainer.json": JSON.stringify({ image: healthzGitImage() }) })
     const noSteps = await prbox(home, ["prebuild", remote.path, "--pr", "1"])
     expect(noSteps.code).toBe(1)

@@ -69,11 +69,11 @@ const projectRemote = (root: string) => {
   return { path, head }
 }
 
-const writeConfig = (runtime: Record<string, unknown> | undefined) => {
+const writeConfig = (runtime: Record<string, unknown> | undefined, extra: Record<string, unknown> = {}) => {
   const file = join(home, "config.json")
   const config = JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown>
   const { runtime: _, ...rest } = config
-  writeFileSync(file, JSON.stringify(runtime === undefined ? rest : { ...rest, runtime }, null, 2))
+  writeFileSync(file, JSON.stringify({ ...(runtime === undefined ? rest : { ...rest, runtime }), ...extra }, null, 2))
 }
 
 const running = (stdout: string) => /sandbox ([a-z0-9]{12}) is running: (http:\/\/127\.0\.0\.1:\d+\/)/.exec(stdout)
@@ -136,7 +136,8 @@ describe("a sandbox on a remote engine over SSH", () => {
     ;[, localId = "", localUrl = ""] = running(opened.stdout) ?? []
     expect((await statusOf(localId)).engine).toBeNull()
     expect((await prbox(home, ["daemon", "stop"], env)).code).toBe(0)
-    writeConfig({ docker: { host: `ssh://prbox@127.0.0.1:${relay.port}` } })
+    // A warm pool from here on: the environment (no create-time steps) is then worth a prebuild, on this machine's engine only.
+    writeConfig({ docker: { host: `ssh://prbox@127.0.0.1:${relay.port}` } }, { warmPool: { size: 1, idleMinutes: 30 } })
   }, 240_000)
 
   it("open: the image and the workspace go across, and code-server answers and logs in on this machine", async () => {
@@ -164,6 +165,10 @@ describe("a sandbox on a remote engine over SSH", () => {
     }
     expect(await healthz(remoteUrl)).toBe(200)
     expect(await login(remoteUrl, remoteId)).toBe(302)
+    // Today's path on a remote engine: no prebuild made there, no pool container claimed.
+    const log = await prbox(home, ["logs", remoteId], env)
+    expect(log.stdout).toContain("no prebuild made: the engine is remote")
+    expect(log.stdout).not.toContain("warm pool")
   }, 600_000)
 
   it("the SSH connection cut while code-server is in use: the next request goes through a new one", async () => {

@@ -14,7 +14,7 @@ import { TEST_RUN_LABEL } from "../../../scripts/testing/global-setup.ts"
 export const DAEMON_MAIN = fileURLToPath(new URL("../src/main.ts", import.meta.url))
 export const healthzTag = imageTag(healthzImage)
 
-/** A private PRBOX_HOME whose config runs the healthz image and labels every container with the test run. */
+/** A private PRBOX_HOME whose config runs the healthz image, keeps no warm pool and labels every container with the test run. */
 export const makeHome = (prefix: string, config: Record<string, unknown> = {}): string => {
   const home = realpathSync(mkdtempSync(join(tmpdir(), `prbox-${prefix}-`)))
   writeConfig(home, config)
@@ -28,6 +28,8 @@ export const writeConfig = (home: string, config: Record<string, unknown>): void
       image: healthzTag,
       labels: { [TEST_RUN_LABEL]: inject("testRunId") },
       healthTimeoutSeconds: 30,
+      // No pool unless a test asks: with one, every open of a repository would prebuild its base in the background.
+      warmPool: { size: 0, idleMinutes: 30 },
       ...config
     })
   )

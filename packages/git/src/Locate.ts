@@ -21,6 +21,15 @@ const credentialsReason =
 export const formsHint =
   "expected a pull request URL (GitHub …/pull/N, GitLab …/-/merge_requests/N, Bitbucket …/pull-requests/N, CodeCommit console), owner/repo#N, or a git URL or path with --pr N"
 
+/** Where a trimmed input points; empty input, control characters and option-like text refused first. */
+export const locateInput = (text: string): Target | Refused => {
+  if (text === "") return { reason: `nothing to open; ${formsHint}` }
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
+  if (/[\u0000-\u001f\u007f]/.test(text)) return { reason: "contains control characters" }
+  if (text.startsWith("-")) return { reason: `looks like a command-line option; ${formsHint}` }
+  return locate(text)
+}
+
 export const locate = (text: string): Target | Refused => {
   const shortForm = /^([A-Za-z0-9][A-Za-z0-9-]*)\/([A-Za-z0-9._-]+)#(.*)$/.exec(text)
   if (shortForm !== null) {

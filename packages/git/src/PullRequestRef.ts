@@ -1,7 +1,7 @@
 import { Provider, PullRequestNumber } from "@prbox/domain"
 import { Result, Schema } from "effect"
 import { InvalidPullRequestRef } from "./Errors.ts"
-import { formsHint, locate } from "./Locate.ts"
+import { locate, locateInput } from "./Locate.ts"
 import { codeCommit, isProfile, providerHeadRefs, type Refused, type Target } from "./Providers.ts"
 import { redactCredentials } from "./Redact.ts"
 import { isSafeRefName } from "./RefName.ts"
@@ -120,11 +120,7 @@ const refuse = (input: string, reason: string) =>
 const needsNumber = "pass the pull request number with --pr N"
 
 const parse = (text: string, options: ParseOptions): PullRequestTarget | Refused => {
-  if (text === "") return { reason: `nothing to open; ${formsHint}` }
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused
-  if (/[\u0000-\u001f\u007f]/.test(text)) return { reason: "contains control characters" }
-  if (text.startsWith("-")) return { reason: `looks like a command-line option; ${formsHint}` }
-  const target = locate(text)
+  const target = locateInput(text)
   return "reason" in target ? target : settle(target, options)
 }
 

@@ -11,6 +11,7 @@ import type {
 } from "./Errors.ts"
 import type { GitUser } from "./Git.ts"
 import type { PullRequestRef } from "./PullRequestRef.ts"
+import type { RepositoryRef } from "./RepositoryRef.ts"
 
 export {
   KEEP_BRANCH_PREFIX,
@@ -171,6 +172,14 @@ export class Workspaces extends Context.Service<
      */
     readonly fetchRemoteHead: (
       remoteUrl: string,
+      options?: ProgressOptions
+    ) => Effect.Effect<{ readonly mirrorPath: string; readonly commit: string }, FetchError>
+    /**
+     * A repository's default branch (its remote's HEAD) fetched into the
+     * mirror its pull requests share: `prbox prebuild <repository>`.
+     */
+    readonly fetchRepository: (
+      repository: RepositoryRef,
       options?: ProgressOptions
     ) => Effect.Effect<{ readonly mirrorPath: string; readonly commit: string }, FetchError>
     /**

@@ -130,6 +130,13 @@ const make = Effect.gen(function* () {
     Effect.gen(function* () {
       if (planned === undefined || planned.key === null || planned.base === null) return
       if (planned.decision.background._tag === "Nothing") return
+      // The open path copies a prebuild's volume on this machine's engine only: one made elsewhere would never be used.
+      if ((yield* runtime.filesAt) !== "host") {
+        return yield* progress(
+          row,
+          "no prebuild made: the engine is remote (prebuilds are made on this machine's engine only)"
+        )
+      }
       const { environmentPlan, host } = yield* getRow(row.id)
       if (environmentPlan === null) return
       const { branch, commit } = planned.base

@@ -1,4 +1,10 @@
-import { type PullRequestTarget, parsePullRequestTarget } from "@prbox/git"
+import {
+  type ParseOptions,
+  type PrebuildTarget,
+  type PullRequestTarget,
+  parsePrebuildTarget,
+  parsePullRequestTarget
+} from "@prbox/git"
 import { Effect, Result } from "effect"
 import type { PrboxConfig } from "../Config.ts"
 import { InvalidPullRequestInput } from "./Errors.ts"
@@ -12,18 +18,28 @@ export interface OpenRequest {
   readonly devcontainer?: string
 }
 
-/** The PR an open or prebuild request names, read with the user's profile and ref pattern. */
+const parseOptionsOf = (request: OpenRequest, config: PrboxConfig): ParseOptions => ({
+  ...(request.pr === undefined ? {} : { pr: request.pr }),
+  ...(request.ref === undefined ? {} : { ref: request.ref }),
+  ...(config.profile === undefined ? {} : { profile: config.profile }),
+  refPattern: config.pullRequestRefPattern
+})
+
+const settled = <A>(parsed: Result.Result<A, { readonly message: string }>) =>
+  Result.isFailure(parsed)
+    ? Effect.fail(new InvalidPullRequestInput({ reason: parsed.failure.message }))
+    : Effect.succeed(parsed.success)
+
+/** The PR an open request names, read with the user's profile and ref pattern. */
 export const pullRequestOf = (
   request: OpenRequest,
   config: PrboxConfig
-): Effect.Effect<PullRequestTarget, InvalidPullRequestInput> => {
-  const parsed = parsePullRequestTarget(request.input, {
-    ...(request.pr === undefined ? {} : { pr: request.pr }),
-    ...(request.ref === undefined ? {} : { ref: request.ref }),
-    ...(config.profile === undefined ? {} : { profile: config.profile }),
-    refPattern: config.pullRequestRefPattern
-  })
-  return Result.isFailure(parsed)
-    ? Effect.fail(new InvalidPullRequestInput({ reason: parsed.failure.message }))
-    : Effect.succeed(parsed.success)
-}
+): Effect.Effect<PullRequestTarget, InvalidPullRequestInput> =>
+  settled(parsePullRequestTarget(request.input, parseOptionsOf(request, config)))
+
+/** What a prebuild request names: a PR (as an open's), or a repository without one (its default branch). */
+export const prebuildTargetOf = (
+  request: OpenRequest,
+  config: PrboxConfig
+): Effect.Effect<PrebuildTarget, InvalidPullRequestInput> =>
+  settled(parsePrebuildTarget(request.input, parseOptionsOf(request, config)))

@@ -1,4 +1,5 @@
 import { type Prebuild, SandboxId } from "@prbox/domain"
+import { type PrebuildTarget, Workspaces } from "@prbox/git"
 import { PrebuildRepo } from "@prbox/store"
 import { Context, Effect, Layer, Semaphore } from "effect"
 import { Config } from "../Config.ts"
@@ -6,12 +7,12 @@ import { ContainerRuntime } from "../ContainerRuntime.ts"
 import { GitFailed } from "../Errors.ts"
 import { PrepareEnvironment } from "../environment/PrepareEnvironment.ts"
 import { PrebuildFailed, PrebuildRefused } from "../prebuild/Errors.ts"
-import { hasCreateSteps } from "../prebuild/FindPrebuild.ts"
+import { worthPrebuilding } from "../prebuild/FindPrebuild.ts"
 import { MakePrebuild } from "../prebuild/MakePrebuild.ts"
 import { decideMakeNow } from "../prebuild/PrebuildDecision.ts"
 import { keyInputsOf, prebuildKey } from "../prebuild/PrebuildKey.ts"
 import { SandboxTools } from "../SandboxTools.ts"
-import { type OpenRequest, pullRequestOf } from "./OpenRequest.ts"
+import { type OpenRequest, prebuildTargetOf } from "./OpenRequest.ts"
 import { PrepareCreate } from "./PrepareCreate.ts"
 
 /** How `prbox prebuild` ended: one made or refreshed now, one already at the base, or one another build is making. */
@@ -25,7 +26,8 @@ export interface PrebuildOutcome {
  * (fetched afresh) made into a prebuild now, as an open makes one in the
  * background, when no ready one of its environment's key is at its commit.
  * The input is an open's (its PR is fetched for the repository and its base
- * branch); the key is the base's own, read from its files. One at a time:
+ * branch) or a repository's (its default branch fetched into the mirror its
+ * PRs share); the key is the base's own, read from its files. One at a time:
  * a request waits for another request's build and then finds it up to date;
  * a build an open started is answered "being made".
  */
@@ -37,7 +39,30 @@ const make = Effect.gen(function* () {
   const maker = yield* MakePrebuild
   const prebuilds = yield* PrebuildRepo
   const tools = yield* SandboxTools
+  const workspaces = yield* Workspaces
   const one = yield* Semaphore.make(1)
+
+  /** The mirror holding the base: a PR's repository fetched with the PR (its base named by the service), or a repository's default branch. */
+  const fetchBase = (target: PrebuildTarget, onProgress: (line: string) => Effect.Effect<void>) =>
+    Effect.gen(function* () {
+      if (target._tag === "Repository") {
+        const { repository } = target
+        yield* onProgress(`fetching ${repository.repository}'s default branch`)
+        const { mirrorPath } = yield* workspaces
+          .fetchRepository(repository)
+          .pipe(Effect.mapError((error) => new GitFailed({ operation: "fetch the repository", detail: error.message })))
+        return { mirrorPath, name: { host: repository.host, repository: repository.repository }, baseRef: undefined }
+      }
+      const pr = target.target
+      yield* onProgress(`fetching ${pr.repository}#${pr.pullRequest} and its base branch`)
+      const got = yield* prepareCreate.fetch(pr)
+      const baseRef = got.lookup._tag === "Known" ? got.lookup.info.baseRef : undefined
+      return {
+        mirrorPath: got.fetched.mirrorPath,
+        name: { host: got.ref.host, repository: got.ref.repository },
+        baseRef
+      }
+    })
 
   return Effect.fn("SandboxService.prebuild")(function* (
     request: OpenRequest,
@@ -51,24 +76,21 @@ const make = Effect.gen(function* () {
         reason: "the engine is remote: prebuilds are made on this machine's engine only"
       })
     }
-    const target = yield* pullRequestOf(request, cfg)
-    yield* onProgress(`fetching ${target.repository}#${target.pullRequest} and its base branch`)
-    const got = yield* prepareCreate.fetch(target)
-    const baseRef = got.lookup._tag === "Known" ? got.lookup.info.baseRef : undefined
+    const target = yield* prebuildTargetOf(request, cfg)
+    const { mirrorPath, name, baseRef } = yield* fetchBase(target, onProgress)
     const base = yield* prepareCreate
-      .baseEnvironment(got.fetched.mirrorPath, baseRef, got.ref, cfg, request.devcontainer, true)
+      .baseEnvironment(mirrorPath, baseRef, name, cfg, request.devcontainer, true)
       .pipe(Effect.mapError((error) => new GitFailed({ operation: "fetch the base branch", detail: error.message })))
     const todays = (why: string) => new PrebuildRefused({ reason: `${base.branch} starts with today's path: ${why}` })
-    if (!hasCreateSteps(base.choice))
-      return yield* todays("its environment has no onCreateCommand or updateContentCommand")
-    const inputs = yield* keyInputsOf(base.choice, base.files, got.ref, cfg, tools.defaultImage)
+    if (!worthPrebuilding(base.choice, cfg))
+      return yield* todays("its environment has no onCreateCommand or updateContentCommand, and the warm pool is off")
+    const inputs = yield* keyInputsOf(base.choice, base.files, name, cfg, tools.defaultImage)
     if ("_tag" in inputs) return yield* todays(inputs.reason)
-    if (base.choice._tag !== "Devcontainer" || base.choice.spec.source._tag !== "Image") {
+    if (base.choice._tag === "Devcontainer" && base.choice.spec.source._tag !== "Image") {
       return yield* todays("a Dockerfile's environment is prebuilt after an open of one of its PRs (prbox open)")
     }
     const key = yield* prebuildKey(inputs)
-    const host = got.ref.host ?? "local"
-    const { repository } = got.ref
+    const { host, repository } = name
     return yield* one.withPermit(
       Effect.gen(function* () {
         const rows = (yield* prebuilds.list).filter((row) => row.host === host && row.repository === repository)
@@ -88,7 +110,7 @@ const make = Effect.gen(function* () {
             repository,
             baseBranch: base.branch,
             baseCommit: base.commit,
-            mirrorPath: got.fetched.mirrorPath,
+            mirrorPath,
             plan
           },
           onProgress

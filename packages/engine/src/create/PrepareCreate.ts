@@ -15,7 +15,12 @@ import { Clock, Context, Effect, Fiber, Layer, Option, Result } from "effect"
 import { ComposeCli } from "../ComposeCli.ts"
 import type { PrboxConfig } from "../Config.ts"
 import { GitFailed, safeReason } from "../Errors.ts"
-import { baseBranchFiles, chooseEnvironment, type EnvironmentChoice } from "../environment/ChooseEnvironment.ts"
+import {
+  baseBranchFiles,
+  chooseEnvironment,
+  type EnvironmentChoice,
+  type RepositoryName
+} from "../environment/ChooseEnvironment.ts"
 import { admitCompose } from "../environment/PrepareCompose.ts"
 import { Lifecycle } from "../Lifecycle.ts"
 import { type PrebuildPlan, planPrebuild } from "../prebuild/FindPrebuild.ts"
@@ -150,7 +155,7 @@ const make = Effect.gen(function* () {
   const baseEnvironment = (
     mirrorPath: string,
     baseRef: string | undefined,
-    ref: PullRequestRef,
+    ref: RepositoryName,
     cfg: PrboxConfig,
     devcontainer: string | undefined,
     fresh = false

@@ -2,7 +2,12 @@ import type { PrebuildRepo } from "@prbox/store"
 import { Clock, Effect } from "effect"
 import type { PrboxConfig } from "../Config.ts"
 import { safeReason } from "../Errors.ts"
-import type { EnvironmentChoice, RepositoryFiles, RepositoryName } from "../environment/ChooseEnvironment.ts"
+import {
+  type EnvironmentChoice,
+  type RepositoryFiles,
+  type RepositoryName,
+  readsWorkspace
+} from "../environment/ChooseEnvironment.ts"
 import { decidePrebuild, type PrebuildDecision } from "./PrebuildDecision.ts"
 import { keyInputsOf, prebuildKey } from "./PrebuildKey.ts"
 
@@ -50,13 +55,21 @@ export const hasCreateSteps = (choice: EnvironmentChoice): boolean =>
   (choice.spec.config.onCreateCommand !== undefined || choice.spec.config.updateContentCommand !== undefined)
 
 /**
+ * Whether an environment is worth a prebuild: create-time steps to run once,
+ * or a warm pool to start from it (pool containers start from a prebuild's
+ * image and checkout; an environment built from the files is never pooled).
+ */
+export const worthPrebuilding = (choice: EnvironmentChoice, config: PrboxConfig): boolean =>
+  hasCreateSteps(choice) || (config.warmPool.size > 0 && !readsWorkspace(choice))
+
+/**
  * The open's path (a ready prebuild of the PR's own environment key, or
  * today's full path and why) and what is made in the background. A key or
  * a store that cannot be read is the full path, said why, never a guess.
  */
 export const planPrebuild = (repo: PrebuildRepo["Service"], lookup: PrebuildLookup) =>
   Effect.gen(function* () {
-    if (lookup.config.prebuilds === false || !hasCreateSteps(lookup.choice)) return OFF
+    if (lookup.config.prebuilds === false || !worthPrebuilding(lookup.choice, lookup.config)) return OFF
     const keyOf = (choice: EnvironmentChoice, files: RepositoryFiles) =>
       Effect.flatMap(
         keyInputsOf(choice, files, lookup.repository, lookup.config, lookup.defaultImage),

@@ -9,6 +9,7 @@ import { Git, type GitOutput } from "../Git.ts"
 import { commitPattern, fetchHeadEntry } from "../GitFiles.ts"
 import type { PullRequestRef } from "../PullRequestRef.ts"
 import { hasUrlCredentials, redactCredentials, stderrTail } from "../Redact.ts"
+import type { RepositoryRef } from "../RepositoryRef.ts"
 import type { FetchedPullRequest, MirrorKey, ProgressOptions } from "../Workspaces.ts"
 import { fsStep, looseObjectTypeOf, moveClonedBranches } from "./MirrorFiles.ts"
 
@@ -248,26 +249,30 @@ export const workspaceMirrors = Effect.fnUntraced(function* (options: MirrorsOpt
     return yield* fetchRef(ref, `refs/prbox/pr/${ref.pullRequest}`, options)
   })
 
+  /** A repository's default branch (the remote's HEAD) into the mirror of `repository`, at `refs/prbox/head`. */
+  const headInto = (repository: RepositoryRef, options: ProgressOptions) =>
+    // The mirror machinery names what it fetches as a pull request; this one is the remote's HEAD.
+    fetchRef({ ...repository, pullRequest: PullRequestNumber.make(1), headRef: "HEAD" }, "refs/prbox/head", options)
+
   /**
-   * A repository's default branch (the remote's HEAD), not a pull request's:
-   * the user's dotfiles, in a mirror of their own (host `dotfiles` in the
-   * mirrors' folder, apart from any pull request's), at `refs/prbox/head`.
+   * The user's dotfiles: a repository's default branch in a mirror of their
+   * own (host `dotfiles` in the mirrors' folder, apart from any pull request's).
    */
   const fetchRemoteHead = Effect.fn("Workspaces.fetchRemoteHead")(function* (
     remoteUrl: string,
     options: ProgressOptions = {}
   ) {
-    const ref: PullRequestRef = {
-      provider: "git",
-      host: "dotfiles",
-      repository: redactCredentials(remoteUrl),
-      // The mirror machinery names what it fetches as a pull request; this one is the remote's HEAD.
-      pullRequest: PullRequestNumber.make(1),
-      remoteUrl,
-      headRef: "HEAD"
-    }
-    return yield* fetchRef(ref, "refs/prbox/head", options)
+    const dotfiles = { provider: "git", host: "dotfiles", repository: redactCredentials(remoteUrl), remoteUrl } as const
+    return yield* headInto(dotfiles, options)
   })
 
-  return { fetchPullRequest, fetchRemoteHead, withMirrorLock, mirrorPathOf }
+  /** `prbox prebuild <repository>`: its default branch into the mirror its pull requests share. */
+  const fetchRepository = Effect.fn("Workspaces.fetchRepository")(function* (
+    repository: RepositoryRef,
+    options: ProgressOptions = {}
+  ) {
+    return yield* headInto(repository, options)
+  })
+
+  return { fetchPullRequest, fetchRemoteHead, fetchRepository, withMirrorLock, mirrorPathOf }
 })

@@ -44,6 +44,7 @@ const make = Effect.fn("Workspaces.make")(function* (config: WorkspacesConfig) {
   return Workspaces.of({
     fetchPullRequest: mirrors.fetchPullRequest,
     fetchRemoteHead: mirrors.fetchRemoteHead,
+    fetchRepository: mirrors.fetchRepository,
     archiveCommit,
     mirrorPath: mirrors.mirrorPathOf,
     diffAgainstBase,
