@@ -78,7 +78,7 @@ export const reportWarm = (
   out.push(`prbox ${figures.version}, installed from the package's tarball; image ${image} (real code-server)`)
   out.push(
     `repository: a bare copy of ${figures.source}${options.repo === undefined ? " (GENERATED stand-in: pass --repo for a real one)" : ""}, ` +
-      "its base given a devcontainer.json (the image, a cheap updateContentCommand) merged into each PR; " +
+      "as it is (no devcontainer.json: config.json's image, no create-time steps); " +
       `PRs ${figures.repo.pullRequests.map((p) => `${p.number}${p.made ? "*" : ""}`).join(" ")} (* made by the bench)`
   )
   out.push(

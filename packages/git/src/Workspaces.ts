@@ -238,7 +238,8 @@ export class Workspaces extends Context.Service<
     /**
      * A git bundle of `commit` from its mirror, leaving out the history of
      * `have` (commits the receiver holds; those the mirror lacks are skipped):
-     * how a commit reaches a workspace on another machine. Only objects go in it.
+     * how a commit reaches a workspace on another machine. Only objects go in
+     * it; empty when the receiver holds all of it.
      */
     readonly bundleCommit: (
       mirrorPath: string,

@@ -12,7 +12,7 @@ import { MakePrebuild } from "../prebuild/MakePrebuild.ts"
 import type { OpenPath } from "../prebuild/PrebuildDecision.ts"
 import { prebuildHomeVolumeName } from "../prebuild/PrebuildNames.ts"
 import { afterPrebuild } from "../prebuild/PrebuildSteps.ts"
-import { checkoutPrebuiltInContainer, containerWorkspaceGit } from "../workspace/ContainerWorkspaceGit.ts"
+import { checkoutPrebuiltInContainer } from "../workspace/ContainerWorkspaceGit.ts"
 import { Ownership } from "../workspace/Ownership.ts"
 import { type ContainerEnvironment, CreateContainer } from "./CreateContainer.ts"
 import type { StartedEarly } from "./OpenCheckout.ts"
@@ -101,10 +101,7 @@ const make = Effect.gen(function* () {
         env: {},
         sourceCommit: target.commit
       }
-      yield* containerWorkspaceGit(runtime, workspaces, exec).bringCommit(target.mirrorPath, target.commit, [
-        prebuild.baseCommit
-      ])
-      yield* checkoutPrebuiltInContainer(runtime, exec, target.remoteUrl, target.branch, target.commit)
+      yield* checkoutPrebuiltInContainer(runtime, workspaces, exec, target, prebuild.baseCommit)
       return { environment: prebuilt, started } satisfies StartedEarly
     })
 

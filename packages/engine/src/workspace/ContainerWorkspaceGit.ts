@@ -4,6 +4,7 @@ import {
   type GitRun,
   GitTimeout,
   REPOSITORY_ENV,
+  stderrTail,
   type WorkspaceError,
   type Workspaces,
   workspaceSteps
@@ -32,6 +33,24 @@ unset ${REPOSITORY_ENV.join(" ")}
 exec git "$@"
 `
 
+/**
+ * A prebuilt workspace moved to the PR in one exec: the
+ * bundle on stdin unbundled (when there is one), `origin` set to the remote
+ * the row records (the prebuild's `.git/config` is the base branch's steps'
+ * to have written), the PR's commit checked out as the branch over what the
+ * create-time steps changed. Arguments: workspace, "bundle" or "none",
+ * remote URL, branch, commit.
+ */
+const PREBUILT_CHECKOUT_SH = `command -v git >/dev/null 2>&1 || exit ${EXIT.noGit}
+unset ${REPOSITORY_ENV.join(" ")}
+w=$1
+g() { git -c "safe.directory=$w" --git-dir="$w/.git" --work-tree="$w" "$@"; }
+if [ "$2" = bundle ]; then g bundle unbundle /dev/stdin >/dev/null || exit; fi
+g config --local --unset-all remote.origin.url
+g config --local remote.origin.url "$3" || exit
+g checkout --quiet --force -B "$4" "$5" --
+`
+
 type ContainerGitError = GitCommandFailed | GitTimeout | GitMissing
 
 /**
@@ -40,12 +59,17 @@ type ContainerGitError = GitCommandFailed | GitTimeout | GitMissing
  * the ones host git gives, so the same steps (packages/git) parse them.
  */
 const inContainer =
-  (runtime: ContainerRuntimeShape, target: ExecTarget, stdin?: Uint8Array): GitRun<ContainerGitError> =>
+  (
+    runtime: ContainerRuntimeShape,
+    target: ExecTarget,
+    stdin?: Uint8Array,
+    script = GIT_SH
+  ): GitRun<ContainerGitError> =>
   (args, options) =>
     Effect.gen(function* () {
       const operation = "git in the sandbox"
       const outcome = yield* runtime
-        .exec(target.containerId, ["sh", "-c", GIT_SH, "prbox-git", ...args], {
+        .exec(target.containerId, ["sh", "-c", script, "prbox-git", ...args], {
           user: target.user,
           cwd: options.cwd,
           env: { LC_ALL: "C", GIT_TERMINAL_PROMPT: "0" },
@@ -85,6 +109,7 @@ export const containerWorkspaceGit = (
       Effect.gen(function* () {
         if (yield* steps.hasCommit(path, commit)) return
         const bundle = yield* workspaces.bundleCommit(mirrorPath, commit, have)
+        if (bundle.length === 0) return
         const feeding = workspaceSteps(inContainer(runtime, target, bundle), GIT_TIMEOUT_MS)
         yield* feeding.succeed(path, ["bundle", "unbundle", "/dev/stdin"])
       }),
@@ -118,22 +143,35 @@ export const checkoutInContainer = (
   ])
 
 /**
- * A prebuilt workspace moved to the PR's head, by the sandbox's own git as
- * its user: its `origin` set to the remote the row records (the prebuild's
- * `.git/config` is the base branch's steps' to have written), the PR's
- * commit checked out as `branch` over what the create-time steps changed.
+ * A prebuilt workspace (a prebuild's copy, or a claimed pool container's)
+ * moved to the PR's head, by the sandbox's own git as its user, in one exec
+ * (PREBUILT_CHECKOUT_SH): only what the base it holds lacks comes over, as a
+ * bundle from the mirror on this machine.
  */
 export const checkoutPrebuiltInContainer = (
   runtime: ContainerRuntimeShape,
+  workspaces: Workspaces["Service"],
   target: ExecTarget,
-  remoteUrl: string,
-  branch: string,
-  commit: string
+  pr: { readonly mirrorPath: string; readonly remoteUrl: string; readonly branch: string; readonly commit: string },
+  baseCommit: string
 ) =>
   Effect.gen(function* () {
-    const steps = workspaceSteps(inContainer(runtime, target), GIT_TIMEOUT_MS)
+    const bundle =
+      pr.commit === baseCommit
+        ? new Uint8Array()
+        : yield* workspaces.bundleCommit(pr.mirrorPath, pr.commit, [baseCommit])
+    const carried = bundle.length > 0
     const path = target.workspaceFolder
-    yield* steps.succeed(path, ["config", "--local", "--unset-all", "remote.origin.url"]).pipe(Effect.ignore)
-    yield* steps.succeed(path, ["config", "--local", "remote.origin.url", remoteUrl])
-    yield* steps.succeed(path, ["checkout", "--quiet", "--force", "-B", branch, commit, "--"])
+    const run = inContainer(runtime, target, carried ? bundle : undefined, PREBUILT_CHECKOUT_SH)
+    const output = yield* run([path, carried ? "bundle" : "none", pr.remoteUrl, pr.branch, pr.commit], {
+      cwd: path,
+      timeoutMs: GIT_TIMEOUT_MS
+    })
+    if (output.exitCode !== 0) {
+      return yield* new GitCommandFailed({
+        operation: "git checkout of the PR in the sandbox",
+        detail: stderrTail(output.stderr),
+        exitCode: output.exitCode
+      })
+    }
   })

@@ -60,6 +60,14 @@ const layer = engineLayer({
     advance: (id, to, fields) =>
       phase === "claim-before-running" && to === "running" ? halt : real.advance(id, to, fields)
   }),
+  workspaces: (real) => ({
+    ...real,
+    // The PR's bundle made on this machine, the container not yet given it.
+    bundleCommit: (mirrorPath, commit, have) =>
+      phase === "claim-mid-bring-in"
+        ? Effect.andThen(real.bundleCommit(mirrorPath, commit, have), halt)
+        : real.bundleCommit(mirrorPath, commit, have)
+  }),
   runtime: (real) => ({
     ...real,
     provision: (spec, onProgress) =>

@@ -26,13 +26,13 @@ export const PR_ENV = "PRBOX_CRASH_PR"
 
 /**
  * Which claim phase an exec in a sandbox's container ends (the child halts
- * right after it): the PR's objects unbundled in the container, the PR's
- * head checked out over the base, `updateContentCommand` (the pool tests'
- * devcontainer appends to deps/log) run on the PR.
+ * right after it): the PR's objects unbundled and its head checked out over
+ * the base (one exec), `updateContentCommand` (the pool tests' devcontainer
+ * appends to deps/log) run on the PR. (claim-mid-bring-in halts once the
+ * PR's bundle is made on the host, before the container is given it.)
  */
 export const execPhase = (argv: ReadonlyArray<string>): PoolPhase | undefined => {
   const line = argv.join(" ")
-  if (line.includes("bundle unbundle")) return "claim-mid-bring-in"
   if (line.includes("checkout --quiet --force")) return "claim-mid-checkout"
   if (line.includes("deps/log")) return "claim-mid-setup"
   return undefined
