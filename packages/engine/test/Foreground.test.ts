@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber } from "effect"
+import { TestClock } from "effect/testing"
 import { Foreground } from "../src/index.ts"
 
 /** Waits in `whenIdle`, announcing its pause through `paused`: the fiber and whether it had to wait. */
@@ -22,7 +23,7 @@ describe("the foreground (low priority's gate)", () => {
       const { fiber, paused } = yield* waitIdle(foreground)
       yield* Fiber.join(fiber)
       assert.isFalse(yield* Deferred.isDone(paused), "no pause was announced")
-    }).pipe(Effect.provide(Foreground.layer))
+    }).pipe(Effect.provide(Foreground.layer(0)))
   )
 
   it.effect(
@@ -46,6 +47,20 @@ describe("the foreground (low priority's gate)", () => {
         const after = yield* waitIdle(foreground)
         yield* Fiber.join(after.fiber)
         assert.isFalse(yield* Deferred.isDone(after.paused), "idle again")
-      }).pipe(Effect.provide(Foreground.layer))
+      }).pipe(Effect.provide(Foreground.layer(0)))
+  )
+
+  it.effect("an open lets go only its settle time after `running`: the PR's page loads before background work", () =>
+    Effect.gen(function* () {
+      const foreground = yield* Foreground
+      const release = yield* foreground.hold
+      yield* release
+      const { fiber, paused } = yield* waitIdle(foreground)
+      assert.isTrue(yield* Deferred.isDone(paused), "still held right after running")
+      yield* TestClock.adjust(9_999)
+      assert.isUndefined(fiber.pollUnsafe(), "held until its settle time is up")
+      yield* TestClock.adjust(1)
+      yield* Fiber.join(fiber)
+    }).pipe(Effect.provide(Foreground.layer(10_000)))
   )
 })

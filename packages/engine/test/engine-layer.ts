@@ -31,6 +31,8 @@ export const engineLayer = (options: EngineLayerOptions) => {
     identity: identity ?? AccountIdentity.unavailable,
     pullRequests: pullRequests ?? PullRequests.unavailable,
     wrap,
+    // A fill or a prebuild starts as soon as an open is running: tests wait on them.
+    settleAfterOpenMs: 0,
     // The distribution `scripts/setup --with-test-images` built: tests never build their own.
     ...(process.env.PRBOX_TEST_CODE_SERVER_DIST === undefined
       ? {}

@@ -76,6 +76,8 @@ export interface Options {
   readonly codeServerDir?: string
   /** The engine to use instead of choosing it (config.json's `runtime`, DOCKER_HOST, the Docker context). */
   readonly engine?: ChosenEngine
+  /** How long an open holds the foreground past its `running` (Foreground.ts; tests pass 0). */
+  readonly settleAfterOpenMs?: number
   readonly wrap?: Wrappers
 }
 
@@ -129,7 +131,7 @@ const compose = (options: Options, chosen: ChosenEngine) => {
   const config = configLayer(options)
   const registryAuth = NodeRegistryAuth.layer.pipe(Layer.provide(config))
   // One foreground for the engine: every open holds it, every background maker waits on it.
-  const foreground = wrapped(Foreground, Foreground.layer, wrap.foreground)
+  const foreground = wrapped(Foreground, Foreground.layer(options.settleAfterOpenMs), wrap.foreground)
   const prebuildRepo = Layer.effect(
     PrebuildRepo,
     Effect.map(PrebuildRepo, (repo) => repo)
