@@ -24,6 +24,7 @@ const devcontainer = (home: string, extra: Record<string, unknown> = {}) =>
       "mkdir -p deps && echo made-on-$(git rev-parse --short HEAD) > deps/made",
       `printf '#!/bin/sh\\ntouch ${home}/hook-ran; touch .git/hook-ran-here\\n' > .git/hooks/post-checkout && chmod +x .git/hooks/post-checkout`,
       `git config core.fsmonitor 'touch ${home}/fsmonitor-ran'`,
+      "git config --add remote.origin.url /elsewhere.git",
       `ln -s ${home}/secret deps/escape`
     ].join(" && "),
     updateContentCommand: "echo update-$(cat pr.txt 2>/dev/null || echo base) >> deps/log",
@@ -57,7 +58,11 @@ describe("opening from a prebuild", () => {
           assert.include(log, `from prebuild ${made?.id}`)
           assert.strictEqual(gitIn(row, "rev-parse", "HEAD"), head, "the PR's own head")
           assert.strictEqual(gitIn(row, "symbolic-ref", "--short", "HEAD"), "pr-1")
-          assert.strictEqual(gitIn(row, "config", "remote.origin.url"), remote.path, "origin is the row's remote")
+          assert.strictEqual(
+            gitIn(row, "config", "--get-all", "remote.origin.url"),
+            remote.path,
+            "origin is the row's remote, only"
+          )
           assert.strictEqual(read(row, "pr.txt"), "one")
           assert.strictEqual(
             read(row, "deps/made"),

@@ -76,8 +76,10 @@ export const planPrebuild = (repo: PrebuildRepo["Service"], lookup: PrebuildLook
         (inputs): Effect.Effect<string | { readonly unkeyable: string }, { readonly message: string }> =>
           "_tag" in inputs ? Effect.succeed({ unkeyable: inputs.reason }) : prebuildKey(inputs)
       )
-    const prKey = yield* keyOf(lookup.choice, lookup.files)
-    const base = yield* Effect.result(lookup.base)
+    // The base is read beside the PR's key: an open's path waits on both.
+    const [prKey, base] = yield* Effect.all([keyOf(lookup.choice, lookup.files), Effect.result(lookup.base)], {
+      concurrency: 2
+    })
     const baseKey =
       base._tag === "Success"
         ? yield* keyOf(base.success.choice, base.success.files)

@@ -46,8 +46,7 @@ unset ${REPOSITORY_ENV.join(" ")}
 w=$1
 g() { git -c "safe.directory=$w" --git-dir="$w/.git" --work-tree="$w" "$@"; }
 if [ "$2" = bundle ]; then g bundle unbundle /dev/stdin >/dev/null || exit; fi
-g config --local --unset-all remote.origin.url
-g config --local remote.origin.url "$3" || exit
+g config --local --replace-all remote.origin.url "$3" || exit
 g checkout --quiet --force -B "$4" "$5" --
 `
 
