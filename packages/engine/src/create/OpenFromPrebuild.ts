@@ -77,9 +77,13 @@ const make = Effect.gen(function* () {
       const home = ownership.foldersOf(cloning.id, target.workspacePath).home
       yield* makePrebuild.using(
         prebuild.id,
-        Effect.andThen(
-          fill(prebuild.volume, target.workspacePath),
-          prebuild.image === null ? Effect.void : fill(prebuildHomeVolumeName(prebuild.id), home)
+        // The two copies are the engine's, into two folders: side by side.
+        Effect.all(
+          [
+            fill(prebuild.volume, target.workspacePath),
+            prebuild.image === null ? Effect.void : fill(prebuildHomeVolumeName(prebuild.id), home)
+          ],
+          { concurrency: 2, discard: true }
         )
       )
       yield* prebuilds.markUsed(prebuild.id, yield* Clock.currentTimeMillis).pipe(Effect.ignore)

@@ -127,9 +127,12 @@ const make = Effect.gen(function* () {
       // As an open from the prebuild: its workspace, and its home and image where it kept them (what the steps changed outside the workspace).
       yield* makePrebuild.using(
         prebuild.id,
-        Effect.andThen(
-          fill(prebuild.volume, workspace),
-          prebuild.image === null ? Effect.void : fill(prebuildHomeVolumeName(prebuild.id), folders.home)
+        Effect.all(
+          [
+            fill(prebuild.volume, workspace),
+            prebuild.image === null ? Effect.void : fill(prebuildHomeVolumeName(prebuild.id), folders.home)
+          ],
+          { concurrency: 2, discard: true }
         )
       )
       const distribution = plan.codeServer === "included" ? null : yield* tools.codeServer(() => Effect.void)
