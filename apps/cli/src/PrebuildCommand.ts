@@ -50,7 +50,16 @@ const makeNow = (client: PrboxClientShape, request: OpenRequest, asJson: boolean
 /** `prbox prebuild <input>` makes one now; `--status` lists them, as a table or (--json) as the daemon answers. */
 export const prebuildCommand = Command.make(
   "prebuild",
-  { input, pr: prFlag, ref: Flag.String("ref").pipe(Flag.optional), status, json },
+  {
+    input,
+    pr: prFlag,
+    ref: Flag.String("ref").pipe(
+      Flag.withDescription("with --pr: fetch this ref instead of the provider's, as prbox open"),
+      Flag.optional
+    ),
+    status,
+    json
+  },
   needsDaemon((client, config) =>
     Effect.gen(function* () {
       if (!config.status) {
@@ -78,12 +87,12 @@ export const prebuildCommand = Command.make(
     [
       "Prebuilds: a repository's base branch with its environment made and onCreateCommand/updateContentCommand",
       "already run, so that a PR with the same environment starts from it (with the warm pool on, an environment",
-      "without such steps too: pool containers start from it). `prbox prebuild <repository>` makes its default",
-      "branch's now, `prbox prebuild <pull-request>` its base branch's (refreshed when the base moved;",
-      '"up to date" when a ready one is at its commit;',
-      '"being made" when an open\'s build runs; a second request waits for the first), its progress on stderr,',
-      "--json prints {outcome, prebuild}. --status lists them and the disk they",
-      'use of "prebuilds": {"maxGiB"} (config.json); --json prints {enabled, capBytes, usedBytes, prebuilds}.'
+      "without such steps too: pool containers start from it).",
+      "`prbox prebuild <repository>` makes its default branch's now; `prbox prebuild <pull-request>` its base",
+      'branch\'s. It answers "made", "refreshed" (the base moved), "up to date" (a ready one is at its commit) or',
+      '"being made" (an open\'s build runs; a second request waits for the first); progress on stderr; --json',
+      "prints {outcome, prebuild}. --status lists them and the disk they use of",
+      '"prebuilds": {"maxGiB"} (config.json); --json prints {enabled, capBytes, usedBytes, prebuilds}.'
     ].join("\n  ")
   )
 )
