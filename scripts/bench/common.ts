@@ -121,22 +121,29 @@ export const makeRoot = (name: string): string => {
 const isUnder = (root: string) => (home: string | undefined) =>
   home !== undefined && (home === root || home.startsWith(`${root}/`))
 
-/** `docker <kind> ls` of the benchmark's objects whose `dev.prbox.home` or `dev.prbox.prebuild.home` is under `root`. */
+/**
+ * A kind's objects whose home (or prebuild's home) is under `root`: a
+ * container by the bench's label; a volume by either home label (a daemon's
+ * prebuild volumes carry its home, not the bench's label).
+ */
 const labelledUnder = (kind: "container" | "volume", root: string): Array<string> =>
-  shSync("docker", [
-    kind,
-    "ls",
-    ...(kind === "container" ? ["-a", "--no-trunc"] : []),
-    "--filter",
-    `label=${BENCH_LABEL}=1`,
-    "--format",
-    `{{.${kind === "container" ? "ID" : "Name"}}}\t{{.Label "dev.prbox.home"}}\t{{.Label "${PREBUILD_HOME_LABEL}"}}`
-  ])
-    .split("\n")
+  (kind === "container" ? [`label=${BENCH_LABEL}=1`] : ["label=dev.prbox.home", `label=${PREBUILD_HOME_LABEL}`])
+    .flatMap((filter) =>
+      shSync("docker", [
+        kind,
+        "ls",
+        ...(kind === "container" ? ["-a", "--no-trunc"] : []),
+        "--filter",
+        filter,
+        "--format",
+        `{{.${kind === "container" ? "ID" : "Name"}}}\t{{.Label "dev.prbox.home"}}\t{{.Label "${PREBUILD_HOME_LABEL}"}}`
+      ]).split("\n")
+    )
     .filter((line) => line.length > 0)
     .map((line) => line.split("\t"))
     .filter(([, home, prebuildHome]) => isUnder(root)(home) || isUnder(root)(prebuildHome))
     .map(([id]) => id ?? "")
+    .filter((id, index, all) => all.indexOf(id) === index)
 
 /**
  * The benchmark containers whose `dev.prbox.home` is `root` or below it,

@@ -124,7 +124,12 @@ describe("following a sandbox until it settles", () => {
     // The test image, and every container labelled with this test run.
     writeFileSync(
       join(where, "config.json"),
-      JSON.stringify({ image: imageTag(healthzImage), labels: { [TEST_RUN_LABEL]: inject("testRunId") } })
+      // No pool: with one, the open would prebuild its base in the background.
+      JSON.stringify({
+        image: imageTag(healthzImage),
+        labels: { [TEST_RUN_LABEL]: inject("testRunId") },
+        warmPool: { size: 0, idleMinutes: 30 }
+      })
     )
     const remote = makeRemote(where)
     await start(where)

@@ -27,6 +27,7 @@ import {
   type WarmPool
 } from "../src/index.ts"
 import { type EngineLayerOptions, engineLayer } from "./engine-layer.ts"
+import { removePrebuildsOf } from "./prebuild-support.ts"
 
 export const healthzTag = imageTag(healthzImage)
 
@@ -112,7 +113,9 @@ export const withEngine = <A, E>(
             runId: inject("testRunId"),
             config: { image: healthzTag, ...config }
           })
-        )
+        ),
+        // A test that reads config.json gets its defaults (prebuilds on, a pool): its opens prebuild in the background.
+        Effect.ensuring(options.configFile === true ? removePrebuildsOf(env.home) : Effect.void)
       )
     })
   )
