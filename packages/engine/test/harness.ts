@@ -27,7 +27,7 @@ import {
   type WarmPool
 } from "../src/index.ts"
 import { type EngineLayerOptions, engineLayer } from "./engine-layer.ts"
-import { removePrebuildsOf } from "./prebuild-support.ts"
+import { removePrebuildsOf } from "./prebuild-cleanup.ts"
 
 export const healthzTag = imageTag(healthzImage)
 
