@@ -53,6 +53,7 @@ export const keptVariables = (plan: EnvironmentPlan): ReadonlyArray<string> => [
   ...Object.keys(homeEnvFor(plan)),
   "USER",
   "PASSWORD",
+  "HASHED_PASSWORD",
   "PRBOX_PREVIEW_URL_TEMPLATE",
   "VSCODE_PROXY_URI",
   ...Object.keys(plan.remoteEnv)
@@ -186,7 +187,8 @@ export const codeServerSpec = ({
     name,
     image: plan.image,
     ...launchOf(distribution, plan, codeServerArgs, config.userEnvProbeTimeoutSeconds),
-    // The password reaches code-server only through its environment, never argv.
+    // The password reaches code-server only through its environment, never argv:
+    // prbox's own code-server takes its hash; an image's own, of any version, the password.
     env: {
       ...config.env,
       ...plan.containerEnv,
@@ -196,7 +198,11 @@ export const codeServerSpec = ({
       ...(previewUrlTemplate === undefined
         ? {}
         : { PRBOX_PREVIEW_URL_TEMPLATE: previewUrlTemplate, VSCODE_PROXY_URI: previewUrlTemplate }),
-      PASSWORD: row.accessPassword === null ? "" : Redacted.value(row.accessPassword)
+      ...(row.accessPassword === null
+        ? { PASSWORD: "" }
+        : distribution === null
+          ? { PASSWORD: Redacted.value(row.accessPassword) }
+          : distribution.passwordEnv(Redacted.value(row.accessPassword), row.id))
     },
     labels: {
       ...config.labels,

@@ -14,6 +14,8 @@ export interface CodeServerDistribution {
   readonly key: string
   /** The glibc dynamic loader its Node needs in the image (by the host's architecture). */
   readonly loader: string
+  /** The container variables that give this code-server a sandbox's password (node/tools/CodeServerPassword.ts). */
+  readonly passwordEnv: (password: string, sandboxId: string) => Readonly<Record<string, string>>
 }
 
 /** The engine's host: what a sandbox's limits are capped by (a PR may ask for more than there is). */

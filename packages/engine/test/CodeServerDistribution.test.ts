@@ -14,7 +14,7 @@ import {
   ensureCodeServerDistribution,
   GLIBC_LOADERS
 } from "../src/node/tools/CodeServerDistribution.ts"
-import { healthz, login } from "./probe.ts"
+import { healthz, login, workbenchStatus } from "./probe.ts"
 
 /** Built once by `scripts/setup --with-test-images` (global-setup passes where). */
 const distDir = process.env.PRBOX_TEST_CODE_SERVER_DIST ?? ""
@@ -41,6 +41,19 @@ layer(Layer.mergeAll(NodeServices.layer, NodeDocker.layer()), { excludeTestServi
       })
     )
 
+    it.effect("is given a sandbox's password as a hash, the same for the same sandbox", () =>
+      Effect.gen(function* () {
+        const dist = yield* ensureCodeServerDistribution({ dir: distDir, onProgress: noProgress })
+        const env = dist.passwordEnv("secret-password", "sbx1")
+        assert.deepStrictEqual(Object.keys(env), ["HASHED_PASSWORD"])
+        assert.match(env.HASHED_PASSWORD ?? "", /^\$argon2id\$v=19\$m=8,t=1,p=1\$[A-Za-z0-9+/]{22}\$[A-Za-z0-9+/]{43}$/)
+        assert.notInclude(env.HASHED_PASSWORD, "secret-password")
+        assert.deepStrictEqual(dist.passwordEnv("secret-password", "sbx1"), env)
+        assert.notDeepEqual(dist.passwordEnv("secret-password", "sbx2"), env)
+        assert.notDeepEqual(dist.passwordEnv("secret-passwore", "sbx1"), env)
+      })
+    )
+
     it.effect(
       "runs read-only in a Debian image without code-server, as a non-root user, behind its real /login",
       () =>
@@ -49,6 +62,7 @@ layer(Layer.mergeAll(NodeServices.layer, NodeDocker.layer()), { excludeTestServi
           const dist = yield* ensureCodeServerDistribution({ dir: distDir, onProgress: noProgress })
           const image = yield* debianBase
           const password = `pw-${randomBytes(8).toString("hex")}`
+          const sandboxId = `sbx${randomBytes(4).toString("hex")}`
           const { id } = yield* scopedContainer({
             name: `prbox-test-dist-${randomBytes(4).toString("hex")}`,
             image,
@@ -61,7 +75,7 @@ layer(Layer.mergeAll(NodeServices.layer, NodeDocker.layer()), { excludeTestServi
               "password"
             ],
             // The engine sets HOME (the image may not): code-server writes its config there.
-            env: { PASSWORD: password, HOME: "/home/coder" },
+            env: { ...dist.passwordEnv(password, sandboxId), HOME: "/home/coder" },
             binds: [{ hostPath: dist.root, containerPath: MOUNT, readOnly: true }],
             user: "1000:1000",
             exposedPort: 8080,
@@ -80,7 +94,11 @@ layer(Layer.mergeAll(NodeServices.layer, NodeDocker.layer()), { excludeTestServi
           assert.include(["alive", "expired"], health.body.status)
           const good = yield* login(port, password)
           assert.strictEqual(good.status, 302)
-          assert.match(good.headers.get("set-cookie") ?? "", /code-server-session=/)
+          const cookie = /code-server-session=[^;]+/.exec(good.headers.get("set-cookie") ?? "")?.[0] ?? ""
+          assert.notStrictEqual(cookie, "")
+          // The session lets the workbench in; the password as a session does not.
+          assert.strictEqual(yield* workbenchStatus(port, cookie), 200)
+          assert.strictEqual(yield* workbenchStatus(port, `code-server-session=${password}`), 302)
           const bad = yield* login(port, `${password}x`)
           assert.notStrictEqual(bad.status, 302)
           assert.notMatch(bad.headers.get("set-cookie") ?? "", /code-server-session=/)
@@ -91,6 +109,13 @@ layer(Layer.mergeAll(NodeServices.layer, NodeDocker.layer()), { excludeTestServi
             maxOutputBytes: 65_536
           })
           assert.notInclude(ps.stdout, password)
+          // Nor in the container's configuration: only its hash is.
+          const inspected = yield* docker.exec(id, {
+            argv: ["sh", "-c", "cat /proc/1/environ /proc/*/environ 2>/dev/null | tr '\\0' '\\n'"],
+            timeoutMs: 10_000,
+            maxOutputBytes: 1_048_576
+          })
+          assert.notInclude(inspected.stdout, password)
           assert.match(ps.stdout, /^1000\s+\/opt\/prbox\/code-server\/bin\/node/m)
           // The glibc loader the lead checks for exists in a glibc image.
           const loader = GLIBC_LOADERS[process.arch === "arm64" ? "arm64" : "x64"]

@@ -68,6 +68,13 @@ describe("overrideCommand and init", () => {
         assert.isTrue(initOf(id))
         assert.strictEqual(inContainer(id, "test -e /tmp/image-cmd && echo ran || echo not"), "not")
         assert.match(cmdlineOf(id, "1"), /init/)
+        // prbox's code-server holds the password's hash only, and the password logs in.
+        const env = inspectContainer(id).Config.Env ?? []
+        assert.isTrue(env.some((entry) => entry.startsWith("HASHED_PASSWORD=$argon2id$")))
+        assert.isFalse(env.some((entry) => entry.startsWith("PASSWORD=")))
+        assert.notInclude(JSON.stringify(inspectContainer(id)), passwordOf(row))
+        assert.strictEqual((yield* login(row.hostPort ?? 0, passwordOf(row))).status, 302)
+        assert.notStrictEqual((yield* login(row.hostPort ?? 0, `${passwordOf(row)}x`)).status, 302)
       })
     )
   )

@@ -216,6 +216,12 @@ export const login = (port: number, password: string) =>
     })
   )
 
+/** The status of code-server's workbench page with `cookie` as the session: 200 let in, 302 sent to /login. */
+export const workbenchStatus = (port: number, cookie: string) =>
+  Effect.tryPromise(() =>
+    fetch(`http://127.0.0.1:${port}/`, { headers: { cookie }, redirect: "manual" }).then((response) => response.status)
+  )
+
 export const healthz = (port: number) =>
   Effect.promise(async () => {
     const response = await fetch(`http://127.0.0.1:${port}/healthz`)

@@ -2,6 +2,7 @@ import { Effect, FileSystem, Semaphore } from "effect"
 import type { ChildProcessSpawner } from "effect/process"
 import type { CodeServerDistribution } from "../../SandboxTools.ts"
 import { CodeServerUnavailable } from "../../SandboxTools.ts"
+import { codeServerPasswordEnv } from "./CodeServerPassword.ts"
 import { commandOutput, onPath, runStep, type StepFailure } from "./HostSteps.ts"
 
 /**
@@ -153,7 +154,8 @@ export const ensureCodeServerDistribution = Effect.fn("CodeServerDistribution.en
     node: NODE,
     entry: ENTRY,
     version: CODE_SERVER_VERSION,
-    loader: GLIBC_LOADERS[arch]
+    loader: GLIBC_LOADERS[arch],
+    passwordEnv: codeServerPasswordEnv
   }
   if (yield* complete(fs, root)) return distribution
   yield* building.withPermit(
