@@ -116,15 +116,25 @@ export const sandboxOptions = (workspace: string): Array<string> => [
   `${BENCH_LABEL}=1`
 ]
 
-/** `docker run` as prbox would run it (sandboxOptions, code-server's arguments). */
-const dockerRun = (root: string, image: string, workspace: string): Promise<string> =>
+/** Where prbox mounts its code-server distribution, and what of it runs (the engine's CodeServerSpec.ts). */
+const MOUNT = "/opt/prbox/code-server"
+const MOUNTED_ENTRY = [`${MOUNT}/bin/node`, `${MOUNT}/lib/node_modules/code-server/out/node/entry.js`] as const
+
+/**
+ * `docker run` as prbox would run it (sandboxOptions, code-server's
+ * arguments): the image's own code-server, or (`distribution`, a host
+ * folder) prbox's distribution mounted read-only and run by its own Node.
+ */
+const dockerRun = (root: string, image: string, workspace: string, distribution?: string): Promise<string> =>
   sh("docker", [
     "run",
     "-d",
     ...sandboxOptions(workspace),
     "--label",
     `dev.prbox.home=${root}`,
-    image,
+    ...(distribution === undefined
+      ? [image]
+      : ["-v", `${distribution}:${MOUNT}:ro`, "--entrypoint", MOUNTED_ENTRY[0], image, MOUNTED_ENTRY[1]]),
     ...CODE_SERVER_ARGS
   ])
 
@@ -141,14 +151,15 @@ export const rawOpen = async (
   clone: ReadonlyArray<string>,
   remote: string,
   fetchFrom: string,
-  pr: number
+  pr: number,
+  distribution?: string
 ): Promise<RawRun> => {
   const spans: Recorder = []
   const t0 = performance.now()
   await step(spans, "git clone", sh("git", [...clone, dir]))
   await step(spans, "git fetch", sh("git", ["-C", dir, "fetch", "--quiet", fetchFrom, `refs/pull/${pr}/head`]))
   await step(spans, "git checkout", sh("git", ["-C", dir, "checkout", "--quiet", "FETCH_HEAD"]))
-  const containerId = await step(spans, "docker run", dockerRun(root, image, dir))
+  const containerId = await step(spans, "docker run", dockerRun(root, image, dir, distribution))
   const port = await step(spans, "docker port", dockerPort(containerId))
   const probes = await step(spans, "health wait", pollHealth(port))
   const total = performance.now() - t0

@@ -27,19 +27,35 @@ export interface Session {
   readonly prbox: string
 }
 
-/** prboxd on `root/<name>` with config.json's image, prebuilds on, `warmPool.size` of `poolSize`, its containers labelled the bench's. */
+/**
+ * What the bench's sandboxes run: prbox's default image (no image configured)
+ * with prbox's code-server distribution mounted, as a repository without a
+ * devcontainer.json gets; the distribution is the one the tests built.
+ */
+export interface WarmImage {
+  readonly tag: string
+  readonly distribution: { readonly root: string; readonly key: string }
+}
+
+/**
+ * prboxd on `root/<name>`: the default image, prebuilds on, `warmPool.size`
+ * of `poolSize`, its containers labelled the bench's. Its home holds the
+ * code-server distribution already (hard links to `image`'s), as a user's
+ * does after the first open built it.
+ */
 export const startSession = async (
   root: string,
   name: string,
   installed: InstalledPackage,
-  config: { readonly image: string; readonly poolSize: number }
+  config: { readonly image: WarmImage; readonly poolSize: number }
 ): Promise<Session> => {
   const home = join(root, name)
-  mkdirSync(home, { mode: 0o700 })
+  mkdirSync(join(home, "code-server"), { recursive: true, mode: 0o700 })
+  const { distribution } = config.image
+  await sh("cp", ["-al", distribution.root, join(home, "code-server", distribution.key)])
   writeFileSync(
     join(home, "config.json"),
     JSON.stringify({
-      image: config.image,
       labels: { [BENCH_LABEL]: "1" },
       healthTimeoutSeconds: 120,
       prebuilds: { maxGiB: 10, keepDays: 7 },
@@ -243,11 +259,11 @@ export const poolContainerUse = (session: Session): ReadonlyArray<ContainerUse> 
 /**
  * The raw warm steps by hand: `git clone --local` of `mirror` (a bare clone
  * of the remote, as a developer's own clone), the PR ref fetched, checked
- * out, `docker run` of the image, /healthz; the container and folder removed after.
+ * out, `docker run` of the image with the distribution mounted, /healthz; the container and folder removed after.
  */
 export const rawWarm = async (
   root: string,
-  image: string,
+  image: WarmImage,
   mirror: string,
   remote: string,
   pr: BenchPullRequest
@@ -255,12 +271,13 @@ export const rawWarm = async (
   const dir = join(root, `raw-${pr.number}-${randomBytes(4).toString("hex")}`)
   const run = await rawOpen(
     root,
-    image,
+    image.tag,
     dir,
     ["clone", "--quiet", "--local", "--no-checkout", mirror],
     remote,
     remote,
-    pr.number
+    pr.number,
+    image.distribution.root
   )
   removeContainers([run.containerId])
   rmSync(dir, { recursive: true, force: true })

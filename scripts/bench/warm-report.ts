@@ -75,10 +75,12 @@ export const reportWarm = (
   const loadEnd = loadavg().map((v) => round(v, 2))
   const out: Array<string> = ["", "prbox bench warm", describeMachine(facts)]
   out.push(`load average at the end: ${loadEnd.join(" ")} (${facts.cores} cores)`)
-  out.push(`prbox ${figures.version}, installed from the package's tarball; image ${image} (real code-server)`)
+  out.push(
+    `prbox ${figures.version}, installed from the package's tarball; image ${image} (prbox's default) with prbox's code-server mounted`
+  )
   out.push(
     `repository: a bare copy of ${figures.source}${options.repo === undefined ? " (GENERATED stand-in: pass --repo for a real one)" : ""}, ` +
-      "as it is (no devcontainer.json: config.json's image, no create-time steps); " +
+      "as it is (no devcontainer.json: the default image, no create-time steps); " +
       `PRs ${figures.repo.pullRequests.map((p) => `${p.number}${p.made ? "*" : ""}`).join(" ")} (* made by the bench)`
   )
   out.push(

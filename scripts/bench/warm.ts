@@ -3,8 +3,9 @@
 // repository whose updateContentCommand is expensive) against the raw warm
 // steps by hand in the same run, and the daemon's idle RSS with a pool of 2.
 import { join, resolve } from "node:path"
-import { codeServerImage } from "../images/code-server.ts"
-import { ensureImage } from "../images/images.ts"
+import { DefaultImage } from "@prbox/engine/node"
+import { ensureTestDistribution } from "../images/code-server.ts"
+import { imageExists } from "../images/images.ts"
 import { type InstalledPackage, installPackage } from "../package/install.ts"
 import { BenchStopped, cleanupRoot, log, machineFacts, makeRoot, ms, sh, sleep } from "./common.ts"
 import { installedDaemonMain, rssMb, spawnDaemon, waitForHealth } from "./daemon.ts"
@@ -21,6 +22,7 @@ import {
   type TimedOpen,
   timedOpen,
   verifyOpen,
+  type WarmImage,
   waitPoolRefilled,
   waitPrebuildReady
 } from "./warm-open.ts"
@@ -68,7 +70,7 @@ const prime = async (session: Session, repo: WarmRepo, pr: BenchPullRequest, wha
  */
 const measure = async (
   root: string,
-  image: string,
+  image: WarmImage,
   arm: Arm,
   prs: ReadonlyArray<BenchPullRequest>
 ): Promise<WarmRun> => {
@@ -105,7 +107,7 @@ const measure = async (
  * create-time steps then has none, and takes today's path).
  */
 const missArm = async (
-  context: { readonly root: string; readonly image: string; readonly installed: InstalledPackage },
+  context: { readonly root: string; readonly image: WarmImage; readonly installed: InstalledPackage },
   arm: Pick<Arm, "name" | "repo" | "mirror" | "check" | "path">,
   first: BenchPullRequest,
   prs: ReadonlyArray<BenchPullRequest>
@@ -153,11 +155,19 @@ const bareRepository = async (path: string): Promise<string> => {
   return absolute
 }
 
+/** prbox's default image (built by `scripts/setup`) and the tests' code-server distribution. */
+const warmImage = async (): Promise<WarmImage> => {
+  const tag = DefaultImage.DEFAULT_IMAGE
+  if (!imageExists(tag)) throw new BenchStopped(`${tag} is missing: run scripts/setup --with-test-images`)
+  const { root, key } = await ensureTestDistribution()
+  return { tag, distribution: { root, key } }
+}
+
 export const runWarm = async (options: WarmOptions): Promise<void> => {
   if (options.runs < 1 || options.runs > 40) throw new Error("--runs must be between 1 and 40")
   const facts = machineFacts()
   const startedAt = performance.now()
-  const image = await ensureImage(codeServerImage)
+  const image = await warmImage()
   const source =
     options.repo === undefined ? (await benchRepo(DEFAULT_REPO, log)).path : await bareRepository(options.repo)
   const root = makeRoot("warm")
@@ -168,7 +178,7 @@ export const runWarm = async (options: WarmOptions): Promise<void> => {
     const main = installedDaemonMain(installed)
     log(`copying ${source} and choosing its PRs ...`)
     const repo = await prepareRemote(source, root, options.runs + 3)
-    const prebuiltRepo = await preparePrebuiltRemote(source, root, image, options.runs + 2)
+    const prebuiltRepo = await preparePrebuiltRemote(source, root, image.tag, options.runs + 2)
     const mirror = await rawMirror(root, repo.path, "remote")
     const prebuiltMirror = await rawMirror(root, prebuiltRepo.path, "prebuilt")
     const [first, second, ...timedPrs] = repo.pullRequests
@@ -226,5 +236,5 @@ export const runWarm = async (options: WarmOptions): Promise<void> => {
     const removed = cleanupRoot(root)
     log(`removed ${removed} leftover container(s) and ${root}`)
   }
-  reportWarm(options, facts, image, figures, performance.now() - startedAt)
+  reportWarm(options, facts, image.tag, figures, performance.now() - startedAt)
 }
