@@ -54,6 +54,19 @@ describe("the git identity inside a sandbox", () => {
     })
   )
 
+  it.live("the identity, written while code-server starts, is there for the setup's first step", () =>
+    withEngine(
+      { config: { image: healthzGitImage(), setupCommands: ["git config --global user.email > identity-at-setup"] } },
+      ({ remote, home }) =>
+        Effect.gen(function* () {
+          yield* hostGitConfig(home)
+          const row = yield* openRunning(remote.path, 1)
+          assert.strictEqual(row.setupError, null)
+          assert.strictEqual(yield* run(row.id, "cat identity-at-setup"), "host@prbox.invalid")
+        })
+    )
+  )
+
   it.live("config.json's git.name and git.email override the host's", () =>
     Effect.gen(function* () {
       const { author } = yield* commitInSandbox({ git: { name: "Configured", email: "configured@prbox.invalid" } })

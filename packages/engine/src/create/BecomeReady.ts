@@ -99,17 +99,20 @@ const make = Effect.gen(function* () {
     const started = startedEarly?.started ?? (yield* container.start(id, config, environment))
     const { containerId, created } = started
     const row = yield* getRow(id)
-    // The host's git identity, before any step that may commit. It is create-time work: from here the row
-    // says the setup did not finish until it has, so a stop or crash now is not taken for a done setup.
-    if (created) {
-      yield* advance(id, "starting", { setupError: SETUP_INTERRUPTED })
-      const warn = (line: string) => progress(row, line).pipe(Effect.ignore)
-      yield* gitIdentity(containerId, environment.plan, setup.userOf(environment.plan), config, warn)
-    }
+    // The host's git identity, written while code-server starts and done before any step that may commit.
+    // It is create-time work: from here the row says the setup did not finish until it has, so a stop
+    // or crash now is not taken for a done setup.
+    if (created) yield* advance(id, "starting", { setupError: SETUP_INTERRUPTED })
+    const warn = (line: string) => progress(row, line).pipe(Effect.ignore)
+    const identity = created
+      ? gitIdentity(containerId, environment.plan, setup.userOf(environment.plan), config, warn)
+      : Effect.void
+    const identifying = yield* Effect.forkChild(identity, { startImmediately: true })
     // The user's environment is probed while code-server starts: the steps wait for both.
     const probe = setup.probeFor(row, containerId, environment, created, config)
     const probing = yield* Effect.forkChild(probe, { startImmediately: true })
     yield* container.waitHealthy(row, started, config)
+    yield* Fiber.join(identifying)
     yield* finishReady(row, started, environment, created, config, Fiber.join(probing), running)
   })
 
