@@ -58,12 +58,14 @@ describe("the git identity inside a sandbox", () => {
     withEngine(
       { config: { image: healthzGitImage(), setupCommands: ["git config --global user.email > identity-at-setup"] } },
       ({ remote, home }) =>
-        Effect.gen(function* () {
-          yield* hostGitConfig(home)
-          const row = yield* openRunning(remote.path, 1)
-          assert.strictEqual(row.setupError, null)
-          assert.strictEqual(yield* run(row.id, "cat identity-at-setup"), "host@prbox.invalid")
-        })
+        Effect.scoped(
+          Effect.gen(function* () {
+            yield* hostGitConfig(home)
+            const row = yield* openRunning(remote.path, 1)
+            assert.strictEqual(row.setupError, null)
+            assert.strictEqual(yield* run(row.id, "cat identity-at-setup"), "host@prbox.invalid")
+          })
+        )
     )
   )
 
