@@ -214,3 +214,11 @@ export const builtinShim = (name: string, exports: object): string => {
     ...plain.map((key) => `export const ${key} = builtin.${key};`)
   ].join("\n")
 }
+
+/** ssh2 and cpu-features try their optional addons and fall back when they are missing: left to run time. */
+export const optionalAddons: Plugin = {
+  name: "optional-addons",
+  setup: (builder) => {
+    builder.onResolve({ filter: /\.node$/ }, (args) => ({ path: args.path, external: true }))
+  }
+}

@@ -3,7 +3,7 @@ import { dirname, isAbsolute, join, relative, resolve } from "node:path"
 import { sshServerBundle } from "@prbox/engine/node"
 import { build } from "esbuild"
 import { ENTRIES, NATIVE_DIR, SSH_SERVER_FILE, START } from "./Layout.ts"
-import { leanDependencies } from "./LeanDependencies.ts"
+import { leanDependencies, optionalAddons } from "./LeanDependencies.ts"
 
 /**
  * The CLI and the daemon as one ESM bundle: shared chunks, and every dynamic
@@ -85,16 +85,7 @@ export const bundle = async (repo: string, outdir: string): Promise<Bundle> => {
     },
     // Only the sources build the SSH server at run time; the package ships it built.
     external: ["esbuild"],
-    plugins: [
-      leanDependencies,
-      {
-        // ssh2 and cpu-features try their optional addons and fall back when they are missing.
-        name: "optional-addons",
-        setup: (builder) => {
-          builder.onResolve({ filter: /\.node$/ }, (args) => ({ path: args.path, external: true }))
-        }
-      }
-    ]
+    plugins: [leanDependencies, optionalAddons]
   })
   const assets = new Map<string, string>()
   for (const input of Object.keys(result.metafile.inputs)) {

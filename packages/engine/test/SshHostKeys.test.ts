@@ -24,7 +24,7 @@ const UNREADABLE =
 describe("SSH host keys", () => {
   it("draws again when ssh2 made a key it cannot read back", () => {
     let draws = 0
-    const made = generateKey(() => {
+    const made = generateKey(ssh2, () => {
       draws++
       return draws === 1 ? { private: UNREADABLE, public: "" } : ssh2.utils.generateKeyPairSync("ed25519")
     })
@@ -32,20 +32,20 @@ describe("SSH host keys", () => {
     expect(ssh2.utils.parseKey(made.private)).not.toBeInstanceOf(Error)
   })
 
-  it("makes a sandbox's key once (0600) and pins it in known_hosts; a removed sandbox's line goes", () => {
+  it("makes a sandbox's key once (0600) and pins it in known_hosts; a removed sandbox's line goes", async () => {
     const home = makeHome()
     const id = "abcdefabcdef" as SandboxId
     mkdirSync(join(home, "sandboxes", id), { recursive: true })
-    const key = hostKeyOf(home, id)
-    expect(hostKeyOf(home, id).equals(key)).toBe(true)
+    const key = await hostKeyOf(home, id)
+    expect((await hostKeyOf(home, id)).equals(key)).toBe(true)
     expect(statSync(join(home, "sandboxes", id, "ssh-host-key")).mode & 0o777).toBe(0o600)
-    writeKnownHosts(home)
+    await writeKnownHosts(home)
     const parsed = ssh2.utils.parseKey(key)
     if (parsed instanceof Error || Array.isArray(parsed)) throw new Error("unreadable key")
     const line = `${id}.prbox ssh-ed25519 ${parsed.getPublicSSH().toString("base64")}\n`
     expect(readFileSync(join(home, "ssh", "known_hosts"), "utf8")).toBe(line)
     rmSync(join(home, "sandboxes", id), { recursive: true })
-    writeKnownHosts(home)
+    await writeKnownHosts(home)
     expect(readFileSync(join(home, "ssh", "known_hosts"), "utf8")).toBe("")
   })
 })

@@ -30,7 +30,7 @@ const serve = async () => {
   const counter = join(folder, "counter.cjs")
   writeFileSync(counter, COUNTER)
   const bundle = Buffer.from(await sshServerBundle())
-  const hostKey = Buffer.from(generateKey().private)
+  const hostKey = Buffer.from(generateKey(ssh2).private)
   const child = spawn(process.execPath, ["--require", counter, "-e", bootstrapSource()], {
     stdio: ["pipe", "pipe", "pipe"],
     env: { ...process.env, HOME: folder }

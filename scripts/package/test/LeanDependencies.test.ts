@@ -5,7 +5,7 @@ import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { build } from "esbuild"
 import { afterAll, describe, expect, it } from "vitest"
-import { builtinShim, lazySsh, leanDependencies } from "../LeanDependencies.ts"
+import { builtinShim, lazySsh, leanDependencies, optionalAddons } from "../LeanDependencies.ts"
 
 const REPO = resolve(import.meta.dirname, "../../..")
 const scratch = mkdtempSync(join(tmpdir(), "prbox-lean-"))
@@ -24,7 +24,7 @@ const bundleAndRun = async (name: string, source: string): Promise<string> => {
     platform: "node",
     logLevel: "silent",
     banner: { js: 'import { createRequire } from "node:module";const require = createRequire(import.meta.url);' },
-    plugins: [leanDependencies]
+    plugins: [leanDependencies, optionalAddons]
   })
   return execFileSync(process.execPath, [out], { encoding: "utf8" })
 }
@@ -53,6 +53,16 @@ describe("LeanDependencies", () => {
        socket.destroy()`
     )
     expect(JSON.parse(output)).toEqual({ before: false, after: true, socket: true, connect: "function" })
+  })
+
+  it("the modules that reach ssh2 (SSH into a sandbox, a remote engine), loaded, do not load it nor Node's TLS", async () => {
+    const modules = ["packages/engine/src/ssh/node/NodeSsh.ts", "packages/docker/src/node/NodeDocker.ts"]
+    const output = await bundleAndRun(
+      "ssh",
+      `${modules.map((file, i) => `import * as m${i} from ${JSON.stringify(join(REPO, file))}`).join("\n")}
+       console.log(JSON.stringify({ loaded: [${modules.map((_, i) => `Object.keys(m${i}).length > 0`).join(", ")}], tls: ${loads("tls")}, https: ${loads("https")} }))`
+    )
+    expect(JSON.parse(output)).toEqual({ loaded: [true, true], tls: false, https: false })
   })
 
   it("a builtin's getters are left out of its named exports (importing one fails the build)", async () => {

@@ -49,10 +49,10 @@ const make = (home: string) =>
       const row = yield* lifecycle.getRow(id)
       const plan = row.environmentPlan
       const node = plan?.codeServer === "included" ? "node" : yield* mountedNode
-      const hostKey = yield* Effect.try({
-        try: () => {
-          const key = hostKeyOf(home, id)
-          writeKnownHosts(home)
+      const hostKey = yield* Effect.tryPromise({
+        try: async () => {
+          const key = await hostKeyOf(home, id)
+          await writeKnownHosts(home)
           return key
         },
         catch: keyError

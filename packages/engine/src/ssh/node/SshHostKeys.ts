@@ -1,8 +1,17 @@
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { type SandboxId, statePaths } from "@prbox/domain"
-import ssh2 from "ssh2"
+import type ssh2 from "ssh2"
 import { RuntimeError } from "../../Errors.ts"
+
+type Ssh2 = typeof ssh2
+// ssh2 holds a 16 MiB WebAssembly heap and Node's TLS once loaded: loaded at the first SSH
+// connection (as packages/docker's SshConnection.ts does), so an idle daemon never holds them.
+let ssh2Module: Promise<Ssh2> | undefined
+const loadSsh2 = (): Promise<Ssh2> => {
+  ssh2Module ??= import("ssh2").then((loaded) => ("default" in loaded ? loaded.default : loaded) as Ssh2)
+  return ssh2Module
+}
 
 const KEY_FILE = "ssh-host-key"
 
@@ -24,8 +33,8 @@ const failure = (detail: string, cause: unknown) =>
   })
 
 /** The public half of a PEM private key, as `ssh-ed25519 AAAA…`. */
-const publicLine = (pem: Buffer): string => {
-  const parsed = ssh2.utils.parseKey(pem)
+const publicLine = (lib: Ssh2, pem: Buffer): string => {
+  const parsed = lib.utils.parseKey(pem)
   if (parsed instanceof Error) throw parsed
   const key = Array.isArray(parsed) ? parsed[0] : parsed
   if (key === undefined) throw new Error("no key")
@@ -37,10 +46,10 @@ const publicLine = (pem: Buffer): string => {
  * public key whose first byte is zero) it writes with a field cut short and
  * then refuses as malformed, so such a key is drawn again.
  */
-export const generateKey = (draw = () => ssh2.utils.generateKeyPairSync("ed25519")) => {
+export const generateKey = (lib: Ssh2, draw = () => lib.utils.generateKeyPairSync("ed25519")) => {
   for (let attempt = 0; attempt < 32; attempt++) {
     const made = draw()
-    if (!(ssh2.utils.parseKey(made.private) instanceof Error)) return made
+    if (!(lib.utils.parseKey(made.private) instanceof Error)) return made
   }
   throw new Error("no readable host key could be made")
 }
@@ -58,7 +67,7 @@ const writePrivately = (file: string, text: string | Buffer) => {
  * in the sandbox's own folder on the host, which no container sees and
  * `prbox rm` removes. Throws RuntimeError-worthy errors; callers wrap.
  */
-export const hostKeyOf = (home: string, id: SandboxId): Buffer => {
+export const hostKeyOf = async (home: string, id: SandboxId): Promise<Buffer> => {
   const file = hostKeyPaths(home).key(id)
   try {
     return readFileSync(file)
@@ -66,7 +75,7 @@ export const hostKeyOf = (home: string, id: SandboxId): Buffer => {
     if ((error as NodeJS.ErrnoException).code !== "ENOENT")
       throw failure("the sandbox's host key cannot be read", error)
   }
-  const made = generateKey()
+  const made = generateKey(await loadSsh2())
   try {
     writePrivately(file, made.private)
   } catch (error) {
@@ -80,15 +89,16 @@ export const hostKeyOf = (home: string, id: SandboxId): Buffer => {
  * `<id>.prbox <key>` per sandbox that has one, so a removed sandbox's line
  * goes with its folder.
  */
-export const writeKnownHosts = (home: string): void => {
+export const writeKnownHosts = async (home: string): Promise<void> => {
   const paths = hostKeyPaths(home)
+  const lib = await loadSsh2()
   try {
     mkdirSync(paths.folder, { recursive: true, mode: 0o700 })
     const ids = existsSync(paths.sandboxes) ? readdirSync(paths.sandboxes).sort() : []
     const lines = ids.flatMap((id) => {
       const file = paths.key(id as SandboxId)
       if (!existsSync(file)) return []
-      return [`${id}.prbox ${publicLine(readFileSync(file))}`]
+      return [`${id}.prbox ${publicLine(lib, readFileSync(file))}`]
     })
     writePrivately(paths.knownHosts, lines.map((line) => `${line}\n`).join(""))
   } catch (error) {
