@@ -65,6 +65,27 @@ describe("LeanDependencies", () => {
     expect(JSON.parse(output)).toEqual({ loaded: [true, true], tls: false, https: false })
   })
 
+  it("a code-server health probe loads neither Node's fetch (undici, HTTP/2, workers) nor TLS", async () => {
+    const health = JSON.stringify(join(REPO, "packages/engine/src/node/NodeCodeServerHealth.ts"))
+    const service = JSON.stringify(join(REPO, "packages/engine/src/CodeServerHealth.ts"))
+    const effect = JSON.stringify(join(REPO, "node_modules/effect/dist/index.js"))
+    const output = await bundleAndRun(
+      "health",
+      `import { createServer } from "node:http"
+       import { Effect } from ${effect}
+       import { CodeServerHealth } from ${service}
+       import * as NodeCodeServerHealth from ${health}
+       const server = createServer((_, response) => response.end('{"lastHeartbeat":7}'))
+       server.listen(0, "127.0.0.1", async () => {
+         const probe = Effect.gen(function* () { return yield* (yield* CodeServerHealth).probe(server.address().port) })
+         const health = await Effect.runPromise(Effect.provide(probe, NodeCodeServerHealth.layer))
+         console.log(JSON.stringify({ health, http2: ${loads("http2")}, tls: ${loads("tls")}, workers: ${loads("worker_threads")} }))
+         server.close()
+       })`
+    )
+    expect(JSON.parse(output)).toEqual({ health: { lastHeartbeat: 7 }, http2: false, tls: false, workers: false })
+  })
+
   it("a builtin's getters are left out of its named exports (importing one fails the build)", async () => {
     const shim = builtinShim("http", createRequire(import.meta.url)("node:http"))
     expect(shim).toContain("export const createServer = builtin.createServer;")
