@@ -3,6 +3,7 @@ import { mkdirSync, rmSync } from "node:fs"
 import { loadavg } from "node:os"
 import { join } from "node:path"
 import { HEALTH_PROBE_FAST_MS, HEALTH_PROBE_UNHEARD_MS, type SandboxId } from "@prbox/domain"
+import type { CodeServerDistribution } from "@prbox/engine"
 import { codeServerImage } from "../images/code-server.ts"
 import { healthzImage } from "../images/healthz.ts"
 import { ensureImage, imageExists } from "../images/images.ts"
@@ -116,16 +117,20 @@ export const sandboxOptions = (workspace: string): Array<string> => [
   `${BENCH_LABEL}=1`
 ]
 
-/** Where prbox mounts its code-server distribution, and what of it runs (the engine's CodeServerSpec.ts). */
+/** Where prbox mounts its code-server distribution (the engine's CodeServerSpec.ts). */
 const MOUNT = "/opt/prbox/code-server"
-const MOUNTED_ENTRY = [`${MOUNT}/bin/node`, `${MOUNT}/lib/node_modules/code-server/out/node/entry.js`] as const
 
 /**
  * `docker run` as prbox would run it (sandboxOptions, code-server's
- * arguments): the image's own code-server, or (`distribution`, a host
- * folder) prbox's distribution mounted read-only and run by its own Node.
+ * arguments): the image's own code-server, or prbox's `distribution`
+ * mounted read-only and run by its own Node.
  */
-const dockerRun = (root: string, image: string, workspace: string, distribution?: string): Promise<string> =>
+const dockerRun = (
+  root: string,
+  image: string,
+  workspace: string,
+  distribution?: CodeServerDistribution
+): Promise<string> =>
   sh("docker", [
     "run",
     "-d",
@@ -134,7 +139,14 @@ const dockerRun = (root: string, image: string, workspace: string, distribution?
     `dev.prbox.home=${root}`,
     ...(distribution === undefined
       ? [image]
-      : ["-v", `${distribution}:${MOUNT}:ro`, "--entrypoint", MOUNTED_ENTRY[0], image, MOUNTED_ENTRY[1]]),
+      : [
+          "-v",
+          `${distribution.root}:${MOUNT}:ro`,
+          "--entrypoint",
+          `${MOUNT}/${distribution.node}`,
+          image,
+          `${MOUNT}/${distribution.entry}`
+        ]),
     ...CODE_SERVER_ARGS
   ])
 
@@ -152,7 +164,7 @@ export const rawOpen = async (
   remote: string,
   fetchFrom: string,
   pr: number,
-  distribution?: string
+  distribution?: CodeServerDistribution
 ): Promise<RawRun> => {
   const spans: Recorder = []
   const t0 = performance.now()

@@ -6,6 +6,7 @@ import { randomBytes } from "node:crypto"
 import { mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs"
 import { delimiter, dirname, join, sep } from "node:path"
 import { POOL_LABEL } from "@prbox/domain"
+import type { CodeServerDistribution } from "@prbox/engine"
 import type { InstalledPackage } from "../package/install.ts"
 import { timed } from "./cli.ts"
 import { removeContainers, removeUnder, sh, shSync, sleep } from "./common.ts"
@@ -34,7 +35,7 @@ export interface Session {
  */
 export interface WarmImage {
   readonly tag: string
-  readonly distribution: { readonly root: string; readonly key: string }
+  readonly distribution: CodeServerDistribution
 }
 
 /**
@@ -277,7 +278,7 @@ export const rawWarm = async (
     remote,
     remote,
     pr.number,
-    image.distribution.root
+    image.distribution
   )
   removeContainers([run.containerId])
   rmSync(dir, { recursive: true, force: true })

@@ -159,8 +159,7 @@ const bareRepository = async (path: string): Promise<string> => {
 const warmImage = async (): Promise<WarmImage> => {
   const tag = DefaultImage.DEFAULT_IMAGE
   if (!imageExists(tag)) throw new BenchStopped(`${tag} is missing: run scripts/setup --with-test-images`)
-  const { root, key } = await ensureTestDistribution()
-  return { tag, distribution: { root, key } }
+  return { tag, distribution: await ensureTestDistribution() }
 }
 
 export const runWarm = async (options: WarmOptions): Promise<void> => {
