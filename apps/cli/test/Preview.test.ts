@@ -6,7 +6,16 @@ import { PortList } from "@prbox/protocol"
 import { chromium } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeRemote, type TestRemote } from "../../../packages/git/test/helpers.ts"
-import { heldConnection, hostOf, portsOf, preview, previewHome, startApp, stopApp, tokenOf } from "./preview-support.ts"
+import {
+  holdConnections,
+  hostOf,
+  portsOf,
+  preview,
+  previewHome,
+  startApp,
+  stopApp,
+  tokenOf
+} from "./preview-support.ts"
 import { CLI_MAIN, call, decode, prbox, socketOf, tearDown, until } from "./support.ts"
 
 let home: string
@@ -134,9 +143,7 @@ describe("previews through prboxd", () => {
   })
 
   it("bounds a sandbox's connections (503 past the cap) and ends idle ones", async () => {
-    const held = await Promise.all(
-      Array.from({ length: 12 }, () => heldConnection(previewPort, hostOf(one, 3000, previewPort), token))
-    )
+    const held = await holdConnections(previewPort, hostOf(one, 3000, previewPort), token, 12)
     const refused = await preview(previewPort, { host: hostOf(one, 3000, previewPort), headers: bearer() })
     expect(refused.status).toBe(503)
     expect(refused.headers["retry-after"]).toBe("1")
@@ -169,7 +176,10 @@ describe("previews through prboxd", () => {
       socket.onmessage = (event) => resolve(String(event.data))
       socket.onerror = () => reject(new Error("WebSocket failed"))
     })
+    // Closed before the next test, so its connection no longer counts against the sandbox's cap.
+    const closed = new Promise((resolve) => (socket.onclose = resolve))
     socket.close()
+    await closed
     expect(echoed).toBe("ping through prbox")
   })
 

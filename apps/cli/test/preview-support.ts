@@ -87,17 +87,22 @@ export const hostOf = (id: string, port: number, previewPort: number) => `${port
 /** How often a held connection sends another request: well inside the tests' idle timeout, so none ends early. */
 const HOLD_INTERVAL_MS = 500
 
+interface HeldConnection {
+  /** The status of the first answer on it: 200 when the app answered, 503 when the daemon's cap refused it. */
+  readonly status: number
+  /** Its Retry-After in seconds, if it had one. */
+  readonly retryAfter: number | undefined
+  readonly closed: Promise<void>
+  readonly release: () => void
+}
+
 /**
  * A keep-alive connection that made one request with the token and stays
  * busy (one more request every HOLD_INTERVAL_MS) until `release()`; then it
  * is idle, and `closed` resolves when the daemon ends it. Busy while held, so
  * a slow machine cannot let the daemon end it before the test has used it.
  */
-export const heldConnection = (
-  previewPort: number,
-  host: string,
-  token: string
-): Promise<{ readonly closed: Promise<void>; readonly release: () => void }> =>
+const heldConnection = (previewPort: number, host: string, token: string): Promise<HeldConnection> =>
   new Promise((resolve, reject) => {
     const socket = connect(previewPort, "127.0.0.1")
     const closed = new Promise<void>((done) => socket.once("close", () => done()))
@@ -109,6 +114,40 @@ export const heldConnection = (
       release()
       reject(error)
     })
-    socket.once("data", () => resolve({ closed, release }))
+    socket.once("data", (chunk: Buffer) => {
+      const head = chunk.toString("latin1")
+      const status = Number(/^HTTP\/1\.1 (\d{3}) /.exec(head)?.[1] ?? "NaN")
+      const retryAfter = /\r\nretry-after: *(\d+)\r\n/i.exec(head)?.[1]
+      resolve({ status, retryAfter: retryAfter === undefined ? undefined : Number(retryAfter), closed, release })
+    })
     ask()
   })
+
+/** How often one of `holdConnections`' slots is asked at most. */
+const HOLD_ATTEMPTS = 10
+
+/**
+ * `count` held connections, each answered by the app. An earlier request's
+ * connection still counts against the sandbox's cap until the daemon sees it
+ * close, a moment after its client is done with it: a connection the cap
+ * refuses (503) is asked again after the Retry-After the daemon gave it, as a
+ * client would, a few times at most; any other answer fails.
+ */
+export const holdConnections = async (
+  previewPort: number,
+  host: string,
+  token: string,
+  count: number
+): Promise<ReadonlyArray<HeldConnection>> => {
+  const hold = async (attempt: number): Promise<HeldConnection> => {
+    const connection = await heldConnection(previewPort, host, token)
+    if (connection.status === 200) return connection
+    if (connection.status !== 503 || attempt >= HOLD_ATTEMPTS) {
+      throw new Error(`a held connection was answered ${connection.status} (attempt ${attempt})`)
+    }
+    await connection.closed
+    await new Promise((resolve) => setTimeout(resolve, (connection.retryAfter ?? 1) * 1000))
+    return hold(attempt + 1)
+  }
+  return Promise.all(Array.from({ length: count }, () => hold(1)))
+}
