@@ -1,4 +1,4 @@
-import { type Readable, Writable } from "node:stream"
+import { Writable } from "node:stream"
 
 /**
  * Keeps at most `limit` bytes of what it is given (`add`, or written to
@@ -22,6 +22,3 @@ export const cappedSink = (limit: number) => {
   })
   return { sink, add, text: () => Buffer.concat(chunks).toString("utf8"), truncated: () => truncated }
 }
-
-/** Splits the engine's multiplexed stream into stdout and stderr (docker-modem's). */
-export type Demux = (stream: Readable, stdout: Writable, stderr: Writable) => void

@@ -4,8 +4,8 @@ import { Effect } from "effect"
 import type { ExecPipe } from "../Docker.ts"
 import { ContainerNotFound } from "../DockerError.ts"
 import type { DetachedExecOptions } from "../DockerTypes.ts"
+import { demuxStream } from "./Demux.ts"
 import { call } from "./EngineCall.ts"
-import type { Demux } from "./ExecOutput.ts"
 import { createExec, exitCodeOf } from "./ExecStream.ts"
 
 const OPERATION = "container.exec"
@@ -17,7 +17,7 @@ const OPERATION = "container.exec"
  * when its stdin does.
  */
 export const makeExecPipe =
-  (api: Dockerode, demux: Demux) => (id: string, options: DetachedExecOptions, onStderr: (chunk: Uint8Array) => void) =>
+  (api: Dockerode) => (id: string, options: DetachedExecOptions, onStderr: (chunk: Uint8Array) => void) =>
     Effect.gen(function* () {
       const secrets = Object.values(options.env ?? {})
       const exec = yield* createExec(api, id, { ...options, stdin: new Uint8Array() }, { attach: true })
@@ -33,7 +33,7 @@ export const makeExecPipe =
       const output = new PassThrough()
       const stderr = new PassThrough()
       stderr.on("data", (chunk: Buffer) => onStderr(chunk))
-      demux(duplex, output, stderr)
+      demuxStream(duplex, output, stderr)
       duplex.once("end", () => output.end())
       duplex.once("close", () => output.end())
       duplex.on("error", (error) => output.destroy(error))

@@ -5,9 +5,10 @@ import { Effect, Option, Schedule } from "effect"
 import type { Unreachable } from "../Docker.ts"
 import { ContainerNotFound, DockerEngineError, EngineUnavailable } from "../DockerError.ts"
 import type { StreamedExecOptions } from "../DockerTypes.ts"
+import { demuxStream } from "./Demux.ts"
 import { ExecAnswer } from "./EngineAnswers.ts"
 import { call, classify, decode, envList } from "./EngineCall.ts"
-import { cappedSink, type Demux } from "./ExecOutput.ts"
+import { cappedSink } from "./ExecOutput.ts"
 
 const OPERATION = "container.exec"
 
@@ -72,7 +73,6 @@ const closedEarly = (answer: Option.Option<typeof ExecAnswer.Type>) =>
  * kill an exec: the caller kills it inside the container).
  */
 const streamExec = (
-  demux: Demux,
   exec: Dockerode.Exec,
   stdin: Uint8Array | undefined,
   onOutput: (stream: "stdout" | "stderr", chunk: Uint8Array) => void,
@@ -88,7 +88,7 @@ const streamExec = (
       if (duplex === undefined) return failed(new Error("no output stream"))
       if (interrupted) return duplex.destroy()
       stream = duplex
-      demux(
+      demuxStream(
         duplex,
         forward((chunk) => onOutput("stdout", chunk)),
         forward((chunk) => onOutput("stderr", chunk))
@@ -116,13 +116,13 @@ const streamExec = (
   })
 
 /** Runs a created exec to its end, keeping at most `maxOutputBytes` of each of stdout and stderr. */
-export const runExec = (demux: Demux, exec: Dockerode.Exec, maxOutputBytes: number, secrets: ReadonlyArray<string>) =>
+export const runExec = (exec: Dockerode.Exec, maxOutputBytes: number, secrets: ReadonlyArray<string>) =>
   Effect.suspend(() => {
     const stdout = cappedSink(maxOutputBytes)
     const stderr = cappedSink(maxOutputBytes)
     const onOutput = (stream: "stdout" | "stderr", chunk: Uint8Array) =>
       (stream === "stdout" ? stdout : stderr).add(chunk)
-    return Effect.map(streamExec(demux, exec, undefined, onOutput, secrets), () => ({
+    return Effect.map(streamExec(exec, undefined, onOutput, secrets), () => ({
       stdout: stdout.text(),
       stderr: stderr.text(),
       truncated: stdout.truncated() || stderr.truncated()
@@ -131,11 +131,11 @@ export const runExec = (demux: Demux, exec: Dockerode.Exec, maxOutputBytes: numb
 
 /** Runs `argv` with its output streamed to `onOutput`; its exit code once the output ended. */
 export const makeExecStreamed =
-  (api: Dockerode, demux: Demux) =>
+  (api: Dockerode) =>
   (id: string, options: StreamedExecOptions, onOutput: (stream: "stdout" | "stderr", chunk: Uint8Array) => void) =>
     Effect.gen(function* () {
       const secrets = Object.values(options.env ?? {})
       const exec = yield* createExec(api, id, options, { attach: true })
-      yield* streamExec(demux, exec, options.stdin, onOutput, secrets)
+      yield* streamExec(exec, options.stdin, onOutput, secrets)
       return { exitCode: yield* exitCodeOf(exec, secrets) }
     }).pipe(Effect.withSpan("Docker.execStreamed"))

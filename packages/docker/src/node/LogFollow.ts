@@ -4,8 +4,8 @@ import type Dockerode from "dockerode"
 import { Effect } from "effect"
 import type { Unreachable } from "../Docker.ts"
 import { ContainerNotFound, EngineUnavailable } from "../DockerError.ts"
+import { demuxStream } from "./Demux.ts"
 import { call, classify } from "./EngineCall.ts"
-import type { Demux } from "./ExecOutput.ts"
 
 const OPERATION = "container.logs"
 
@@ -29,8 +29,7 @@ const lineSink = (onLine: (line: string) => void) => {
  * interrupted.
  */
 export const makeAwaitLogLine =
-  (api: Dockerode, demux: Demux) =>
-  (id: string, options: { readonly since: Date; readonly matches: (line: string) => boolean }) =>
+  (api: Dockerode) => (id: string, options: { readonly since: Date; readonly matches: (line: string) => boolean }) =>
     Effect.flatMap(
       call(
         OPERATION,
@@ -58,7 +57,7 @@ export const makeAwaitLogLine =
           const onLine = (line: string) => {
             if (options.matches(line)) settle(Effect.succeed(true))
           }
-          demux(stream, lineSink(onLine), lineSink(onLine))
+          demuxStream(stream, lineSink(onLine), lineSink(onLine))
           stream.on("end", () => settle(Effect.succeed(false)))
           stream.on("error", (cause) => settle(Effect.fail(classify(OPERATION, { 404: ContainerNotFound })(cause))))
           stream.on("close", () =>

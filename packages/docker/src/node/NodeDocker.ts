@@ -17,9 +17,10 @@ import {
 } from "../DockerError.ts"
 import type { ExecResult } from "../DockerTypes.ts"
 import { containerCreateOptions } from "./ContainerCreate.ts"
+import { demuxStream } from "./Demux.ts"
 import { InspectAnswer, ListAnswer, toInfo, toSummary, VersionAnswer } from "./EngineAnswers.ts"
 import { call, decode, envList, labelFilters } from "./EngineCall.ts"
-import { cappedSink, type Demux } from "./ExecOutput.ts"
+import { cappedSink } from "./ExecOutput.ts"
 import { makeExecPipe } from "./ExecPipe.ts"
 import { createExec, exitCodeOf, makeExecStreamed, runExec } from "./ExecStream.ts"
 
@@ -103,7 +104,6 @@ export const make = (options: Options = {}): Effect.Effect<Docker["Service"], En
       })
     const api = yield* client("engine.connect", requestTimeoutMs)
     const patient = yield* client("engine.connect", 0)
-    const demux: Demux = api.modem.demuxStream.bind(api.modem)
 
     return Docker.of({
       // A tcp:// engine has no way to its 127.0.0.1 from here: taken as local, as it always was.
@@ -187,7 +187,7 @@ export const make = (options: Options = {}): Effect.Effect<Docker["Service"], En
       exec: Effect.fn("Docker.exec")(function* (id, options) {
         const secrets = Object.values(options.env ?? {})
         const exec = yield* createExec(api, id, options, { attach: true })
-        const output = yield* runExec(demux, exec, options.maxOutputBytes, secrets).pipe(
+        const output = yield* runExec(exec, options.maxOutputBytes, secrets).pipe(
           Effect.timeoutOrElse({
             duration: options.timeoutMs,
             orElse: () =>
@@ -204,9 +204,9 @@ export const make = (options: Options = {}): Effect.Effect<Docker["Service"], En
         return result
       }),
 
-      execStreamed: makeExecStreamed(api, demux),
+      execStreamed: makeExecStreamed(api),
 
-      execPipe: makeExecPipe(api, demux),
+      execPipe: makeExecPipe(api),
 
       execDetached: Effect.fn("Docker.execDetached")(function* (id, options) {
         const secrets = Object.values(options.env ?? {})
@@ -243,7 +243,7 @@ export const make = (options: Options = {}): Effect.Effect<Docker["Service"], En
         return false
       }),
 
-      awaitLogLine: makeAwaitLogLine(api, demux),
+      awaitLogLine: makeAwaitLogLine(api),
 
       logs: Effect.fn("Docker.logs")(function* (id, { tail, since }) {
         const raw = yield* call(
@@ -263,7 +263,7 @@ export const make = (options: Options = {}): Effect.Effect<Docker["Service"], En
         }
         const output = cappedSink(Number.POSITIVE_INFINITY)
         const source = Readable.from([raw])
-        demux(source, output.sink, output.sink)
+        demuxStream(source, output.sink, output.sink)
         yield* Effect.callback<void>((resume) => {
           source.on("end", () => resume(Effect.void))
         })
