@@ -269,5 +269,4 @@ export const servePreviews = (limits: Limits) =>
           for (const socket of connections) socket.destroy()
         })
     )
-    return { connections: () => connections.size }
   })
