@@ -62,10 +62,11 @@ describe("makeFrameReader", () => {
   }
 
   it("hands a payload on as views into the chunk it came in, never a copy", () => {
-    const wire = frame(1, "a payload of some length")
+    const wire = frame(1, "x".repeat(16 * 1024))
     const [piece] = makeFrameReader()(wire)
     assert.strictEqual(piece?._tag, "Output")
     assert.strictEqual(piece?.data.buffer, wire.buffer)
+    assert.strictEqual(piece?.data.byteOffset, wire.byteOffset + 8)
   })
 })
 
@@ -97,5 +98,79 @@ describe("demuxStream", () => {
     await new Promise((resolve) => setImmediate(resolve))
     assert.isFalse(source.isPaused(), "flowing again once drained")
     assert.deepStrictEqual(received, ["first", "second"])
+  })
+
+  it("waits for both targets when both ask to wait, and flows again only once both drained", async () => {
+    const source = new PassThrough()
+    const held: Array<() => void> = []
+    const holding = () =>
+      new Writable({
+        highWaterMark: 1,
+        write(_chunk, _encoding, done) {
+          held.push(done)
+        }
+      })
+    const [out, err] = [holding(), holding()]
+    demuxStream(source, out, err)
+    source.write(Buffer.concat([frame(1, "o"), frame(2, "e")]))
+    await new Promise((resolve) => setImmediate(resolve))
+    assert.strictEqual(held.length, 2)
+    assert.isTrue(source.isPaused())
+    const outDrained = new Promise((resolve) => out.once("drain", resolve))
+    held[0]?.()
+    await outDrained
+    await new Promise((resolve) => setImmediate(resolve))
+    assert.isTrue(source.isPaused(), "stderr still full")
+    const errDrained = new Promise((resolve) => err.once("drain", resolve))
+    held[1]?.()
+    await errDrained
+    await new Promise((resolve) => setImmediate(resolve))
+    assert.isFalse(source.isPaused())
+  })
+
+  it("drops what is meant for a target that is gone, and never waits on it: the source reaches its end", async () => {
+    const source = new PassThrough()
+    const stuck = new Writable({
+      highWaterMark: 1,
+      write() {
+        // Never done: only its destruction ends the wait.
+      }
+    })
+    const out: Array<string> = []
+    const stderr = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        out.push(chunk.toString("latin1"))
+        done()
+      }
+    })
+    demuxStream(source, stuck, stderr)
+    const ended = new Promise((resolve) => source.once("end", resolve))
+    source.write(frame(1, "first"))
+    await new Promise((resolve) => setImmediate(resolve))
+    assert.isTrue(source.isPaused())
+    stuck.destroy()
+    source.end(Buffer.concat([frame(1, "dropped"), frame(2, "kept")]))
+    await ended
+    assert.deepStrictEqual(out, ["kept"])
+  })
+
+  it("a stream that is not multiplexed goes to stdout whole", async () => {
+    const source = new PassThrough()
+    const sink = () => {
+      const got: Array<string> = []
+      const writable = new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          got.push(chunk.toString("latin1"))
+          done()
+        }
+      })
+      return { got, writable }
+    }
+    const [out, err] = [sink(), sink()]
+    demuxStream(source, out.writable, err.writable)
+    const ended = new Promise((resolve) => source.once("end", resolve))
+    source.end("$ tty output\r\n")
+    await ended
+    assert.deepStrictEqual([out.got.join(""), err.got.join("")], ["$ tty output\r\n", ""])
   })
 })

@@ -63,18 +63,19 @@ export const makeOutputBound = (limit: number): OutputBound => {
   const add = (chunk: Uint8Array) => {
     total += chunk.length
     const toHead = Math.min(chunk.length, headLimit - headSize)
+    // Copies: a view would keep the whole chunk it came in (a 64 KiB read for a byte of output).
     if (toHead > 0) {
-      head.push(chunk.subarray(0, toHead))
+      head.push(new Uint8Array(chunk.subarray(0, toHead)))
       headSize += toHead
     }
     const rest = chunk.subarray(toHead)
     if (rest.length === 0 || tailLimit === 0) return
     if (rest.length >= tailLimit) {
-      tail = [rest.subarray(rest.length - tailLimit)]
+      tail = [new Uint8Array(rest.subarray(rest.length - tailLimit))]
       tailSize = tailLimit
       return
     }
-    tail.push(rest)
+    tail.push(new Uint8Array(rest))
     tailSize += rest.length
     // Drop whole chunks from the front, then trim the first one, to stay within the tail's half.
     while (tailSize > tailLimit) {

@@ -27,6 +27,14 @@ describe("makeOutputBound", () => {
     expect(result.totalBytes).toBe(chunks.reduce((size, chunk) => size + bytes(chunk).length, 0))
   })
 
+  it("keeps copies: the chunks it was given may be reused or refilled afterwards (a view would keep each whole read alive)", () => {
+    const bound = makeOutputBound(6)
+    const reads = [bytes("abcdefgh"), bytes("ij"), bytes("kl")]
+    for (const read of reads) bound.add(read)
+    for (const read of reads) read.fill(0x2a)
+    expect(bound.result().text).toBe(`abc${leftOutMarker(6)}jkl`)
+  })
+
   it("never splits a character at either cut", () => {
     // "é" is 2 bytes, "€" is 3: the head's cut falls inside the first "€", the tail's inside "é".
     const result = collect(8, ["ab€cd", "é€"])

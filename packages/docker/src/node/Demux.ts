@@ -63,27 +63,28 @@ export const makeFrameReader = () => {
 /**
  * Splits the engine's multiplexed `source` into `stdout` and `stderr`
  * without copying the output, with backpressure: while either target asks
- * to wait, `source` is paused until that target drains. Neither target is
- * ended here: the caller knows when the command's output is over.
+ * to wait, `source` is paused until that target drains (or closes: what
+ * is meant for a target that is gone is dropped, never waited on). Neither
+ * target is ended here: the caller knows when the command's output is over.
  */
 export const demuxStream = (source: Readable, stdout: Writable, stderr: Writable): void => {
   const read = makeFrameReader()
   const waiting = new Set<Writable>()
-  const drained = (target: Writable) => () => {
-    waiting.delete(target)
-    if (waiting.size === 0) source.resume()
+  const gone = (target: Writable) => target.destroyed || target.writableEnded
+  const wait = (target: Writable) => {
+    if (waiting.has(target)) return
+    waiting.add(target)
+    const done = () => {
+      target.off("drain", done).off("close", done)
+      waiting.delete(target)
+      if (waiting.size === 0) source.resume()
+    }
+    target.on("drain", done).on("close", done)
   }
-  const onDrain = new Map([
-    [stdout, drained(stdout)],
-    [stderr, drained(stderr)]
-  ])
   source.on("data", (chunk: Buffer) => {
     for (const piece of read(chunk)) {
       const target = piece._tag === "Output" && piece.name === "stderr" ? stderr : stdout
-      if (!target.write(piece.data) && !waiting.has(target)) {
-        waiting.add(target)
-        target.once("drain", onDrain.get(target) ?? (() => undefined))
-      }
+      if (!gone(target) && !target.write(piece.data)) wait(target)
     }
     if (waiting.size > 0) source.pause()
   })

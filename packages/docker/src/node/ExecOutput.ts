@@ -11,7 +11,9 @@ export const cappedSink = (limit: number) => {
   const add = (chunk: Uint8Array) => {
     const kept = chunk.subarray(0, Math.max(0, limit - size))
     if (kept.length < chunk.length) truncated = true
-    chunks.push(kept)
+    if (kept.length === 0) return
+    // A copy: a view would keep the whole chunk it came in (a 64 KiB read for a byte of output).
+    chunks.push(new Uint8Array(kept))
     size += kept.length
   }
   const sink = new Writable({

@@ -9,13 +9,16 @@ import { call, classify } from "./EngineCall.ts"
 
 const OPERATION = "container.logs"
 
-/** Hands each complete line written to it to `onLine` (a partial last line waits for its end). */
+/** The most of an unfinished line kept: a container printing without newlines costs no more. */
+const MAX_PENDING = 64 * 1024
+
+/** Hands each complete line written to it to `onLine` (a partial last line waits for its end, its last MAX_PENDING characters kept). */
 const lineSink = (onLine: (line: string) => void) => {
   let pending = ""
   return new Writable({
     write(chunk: Buffer, _encoding, done) {
       const lines = (pending + chunk.toString("utf8")).split("\n")
-      pending = lines.pop() ?? ""
+      pending = (lines.pop() ?? "").slice(-MAX_PENDING)
       for (const line of lines) onLine(line)
       done()
     }
