@@ -109,7 +109,10 @@ const heldConnection = (previewPort: number, host: string, token: string): Promi
     const ask = () => socket.write(`GET / HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${token}\r\n\r\n`)
     const busy = setInterval(ask, HOLD_INTERVAL_MS)
     const release = () => clearInterval(busy)
-    socket.once("close", release)
+    socket.once("close", () => {
+      release()
+      reject(new Error("the daemon closed a held connection before answering it"))
+    })
     socket.once("error", (error) => {
       release()
       reject(error)
@@ -123,15 +126,21 @@ const heldConnection = (previewPort: number, host: string, token: string): Promi
     ask()
   })
 
-/** How often one of `holdConnections`' slots is asked at most. */
-const HOLD_ATTEMPTS = 10
+/**
+ * How often one of `holdConnections`' slots is asked at most: its retries
+ * (about a second each) stay inside the tests' 3 s idle timeout, so a cap
+ * that frees a slot only when the idle timer ends a connection is still caught.
+ */
+const HOLD_ATTEMPTS = 3
 
 /**
  * `count` held connections, each answered by the app. An earlier request's
  * connection still counts against the sandbox's cap until the daemon sees it
  * close, a moment after its client is done with it: a connection the cap
  * refuses (503) is asked again after the Retry-After the daemon gave it, as a
- * client would, a few times at most; any other answer fails.
+ * client would, a few times at most; any other answer fails, and the
+ * connections already held are released first (none keeps the cap full for
+ * the tests after).
  */
 export const holdConnections = async (
   previewPort: number,
@@ -149,5 +158,10 @@ export const holdConnections = async (
     await new Promise((resolve) => setTimeout(resolve, (connection.retryAfter ?? 1) * 1000))
     return hold(attempt + 1)
   }
-  return Promise.all(Array.from({ length: count }, () => hold(1)))
+  const outcomes = await Promise.allSettled(Array.from({ length: count }, () => hold(1)))
+  const held = outcomes.flatMap((outcome) => (outcome.status === "fulfilled" ? [outcome.value] : []))
+  const failed = outcomes.find((outcome) => outcome.status === "rejected")
+  if (failed === undefined) return held
+  for (const connection of held) connection.release()
+  throw failed.reason
 }
