@@ -21,8 +21,10 @@ describe("Workspaces.diffAgainstBase", () => {
       const head = pushPullRequest(remote.path, 7, { "src/feature.ts": "export const x = 1\n", "docs/notes.md": "n\n" })
       advanceMain(root)
       const fetchedArgs: Array<ReadonlyArray<string>> = []
+      const baseArgs: Array<ReadonlyArray<string>> = []
       const git = testGit((run) => (args, options) => {
         if (args.some((arg) => arg === "fetch" || arg === "ls-remote")) fetchedArgs.push(args)
+        if (args.some((arg) => arg.startsWith("refs/prbox/base/"))) baseArgs.push(args)
         return run(args, options)
       })
       const ref = Result.getOrThrow(parsePullRequestRef(remote.path, { pr: 7 }))
@@ -43,6 +45,7 @@ describe("Workspaces.diffAgainstBase", () => {
         ])
 
         const fetches = fetchedArgs.length
+        const baseReads = baseArgs.length
         const onlySrc = yield* workspaces.diffAgainstBase(fetched.mirrorPath, head, { paths: ["src"], stat: true })
         assert.match(onlySrc.diff, /src\/feature\.ts \| 1 \+/)
         assert.notInclude(onlySrc.diff, "docs/notes.md")
@@ -52,6 +55,11 @@ describe("Workspaces.diffAgainstBase", () => {
           "the paths bound the files"
         )
         assert.strictEqual(fetchedArgs.length, fetches, "the base branch is in the mirror now: no second fetch")
+        // Asked on every open: the default base read and its tip read, once each, and nothing written.
+        assert.deepStrictEqual(
+          baseArgs.slice(baseReads).map((args) => args.find((arg) => arg === "symbolic-ref" || arg === "rev-parse")),
+          ["symbolic-ref", "rev-parse"]
+        )
 
         const named = yield* Effect.flip(
           workspaces.diffAgainstBase(fetched.mirrorPath, head, { base: "no-such-branch", paths: [], stat: false })

@@ -37,12 +37,15 @@ export const baseDiffs = Effect.fnUntraced(function* (
   const gitOk = (operation: string, mirrorPath: string, args: ReadonlyArray<string>, timeoutMs?: number) =>
     inMirror(mirrorPath, args, timeoutMs).pipe(Effect.flatMap(ok(operation, mirrorPath)))
 
-  /** The remote's default branch: asked once (`ls-remote --symref`), then remembered in the mirror. */
+  /**
+   * The remote's default branch: asked once (`ls-remote --symref`), then
+   * remembered in the mirror; `remembered` says it came from there.
+   */
   const defaultBranch = (mirrorPath: string) =>
     Effect.gen(function* () {
       const known = yield* inMirror(mirrorPath, ["symbolic-ref", "--quiet", DEFAULT_BASE])
       if (known.exitCode === 0 && known.stdout.trim().startsWith(BASE_PREFIX)) {
-        return known.stdout.trim().slice(BASE_PREFIX.length)
+        return { branch: known.stdout.trim().slice(BASE_PREFIX.length), remembered: true }
       }
       const remote = yield* gitOk(
         "git ls-remote",
@@ -58,10 +61,14 @@ export const baseDiffs = Effect.fnUntraced(function* (
           exitCode: 0
         })
       }
-      return branch
+      return { branch, remembered: false }
     })
 
-  /** The base branch's tip in the mirror, fetched when the mirror does not have it yet (or always: `refresh`). */
+  /**
+   * The base branch's tip in the mirror, fetched when the mirror does not
+   * have it yet (or always: `refresh`); `remember` makes it the default base.
+   * A tip already there is the one just read: no second read, as an open asks this every time.
+   */
   const baseTip = (mirrorPath: string, branch: string, remember: boolean, refresh: boolean) =>
     Effect.gen(function* () {
       const ref = `${BASE_PREFIX}${branch}`
@@ -72,7 +79,8 @@ export const baseDiffs = Effect.fnUntraced(function* (
         })
       }
       const present = yield* inMirror(mirrorPath, ["rev-parse", "--verify", "--quiet", `${ref}^{commit}`])
-      if (refresh || present.exitCode !== 0) {
+      const fetched = refresh || present.exitCode !== 0
+      if (fetched) {
         yield* gitOk(
           "git fetch",
           mirrorPath,
@@ -81,6 +89,7 @@ export const baseDiffs = Effect.fnUntraced(function* (
         )
       }
       if (remember) yield* gitOk("git symbolic-ref", mirrorPath, ["symbolic-ref", DEFAULT_BASE, ref])
+      if (!fetched) return present.stdout.trim()
       return (yield* gitOk("git rev-parse", mirrorPath, ["rev-parse", "--verify", `${ref}^{commit}`])).trim()
     })
 
@@ -92,8 +101,9 @@ export const baseDiffs = Effect.fnUntraced(function* (
   const baseCommit = (mirrorPath: string, base: string | undefined, options?: { readonly refresh?: boolean }) =>
     withMirrorLock(mirrorPath)(
       Effect.gen(function* () {
-        const branch = base ?? (yield* defaultBranch(mirrorPath))
-        return { branch, tip: yield* baseTip(mirrorPath, branch, base === undefined, options?.refresh === true) }
+        const named = base === undefined ? yield* defaultBranch(mirrorPath) : { branch: base, remembered: true }
+        const { branch } = named
+        return { branch, tip: yield* baseTip(mirrorPath, branch, !named.remembered, options?.refresh === true) }
       })
     )
 
