@@ -39,13 +39,14 @@ export const baseDiffs = Effect.fnUntraced(function* (
 
   /**
    * The remote's default branch: asked once (`ls-remote --symref`), then
-   * remembered in the mirror; `remembered` says it came from there.
+   * remembered in the mirror; `remember` says it was just asked, so the
+   * mirror does not have it yet.
    */
   const defaultBranch = (mirrorPath: string) =>
     Effect.gen(function* () {
       const known = yield* inMirror(mirrorPath, ["symbolic-ref", "--quiet", DEFAULT_BASE])
       if (known.exitCode === 0 && known.stdout.trim().startsWith(BASE_PREFIX)) {
-        return { branch: known.stdout.trim().slice(BASE_PREFIX.length), remembered: true }
+        return { branch: known.stdout.trim().slice(BASE_PREFIX.length), remember: false }
       }
       const remote = yield* gitOk(
         "git ls-remote",
@@ -61,7 +62,7 @@ export const baseDiffs = Effect.fnUntraced(function* (
           exitCode: 0
         })
       }
-      return { branch, remembered: false }
+      return { branch, remember: true }
     })
 
   /**
@@ -101,9 +102,9 @@ export const baseDiffs = Effect.fnUntraced(function* (
   const baseCommit = (mirrorPath: string, base: string | undefined, options?: { readonly refresh?: boolean }) =>
     withMirrorLock(mirrorPath)(
       Effect.gen(function* () {
-        const named = base === undefined ? yield* defaultBranch(mirrorPath) : { branch: base, remembered: true }
-        const { branch } = named
-        return { branch, tip: yield* baseTip(mirrorPath, branch, !named.remembered, options?.refresh === true) }
+        const { branch, remember } =
+          base === undefined ? yield* defaultBranch(mirrorPath) : { branch: base, remember: false }
+        return { branch, tip: yield* baseTip(mirrorPath, branch, remember, options?.refresh === true) }
       })
     )
 
