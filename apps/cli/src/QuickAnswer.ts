@@ -1,13 +1,17 @@
 // Modules, not the packages' indexes: nothing here loads effect (a `prbox ls` then starts in a few milliseconds).
 import { currentHome } from "@prbox/client/Home"
 import { normalizeOpenInput } from "@prbox/client/OpenInput"
+import { statePaths } from "@prbox/domain/StatePaths"
 import { terminalSafe } from "@prbox/domain/TerminalText"
 import { PRBOX_VERSION } from "@prbox/domain/Version"
 import { describe, listText, terminalColumns } from "./Format.ts"
+import { printFailure } from "./PrintFailure.ts"
 import type { DaemonQuery, QuickCommand } from "./QuickCommand.ts"
 import { openQuickly } from "./QuickOpen.ts"
 import { requestJson } from "./QuickSocket.ts"
 import { sandboxList, sandboxView } from "./QuickView.ts"
+import { sandboxOfHost } from "./SshConfig.ts"
+import { proxy } from "./SshProxy.ts"
 
 /** The request the full CLI makes for `command` (the list is asked whole for the table: legacy rows always show). */
 const pathOf = (command: DaemonQuery, cwd: string): string => {
@@ -50,6 +54,21 @@ export const quickAnswer = async (command: DaemonQuery, context: QuickContext): 
   return text === undefined ? undefined : `${text}\n`
 }
 
+/**
+ * `ssh-proxy` from a running daemon: true once the connection ended or was
+ * refused (its message printed as the full CLI prints it); false, having
+ * sent nothing, when the host is no sandbox's or no daemon answers (the full
+ * CLI then says so, or starts one).
+ */
+const proxyQuickly = async (host: string, home: string, socketPath: string): Promise<boolean> => {
+  const id = sandboxOfHost(host)
+  if (id === undefined) return false
+  const ended = await proxy(socketPath, id, statePaths(home).sandbox(id).sockets)
+  if (ended._tag === "Unreachable") return false
+  if (ended._tag === "Refused") printFailure({ json: false }, { tag: "SshRefused", message: ended.message, code: 1 })
+  return true
+}
+
 /** Prints the answer to `command` for this process's home and returns true, or prints nothing and returns false. */
 export const answerQuickly = async (command: QuickCommand): Promise<boolean> => {
   if (command._tag === "version") {
@@ -58,7 +77,8 @@ export const answerQuickly = async (command: QuickCommand): Promise<boolean> => 
     process.stdout.write(`prbox v${PRBOX_VERSION}\n`)
     return true
   }
-  const socketPath = currentHome().socketPath
+  const { home, socketPath } = currentHome()
+  if (command._tag === "ssh-proxy") return proxyQuickly(command.host, home, socketPath)
   if (command._tag === "open") {
     return openQuickly(command, { socketPath, cwd: process.cwd(), since: Date.now(), stderrTty: process.stderr.isTTY })
   }

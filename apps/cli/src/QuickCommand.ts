@@ -1,8 +1,8 @@
 /**
  * The commands the fast path answers (QuickAnswer.ts), decided from argv
- * alone: `ls [-a|--all] [--json]`, `status <id> [--json]` and
+ * alone: `ls [-a|--all] [--json]`, `status <id> [--json]`,
  * `open <pull-request> [--pr N] [--json] [--no-wait]` (QuickOpen.ts), each
- * flag at most once, in any order, and `--version`. Anything else (another command, `--pr`, `--help`,
+ * flag at most once, in any order, `ssh-proxy <host>` and `--version`. Anything else (another command, `--pr`, `--help`,
  * a flag effect/cli reads in a way this does not) is undefined: the full CLI
  * runs it. This module imports nothing, so deciding costs nothing.
  */
@@ -20,7 +20,13 @@ export interface OpenCommand {
   readonly wait: boolean
 }
 
-export type QuickCommand = DaemonQuery | OpenCommand | { readonly _tag: "version" }
+/** OpenSSH's ProxyCommand (`ssh-proxy <host>`): started for every new SSH connection. */
+export interface SshProxyCommand {
+  readonly _tag: "ssh-proxy"
+  readonly host: string
+}
+
+export type QuickCommand = DaemonQuery | OpenCommand | SshProxyCommand | { readonly _tag: "version" }
 
 /** `--pr`'s value as the full CLI reads it unambiguously: a plain positive number. */
 const PR_NUMBER = /^[1-9][0-9]{0,8}$/
@@ -50,6 +56,10 @@ export const quickCommand = (argv: ReadonlyArray<string>): QuickCommand | undefi
   const [command, ...rest] = argv
   if (command === "--version" && rest.length === 0) return { _tag: "version" }
   if (command === "open") return openCommand(rest)
+  if (command === "ssh-proxy") {
+    const [host] = rest
+    return rest.length === 1 && host !== undefined && !host.startsWith("-") ? { _tag: "ssh-proxy", host } : undefined
+  }
   const flags = rest.filter((word) => word.startsWith("-"))
   const words = rest.filter((word) => !word.startsWith("-"))
   if (new Set(flags).size !== flags.length) return undefined

@@ -9,7 +9,7 @@ import { ensureRunning, home, withClient } from "./Connect.ts"
 import { CliFailure, runCommand, usageError } from "./Exit.ts"
 import { idArgument, json, needsDaemon, note, out, resolveId } from "./Params.ts"
 import { type SshConfigInput, sandboxOfHost, sshConfigBlock, sshOptions, withInclude } from "./SshConfig.ts"
-import { proxy } from "./SshProxy.ts"
+import { type ProxyEnd, proxy } from "./SshProxy.ts"
 
 /** `prbox ssh`, `prbox ssh-config`, `prbox ssh-proxy`: OpenSSH into a sandbox over prboxd's socket. */
 
@@ -89,7 +89,12 @@ const sshProxy = Command.make(
         const id = sandboxOfHost(config.host)
         if (id === undefined) return yield* usageError(`${config.host} is not <sandbox id>.prbox`)
         yield* withClient(ensureRunning(() => undefined))
-        yield* proxy(home.socketPath, id)
+        const ended = yield* Effect.callback<ProxyEnd>((resume) => {
+          void proxy(home.socketPath, id, statePaths(home.home).sandbox(id).sockets).then((end) =>
+            resume(Effect.succeed(end))
+          )
+        })
+        if (ended._tag !== "Ended") return yield* new CliFailure({ tag: "SshRefused", message: ended.message, code: 1 })
       })
     )
 ).pipe(Command.withDescription("OpenSSH's ProxyCommand for <id>.prbox (see `prbox ssh-config`); not run by hand."))

@@ -54,6 +54,11 @@ describe("which argv the fast path answers (QuickCommand)", () => {
     [["open", "o/r#1", "--devcontainer", "py"], undefined],
     [["open", "o/r#1", "--help"], undefined],
     [["open", "--", "o/r#1"], undefined],
+    // ssh-proxy: OpenSSH's %h, alone.
+    [["ssh-proxy", "abcdefghijkl.prbox"], { _tag: "ssh-proxy", host: "abcdefghijkl.prbox" }],
+    [["ssh-proxy"], undefined],
+    [["ssh-proxy", "--help"], undefined],
+    [["ssh-proxy", "a.prbox", "b.prbox"], undefined],
     [["stop", "abc"], undefined]
   ])("%j", (argv, expected) => {
     expect(quickCommand(argv)).toEqual(expected)

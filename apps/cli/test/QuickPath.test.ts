@@ -42,7 +42,7 @@ let home: string
 
 const quick = (args: ReadonlyArray<string>, socketPath = socketOf(home)) => {
   const command = quickCommand(args)
-  if (command === undefined || command._tag === "version" || command._tag === "open")
+  if (command === undefined || (command._tag !== "ls" && command._tag !== "status"))
     throw new Error(`not a fast path command: ${args.join(" ")}`)
   return quickAnswer(command, { socketPath, cwd: process.cwd(), now: Date.now(), columns: undefined })
 }

@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process"
 import { createHash } from "node:crypto"
-import { readFileSync, rmSync, writeFileSync } from "node:fs"
+import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { connect } from "node:net"
 import { join } from "node:path"
 import { listeningPorts } from "@prbox/domain"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -155,6 +156,43 @@ describe("ssh <id>.prbox", () => {
     })
     expect(curl.stdout).toContain("inside")
     await ssh([...shared, "-O", "exit", `${id}.prbox`])
+  })
+
+  it("carries a connection over a socket the sandbox's server dials, not through the engine; the sandbox cannot write where it dials", async () => {
+    const control = join(user, "socket-%C")
+    const shared = ["-o", "ControlMaster=auto", "-o", `ControlPath=${control}`, "-o", "ControlPersist=30"]
+    const folder = join(home, "sandboxes", id, "ssh")
+    const attempt = await ssh(
+      [...shared, `${id}.prbox`, "touch /opt/prbox/ssh/planted; ln -s / /opt/prbox/ssh/link; echo tried"],
+      ""
+    )
+    expect(attempt.stdout).toBe("tried\n")
+    expect(attempt.stderr).toMatch(/Read-only file system/)
+    // The connection this runs on is the daemon's socket (bound by a handle on its folder: no host path shows).
+    const unix = await ssh([...shared, `${id}.prbox`, "cat /proc/net/unix"])
+    expect(unix.stdout).toMatch(/ \/proc\/self\/fd\/\d+\/[0-9a-f]{24}\.sock$/m)
+    expect(unix.stdout).not.toContain(home)
+    // Gone from the folder once dialled; nothing the sandbox tried is there.
+    expect(readdirSync(folder)).toEqual([])
+    await ssh([...shared, "-O", "exit", `${id}.prbox`])
+  })
+
+  it("refuses a socket name prbox would not make (a path, another folder) before starting anything", async () => {
+    for (const name of ["..%2F..%2Frun%2Fprboxd.sock", "0123456789abcdef01234567.sock%20x", "x.sock"]) {
+      const answer = await new Promise<string>((resolve, reject) => {
+        const socket = connect(socketOf(home))
+        let text = ""
+        socket.on("data", (chunk: Buffer) => {
+          text += chunk.toString("latin1")
+        })
+        socket.on("end", () => resolve(text))
+        socket.on("error", reject)
+        socket.write(
+          `POST /v1/sandboxes/${id}/ssh?socket=${name} HTTP/1.1\r\nHost: prboxd\r\nConnection: Upgrade\r\nUpgrade: prbox-ssh\r\nContent-Length: 0\r\n\r\n`
+        )
+      })
+      expect(answer).toMatch(/^HTTP\/1\.1 400 /)
+    }
   })
 
   it("refuses agent forwarding: no agent socket in the sandbox", async () => {

@@ -37,6 +37,7 @@ describe("ssh-config: the pure parts", () => {
         "  ProxyCommand env PRBOX_HOME=/h /n/node /p/main.ts ssh-proxy %h",
         "  UserKnownHostsFile /h/ssh/known_hosts",
         "  StrictHostKeyChecking yes",
+        "  Ciphers aes128-gcm@openssh.com,aes256-gcm@openssh.com,aes128-ctr,aes256-ctr",
         "  ForwardAgent no",
         "  ForwardX11 no",
         ""

@@ -1,11 +1,17 @@
 import type { IncomingMessage } from "node:http"
 import type { Duplex } from "node:stream"
 import { SandboxId } from "@prbox/domain"
-import { Ssh } from "@prbox/engine"
+import { SSH_SOCKET_NAME, Ssh } from "@prbox/engine"
 import { type ApiErrorTag, ErrorCodes, errorBody } from "@prbox/protocol"
 import { Effect, Exit, Schema, Scope } from "effect"
 
-/** `POST /v1/sandboxes/<id>/ssh` with `Upgrade: prbox-ssh`: after the 101, the connection is the SSH stream. */
+/**
+ * `POST /v1/sandboxes/<id>/ssh[?socket=<name>]` with `Upgrade: prbox-ssh`.
+ * The 101's `Prbox-Ssh-Transport` says where the SSH bytes go: `socket`,
+ * the client's own socket `<name>` (in the sandbox's folder of sockets),
+ * which the server dialled, and this connection only holds the server
+ * until either ends; `piped`, this connection.
+ */
 export const SSH_PATH = /^\/v1\/sandboxes\/([^/]+)\/ssh$/
 export const SSH_UPGRADE = "prbox-ssh"
 
@@ -32,7 +38,8 @@ export const sshUpgrade = Effect.gen(function* () {
   const ssh = yield* Ssh
   const services = yield* Effect.context<never>()
   return (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
-    const match = SSH_PATH.exec((req.url ?? "").split("?")[0] ?? "")
+    const [path = "", query = ""] = (req.url ?? "").split("?")
+    const match = SSH_PATH.exec(path)
     if (req.method !== "POST" || match === null || req.headers.upgrade !== SSH_UPGRADE) {
       answer(socket, "NotFound", `no such upgrade: ${req.method} ${req.url}`)
       return
@@ -42,11 +49,21 @@ export const sshUpgrade = Effect.gen(function* () {
       answer(socket, "NotFound", `no sandbox ${id}`)
       return
     }
+    const dial = new URLSearchParams(query).get("socket") ?? undefined
+    if (dial !== undefined && !SSH_SOCKET_NAME.test(dial)) {
+      answer(socket, "BadRequest", "socket: not a name prbox makes")
+      return
+    }
     socket.on("error", () => socket.destroy())
+    // A client gone while its server starts (up to the server's timeout) ends it once it has.
+    let gone = false
+    socket.once("close", () => {
+      gone = true
+    })
     void Effect.runPromiseWith(services)(
       Effect.gen(function* () {
         const scope = yield* Scope.make()
-        const opened = yield* Effect.exit(Scope.provide(ssh.open(id), scope))
+        const opened = yield* Effect.exit(Scope.provide(ssh.open(id, dial), scope))
         if (Exit.isFailure(opened)) {
           yield* Scope.close(scope, Exit.void)
           const error = opened.cause.reasons.find((reason) => reason._tag === "Fail")
@@ -56,15 +73,28 @@ export const sshUpgrade = Effect.gen(function* () {
           }
           return answer(socket, tagOf(error.error), error.error.message)
         }
-        const { input, output } = opened.value
+        if (gone) return yield* Scope.close(scope, Exit.void)
+        const connection = opened.value
         const close = () => void Effect.runFork(Scope.close(scope, Exit.void))
-        socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: ${SSH_UPGRADE}\r\nConnection: Upgrade\r\n\r\n`)
+        const transport = connection._tag === "Dialled" ? "socket" : "piped"
+        socket.write(
+          `HTTP/1.1 101 Switching Protocols\r\nUpgrade: ${SSH_UPGRADE}\r\nConnection: Upgrade\r\nPrbox-Ssh-Transport: ${transport}\r\n\r\n`
+        )
+        socket.once("close", close)
+        if (connection._tag === "Dialled") {
+          // Nothing more comes either way: the client's is dropped, a byte of the server's ends it; either end ends both.
+          socket.resume()
+          connection.ended.on("data", () => socket.destroy())
+          connection.ended.on("error", () => socket.destroy())
+          connection.ended.once("close", () => socket.destroy())
+          return
+        }
+        const { input, output } = connection
         if (head.length > 0) input.write(head)
         socket.pipe(input)
         output.pipe(socket)
         input.on("error", () => socket.destroy())
         output.on("error", () => socket.destroy())
-        socket.once("close", close)
         output.once("close", () => socket.destroy())
       })
     )

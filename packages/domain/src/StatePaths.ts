@@ -57,6 +57,12 @@ export interface SandboxFolders {
   readonly sealed: string | undefined
   readonly workspace: string
   readonly home: string
+  /**
+   * `ssh/`: where the daemon listens for one SSH connection at a time, the
+   * container's server dialling in (read-only in the container); undefined
+   * for a sandbox of the old layout.
+   */
+  readonly sockets: string | undefined
 }
 
 /**
@@ -71,9 +77,21 @@ export const sandboxFolders = (paths: StatePaths, id: string, workspacePath: str
   const sealedWorkspace = `/sandboxes/${id}/sealed/workspace`
   if (workspacePath.endsWith(sealedWorkspace)) {
     const root = workspacePath.slice(0, -"/sealed/workspace".length)
-    return { root, sealed: `${root}/sealed`, workspace: workspacePath, home: `${root}/sealed/home` }
+    return {
+      root,
+      sealed: `${root}/sealed`,
+      workspace: workspacePath,
+      home: `${root}/sealed/home`,
+      sockets: `${root}/ssh`
+    }
   }
-  return { root: workspacePath, sealed: undefined, workspace: workspacePath, home: join(paths.sandboxHomes, id) }
+  return {
+    root: workspacePath,
+    sealed: undefined,
+    workspace: workspacePath,
+    home: join(paths.sandboxHomes, id),
+    sockets: undefined
+  }
 }
 
 export const statePaths = (home: string): StatePaths => ({
@@ -89,7 +107,8 @@ export const statePaths = (home: string): StatePaths => ({
     root: join(home, "sandboxes", id),
     sealed: join(home, "sandboxes", id, "sealed"),
     workspace: join(home, "sandboxes", id, "sealed", "workspace"),
-    home: join(home, "sandboxes", id, "sealed", "home")
+    home: join(home, "sandboxes", id, "sealed", "home"),
+    sockets: join(home, "sandboxes", id, "ssh")
   }),
   run: join(home, "run"),
   socket: join(home, "run", "prboxd.sock"),

@@ -51,7 +51,8 @@ describe("sandboxFolders", () => {
     root: "/h/sandboxes/abc",
     sealed: "/h/sandboxes/abc/sealed",
     workspace: "/h/sandboxes/abc/sealed/workspace",
-    home: "/h/sandboxes/abc/sealed/home"
+    home: "/h/sandboxes/abc/sealed/home",
+    sockets: "/h/sandboxes/abc/ssh"
   }
   const cases: ReadonlyArray<readonly [string, string | null, unknown]> = [
     ["a new sandbox (no workspace recorded yet): the sealed layout", null, sealed],
@@ -63,13 +64,20 @@ describe("sandboxFolders", () => {
         root: "/var/h/sandboxes/abc",
         sealed: "/var/h/sandboxes/abc/sealed",
         workspace: "/var/h/sandboxes/abc/sealed/workspace",
-        home: "/var/h/sandboxes/abc/sealed/home"
+        home: "/var/h/sandboxes/abc/sealed/home",
+        sockets: "/var/h/sandboxes/abc/ssh"
       }
     ],
     [
       "a row made before the sealed layout keeps its folders, unsealed",
       "/h/workspaces/abc",
-      { root: "/h/workspaces/abc", sealed: undefined, workspace: "/h/workspaces/abc", home: "/h/homes/abc" }
+      {
+        root: "/h/workspaces/abc",
+        sealed: undefined,
+        workspace: "/h/workspaces/abc",
+        home: "/h/homes/abc",
+        sockets: undefined
+      }
     ]
   ]
   for (const [name, workspacePath, expected] of cases) {

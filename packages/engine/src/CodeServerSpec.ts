@@ -15,6 +15,8 @@ export const CONTAINER_WORKSPACE = "/workspace"
 export const PREVIEW_RELAY_PORT = 47919
 /** Where prbox's code-server distribution is mounted (read-only) in a sandbox. */
 export const CODE_SERVER_MOUNT = "/opt/prbox/code-server"
+/** Where a sandbox sees its folder of SSH sockets (read-only): its SSH server dials the daemon there. */
+export const SSH_SOCKETS_MOUNT = "/opt/prbox/ssh"
 
 /** The sandbox's URL on this machine, or "" before it has a port. */
 export const sandboxUrl = (port: number | null): string => (port === null ? "" : `http://127.0.0.1:${port}/`)
@@ -135,6 +137,8 @@ export interface SpecInput {
   readonly user: string
   /** The sandbox user's home directory on the host. */
   readonly homePath: string
+  /** The sandbox's folder of SSH sockets on the host (made already); none for a sandbox of the old layout. */
+  readonly sockets: string | undefined
   /** `$PRBOX_HOME`: labelled on the container so reconcile finds its own. */
   readonly engineHome: string
   /** The home's install id (Installation.ts): a home's path can repeat on a shared engine. */
@@ -161,6 +165,7 @@ export const codeServerSpec = ({
   distribution,
   user,
   homePath,
+  sockets,
   engineHome,
   install,
   extraLabels,
@@ -221,6 +226,7 @@ export const codeServerSpec = ({
     ...(distribution === null
       ? {}
       : { shared: { hostPath: distribution.root, containerPath: CODE_SERVER_MOUNT, key: distribution.key } }),
+    ...(sockets === undefined ? {} : { sockets: { hostPath: sockets, containerPath: SSH_SOCKETS_MOUNT } }),
     binds: userMounts(config, plan).map((mount) => ({
       hostPath: mount.source,
       containerPath: mount.target,

@@ -60,6 +60,12 @@ export interface ContainerSpec {
    */
   readonly carried?: ReadonlyArray<CarriedFolder>
   readonly shared?: SharedFolder
+  /**
+   * The sandbox's folder of SSH sockets on this machine, read-only in the
+   * container (its server dials the daemon there): only where the runtime
+   * sees this machine's files; elsewhere SSH goes through an exec alone.
+   */
+  readonly sockets?: { readonly hostPath: string; readonly containerPath: string }
   /** The user's own mounts (config.json, a trusted widening): only where the runtime sees this machine's files. */
   readonly binds: ReadonlyArray<{
     readonly hostPath: string

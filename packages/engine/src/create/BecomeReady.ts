@@ -93,6 +93,8 @@ const make = Effect.gen(function* () {
     if (startedEarly === undefined) {
       const folders = ownership.foldersOf(id, current.workspacePath)
       yield* ownership.requireFolders(folders)
+      // Its container mounts it: one gone missing would fail the start.
+      yield* ownership.makeSockets(folders)
       if (folders.sealed === undefined) yield* ownership.makeFolders(folders)
     }
     const environment = startedEarly?.environment ?? (yield* containerEnvironment(current, config))

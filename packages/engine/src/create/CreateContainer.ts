@@ -120,7 +120,8 @@ const make = Effect.gen(function* () {
       const { plan, distribution } = environment
       yield* refuseUnseenMounts(config, plan)
       const user = userSpec(ownership.sandboxUser)
-      const homePath = ownership.foldersOf(row.id, workspacePath).home
+      const folders = ownership.foldersOf(row.id, workspacePath)
+      const sockets = yield* ownership.makeSockets(folders)
       const hostPort = yield* choosePort(row.id, requested)
       const spec = codeServerSpec({
         // A container made while the checkout runs comes before the row records its workspace.
@@ -129,7 +130,8 @@ const make = Effect.gen(function* () {
         plan,
         distribution,
         user,
-        homePath,
+        homePath: folders.home,
+        sockets,
         engineHome,
         install,
         extraLabels,

@@ -154,6 +154,7 @@ const make = Effect.gen(function* () {
         distribution,
         user: userSpec(ownership.sandboxUser),
         homePath: folders.home,
+        sockets: yield* ownership.makeSockets(folders),
         engineHome,
         install,
         extraLabels,

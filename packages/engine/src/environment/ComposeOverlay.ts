@@ -59,6 +59,9 @@ const mountsOf = (spec: ContainerSpec) => [
   ...(spec.shared === undefined
     ? []
     : [{ source: spec.shared.hostPath, target: spec.shared.containerPath, readOnly: true }]),
+  ...(spec.sockets === undefined
+    ? []
+    : [{ source: spec.sockets.hostPath, target: spec.sockets.containerPath, readOnly: true }]),
   ...spec.binds.map((bind) => ({ source: bind.hostPath, target: bind.containerPath, readOnly: bind.readOnly }))
 ]
 

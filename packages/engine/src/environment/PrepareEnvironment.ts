@@ -2,7 +2,7 @@ import { planEnvironment, reachableServices } from "@prbox/devcontainer"
 import type { EnvironmentPlan, IgnoredSetting, ImageInfo, LifecycleStep, SandboxEnvironment } from "@prbox/domain"
 import { imageRegistry } from "@prbox/domain"
 import { Context, Effect, FileSystem, Layer } from "effect"
-import { CODE_SERVER_MOUNT, CONTAINER_HOME, CONTAINER_WORKSPACE } from "../CodeServerSpec.ts"
+import { CODE_SERVER_MOUNT, CONTAINER_HOME, CONTAINER_WORKSPACE, SSH_SOCKETS_MOUNT } from "../CodeServerSpec.ts"
 import { ComposeCli } from "../ComposeCli.ts"
 import { Config, checkMounts, type PrboxConfig } from "../Config.ts"
 import { ContainerRuntime } from "../ContainerRuntime.ts"
@@ -253,7 +253,7 @@ const make = Effect.gen(function* () {
           resources.cpus,
           resources.memoryMb,
           // prbox's own folders (the workspace folder is the spec's): no volume of the PR's goes over them.
-          [CONTAINER_HOME, CODE_SERVER_MOUNT],
+          [CONTAINER_HOME, CODE_SERVER_MOUNT, SSH_SOCKETS_MOUNT],
           yield* devcontainerIdOf(row.id)
         )
         for (const warning of [...spec.warnings, ...planned.warnings]) yield* onProgress(`warning: ${warning}`)

@@ -46,6 +46,7 @@ const hostBinds = (spec: ContainerSpec): ReadonlyArray<Bind> => [
   ...(spec.shared === undefined
     ? []
     : [{ hostPath: spec.shared.hostPath, containerPath: spec.shared.containerPath, readOnly: true }]),
+  ...(spec.sockets === undefined ? [] : [{ ...spec.sockets, readOnly: true }]),
   ...spec.binds
 ]
 

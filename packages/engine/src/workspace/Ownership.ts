@@ -140,6 +140,21 @@ const make = Effect.gen(function* () {
       )
   })
 
+  /**
+   * The sandbox's folder of SSH sockets (0711: the container's user, whoever
+   * it is, reaches a socket it is told the name of; read-only in the
+   * container, so nothing of its own goes there), made if missing before
+   * each new container; undefined for the old layout.
+   */
+  const makeSockets = Effect.fn("Ownership.makeSockets")(function* (folders: SandboxFolders) {
+    const sockets = folders.sockets
+    if (sockets === undefined) return undefined
+    yield* fs
+      .makeDirectory(sockets, { recursive: true })
+      .pipe(Effect.andThen(fs.chmod(sockets, 0o711)), Effect.mapError(failed("create the sandbox's ssh folder")))
+    return sockets
+  })
+
   /** Whether the sealed folder is root's and 0700: only root (the daemon, or the engine for it) made it so. */
   const isSealed = (sealed: string) =>
     fs.stat(sealed).pipe(
@@ -186,6 +201,7 @@ const make = Effect.gen(function* () {
     foldersOf,
     requireFolders,
     makeFolders,
+    makeSockets,
     seal
   }
 })

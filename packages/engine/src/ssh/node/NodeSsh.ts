@@ -1,13 +1,14 @@
-import type { SandboxId } from "@prbox/domain"
+import { type SandboxId, sandboxFolders, statePaths } from "@prbox/domain"
 import { SandboxRepo } from "@prbox/store"
 import { Clock, Effect, Layer, Schedule } from "effect"
-import { CODE_SERVER_MOUNT, homeEnvFor } from "../../CodeServerSpec.ts"
+import { CODE_SERVER_MOUNT, homeEnvFor, SSH_SOCKETS_MOUNT } from "../../CodeServerSpec.ts"
 import { ContainerRuntime } from "../../ContainerRuntime.ts"
 import { mapStoreErrors, RuntimeError } from "../../Errors.ts"
 import { ExecTargets } from "../../exec/ExecTarget.ts"
 import { Lifecycle } from "../../Lifecycle.ts"
 import { SandboxTools } from "../../SandboxTools.ts"
-import { Ssh } from "../Ssh.ts"
+import { SSH_SOCKET_NAME, Ssh } from "../Ssh.ts"
+import { serverMode } from "./ServerMode.ts"
 import { bootstrapSource, buildBundle } from "./SshBundle.ts"
 import { hostKeyOf, hostKeyPaths, writeKnownHosts } from "./SshHostKeys.ts"
 
@@ -44,7 +45,7 @@ const make = (home: string) =>
         Effect.ignore
       )
 
-    const open = Effect.fn("Ssh.open")(function* (id: SandboxId) {
+    const open = Effect.fn("Ssh.open")(function* (id: SandboxId, socket: string | undefined) {
       const target = yield* targets(id, "ssh")
       const row = yield* lifecycle.getRow(id)
       const plan = row.environmentPlan
@@ -58,6 +59,12 @@ const make = (home: string) =>
         catch: keyError
       })
       const server = yield* bundle
+      // The bytes go by the client's socket, which the server dials where its container has the folder: not through the engine.
+      const sockets = sandboxFolders(statePaths(home), id, row.workspacePath).sockets
+      const socketPath =
+        socket !== undefined && SSH_SOCKET_NAME.test(socket) && sockets !== undefined
+          ? `${SSH_SOCKETS_MOUNT}/${socket}`
+          : "-"
       const env = {
         ...(plan === null ? {} : homeEnvFor(plan)),
         ...target.env,
@@ -79,11 +86,16 @@ const make = (home: string) =>
             )
           )
       )
-      pipe.input.write(`PRBOX-SSH/1 ${server.length} ${hostKey.length}\n`)
+      pipe.input.write(`PRBOX-SSH/2 ${server.length} ${hostKey.length} ${socketPath}\n`)
       pipe.input.write(server)
       pipe.input.write(hostKey)
+      const mode = yield* serverMode(pipe.output)
       yield* touch(id).pipe(Effect.repeat(Schedule.spaced(TOUCH_EVERY)), Effect.forkScoped)
-      return { input: pipe.input, output: pipe.output }
+      if (mode === "stdio") return { _tag: "Piped", input: pipe.input, output: pipe.output } as const
+      if (socketPath === "-") {
+        return yield* new RuntimeError({ operation: "ssh.open", detail: "the sandbox's SSH server dialled no socket" })
+      }
+      return { _tag: "Dialled", ended: pipe.output } as const
     }, mapStoreErrors("ssh.open"))
 
     return Ssh.of({ open, knownHostsFile: hostKeyPaths(home).knownHosts })

@@ -2,7 +2,9 @@
 /*
  * The sftp subsystem when the image has no OpenSSH sftp-server: ssh2's SFTP
  * server primitives over Node's fs, as the sandbox user (one connection per
- * process, so synchronous calls block no one else).
+ * process, so synchronous calls block no one else). A write is the one
+ * asynchronous call: the disk works while this thread decrypts the next
+ * packets; the requests after it wait for it.
  */
 const fs = require("node:fs")
 const path = require("node:path")
@@ -75,14 +77,20 @@ exports.serveSftp = (sftp) => {
   const entryOf = (handle) => handles.get(Buffer.from(handle).toString("hex"))
   const home = process.env.HOME || "/"
   const resolved = (name) => path.resolve(home, name || ".")
-  // Every request answers: a thrown error becomes its status.
+  const failure = (id, error) => sftp.status(id, codeOf(error), error.code || "failure")
+  // Answered in the order they came (as the protocol asks of requests on one file), a thrown
+  // error as its status: a write is asynchronous, and whatever follows it waits for it.
+  let queue = Promise.resolve()
   const on = (event, answer) =>
     sftp.on(event, (id, ...args) => {
-      try {
-        answer(id, ...args)
-      } catch (error) {
-        sftp.status(id, codeOf(error), error.code || "failure")
-      }
+      queue = queue.then(() => answer(id, ...args)).catch((error) => failure(id, error))
+    })
+  /** A request on an open file's handle. */
+  const onFile = (event, answer) =>
+    on(event, (id, handle, ...args) => {
+      const entry = entryOf(handle)
+      if (!entry || entry.fd === undefined) return sftp.status(id, STATUS_CODE.FAILURE, "bad handle")
+      return answer(id, entry, ...args)
     })
   on("OPEN", (id, name, flags, attrs) => {
     const fd = fs.openSync(
@@ -92,28 +100,25 @@ exports.serveSftp = (sftp) => {
     )
     sftp.handle(id, newHandle({ fd }))
   })
-  on("READ", (id, handle, offset, length) => {
-    const entry = entryOf(handle)
-    if (!entry || entry.fd === undefined) return sftp.status(id, STATUS_CODE.FAILURE, "bad handle")
+  onFile("READ", (id, entry, offset, length) => {
     const buffer = Buffer.allocUnsafe(Math.min(length, 256 * 1024))
     const read = fs.readSync(entry.fd, buffer, 0, buffer.length, offset)
     if (read === 0) return sftp.status(id, STATUS_CODE.EOF)
     sftp.data(id, buffer.subarray(0, read))
   })
-  on("WRITE", (id, handle, offset, data) => {
-    const entry = entryOf(handle)
-    if (!entry || entry.fd === undefined) return sftp.status(id, STATUS_CODE.FAILURE, "bad handle")
-    fs.writeSync(entry.fd, data, 0, data.length, offset)
-    sftp.status(id, STATUS_CODE.OK)
-  })
-  on("FSTAT", (id, handle) => {
-    const entry = entryOf(handle)
-    if (!entry || entry.fd === undefined) return sftp.status(id, STATUS_CODE.FAILURE, "bad handle")
-    sftp.attrs(id, attrsOf(fs.fstatSync(entry.fd)))
-  })
-  on("FSETSTAT", (id, handle, attrs) => {
-    const entry = entryOf(handle)
-    if (!entry || entry.fd === undefined) return sftp.status(id, STATUS_CODE.FAILURE, "bad handle")
+  onFile(
+    "WRITE",
+    (id, entry, offset, data) =>
+      new Promise((resolve, reject) =>
+        fs.write(entry.fd, data, 0, data.length, offset, (error) => {
+          if (error) return reject(error)
+          sftp.status(id, STATUS_CODE.OK)
+          resolve()
+        })
+      )
+  )
+  onFile("FSTAT", (id, entry) => sftp.attrs(id, attrsOf(fs.fstatSync(entry.fd))))
+  onFile("FSETSTAT", (id, entry, attrs) => {
     applyAttrs(entry.fd, attrs, true)
     sftp.status(id, STATUS_CODE.OK)
   })
@@ -191,11 +196,15 @@ exports.serveSftp = (sftp) => {
   // The client's EOF ends the subsystem, as sftp-server exits 0 at the end of its
   // stdin: scp fails when the channel closes without an exit status.
   sftp.on("end", () => {
-    if (sftp.outgoing.state === "open") sftp._protocol.exitStatus(sftp.outgoing.id, 0)
-    sftp.end()
+    queue = queue.then(() => {
+      if (sftp.outgoing.state === "open") sftp._protocol.exitStatus(sftp.outgoing.id, 0)
+      sftp.end()
+    })
   })
   sftp.on("close", () => {
-    for (const entry of handles.values()) if (entry.fd !== undefined) fs.closeSync(entry.fd)
-    handles.clear()
+    queue = queue.then(() => {
+      for (const entry of handles.values()) if (entry.fd !== undefined) fs.closeSync(entry.fd)
+      handles.clear()
+    })
   })
 }

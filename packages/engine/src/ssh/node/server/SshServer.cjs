@@ -1,9 +1,10 @@
 "use strict"
 /*
  * prbox's SSH server, run inside a sandbox as its user by the sandbox's own
- * Node for one connection whose bytes are this process's stdin and stdout
- * (bundled with ssh2 into one file by SshBundle.ts; see Bootstrap.cjs). The
- * daemon's socket is the authentication: any client method is accepted.
+ * Node for one connection: a socket it dialled to the daemon, else this
+ * process's stdin and stdout (bundled with ssh2 into one file by
+ * SshBundle.ts; see Bootstrap.cjs). The daemon's socket is the
+ * authentication: any client method is accepted.
  * Served: exec and shell (a pty through code-server's node-pty, else
  * `script`), window changes, signals, the sftp subsystem, direct-tcpip
  * (-L, -D) to the container's own network. Refused: agent forwarding,
@@ -59,13 +60,25 @@ const loginShell = () => {
 }
 
 /**
- * A Duplex over this process's stdin (after `early`) and stdout: the
- * connection. ssh2 writes each packet in pieces (its length, its body, its
- * tag) and a burst of packets one by one; what it writes in one tick, and
- * while stdout's last write is under way, leaves as one write, so every hop
- * to the client (Docker's stream, prboxd, ssh-proxy) carries a few large
- * chunks instead of three per packet.
+ * ssh2 writes each packet in pieces (its length, its body, its tag) and a
+ * burst of packets one by one; what it writes to `socket` in one tick, and
+ * while the last write is under way, leaves as one write, so every hop to
+ * the client (Docker's stream or the daemon's socket, prboxd, ssh-proxy)
+ * carries a few large chunks instead of three per packet.
  */
+const batchWrites = (socket) => {
+  const write = socket.write.bind(socket)
+  socket.write = (...args) => {
+    if (socket.writableCorked === 0) {
+      socket.cork()
+      process.nextTick(() => socket.uncork())
+    }
+    return write(...args)
+  }
+  return socket
+}
+
+/** A Duplex over this process's stdin (after `early`) and stdout: the connection. */
 const stdioSocket = (early) => {
   const input = process.stdin
   const socket = new Duplex({
@@ -80,14 +93,6 @@ const stdioSocket = (early) => {
       process.stdout.end(done)
     }
   })
-  const write = socket.write.bind(socket)
-  socket.write = (...args) => {
-    if (socket.writableCorked === 0) {
-      socket.cork()
-      process.nextTick(() => socket.uncork())
-    }
-    return write(...args)
-  }
   if (early.length > 0) socket.push(early)
   input.on("data", (chunk) => {
     if (!socket.push(chunk)) input.pause()
@@ -257,7 +262,8 @@ const forward = (accept, reject, info) => {
   })
 }
 
-exports.serve = ({ hostKey, early }) => {
+/** Serves one connection: `socket` (the daemon's, dialled), else stdin (after `early`) and stdout. */
+exports.serve = ({ hostKey, early, socket }) => {
   const debug = process.env.PRBOX_SSH_DEBUG === "1" ? (line) => process.stderr.write(`${line}\n`) : undefined
   // Ciphers Node's crypto runs natively: ssh2's chacha20-poly1305 is JavaScript without its addon.
   const algorithms = { cipher: ["aes128-gcm@openssh.com", "aes256-gcm@openssh.com", "aes128-ctr", "aes256-ctr"] }
@@ -276,5 +282,5 @@ exports.serve = ({ hostKey, early }) => {
       process.exit(0)
     })
   })
-  server.injectSocket(stdioSocket(early))
+  server.injectSocket(batchWrites(socket ?? stdioSocket(early)))
 }
