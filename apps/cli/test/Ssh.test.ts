@@ -117,6 +117,16 @@ describe("ssh <id>.prbox", () => {
     expect(await execIn(["cat", "/tmp/small.txt"])).toBe("through scp\n")
   }, 180_000)
 
+  it("offers OpenSSH's sftp its limits, as OpenSSH's sftp-server does: requests of 255 KiB, not 32", async () => {
+    const run = await runTool("sftp", ["-vvv", "-F", config, "-b", "-", `${id}.prbox`], {
+      home: user,
+      input: "ls /tmp\n"
+    })
+    expect(run.code, run.stderr).toBe(0)
+    expect(run.stderr).toMatch(/Server supports extension "limits@openssh.com" revision 1/)
+    expect(run.stderr).toMatch(/using 261120 \/ 261120/)
+  })
+
   it("forwards -L to an app listening on the sandbox's loopback", async () => {
     await startApp(home, id, 3001, "127.0.0.1", "inside")
     const port = await freePort()
@@ -223,6 +233,20 @@ describe("ssh <id>.prbox", () => {
     const run = await ssh(["-o", `UserKnownHostsFile=${other}`, `${id}.prbox`, "true"])
     expect(run.code).toBe(255)
     expect(run.stderr).toMatch(/REMOTE HOST IDENTIFICATION HAS CHANGED|Host key verification failed/)
+  })
+
+  it("a daemon stopping cuts its open SSH connections instead of waiting for them", async () => {
+    const control = join(user, "stop-%C")
+    const shared = ["-o", "ControlMaster=auto", "-o", `ControlPath=${control}`, "-o", "ControlPersist=60"]
+    const opened = await ssh([...shared, `${id}.prbox`, "true"])
+    expect(opened.code, opened.stderr).toBe(0)
+    expect((await ssh([...shared, "-O", "check", `${id}.prbox`])).code).toBe(0)
+    const stopped = await prbox(home, ["daemon", "stop"])
+    expect(stopped.code, stopped.stderr).toBe(0)
+    await until(
+      "the shared connection to end",
+      async () => (await ssh([...shared, "-O", "check", `${id}.prbox`])).code !== 0
+    )
   })
 
   it("answers a stopped sandbox with the `prbox restart` hint", async () => {

@@ -167,8 +167,12 @@ export const serve = <E>(
 
     server.on("request", (req, res) => front(req, res, false))
     server.on("checkContinue", (req, res) => front(req, res, true))
+    // Upgraded connections (SSH sessions) are no longer the HTTP server's: cut at shutdown as streams are.
+    const upgraded = new Set<Duplex>()
     server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       if (options.upgrade === undefined) return socket.destroy()
+      upgraded.add(socket)
+      socket.once("close", () => upgraded.delete(socket))
       options.upgrade(req, socket, head)
     })
     server.on("clientError", (error: NodeJS.ErrnoException, socket) => {
@@ -199,6 +203,7 @@ export const serve = <E>(
           server.close(() => resume(Effect.void))
           // Streams never end by themselves; idle keep-alive connections neither.
           server.closeAllConnections()
+          for (const socket of upgraded) socket.destroy()
           try {
             unlinkSync(options.socketPath)
           } catch {

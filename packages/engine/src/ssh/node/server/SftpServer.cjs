@@ -101,7 +101,8 @@ exports.serveSftp = (sftp) => {
     sftp.handle(id, newHandle({ fd }))
   })
   onFile("READ", (id, entry, offset, length) => {
-    const buffer = Buffer.allocUnsafe(Math.min(length, 256 * 1024))
+    // At most what the server offers (limits@openssh.com): its answer fits a packet.
+    const buffer = Buffer.allocUnsafe(Math.min(length, 255 * 1024))
     const read = fs.readSync(entry.fd, buffer, 0, buffer.length, offset)
     if (read === 0) return sftp.status(id, STATUS_CODE.EOF)
     sftp.data(id, buffer.subarray(0, read))
