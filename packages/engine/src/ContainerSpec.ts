@@ -115,6 +115,31 @@ export interface ContainerSpec {
   readonly init?: boolean
 }
 
+/** A folder of this machine mounted into the container. */
+export interface HostMount {
+  readonly hostPath: string
+  readonly containerPath: string
+  readonly readOnly: boolean
+}
+
+/**
+ * Every folder of this machine `spec` mounts, where the runtime sees this
+ * machine's files: its carried folders, the shared one, its folder of SSH
+ * sockets (both read-only) and the user's own mounts.
+ */
+export const hostMounts = (spec: ContainerSpec): ReadonlyArray<HostMount> => [
+  ...(spec.carried ?? []).map((folder) => ({
+    hostPath: folder.hostPath,
+    containerPath: folder.containerPath,
+    readOnly: false
+  })),
+  ...(spec.shared === undefined
+    ? []
+    : [{ hostPath: spec.shared.hostPath, containerPath: spec.shared.containerPath, readOnly: true }]),
+  ...(spec.sockets === undefined ? [] : [{ ...spec.sockets, readOnly: true }]),
+  ...spec.binds
+]
+
 export type ContainerState =
   | { readonly _tag: "Running"; readonly hostPort: number | undefined }
   | { readonly _tag: "Stopped" }

@@ -5,7 +5,7 @@
  * network and volume carries the sandbox's labels. Pure: objects in, the
  * project Compose runs out.
  */
-import { type ContainerSpec, LABELS } from "../ContainerSpec.ts"
+import { type ContainerSpec, hostMounts, LABELS } from "../ContainerSpec.ts"
 import { isObject, type Json, volumeTarget } from "./ComposeBinds.ts"
 
 /** Docker's own label for which published port is code-server's (packages/docker EngineAnswers.ts). */
@@ -54,16 +54,8 @@ const labelled = (entry: unknown, labels: Readonly<Record<string, string>>): Jso
   return { ...own, labels: { ...asMapping(own.labels), ...labels } }
 }
 
-const mountsOf = (spec: ContainerSpec) => [
-  ...(spec.carried ?? []).map((folder) => ({ source: folder.hostPath, target: folder.containerPath, readOnly: false })),
-  ...(spec.shared === undefined
-    ? []
-    : [{ source: spec.shared.hostPath, target: spec.shared.containerPath, readOnly: true }]),
-  ...(spec.sockets === undefined
-    ? []
-    : [{ source: spec.sockets.hostPath, target: spec.sockets.containerPath, readOnly: true }]),
-  ...spec.binds.map((bind) => ({ source: bind.hostPath, target: bind.containerPath, readOnly: bind.readOnly }))
-]
+const mountsOf = (spec: ContainerSpec) =>
+  hostMounts(spec).map((mount) => ({ source: mount.hostPath, target: mount.containerPath, readOnly: mount.readOnly }))
 
 /** The ContainerSpec as the app service's properties (over what the service had). */
 const appService = (own: Json, spec: ContainerSpec, volumeKeys: ReadonlyMap<string, string>): Json => {

@@ -2,7 +2,7 @@ import { type Bind, Docker, type PullAuth, type VolumeMount } from "@prbox/docke
 import { Effect, Layer, Option } from "effect"
 import { Config } from "../Config.ts"
 import { ContainerRuntime, type ContainerRuntimeShape } from "../ContainerRuntime.ts"
-import { type ContainerSpec, type ContainerState, LABELS } from "../ContainerSpec.ts"
+import { type ContainerState, hostMounts, LABELS } from "../ContainerSpec.ts"
 import { ContainerExited, ImageBuildFailed, PortTaken, RuntimeError } from "../Errors.ts"
 import type { RegistryLogin } from "../RegistryAuth.ts"
 import { carriedVolumesFor } from "./docker/CarriedVolumes.ts"
@@ -35,20 +35,6 @@ const pullAuth = ({ registry, credentials }: RegistryLogin): PullAuth =>
   credentials._tag === "Password"
     ? { serverAddress: registry, username: credentials.username, password: credentials.password }
     : { serverAddress: registry, identityToken: credentials.token }
-
-/** On an engine that sees this machine's files, every folder is a bind mount. */
-const hostBinds = (spec: ContainerSpec): ReadonlyArray<Bind> => [
-  ...(spec.carried ?? []).map((folder) => ({
-    hostPath: folder.hostPath,
-    containerPath: folder.containerPath,
-    readOnly: false
-  })),
-  ...(spec.shared === undefined
-    ? []
-    : [{ hostPath: spec.shared.hostPath, containerPath: spec.shared.containerPath, readOnly: true }]),
-  ...(spec.sockets === undefined ? [] : [{ ...spec.sockets, readOnly: true }]),
-  ...spec.binds
-]
 
 /**
  * Containers on the Docker engine of the Docker service given (the local
@@ -193,7 +179,7 @@ export const layer = Layer.effect(
         // A bare container carries nothing: where the files are does not matter to it.
         const bare = (spec.carried ?? []).length === 0 && spec.shared === undefined
         if (bare || (yield* files.forSpec(spec.image, spec.labels)) === "host") {
-          return yield* create({ binds: hostBinds(spec), volumes: own })
+          return yield* create({ binds: hostMounts(spec), volumes: own })
         }
         return yield* carried.provision(spec, onProgress, (volumes) =>
           create({ binds: [], volumes: [...volumes, ...own] })
