@@ -1,7 +1,6 @@
 // Modules, not the packages' indexes: nothing here loads effect (a `prbox ls` then starts in a few milliseconds).
-import { currentHome } from "@prbox/client/Home"
+import { type ClientHome, currentHome } from "@prbox/client/Home"
 import { normalizeOpenInput } from "@prbox/client/OpenInput"
-import { statePaths } from "@prbox/domain/StatePaths"
 import { terminalSafe } from "@prbox/domain/TerminalText"
 import { PRBOX_VERSION } from "@prbox/domain/Version"
 import { describe, listText, terminalColumns } from "./Format.ts"
@@ -60,10 +59,10 @@ export const quickAnswer = async (command: DaemonQuery, context: QuickContext): 
  * sent nothing, when the host is no sandbox's or no daemon answers (the full
  * CLI then says so, or starts one).
  */
-const proxyQuickly = async (host: string, home: string, socketPath: string): Promise<boolean> => {
+const proxyQuickly = async (host: string, home: ClientHome): Promise<boolean> => {
   const id = sandboxOfHost(host)
   if (id === undefined) return false
-  const ended = await proxy(socketPath, id, statePaths(home).sandbox(id).sockets)
+  const ended = await proxy(home, id)
   if (ended._tag === "Unreachable") return false
   if (ended._tag === "Refused") printFailure({ json: false }, { tag: "SshRefused", message: ended.message, code: 1 })
   return true
@@ -77,8 +76,9 @@ export const answerQuickly = async (command: QuickCommand): Promise<boolean> => 
     process.stdout.write(`prbox v${PRBOX_VERSION}\n`)
     return true
   }
-  const { home, socketPath } = currentHome()
-  if (command._tag === "ssh-proxy") return proxyQuickly(command.host, home, socketPath)
+  const home = currentHome()
+  if (command._tag === "ssh-proxy") return proxyQuickly(command.host, home)
+  const { socketPath } = home
   if (command._tag === "open") {
     return openQuickly(command, { socketPath, cwd: process.cwd(), since: Date.now(), stderrTty: process.stderr.isTTY })
   }

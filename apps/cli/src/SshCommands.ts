@@ -90,9 +90,7 @@ const sshProxy = Command.make(
         if (id === undefined) return yield* usageError(`${config.host} is not <sandbox id>.prbox`)
         yield* withClient(ensureRunning(() => undefined))
         const ended = yield* Effect.callback<ProxyEnd>((resume) => {
-          void proxy(home.socketPath, id, statePaths(home.home).sandbox(id).sockets).then((end) =>
-            resume(Effect.succeed(end))
-          )
+          void proxy(home, id).then((end) => resume(Effect.succeed(end)))
         })
         if (ended._tag !== "Ended") return yield* new CliFailure({ tag: "SshRefused", message: ended.message, code: 1 })
       })

@@ -2,6 +2,8 @@ import { randomBytes } from "node:crypto"
 import { closeSync, constants, openSync, rmSync } from "node:fs"
 import { connect, createServer, type Socket } from "node:net"
 import type { Duplex } from "node:stream"
+import type { ClientHome } from "@prbox/client/Home"
+import { statePaths } from "@prbox/domain/StatePaths"
 
 // No effect here: the fast path (QuickAnswer.ts) runs it, as does the full CLI.
 
@@ -105,13 +107,14 @@ const parseHead = (head: Buffer, end: number) => {
 /**
  * `prbox ssh-proxy`: asks the daemon's socket for sandbox `id`'s SSH server
  * (an HTTP upgrade) and joins it to this process's stdin and stdout, the way
- * OpenSSH runs a ProxyCommand: through the socket the server dials in
- * `folder` (the sandbox's folder of sockets), else through the daemon. A
+ * OpenSSH runs a ProxyCommand: through the socket the server dials in the
+ * sandbox's folder of sockets, else through the daemon. A
  * refusal (no such sandbox, not running) is the daemon's message, before any
  * SSH byte.
  */
-export const proxy = (socketPath: string, id: string, folder: string | undefined): Promise<ProxyEnd> =>
+export const proxy = ({ home, socketPath }: ClientHome, id: string): Promise<ProxyEnd> =>
   new Promise((resolve) => {
+    const folder = statePaths(home).sandbox(id).sockets
     const daemon = connect(socketPath)
     let dial: ServerSocket | undefined
     let reached = false

@@ -58,9 +58,9 @@ export interface SandboxFolders {
   readonly workspace: string
   readonly home: string
   /**
-   * `ssh/`: where the daemon listens for one SSH connection at a time, the
-   * container's server dialling in (read-only in the container); undefined
-   * for a sandbox of the old layout.
+   * `ssh/`: where an SSH client (`prbox ssh-proxy`) listens for its
+   * connection, the container's server dialling in (read-only in the
+   * container); undefined for a sandbox of the old layout.
    */
   readonly sockets: string | undefined
 }

@@ -15,7 +15,7 @@ export const CONTAINER_WORKSPACE = "/workspace"
 export const PREVIEW_RELAY_PORT = 47919
 /** Where prbox's code-server distribution is mounted (read-only) in a sandbox. */
 export const CODE_SERVER_MOUNT = "/opt/prbox/code-server"
-/** Where a sandbox sees its folder of SSH sockets (read-only): its SSH server dials the daemon there. */
+/** Where a sandbox sees its folder of SSH sockets (read-only): its SSH server dials the client (`prbox ssh-proxy`) there. */
 export const SSH_SOCKETS_MOUNT = "/opt/prbox/ssh"
 
 /** The sandbox's URL on this machine, or "" before it has a port. */

@@ -62,7 +62,7 @@ export interface ContainerSpec {
   readonly shared?: SharedFolder
   /**
    * The sandbox's folder of SSH sockets on this machine, read-only in the
-   * container (its server dials the daemon there): only where the runtime
+   * container (its SSH server dials the client there): only where the runtime
    * sees this machine's files; elsewhere SSH goes through an exec alone.
    */
   readonly sockets?: { readonly hostPath: string; readonly containerPath: string }

@@ -2,8 +2,8 @@
 /*
  * Run with `node -e` for one SSH connection; stdin brings, in order, one line
  * `PRBOX-SSH/2 <bundle bytes> <host key bytes> <socket path or ->`, the
- * server's bundle, the host key (PEM). Where the daemon listens at the
- * socket (the sandbox's read-only folder of sockets), the server dials it
+ * server's bundle, the host key (PEM). Where the client listens at the
+ * socket (in the sandbox's read-only folder of sockets), the server dials it
  * and says "S" on stdout: the connection is that socket's. Otherwise (no
  * such folder: a container made without it, a remote engine) it says "I":
  * the client's SSH bytes follow on stdin, and stdout is the server's.
