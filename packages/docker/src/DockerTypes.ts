@@ -84,6 +84,8 @@ export interface ContainerSpec {
   readonly extraHosts?: ReadonlyArray<string>
   /** The size of /dev/shm. */
   readonly shmSizeBytes?: number
+  /** "none": no network at all (nothing published); absent, Docker's default bridge. */
+  readonly network?: "none"
 }
 
 export type ContainerStatus = "created" | "running" | "paused" | "restarting" | "removing" | "exited" | "dead"

@@ -222,6 +222,18 @@ export interface ContainerRuntimeShape {
     name: string,
     labels: Readonly<Record<string, string>>
   ) => Effect.Effect<void, RuntimeError>
+  /**
+   * Where files are at "host": this machine's folders filled with what the
+   * runtime's stored files hold, each `volume` into its `folder`, by a
+   * started container of `image` (a sandbox's own, whose container may run
+   * on the same folders meanwhile): the copy is made inside that container,
+   * nothing in it is resolved on this machine. `labels` go on the container.
+   */
+  readonly copyIntoFolders: (
+    image: string,
+    fills: ReadonlyArray<{ readonly volume: string; readonly folder: string }>,
+    labels: Readonly<Record<string, string>>
+  ) => Effect.Effect<void, RuntimeError>
   /** Whether `path` exists in the container's filesystem (works on a created, never started container). */
   readonly hasPath: (containerId: string, path: string) => Effect.Effect<boolean, RuntimeError>
   /**

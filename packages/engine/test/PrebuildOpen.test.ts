@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from "node:fs"
+import { existsSync, lstatSync, readFileSync, readlinkSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import type { Sandbox } from "@prbox/domain"
@@ -75,6 +75,10 @@ describe("opening from a prebuild", () => {
           assert.isFalse(existsSync(join(home, "hook-ran")), "no hook of the prebuild ran on the host")
           assert.isFalse(existsSync(join(home, "fsmonitor-ran")), "no git of the host read the prebuild's config")
           assert.strictEqual(readFileSync(join(home, "secret"), "utf8"), "host secret\n")
+          // Copied as the link it is, never followed: here it would have brought the host's file in.
+          const link = join(row.workspacePath ?? "", "deps/escape")
+          assert.isTrue(lstatSync(link).isSymbolicLink(), "the prebuild's link is a link in the sandbox")
+          assert.strictEqual(readlinkSync(link), join(home, "secret"))
           assert.isTrue((yield* (yield* PrebuildRepo).get(made?.id ?? ""))?.usedAt !== null)
 
           const changed = devcontainer(home, { containerEnv: { CHANGED: "1" } })

@@ -20,13 +20,17 @@ export const containerCreateOptions = (spec: ContainerSpec, env: Array<string>):
     User: spec.user,
     WorkingDir: spec.workingDir,
     Hostname: spec.hostname,
-    ExposedPorts: Object.fromEntries([port, ...extra].map((key) => [key, {}])),
+    ...(spec.network === "none" ? {} : { ExposedPorts: Object.fromEntries([port, ...extra].map((key) => [key, {}])) }),
     HostConfig: {
-      // Never on all interfaces: the ports serve this machine only.
-      PortBindings: {
-        ...Object.fromEntries(extra.map((key) => [key, [{ HostIp: "127.0.0.1", HostPort: "" }]])),
-        [port]: [{ HostIp: "127.0.0.1", HostPort: spec.hostPort === undefined ? "" : String(spec.hostPort) }]
-      },
+      ...(spec.network === "none"
+        ? { NetworkMode: "none" }
+        : {
+            // Never on all interfaces: the ports serve this machine only.
+            PortBindings: {
+              ...Object.fromEntries(extra.map((key) => [key, [{ HostIp: "127.0.0.1", HostPort: "" }]])),
+              [port]: [{ HostIp: "127.0.0.1", HostPort: spec.hostPort === undefined ? "" : String(spec.hostPort) }]
+            }
+          }),
       // Mounts rather than Binds: a missing host path fails instead of being created as root.
       Mounts: [
         ...spec.binds.map((bind) => ({

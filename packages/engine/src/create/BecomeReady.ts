@@ -79,13 +79,16 @@ const make = Effect.gen(function* () {
   /**
    * From a started container to `running`: health, the git identity on a
    * new container, then `finishReady`. `startedEarly`: the container started
-   * beside the checkout, and its environment.
+   * beside the checkout, and its environment; `alongside`: work on it run
+   * beside code-server's start and the identity (a prebuilt workspace's
+   * checkout), done before the steps.
    */
-  const becomeReady = Effect.fn("SandboxService.becomeReady")(function* (
+  const becomeReady = Effect.fn("SandboxService.becomeReady")(function* <E = never>(
     id: SandboxId,
     config: PrboxConfig,
     running: Effect.Effect<void>,
-    startedEarly?: StartedEarly
+    startedEarly?: StartedEarly,
+    alongside: Effect.Effect<void, E> = Effect.void
   ) {
     const current = yield* getRow(id)
     // The workspace is the sandbox user's since its create (handOverCheckout): a
@@ -113,9 +116,10 @@ const make = Effect.gen(function* () {
     // The user's environment is probed while code-server starts: the steps wait for both.
     const probe = setup.probeFor(row, containerId, environment, created, config)
     const probing = yield* Effect.forkChild(probe, { startImmediately: true })
-    yield* container.waitHealthy(row, started, config)
+    yield* Effect.all([container.waitHealthy(row, started, config), alongside], { concurrency: 2, discard: true })
     yield* Fiber.join(identifying)
-    yield* finishReady(row, started, environment, created, config, Fiber.join(probing), running)
+    const ready = startedEarly === undefined ? row : yield* getRow(id)
+    yield* finishReady(ready, started, environment, created, config, Fiber.join(probing), running)
   })
 
   return { planOf, containerEnvironment, finishReady, becomeReady }

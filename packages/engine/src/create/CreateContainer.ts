@@ -37,6 +37,8 @@ const GIT_PATHS = ["/usr/bin/git", "/usr/local/bin/git", "/bin/git"]
 export interface CheckoutAtStart<E> {
   readonly workspacePath: string
   readonly checkoutHere: Effect.Effect<void, E>
+  /** Its files are copied in beside its start (a prebuilt workspace): not looked for at its create. */
+  readonly filledBesideStart?: boolean
 }
 
 /** What a container is made from: the environment's plan and the code-server to mount (null: the image's own). */
@@ -114,7 +116,8 @@ const make = Effect.gen(function* () {
     config: PrboxConfig,
     environment: ContainerEnvironment,
     workspacePath: string,
-    requested: number | null
+    requested: number | null,
+    filledBesideStart: boolean
   ) =>
     Effect.gen(function* () {
       const { plan, distribution } = environment
@@ -146,7 +149,7 @@ const make = Effect.gen(function* () {
           ? yield* runtime.provision(spec, onProgress)
           : yield* provisionCompose(composeDeps, { sandboxId: row.id, spec, compose: plan.compose, onProgress })
       // The workspace first: without it nothing else can be judged.
-      yield* requireWorkspace(containerId, plan)
+      if (!filledBesideStart) yield* requireWorkspace(containerId, plan)
       yield* requireGlibc(containerId, plan, distribution)
       yield* writeStatus(row.id, "starting", { containerId, hostPort })
       yield* failIfStopRequested(row.id)
@@ -181,15 +184,23 @@ const make = Effect.gen(function* () {
           const since = new Date(yield* Clock.currentTimeMillis)
           const row = yield* getRow(id)
           const workspace = early?.workspacePath ?? row.workspacePath
+          const filled = early?.filledBesideStart === true
           if (workspace === null) return yield* new SetupFailed({ reason: "the sandbox has no workspace" })
           let containerId = row.containerId
           let requested = row.hostPort
           if (containerId !== null && (yield* runtime.state(containerId))._tag === "Absent") containerId = null
           let created = containerId === null
           if (containerId === null)
-            ({ containerId, hostPort: requested } = yield* create(row, config, environment, workspace, requested))
+            ({ containerId, hostPort: requested } = yield* create(
+              row,
+              config,
+              environment,
+              workspace,
+              requested,
+              filled
+            ))
           // Nothing of the container has run yet: without git of its own, its files are written here first.
-          const checkoutInContainer = early !== undefined && (yield* hasGit(containerId))
+          const checkoutInContainer = early !== undefined && !filled && (yield* hasGit(containerId))
           if (early !== undefined && !checkoutInContainer) yield* early.checkoutHere
           // The host's last look inside: from here on a container of the sandbox may run.
           if ((yield* runtime.filesAt) === "host") {
@@ -204,7 +215,7 @@ const make = Effect.gen(function* () {
                 created = true
                 // The sandbox's carried files (the user's edits) stay for the new container.
                 yield* runtime.destroy(containerId as string, { keepFiles: true })
-                ;({ containerId } = yield* create(row, config, environment, workspace, null))
+                ;({ containerId } = yield* create(row, config, environment, workspace, null, filled))
                 const moved = yield* runtime.start(containerId)
                 if (movedFrom !== null) yield* progress({ id, status: "starting" }, portMovedLine(movedFrom, moved))
                 return moved

@@ -1,7 +1,7 @@
-import { PREBUILD_LABELS, type Prebuild, posixPath, type Sandbox } from "@prbox/domain"
+import { PREBUILD_LABELS, type Prebuild, type Sandbox } from "@prbox/domain"
 import { Workspaces } from "@prbox/git"
 import { PrebuildRepo } from "@prbox/store"
-import { Clock, Context, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Fiber, Layer } from "effect"
 import type { PrboxConfig } from "../Config.ts"
 import { ContainerRuntime } from "../ContainerRuntime.ts"
 import { ExtraLabels, userSpec } from "../ContainerSpec.ts"
@@ -28,14 +28,14 @@ export interface PrebuiltTarget {
 }
 
 /**
- * A new sandbox started from a ready prebuild: its workspace and home
- * filled from the prebuild's volumes by the engine (the host reads nothing
- * a container wrote), its container made from the prebuild's image (what
- * the steps installed outside them) and started, then the PR's commits brought in as a
- * bundle and checked out by the container's git. `onCreateCommand` ran in
- * the prebuild: the container's setup runs the rest (`updateContentCommand`
- * again, so a step that skips unchanged work is fast, then
- * `postCreateCommand` and `postStartCommand`).
+ * A new sandbox started from a ready prebuild: its container made from the
+ * prebuild's image (what the steps installed outside them) and started,
+ * while a container of that image copies the prebuild's volumes into its
+ * workspace and home (the host reads nothing a container wrote), then the
+ * PR's commits brought in as a bundle and checked out by the container's
+ * git. `onCreateCommand` ran in the prebuild: the container's setup runs the
+ * rest (`updateContentCommand` again, so a step that skips unchanged work
+ * is fast, then `postCreateCommand` and `postStartCommand`).
  */
 const make = Effect.gen(function* () {
   const runtime = yield* ContainerRuntime
@@ -70,33 +70,33 @@ const make = Effect.gen(function* () {
     Effect.gen(function* () {
       const say = (line: string) => progress(cloning, line).pipe(Effect.ignore)
       yield* say(
-        `from prebuild ${prebuild.id} (${prebuild.baseBranch} at ${prebuild.baseCommit.slice(0, 7)}): the workspace is filled by the engine`
+        `from prebuild ${prebuild.id} (${prebuild.baseBranch} at ${prebuild.baseCommit.slice(0, 7)}): its files are copied in while its container starts`
       )
-      const fill = (volume: string, folder: string) =>
-        runtime.fillFolder(volume, posixPath.dirname(folder), posixPath.basename(folder), extraLabels)
       const home = ownership.foldersOf(cloning.id, target.workspacePath).home
-      yield* makePrebuild.using(
-        prebuild.id,
-        // The two copies are the engine's, into two folders: side by side.
-        Effect.all(
-          [
-            fill(prebuild.volume, target.workspacePath),
-            prebuild.image === null ? Effect.void : fill(prebuildHomeVolumeName(prebuild.id), home)
-          ],
-          { concurrency: 2, discard: true }
-        )
-      )
       yield* prebuilds.markUsed(prebuild.id, yield* Clock.currentTimeMillis).pipe(Effect.ignore)
       // onCreateCommand ran in the prebuild; the rest of the create-time steps run in this container.
       const plan = afterPrebuild(environment.plan)
       const prebuilt: ContainerEnvironment = { ...environment, plan }
       // Its container only: the row keeps the environment's own image (a later rebuild starts from it).
       const fromImage = prebuild.image === null ? prebuilt : { ...prebuilt, plan: { ...plan, image: prebuild.image } }
+      // One made before prebuilds kept an image (and a home) is its workspace alone.
+      const fills = [
+        { volume: prebuild.volume, folder: target.workspacePath },
+        ...(prebuild.image === null ? [] : [{ volume: prebuildHomeVolumeName(prebuild.id), folder: home }])
+      ]
+      yield* ownership.makeWorkspaceFolder(target.workspacePath)
+      // The copy, by a container of the same image, goes beside the container's start: code-server
+      // starts while the files come; what needs them (the PR's checkout, the steps) waits for it.
+      const copying = yield* Effect.forkChild(
+        makePrebuild.using(prebuild.id, runtime.copyIntoFolders(fromImage.plan.image, fills, extraLabels)),
+        { startImmediately: true }
+      )
       const started = yield* container.start(cloning.id, config, fromImage, {
         workspacePath: target.workspacePath,
-        checkoutHere: Effect.void
+        checkoutHere: Effect.void,
+        filledBesideStart: true
       })
-      yield* say(`bringing ${target.commit.slice(0, 7)} in as ${target.branch} in the sandbox`)
+      yield* Fiber.join(copying)
       const exec: ExecTarget = {
         id: cloning.id,
         containerId: started.containerId,
@@ -105,8 +105,12 @@ const make = Effect.gen(function* () {
         env: {},
         sourceCommit: target.commit
       }
-      yield* checkoutPrebuiltInContainer(runtime, workspaces, exec, target, prebuild.baseCommit)
-      return { environment: prebuilt, started } satisfies StartedEarly
+      // Run by becomeReady beside what needs only the home (the identity, the user's environment).
+      const checkout = Effect.andThen(
+        say(`bringing ${target.commit.slice(0, 7)} in as ${target.branch} in the sandbox`),
+        checkoutPrebuiltInContainer(runtime, workspaces, exec, target, prebuild.baseCommit)
+      )
+      return { early: { environment: prebuilt, started } satisfies StartedEarly, checkout }
     })
 
   /** The prebuild a new sandbox starts from, if its path says so and it can (an image-only environment, its volume there); the path taken is said. */

@@ -76,9 +76,13 @@ const make = Effect.gen(function* () {
           const recorded = yield* recordEnvironment(cloning, choice, folders.workspace, config)
           const environment = yield* containerEnvironment(recorded, config)
           const target = targetOf(prepared, workspacePath)
-          const startedEarly = yield* fromPrebuild.start(recorded, config, environment, prebuild, target)
-          yield* advance(row.id, "starting", { workspacePath, ...sourceOf(prepared) })
-          yield* becomeReady(row.id, config, running, startedEarly)
+          const { early, checkout } = yield* fromPrebuild.start(recorded, config, environment, prebuild, target)
+          // The row records the workspace once the PR's head is checked out there (a crash before is never restarted on the base's).
+          const checkedOut = Effect.andThen(
+            checkout,
+            advance(row.id, "starting", { workspacePath, ...sourceOf(prepared) })
+          )
+          yield* becomeReady(row.id, config, running, early, checkedOut)
           yield* fromPool.refill(row, config, poolOpen(prepared))
           return yield* fromPrebuild.background(row, prepared.prebuild, prepared.fetched.mirrorPath)
         }

@@ -253,6 +253,7 @@ export const layer = Layer.effect(
       clearFolder: folders.clear,
       readFolder: folders.read,
       fillFolder: folders.fill,
+      copyIntoFolders: folders.copy,
       hasPath: (containerId, path) => docker.hasPath(containerId, path).pipe(Effect.mapError(toRuntimeError)),
       awaitOutputLine: (containerId, since, matches) =>
         docker.awaitLogLine(containerId, { since, matches }).pipe(Effect.mapError(toRuntimeError)),

@@ -140,6 +140,16 @@ const make = Effect.gen(function* () {
       )
   })
 
+  /** A new sandbox's empty workspace folder, the sandbox user's: its files are copied in once its container started. */
+  const makeWorkspaceFolder = Effect.fn("Ownership.makeWorkspaceFolder")(function* (workspace: string) {
+    yield* fs
+      .makeDirectory(workspace, { mode: 0o755 })
+      .pipe(
+        Effect.andThen(fs.chown(workspace, sandboxUser.uid, sandboxUser.gid)),
+        Effect.mapError(failed("create the sandbox's workspace"))
+      )
+  })
+
   /**
    * The sandbox's folder of SSH sockets (0711: the container's user, whoever
    * it is, reaches a socket it is told the name of; read-only in the
@@ -201,6 +211,7 @@ const make = Effect.gen(function* () {
     foldersOf,
     requireFolders,
     makeFolders,
+    makeWorkspaceFolder,
     makeSockets,
     seal
   }

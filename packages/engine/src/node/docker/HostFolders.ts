@@ -4,7 +4,7 @@ import { tmpdir } from "node:os"
 import { join, posix } from "node:path"
 import type { Readable } from "node:stream"
 import { type DockerShape, FolderArchive } from "@prbox/docker"
-import { Effect, Semaphore } from "effect"
+import { Clock, Effect, Semaphore } from "effect"
 import { RuntimeError } from "../../Errors.ts"
 import { PROBE_LABEL } from "../engines/EngineProbe.ts"
 
@@ -16,6 +16,19 @@ import { PROBE_LABEL } from "../engines/EngineProbe.ts"
 export const EMPTY_IMAGE = "prbox.invalid/empty:1"
 /** Where the throwaway container mounts the folder whose entry it changes. */
 const MOUNT = "/prbox-parent"
+/** Where a copying helper mounts the stored files it reads and the folders it writes. */
+const FROM = "/prbox-from"
+const TO = "/prbox-to"
+/** What a copying helper says once every copy is made. */
+const COPIED = "prbox-copied"
+/**
+ * A copying helper's only process: each `$i` of its arguments, its stored
+ * files' content copied over its folder (owners and modes kept, links as
+ * links), then COPIED said.
+ */
+const COPY_SH = `for i in "$@"; do cp -a "${FROM}/$i/." "${TO}/$i/" || exit 1; done; echo ${COPIED}`
+/** All a copying helper keeps of Docker's capabilities: what `cp -a` as root needs to read anything and keep owners and modes. */
+const COPY_CAPABILITIES = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID"]
 /** Two zero blocks: a tar archive with nothing in it. */
 const EMPTY_TAR = Buffer.alloc(1024)
 
@@ -123,6 +136,62 @@ export const hostFoldersFor = (docker: DockerShape) =>
             }
             const target = yield* mounting(parent, false, labels, "folder.fill")
             yield* docker.putArchive(target.id, MOUNT, archive).pipe(Effect.mapError(failed("folder.fill")))
+          })
+        ),
+      /**
+       * Folders of this machine filled with what the stored files hold, by
+       * one started container of `image` (`cp -a` as its root): the stored
+       * files mounted read-only, the folders read-write, nothing else. For a
+       * sandbox whose own container (of the same image, on the same folders)
+       * may run meanwhile: links resolve inside the helper, never here.
+       */
+      copy: (
+        image: string,
+        fills: ReadonlyArray<{ readonly volume: string; readonly folder: string }>,
+        labels: Readonly<Record<string, string>>
+      ) =>
+        Effect.scoped(
+          Effect.gen(function* () {
+            const named = fills.map((fill, i) => ({ ...fill, name: String(i) }))
+            const helper = yield* Effect.acquireRelease(
+              docker
+                .createContainer({
+                  name: `prbox-folder-${randomBytes(6).toString("hex")}`,
+                  image,
+                  entrypoint: ["/bin/sh", "-c", COPY_SH, "prbox-copy", ...named.map(({ name }) => name)],
+                  env: {},
+                  labels: { ...labels, [PROBE_LABEL]: "1" },
+                  binds: named.map(({ folder, name }) => ({
+                    hostPath: folder,
+                    containerPath: `${TO}/${name}`,
+                    readOnly: false
+                  })),
+                  volumes: named.map(({ volume, name }) => ({
+                    volume,
+                    containerPath: `${FROM}/${name}`,
+                    readOnly: true
+                  })),
+                  user: "0:0",
+                  exposedPort: 9,
+                  network: "none",
+                  capDrop: ["ALL"],
+                  capAdd: COPY_CAPABILITIES,
+                  securityOpt: ["no-new-privileges"]
+                })
+                .pipe(Effect.mapError(failed("folder.copy"))),
+              (made) =>
+                docker
+                  .remove(made.id, { force: true, volumes: false })
+                  .pipe(Effect.catch((error) => Effect.logWarning(`could not remove ${made.id}: ${error.message}`)))
+            )
+            const since = new Date(yield* Clock.currentTimeMillis)
+            yield* docker.start(helper.id).pipe(Effect.mapError(failed("folder.copy")))
+            // It ends once done: without the line, a copy failed (its exit code is not needed to say so).
+            const copied = yield* docker
+              .awaitLogLine(helper.id, { since, matches: (line) => line === COPIED })
+              .pipe(Effect.mapError(failed("folder.copy")))
+            if (!copied)
+              return yield* new RuntimeError({ operation: "folder.copy", detail: "cp failed in its container" })
           })
         ),
       /** `path` (relative) of `folder` as a tar stream, undefined when missing; closed with the scope. */
