@@ -88,7 +88,7 @@ const make = Effect.gen(function* () {
     config: PrboxConfig,
     running: Effect.Effect<void>,
     startedEarly?: StartedEarly,
-    alongside: Effect.Effect<void, E> = Effect.void
+    alongside?: Effect.Effect<void, E>
   ) {
     const current = yield* getRow(id)
     // The workspace is the sandbox user's since its create (handOverCheckout): a
@@ -116,9 +116,13 @@ const make = Effect.gen(function* () {
     // The user's environment is probed while code-server starts: the steps wait for both.
     const probe = setup.probeFor(row, containerId, environment, created, config)
     const probing = yield* Effect.forkChild(probe, { startImmediately: true })
-    yield* Effect.all([container.waitHealthy(row, started, config), alongside], { concurrency: 2, discard: true })
+    yield* Effect.all([container.waitHealthy(row, started, config), alongside ?? Effect.void], {
+      concurrency: 2,
+      discard: true
+    })
     yield* Fiber.join(identifying)
-    const ready = startedEarly === undefined ? row : yield* getRow(id)
+    // What `alongside` wrote is on the row now.
+    const ready = alongside === undefined ? row : yield* getRow(id)
     yield* finishReady(ready, started, environment, created, config, Fiber.join(probing), running)
   })
 

@@ -120,6 +120,16 @@ const make = Effect.gen(function* () {
   const requireFolders = (folders: SandboxFolders) =>
     Effect.asVoid(fs.stat(folders.sealed ?? folders.workspace).pipe(Effect.mapError(failed("read the workspace"))))
 
+  /** A folder of this machine made for a sandbox, then the sandbox user's. */
+  const sandboxUsersFolder = (
+    path: string,
+    options: { readonly recursive?: boolean; readonly mode: number },
+    operation: string
+  ) =>
+    fs
+      .makeDirectory(path, options)
+      .pipe(Effect.andThen(fs.chown(path, sandboxUser.uid, sandboxUser.gid)), Effect.mapError(failed(operation)))
+
   /**
    * Makes a new sandbox's sealed folder (0700: a root daemon's is sealed
    * from the start) and its home in it, owned by the sandbox user. Only
@@ -132,22 +142,12 @@ const make = Effect.gen(function* () {
         .makeDirectory(folders.sealed, { recursive: true, mode: 0o700 })
         .pipe(Effect.mapError(failed("create the sandbox's folder")))
     }
-    yield* fs
-      .makeDirectory(folders.home, { recursive: true, mode: 0o700 })
-      .pipe(
-        Effect.andThen(fs.chown(folders.home, sandboxUser.uid, sandboxUser.gid)),
-        Effect.mapError(failed("create the sandbox home"))
-      )
+    yield* sandboxUsersFolder(folders.home, { recursive: true, mode: 0o700 }, "create the sandbox home")
   })
 
   /** A new sandbox's empty workspace folder, the sandbox user's: its files are copied in once its container started. */
   const makeWorkspaceFolder = Effect.fn("Ownership.makeWorkspaceFolder")(function* (workspace: string) {
-    yield* fs
-      .makeDirectory(workspace, { mode: 0o755 })
-      .pipe(
-        Effect.andThen(fs.chown(workspace, sandboxUser.uid, sandboxUser.gid)),
-        Effect.mapError(failed("create the sandbox's workspace"))
-      )
+    yield* sandboxUsersFolder(workspace, { mode: 0o755 }, "create the sandbox's workspace")
   })
 
   /**

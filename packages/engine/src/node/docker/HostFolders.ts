@@ -3,7 +3,7 @@ import { rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join, posix } from "node:path"
 import type { Readable } from "node:stream"
-import { type DockerShape, FolderArchive } from "@prbox/docker"
+import { type ContainerSpec, type DockerShape, FolderArchive } from "@prbox/docker"
 import { Clock, Effect, Semaphore } from "effect"
 import { RuntimeError } from "../../Errors.ts"
 import { PROBE_LABEL } from "../engines/EngineProbe.ts"
@@ -66,7 +66,32 @@ export const hostFoldersFor = (docker: DockerShape) =>
       })
     )
 
-    /** A throwaway container (removed with the scope) that mounts `folder` at MOUNT, or a volume at `/<name>`. */
+    /**
+     * A throwaway container of `spec` (removed with the scope). One left
+     * behind is named prbox-folder-* and labelled a probe: said in the log, never silent.
+     */
+    const throwaway = (
+      spec: Omit<ContainerSpec, "name" | "env" | "labels" | "exposedPort">,
+      labels: Readonly<Record<string, string>>,
+      operation: string
+    ) =>
+      Effect.acquireRelease(
+        docker
+          .createContainer({
+            ...spec,
+            name: `prbox-folder-${randomBytes(6).toString("hex")}`,
+            env: {},
+            labels: { ...labels, [PROBE_LABEL]: "1" },
+            exposedPort: 9
+          })
+          .pipe(Effect.mapError(failed(operation))),
+        (helper) =>
+          docker
+            .remove(helper.id, { force: true, volumes: false })
+            .pipe(Effect.catch((error) => Effect.logWarning(`could not remove ${helper.id}: ${error.message}`)))
+      )
+
+    /** A never-started container of the empty image that mounts `folder` at MOUNT, or a volume at `/<name>`. */
     const mounting = (
       folder: string,
       readOnly: boolean,
@@ -74,27 +99,20 @@ export const hostFoldersFor = (docker: DockerShape) =>
       operation: string,
       volume?: { readonly name: string; readonly at: string }
     ) =>
-      Effect.acquireRelease(
-        Effect.andThen(
-          ensureEmptyImage,
-          docker.createContainer({
-            name: `prbox-folder-${randomBytes(6).toString("hex")}`,
+      Effect.andThen(
+        ensureEmptyImage.pipe(Effect.mapError(failed(operation))),
+        throwaway(
+          {
             image: EMPTY_IMAGE,
             cmd: ["none"],
-            env: {},
-            labels: { ...labels, [PROBE_LABEL]: "1" },
             binds: volume === undefined ? [{ hostPath: folder, containerPath: MOUNT, readOnly }] : [],
             ...(volume === undefined
               ? {}
-              : { volumes: [{ volume: volume.name, containerPath: posix.join("/", volume.at), readOnly: true }] }),
-            exposedPort: 9
-          })
-        ).pipe(Effect.mapError(failed(operation))),
-        // One left behind is named prbox-folder-* and labelled a probe: said in the log, never silent.
-        (helper) =>
-          docker
-            .remove(helper.id, { force: true, volumes: false })
-            .pipe(Effect.catch((error) => Effect.logWarning(`could not remove ${helper.id}: ${error.message}`)))
+              : { volumes: [{ volume: volume.name, containerPath: posix.join("/", volume.at), readOnly: true }] })
+          },
+          labels,
+          operation
+        )
       )
 
     /** Extracts `archive` into `parent` (a host folder) as the engine. */
@@ -153,36 +171,28 @@ export const hostFoldersFor = (docker: DockerShape) =>
         Effect.scoped(
           Effect.gen(function* () {
             const named = fills.map((fill, i) => ({ ...fill, name: String(i) }))
-            const helper = yield* Effect.acquireRelease(
-              docker
-                .createContainer({
-                  name: `prbox-folder-${randomBytes(6).toString("hex")}`,
-                  image,
-                  entrypoint: ["/bin/sh", "-c", COPY_SH, "prbox-copy", ...named.map(({ name }) => name)],
-                  env: {},
-                  labels: { ...labels, [PROBE_LABEL]: "1" },
-                  binds: named.map(({ folder, name }) => ({
-                    hostPath: folder,
-                    containerPath: `${TO}/${name}`,
-                    readOnly: false
-                  })),
-                  volumes: named.map(({ volume, name }) => ({
-                    volume,
-                    containerPath: `${FROM}/${name}`,
-                    readOnly: true
-                  })),
-                  user: "0:0",
-                  exposedPort: 9,
-                  network: "none",
-                  capDrop: ["ALL"],
-                  capAdd: COPY_CAPABILITIES,
-                  securityOpt: ["no-new-privileges"]
-                })
-                .pipe(Effect.mapError(failed("folder.copy"))),
-              (made) =>
-                docker
-                  .remove(made.id, { force: true, volumes: false })
-                  .pipe(Effect.catch((error) => Effect.logWarning(`could not remove ${made.id}: ${error.message}`)))
+            const helper = yield* throwaway(
+              {
+                image,
+                entrypoint: ["/bin/sh", "-c", COPY_SH, "prbox-copy", ...named.map(({ name }) => name)],
+                binds: named.map(({ folder, name }) => ({
+                  hostPath: folder,
+                  containerPath: `${TO}/${name}`,
+                  readOnly: false
+                })),
+                volumes: named.map(({ volume, name }) => ({
+                  volume,
+                  containerPath: `${FROM}/${name}`,
+                  readOnly: true
+                })),
+                user: "0:0",
+                network: "none",
+                capDrop: ["ALL"],
+                capAdd: COPY_CAPABILITIES,
+                securityOpt: ["no-new-privileges"]
+              },
+              labels,
+              "folder.copy"
             )
             const since = new Date(yield* Clock.currentTimeMillis)
             yield* docker.start(helper.id).pipe(Effect.mapError(failed("folder.copy")))
