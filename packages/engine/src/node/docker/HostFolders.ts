@@ -19,14 +19,12 @@ const MOUNT = "/prbox-parent"
 /** Where a copying helper mounts the stored files it reads and the folders it writes. */
 const FROM = "/prbox-from"
 const TO = "/prbox-to"
-/** What a copying helper says once every copy is made. */
-const COPIED = "prbox-copied"
 /**
  * A copying helper's only process: each `$i` of its arguments, its stored
  * files' content copied over its folder (owners and modes kept, links as
- * links), then COPIED said.
+ * links); it exits 0 only once every copy is made.
  */
-const COPY_SH = `for i in "$@"; do cp -a "${FROM}/$i/." "${TO}/$i/" || exit 1; done; echo ${COPIED}`
+const COPY_SH = `for i in "$@"; do cp -a "${FROM}/$i/." "${TO}/$i/" || exit 1; done`
 /** All a copying helper keeps of Docker's capabilities: what `cp -a` as root needs to read anything and keep owners and modes. */
 const COPY_CAPABILITIES = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID"]
 /** Two zero blocks: a tar archive with nothing in it. */
@@ -196,12 +194,14 @@ export const hostFoldersFor = (docker: DockerShape) =>
             )
             const since = new Date(yield* Clock.currentTimeMillis)
             yield* docker.start(helper.id).pipe(Effect.mapError(failed("folder.copy")))
-            // It ends once done: without the line, a copy failed (its exit code is not needed to say so).
-            const copied = yield* docker
-              .awaitLogLine(helper.id, { since, matches: (line) => line === COPIED })
+            // Its output is only followed until it stops: its exit code says how the copy went.
+            yield* docker
+              .awaitLogLine(helper.id, { since, matches: () => false })
               .pipe(Effect.mapError(failed("folder.copy")))
-            if (!copied)
-              return yield* new RuntimeError({ operation: "folder.copy", detail: "cp failed in its container" })
+            const { state } = yield* docker.inspect(helper.id).pipe(Effect.mapError(failed("folder.copy")))
+            if (state.running || state.exitCode !== 0) {
+              return yield* new RuntimeError({ operation: "folder.copy", detail: `cp exited with ${state.exitCode}` })
+            }
           })
         ),
       /** `path` (relative) of `folder` as a tar stream, undefined when missing; closed with the scope. */
