@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { describeEvent, type Sandbox } from "@prbox/domain"
-import { Deferred, Effect } from "effect"
+import { Deferred, Effect, Schedule } from "effect"
 import { Reconciler, SandboxService } from "../src/index.ts"
 import { bounded, containersOf, docker, healthzTag, openSettled, rowOf, withEngine } from "./harness.ts"
 import { Probe, withProbe } from "./probe.ts"
@@ -128,6 +128,32 @@ describe("setup", () => {
         assert.strictEqual(restarted.containerId, stopped.containerId)
         assert.strictEqual(restarted.setupError, "setup did not finish (interrupted)")
         assert.deepStrictEqual(linesOf(restarted, "runs.txt"), [])
+      })
+    )
+  })
+
+  it.live("the setup runs beside code-server's start: its commands are done while the health wait is held", () => {
+    const probe = new Probe()
+    return withProbe(probe, { config: { setupCommands: ["echo run >> runs.txt"] } }, ({ remote }) =>
+      Effect.gen(function* () {
+        const sandboxes = yield* SandboxService
+        const gate = probe.arm("health")
+        const opened = yield* sandboxes.open({ input: remote.path, pr: 1 })
+        yield* Deferred.await(gate.reached).pipe(bounded("the health wait was not reached"))
+        // code-server has not answered (its probe is held): the setup must get done meanwhile.
+        const ran = yield* rowOf(opened.id).pipe(
+          Effect.flatMap((row) => (linesOf(row, "runs.txt").length > 0 ? Effect.succeed(row) : Effect.fail("not yet"))),
+          Effect.retry(Schedule.spaced("100 millis")),
+          bounded("the setup while the health wait is held", 60),
+          Effect.orDie
+        )
+        assert.strictEqual(ran.status, "starting")
+        yield* gate.release
+        yield* sandboxes.awaitIdle(opened.id).pipe(bounded("the open did not finish"))
+        const row = yield* rowOf(opened.id)
+        assert.strictEqual(row.status, "running", row.error ?? "")
+        assert.isNull(row.setupError)
+        assert.deepStrictEqual(linesOf(row, "runs.txt"), ["run"])
       })
     )
   })

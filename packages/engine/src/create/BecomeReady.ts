@@ -18,9 +18,10 @@ const LEGACY_IMAGE = "codercom/code-server:latest"
 /**
  * How a worker's started container becomes `running` (a create's, a
  * restart's, a claim's): its environment (`containerEnvironment`), then
- * health, the git identity, the ready hook and the setup (`becomeReady`),
- * or, for a claimed pool container that did the first of them when it was
- * made, only the last steps (`finishReady`).
+ * the git identity and the setup up to `waitFor` beside code-server's
+ * start, the ready hook and the `running` write (`becomeReady`), or, for a
+ * claimed pool container that did the first of them when it was made,
+ * only the last steps (`finishReady`).
  */
 const make = Effect.gen(function* () {
   const ownership = yield* Ownership
@@ -47,28 +48,29 @@ const make = Effect.gen(function* () {
       return { plan, distribution } satisfies ContainerEnvironment
     })
 
+  /** What `setup.start` gave: the steps up to `waitFor` done, the rest to run once the row says `running`. */
+  type SetupOutcome = Effect.Success<ReturnType<typeof setup.start>>
+
   /**
-   * A started container's last steps to `running`: the ready hook, the
-   * setup (Setup.ts) with the user's environment `userEnv` gives, the
-   * row's one write (with `recorded`, what else the row takes then), and
-   * the steps past `waitFor`, which go on once the row says `running`. A
-   * failed step is recorded on the row (`setupError`), not fatal; a reused
-   * container keeps its create-time outcome. `running`: what the worker
-   * lets go once its row says so (the foreground).
+   * A started container's last steps to `running`, once code-server answers
+   * and the setup up to `waitFor` is done (`steps`): the ready hook, the
+   * row's one write (with `recorded`, what else the row takes then; a
+   * failed step's reason as its `setupError`, not fatal; a reused container
+   * keeps its create-time outcome), and the steps past `waitFor`, which go
+   * on once the row says `running`. `running`: what the worker lets go once
+   * its row says so (the foreground).
    */
-  const finishReady = <E>(
+  const finishReady = (
     row: Sandbox,
-    started: { readonly containerId: string; readonly hostPort: number; readonly movedFrom: number | null },
-    environment: ContainerEnvironment,
+    started: { readonly hostPort: number; readonly movedFrom: number | null },
     created: boolean,
     config: PrboxConfig,
-    userEnv: Effect.Effect<Readonly<Record<string, string>>, E>,
+    steps: SetupOutcome,
     running: Effect.Effect<void>,
     recorded: { readonly workspacePath?: string } = {}
   ) =>
     Effect.gen(function* () {
       yield* runHook(row, "onSandboxReady", config)
-      const steps = yield* setup.start(row, started.containerId, environment, created, config, userEnv)
       const setupError = created || steps.failure !== null ? { setupError: steps.failure } : {}
       const detail = readyDetail(started.hostPort, started.movedFrom)
       yield* advance(row.id, "running", { detail, ...setupError, ...recorded })
@@ -77,8 +79,9 @@ const make = Effect.gen(function* () {
     })
 
   /**
-   * From a started container to `running`: health, the git identity on a
-   * new container, then `finishReady`. `startedEarly`: the container started
+   * From a started container to `running`: while code-server starts, the
+   * git identity on a new container, then the setup up to `waitFor`; once
+   * both are done, `finishReady`. `startedEarly`: the container started
    * beside the checkout, and its environment; `alongside`: work on it run
    * beside code-server's start and the identity (a prebuilt workspace's
    * checkout), done before the steps.
@@ -116,14 +119,19 @@ const make = Effect.gen(function* () {
     // The user's environment is probed while code-server starts: the steps wait for both.
     const probe = setup.probeFor(row, containerId, environment, created, config)
     const probing = yield* Effect.forkChild(probe, { startImmediately: true })
-    yield* Effect.all([container.waitHealthy(row, started, config), alongside ?? Effect.void], {
-      concurrency: 2,
-      discard: true
+    // The setup up to `waitFor` needs the files and the identity, not code-server: it runs beside its start.
+    const preparing = Effect.gen(function* () {
+      if (alongside !== undefined) yield* alongside
+      yield* Fiber.join(identifying)
+      // What `alongside` wrote is on the row now.
+      const ready = alongside === undefined ? row : yield* getRow(id)
+      const steps = yield* setup.start(ready, containerId, environment, created, config, Fiber.join(probing))
+      return { ready, steps }
     })
-    yield* Fiber.join(identifying)
-    // What `alongside` wrote is on the row now.
-    const ready = alongside === undefined ? row : yield* getRow(id)
-    yield* finishReady(ready, started, environment, created, config, Fiber.join(probing), running)
+    const [, { ready, steps }] = yield* Effect.all([container.waitHealthy(row, started, config), preparing], {
+      concurrency: 2
+    })
+    yield* finishReady(ready, started, created, config, steps, running)
   })
 
   return { planOf, containerEnvironment, finishReady, becomeReady }

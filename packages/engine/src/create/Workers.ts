@@ -126,7 +126,7 @@ const make = Effect.gen(function* () {
   /**
    * A claimed pool container (its row made `starting` by PoolRepo.claim,
    * with its source and its setup "did not finish") to `running`: the PR's
-   * commits in, then `finishReady`, the row's one status write, which also
+   * commits in, the setup up to `waitFor`, then `finishReady`, the row's one status write, which also
    * records its workspace (a claim killed before is never restarted on the
    * base's checkout). The rest the pool container did when it was made: its
    * folders, the git identity, code-server answering, the user's environment
@@ -148,7 +148,8 @@ const make = Effect.gen(function* () {
         const { environment, started, probed } = brought
         const userEnv = setup.probeFor(row, started.containerId, environment, true, config, probed)
         const ready = { ...row, workspacePath }
-        yield* finishReady(ready, started, environment, true, config, userEnv, running, { workspacePath })
+        const steps = yield* setup.start(ready, started.containerId, environment, true, config, userEnv)
+        yield* finishReady(ready, started, true, config, steps, running, { workspacePath })
         yield* fromPool.refill(row, config, poolOpen(prepared))
       })
     )
