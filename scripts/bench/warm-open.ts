@@ -200,19 +200,29 @@ interface PrebuildRow {
   readonly state: string
   readonly reason: string | null
   readonly baseCommit: string
+  readonly spare?: boolean
 }
+
+const prebuildRows = async (session: Session) =>
+  expectJson<{ prebuilds: ReadonlyArray<PrebuildRow> }>(
+    await api(session.socketPath, "GET", "/v1/prebuilds"),
+    "GET /v1/prebuilds"
+  ).prebuilds
 
 /** Waits until the daemon has a ready prebuild (made in the background after an open); a failed one ends the bench. */
 export const waitPrebuildReady = (session: Session): Promise<PrebuildRow> =>
   until("a ready prebuild", PREBUILD_TIMEOUT_MS, async () => {
-    const { prebuilds } = expectJson<{ prebuilds: ReadonlyArray<PrebuildRow> }>(
-      await api(session.socketPath, "GET", "/v1/prebuilds"),
-      "GET /v1/prebuilds"
-    )
+    const prebuilds = await prebuildRows(session)
     const failed = prebuilds.find((p) => p.state === "failed")
     if (failed !== undefined) throw new Error(`prebuild ${failed.id} failed: ${failed.reason ?? ""}`)
     return prebuilds.find((p) => p.state === "ready")
   })
+
+/** Waits until a ready prebuild has its spare (made in the background, once no open holds the foreground). */
+export const waitSpareReady = (session: Session): Promise<PrebuildRow> =>
+  until("a prebuild's spare", POOL_TIMEOUT_MS, async () =>
+    (await prebuildRows(session)).find((p) => p.state === "ready" && p.spare === true)
+  )
 
 export interface PoolEntryView {
   readonly id: string

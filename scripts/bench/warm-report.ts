@@ -32,7 +32,11 @@ export interface WarmFigures {
 const SCENARIOS: ReadonlyArray<{ readonly key: Scenario; readonly name: string; readonly what: string }> = [
   { key: "poolHit", name: "pool hit", what: "a started pool container claimed" },
   { key: "poolMiss", name: "pool miss", what: "warmPool.size 0: today's path" },
-  { key: "prebuilt", name: "prebuilt", what: "from the prebuild; updateContentCommand finds its stamp" }
+  {
+    key: "prebuilt",
+    name: "prebuilt",
+    what: "from the prebuild (its spare made); updateContentCommand finds its stamp"
+  }
 ]
 
 const phasesOf = (run: WarmRun) => {

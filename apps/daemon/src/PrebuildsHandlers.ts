@@ -5,7 +5,7 @@ import { Effect, Queue, Stream } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { api } from "./Mapping.ts"
 
-const viewOf = (row: Prebuild): PrebuildView => ({
+const viewOf = (row: Prebuild, spared: ReadonlySet<string> = new Set()): PrebuildView => ({
   id: row.id,
   key: row.key,
   host: row.host,
@@ -18,7 +18,8 @@ const viewOf = (row: Prebuild): PrebuildView => ({
   sizeBytes: row.sizeBytes,
   startedAt: row.startedAt,
   readyAt: row.readyAt,
-  usedAt: row.usedAt
+  usedAt: row.usedAt,
+  spare: spared.has(row.id)
 })
 
 /**
@@ -49,7 +50,10 @@ export const PrebuildsHandlers = HttpApiBuilder.group(PrboxApi, "prebuilds", (ha
     return handlers
       .handle("status", () =>
         prebuildStatus().pipe(
-          Effect.map((status) => ({ ...status, prebuilds: status.prebuilds.map(viewOf) })),
+          Effect.map(({ spared, ...status }) => ({
+            ...status,
+            prebuilds: status.prebuilds.map((row) => viewOf(row, spared))
+          })),
           Effect.provideContext(context),
           api
         )

@@ -22,7 +22,11 @@ export const prebuildRows = (status: PrebuildStatus, now: number): ReadonlyArray
   status.prebuilds.map((row) => [
     `${row.host}/${row.repository}`,
     `${displayText(row.baseBranch)}@${row.baseCommit.slice(0, 7)}`,
-    row.state === "failed" && row.reason !== null ? `failed: ${displayText(row.reason)}` : row.state,
+    row.state === "failed" && row.reason !== null
+      ? `failed: ${displayText(row.reason)}`
+      : row.spare === true
+        ? `${row.state}, spare`
+        : row.state,
     row.sizeBytes === null ? "-" : sizeText(row.sizeBytes),
     `${age(row.readyAt ?? row.startedAt, now)} ago`,
     row.usedAt === null ? "never" : `${age(row.usedAt, now)} ago`,

@@ -36,6 +36,12 @@ export interface StatePaths {
    * container leaves there (a setuid shell) is in reach of a host user.
    */
   readonly sandbox: (id: string) => SandboxFolders
+  /**
+   * `spares/`: a ready prebuild's copies of its workspace and home, each a
+   * sandbox's folder (`sealedFolders`) made ahead, renamed to a new
+   * sandbox's when an open starts from the prebuild.
+   */
+  readonly spares: string
   /** `run/` (0700): the daemon's socket and lock. */
   readonly run: string
   readonly socket: string
@@ -65,6 +71,15 @@ export interface SandboxFolders {
   readonly sockets: string | undefined
 }
 
+/** The folders of a sandbox's folder `root`: its sealed folder with the workspace and the home, and its sockets. */
+export const sealedFolders = (root: string): SandboxFolders => ({
+  root,
+  sealed: `${root}/sealed`,
+  workspace: `${root}/sealed/workspace`,
+  home: `${root}/sealed/home`,
+  sockets: `${root}/ssh`
+})
+
 /**
  * A sandbox's folders, from where its row says its workspace is: a sandbox
  * made before the sealed layout keeps `workspaces/<id>` and `homes/<id>`
@@ -77,13 +92,7 @@ export const sandboxFolders = (paths: StatePaths, id: string, workspacePath: str
   const sealedWorkspace = `/sandboxes/${id}/sealed/workspace`
   if (workspacePath.endsWith(sealedWorkspace)) {
     const root = workspacePath.slice(0, -"/sealed/workspace".length)
-    return {
-      root,
-      sealed: `${root}/sealed`,
-      workspace: workspacePath,
-      home: `${root}/sealed/home`,
-      sockets: `${root}/ssh`
-    }
+    return { ...sealedFolders(root), workspace: workspacePath }
   }
   return {
     root: workspacePath,
@@ -103,13 +112,8 @@ export const statePaths = (home: string): StatePaths => ({
   workspaces: join(home, "workspaces"),
   sandboxHomes: join(home, "homes"),
   sandboxes: join(home, "sandboxes"),
-  sandbox: (id) => ({
-    root: join(home, "sandboxes", id),
-    sealed: join(home, "sandboxes", id, "sealed"),
-    workspace: join(home, "sandboxes", id, "sealed", "workspace"),
-    home: join(home, "sandboxes", id, "sealed", "home"),
-    sockets: join(home, "sandboxes", id, "ssh")
-  }),
+  sandbox: (id) => sealedFolders(join(home, "sandboxes", id)),
+  spares: join(home, "spares"),
   run: join(home, "run"),
   socket: join(home, "run", "prboxd.sock"),
   lock: join(home, "run", "prboxd.lock"),

@@ -19,6 +19,7 @@ import {
   type MakePrebuild,
   type PrboxConfig,
   type PrebuildCleanup,
+  type PrebuildSpares,
   type Previews,
   type Reconciler,
   type SandboxFiles,
@@ -95,6 +96,7 @@ export const withEngine = <A, E>(
     | Installation
     | MakePrebuild
     | PrebuildCleanup
+    | PrebuildSpares
     | PrebuildRepo
     | Previews
     | WarmPool

@@ -17,7 +17,9 @@ export const PrebuildView = Schema.Struct({
   /** Epoch milliseconds. */
   startedAt: Schema.Number,
   readyAt: Schema.NullOr(Schema.Number),
-  usedAt: Schema.NullOr(Schema.Number)
+  usedAt: Schema.NullOr(Schema.Number),
+  /** A copy of its files made ahead waits for the next open from it (absent from a daemon before spares). */
+  spare: Schema.optionalKey(Schema.Boolean)
 })
 export type PrebuildView = typeof PrebuildView.Type
 
@@ -26,7 +28,7 @@ export const PrebuildStatus = Schema.Struct({
   enabled: Schema.Boolean,
   /** `prebuilds.maxGiB` in bytes; null when prebuilds are off. */
   capBytes: Schema.NullOr(Schema.Number),
-  /** What the ready ones hold. */
+  /** What the ready ones hold, a spare's copy counted. */
   usedBytes: Schema.Number,
   prebuilds: Schema.Array(PrebuildView)
 })

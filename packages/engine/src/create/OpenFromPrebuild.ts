@@ -11,6 +11,7 @@ import type { PrebuildPlan } from "../prebuild/FindPrebuild.ts"
 import { MakePrebuild } from "../prebuild/MakePrebuild.ts"
 import type { OpenPath } from "../prebuild/PrebuildDecision.ts"
 import { prebuildHomeVolumeName } from "../prebuild/PrebuildNames.ts"
+import { isCopyable, PrebuildSpares, prebuildFills } from "../prebuild/PrebuildSpares.ts"
 import { afterPrebuild } from "../prebuild/PrebuildSteps.ts"
 import { checkoutPrebuiltInContainer } from "../workspace/ContainerWorkspaceGit.ts"
 import { Ownership } from "../workspace/Ownership.ts"
@@ -46,6 +47,7 @@ const make = Effect.gen(function* () {
   const extraLabels = yield* ExtraLabels
   const { progress, getRow } = yield* Lifecycle
   const makePrebuild = yield* MakePrebuild
+  const spares = yield* PrebuildSpares
 
   /** Whether the prebuild's volumes and image are there (a missing one is today's path, never an empty workspace). */
   const usable = (prebuild: Prebuild) =>
@@ -69,28 +71,37 @@ const make = Effect.gen(function* () {
   ) =>
     Effect.gen(function* () {
       const say = (line: string) => progress(cloning, line).pipe(Effect.ignore)
-      yield* say(
-        `from prebuild ${prebuild.id} (${prebuild.baseBranch} at ${prebuild.baseCommit.slice(0, 7)}): its files are copied in while its container starts`
-      )
-      const home = ownership.foldersOf(cloning.id, target.workspacePath).home
+      const folders = ownership.foldersOf(cloning.id, target.workspacePath)
       yield* prebuilds.markUsed(prebuild.id, yield* Clock.currentTimeMillis).pipe(Effect.ignore)
+      // Its spare, copied ahead, becomes the sandbox's folder; else the copy goes beside the container's start.
+      const spare = isCopyable(prebuild) && (yield* spares.take(prebuild, folders.root))
+      const from = `from prebuild ${prebuild.id} (${prebuild.baseBranch} at ${prebuild.baseCommit.slice(0, 7)})`
+      yield* say(
+        spare ? `${from}: its files were copied ahead` : `${from}: its files are copied in while its container starts`
+      )
       // onCreateCommand ran in the prebuild; the rest of the create-time steps run in this container.
       const plan = afterPrebuild(environment.plan)
       const prebuilt: ContainerEnvironment = { ...environment, plan }
       // Its container only: the row keeps the environment's own image (a later rebuild starts from it).
       const fromImage = prebuild.image === null ? prebuilt : { ...prebuilt, plan: { ...plan, image: prebuild.image } }
       // One made before prebuilds kept an image (and a home) is its workspace alone.
-      const fills = [
-        { volume: prebuild.volume, folder: target.workspacePath },
-        ...(prebuild.image === null ? [] : [{ volume: prebuildHomeVolumeName(prebuild.id), folder: home }])
-      ]
-      yield* ownership.makeWorkspaceFolder(target.workspacePath)
+      const fills = isCopyable(prebuild)
+        ? prebuildFills(prebuild, folders)
+        : [{ volume: prebuild.volume, folder: target.workspacePath }]
+      if (!spare) {
+        yield* ownership.makeFolders(folders)
+        yield* ownership.makeWorkspaceFolder(target.workspacePath)
+      }
       // The copy, by a container of the same image, goes beside the container's start: code-server
       // starts while the files come; what needs them (the PR's checkout, the steps) waits for it.
       const copying = yield* Effect.forkChild(
-        makePrebuild.using(prebuild.id, runtime.copyIntoFolders(fromImage.plan.image, fills, extraLabels)),
+        spare
+          ? Effect.void
+          : makePrebuild.using(prebuild.id, runtime.copyIntoFolders(fromImage.plan.image, fills, extraLabels)),
         { startImmediately: true }
       )
+      // The next open's spare, made once this one and any other has let the foreground go.
+      yield* spares.refill(prebuild)
       const started = yield* container.start(cloning.id, config, fromImage, {
         workspacePath: target.workspacePath,
         checkoutHere: Effect.void,
@@ -146,7 +157,7 @@ const make = Effect.gen(function* () {
       if (environmentPlan === null) return
       const { branch, commit } = planned.base
       yield* progress(row, `prebuild of ${branch} at ${commit.slice(0, 7)} started in the background`)
-      yield* makePrebuild.background({
+      const made = {
         key: planned.key,
         host: host ?? "local",
         repository: row.repository,
@@ -154,7 +165,11 @@ const make = Effect.gen(function* () {
         baseCommit: commit,
         mirrorPath,
         plan: environmentPlan
-      })
+      }
+      // A ready prebuild gets its spare at once: the first open from it takes no copy.
+      yield* makePrebuild.background(made, undefined, (ready) =>
+        ready === undefined ? Effect.void : spares.refill(ready)
+      )
     }).pipe(Effect.ignore)
 
   return { choose, start, background }

@@ -67,7 +67,6 @@ const make = Effect.gen(function* () {
         const cloning = yield* advance(row.id, "cloning")
         const { ref, fetched, choice } = prepared
         const folders = ownership.foldersOf(row.id, null)
-        yield* ownership.makeFolders(folders)
         const workspacePath = folders.workspace
         const branch = `pr-${ref.pullRequest}`
         const imageOnly = !readsWorkspace(choice)
@@ -86,6 +85,7 @@ const make = Effect.gen(function* () {
           yield* fromPool.refill(row, config, poolOpen(prepared))
           return yield* fromPrebuild.background(row, prepared.prebuild, prepared.fetched.mirrorPath)
         }
+        yield* ownership.makeFolders(folders)
         // An environment built from the files gets them first; any other, only the clone's `.git`.
         const newOwner = imageOnly
           ? ownership.handedOver

@@ -28,6 +28,7 @@ import * as NodeSandboxJobs from "../jobs/node/NodeSandboxJobs.ts"
 import { Lifecycle } from "../Lifecycle.ts"
 import { MakePrebuild } from "../prebuild/MakePrebuild.ts"
 import { PrebuildCleanup } from "../prebuild/PrebuildCleanup.ts"
+import { PrebuildSpares } from "../prebuild/PrebuildSpares.ts"
 import * as NodePreviews from "../previews/node/NodePreviews.ts"
 import { Reconciler } from "../reconcile/Reconciler.ts"
 import * as NodeSandboxService from "../sandbox/node/NodeSandboxService.ts"
@@ -147,8 +148,17 @@ const compose = (options: Options, chosen: ChosenEngine) => {
     ).pipe(Layer.provide(store)),
     // One maker for the engine: its builds go one at a time, whoever asks.
     PrebuildCleanup.layer.pipe(
+      Layer.provideMerge(PrebuildSpares.layer),
       Layer.provideMerge(MakePrebuild.layer),
-      Layer.provide([ExtraLabels.layer(options.labels ?? {}), prebuildRepo, runtime, workspaces, config, foreground]),
+      Layer.provide([
+        ExtraLabels.layer(options.labels ?? {}),
+        prebuildRepo,
+        runtime,
+        workspaces,
+        config,
+        foreground,
+        Ownership.layer.pipe(Layer.provide(config))
+      ]),
       Layer.provide(NodeInstallation.layer.pipe(Layer.provide(store)))
     ),
     NodePreviewAddress.layer.pipe(Layer.provide(Layer.merge(store, config))),

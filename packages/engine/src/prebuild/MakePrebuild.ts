@@ -254,9 +254,12 @@ const make = Effect.gen(function* () {
 
   const running = yield* FiberSet.make<unknown, unknown>()
 
-  /** A build in the background, past the open that asked for it; ended with the engine. */
-  const background = (input: PrebuildInput, onProgress: (line: string) => Effect.Effect<void> = () => Effect.void) =>
-    FiberSet.run(running, Effect.ignore(makePrebuild(input, onProgress))).pipe(Effect.asVoid)
+  /** A build in the background, past the open that asked for it, then `after` with its row; ended with the engine. */
+  const background = (
+    input: PrebuildInput,
+    onProgress: (line: string) => Effect.Effect<void> = () => Effect.void,
+    after: (row: Prebuild | undefined) => Effect.Effect<void> = () => Effect.void
+  ) => FiberSet.run(running, Effect.ignore(Effect.flatMap(makePrebuild(input, onProgress), after))).pipe(Effect.asVoid)
 
   const count = (id: string, by: number) =>
     Ref.update(inUse, (uses) => {

@@ -9,6 +9,7 @@ import { Installation } from "../Installation.ts"
 import { MakePrebuild } from "./MakePrebuild.ts"
 import { planPrebuildGc } from "./PrebuildGc.ts"
 import { PREBUILD_HOME_LABEL, PREBUILD_IMAGE_LABELS, prebuildHomeVolumeName } from "./PrebuildNames.ts"
+import { PrebuildSpares } from "./PrebuildSpares.ts"
 
 const DAY = 86_400_000
 const GIB = 1024 ** 3
@@ -48,12 +49,23 @@ const make = Effect.gen(function* () {
   const runtime = yield* ContainerRuntime
   const repo = yield* PrebuildRepo
   const maker = yield* MakePrebuild
+  const spares = yield* PrebuildSpares
   const config = yield* Config
   const install = (yield* Installation).id
   const ours = { [PREBUILD_HOME_LABEL]: config.home, [LABELS.install]: install }
 
   const listed = <A, E extends { readonly message: string }>(operation: string, effect: Effect.Effect<A, E>) =>
     Effect.mapError(effect, (error) => new DiscoveryFailed({ operation, detail: error.message }))
+
+  /** The report with the spares swept (those of `ready` kept): what it removed and what it could not. */
+  const withSpares = (changes: Array<string>, failures: Array<string>, ready: ReadonlySet<string>) =>
+    Effect.map(
+      listed("prebuild spares", spares.sweep(ready)),
+      (swept): PrebuildCleanupReport => ({
+        changes: [...changes, ...swept.changes],
+        failures: [...failures, ...swept.failures]
+      })
+    )
 
   const reconcile = Effect.fn("Prebuilds.reconcile")(function* () {
     const busy = yield* maker.busy
@@ -87,7 +99,7 @@ const make = Effect.gen(function* () {
       if (id === undefined || busy.has(id) || ready.has(id)) continue
       for (const tag of image.tags) yield* attempt(changes, failures, `${id}: image removed`, runtime.removeImage(tag))
     }
-    return { changes, failures } satisfies PrebuildCleanupReport
+    return yield* withSpares(changes, failures, ready)
   })
 
   const collect = Effect.fn("Prebuilds.gc")(function* () {
@@ -100,7 +112,13 @@ const make = Effect.gen(function* () {
         : { maxBytes: cfg.prebuilds.maxGiB * GIB, keepMs: cfg.prebuilds.keepDays * DAY }
     const changes: Array<string> = []
     const failures: Array<string> = []
-    for (const removal of planPrebuildGc(rows, busy, yield* Clock.currentTimeMillis, policy)) {
+    // A ready spare is a second copy of its prebuild's files on disk: the cap counts it.
+    const spared = yield* listed("prebuild spares", spares.spared)
+    const measured = rows.map((row) =>
+      spared.has(row.id) && row.sizeBytes !== null ? { ...row, sizeBytes: row.sizeBytes * 2 } : row
+    )
+    const removed = new Set<string>()
+    for (const removal of planPrebuildGc(measured, busy, yield* Clock.currentTimeMillis, policy)) {
       // Checked again just before: an open may have started copying from it meanwhile.
       if ((yield* maker.busy).has(removal.id)) continue
       const row = rows.find((candidate) => candidate.id === removal.id)
@@ -110,11 +128,13 @@ const make = Effect.gen(function* () {
         if (row?.volume != null) yield* runtime.removeFiles(row.volume)
         yield* runtime.removeFiles(prebuildHomeVolumeName(removal.id))
         yield* repo.delete(removal.id)
+        removed.add(removal.id)
         return "removed"
       })
       yield* attempt(changes, failures, `${removal.id}: removed (${removal.reason})`, gone)
     }
-    return { changes, failures } satisfies PrebuildCleanupReport
+    const ready = rows.filter((row) => row.state === "ready" && !removed.has(row.id)).map((row) => row.id)
+    return yield* withSpares(changes, failures, new Set(ready))
   })
 
   /** Gc every `gcIntervalMinutes`, as the sandboxes' gc, logging what it did and what failed. */

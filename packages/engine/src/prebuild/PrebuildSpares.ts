@@ -1,0 +1,176 @@
+import { type Prebuild, posixPath, sealedFolders, statePaths } from "@prbox/domain"
+import { Context, Effect, FiberSet, FileSystem, Layer, Ref, Semaphore } from "effect"
+import { Config } from "../Config.ts"
+import { ContainerRuntime } from "../ContainerRuntime.ts"
+import { ExtraLabels } from "../ContainerSpec.ts"
+import { HostFailure, hostErrorCode } from "../Errors.ts"
+import { Foreground } from "../Foreground.ts"
+import { Ownership, removeSandboxFolders } from "../workspace/Ownership.ts"
+import { MakePrebuild } from "./MakePrebuild.ts"
+import { prebuildHomeVolumeName } from "./PrebuildNames.ts"
+
+/** A prebuild a sandbox's folders can be copied from: its workspace volume, its home volume and its image. */
+export type CopyablePrebuild = Prebuild & { readonly volume: string; readonly image: string }
+
+export const isCopyable = (prebuild: Prebuild): prebuild is CopyablePrebuild =>
+  prebuild.volume !== null && prebuild.image !== null
+
+/** What of the prebuild goes where: its workspace volume into `workspace`, its home's into `home`. */
+export const prebuildFills = (
+  prebuild: CopyablePrebuild,
+  folders: { readonly workspace: string; readonly home: string }
+) => [
+  { volume: prebuild.volume, folder: folders.workspace },
+  { volume: prebuildHomeVolumeName(prebuild.id), folder: folders.home }
+]
+
+/** A spare's folder: `<prebuild id>.<random>`, with `.partial` until its copy is whole. */
+const SPARE_NAME = /^(pb[a-z2-7]+)\.[0-9a-f]+(\.partial)?$/
+const PARTIAL = ".partial"
+
+export interface SpareSweep {
+  readonly changes: ReadonlyArray<string>
+  readonly failures: ReadonlyArray<string>
+}
+
+/**
+ * A ready prebuild's spare: a sandbox's folder (its sealed workspace and
+ * home, `$PRBOX_HOME/spares/<prebuild>.<random>`) with the prebuild's
+ * volumes already copied in by a container of its image (runtime
+ * `copyIntoFolders`, as an open's copy), made in the background at low
+ * priority. An open from the prebuild renames it to its own folder (one
+ * rename, nothing read or walked), so no copy runs beside its container's
+ * start, and the next is made behind it. A spare is made whole under
+ * `.partial` and renamed when the copy succeeded: a daemon killed meanwhile
+ * leaves a `.partial` folder that `sweep` removes, as it removes the spares
+ * of a prebuild no longer ready.
+ */
+const make = Effect.gen(function* () {
+  const fs = yield* FileSystem.FileSystem
+  const runtime = yield* ContainerRuntime
+  const ownership = yield* Ownership
+  const labels = yield* ExtraLabels
+  const foreground = yield* Foreground
+  const maker = yield* MakePrebuild
+  const dir = statePaths((yield* Config).home).spares
+  /** Prebuilds whose spare is being made by this daemon. */
+  const making = yield* Ref.make<ReadonlySet<string>>(new Set())
+  const permit = yield* Semaphore.make(1)
+  const running = yield* FiberSet.make<unknown, unknown>()
+
+  const names = fs.readDirectory(dir).pipe(
+    Effect.catchReason("PlatformError", "NotFound", () => Effect.succeed([])),
+    Effect.mapError(
+      (error) => new HostFailure({ operation: "read the prebuilds' spares", detail: hostErrorCode(error) })
+    )
+  )
+
+  const readyOf = (prebuildId: string) =>
+    Effect.map(names, (all) =>
+      all.filter((name) => SPARE_NAME.exec(name)?.[1] === prebuildId && !name.endsWith(PARTIAL))
+    )
+
+  /** The folders a removal clears: the sealed one by the engine where this machine cannot. */
+  const remove = (name: string) =>
+    removeSandboxFolders(fs, sealedFolders(posixPath.join(dir, name)), Effect.succeed(runtime), labels)
+
+  /**
+   * Moves a ready spare of `prebuild` to `root` (a new sandbox's folder, not
+   * made yet): true when one was there to take. Any failure leaves the open
+   * to copy the prebuild itself.
+   */
+  const take = (prebuild: CopyablePrebuild, root: string) =>
+    Effect.gen(function* () {
+      yield* fs.makeDirectory(posixPath.join(root, ".."), { recursive: true })
+      for (const name of yield* readyOf(prebuild.id)) {
+        const moved = yield* Effect.result(fs.rename(posixPath.join(dir, name), root))
+        if (moved._tag === "Success") return true
+      }
+      return false
+    }).pipe(
+      Effect.catch((error) =>
+        Effect.as(Effect.logWarning(`prebuild ${prebuild.id}: no spare taken: ${error.message}`), false)
+      )
+    )
+
+  /** One spare of `prebuild` made: its folders, sealed, the copy, then its ready name. */
+  const makeSpare = (prebuild: CopyablePrebuild) =>
+    Effect.gen(function* () {
+      const name = `${prebuild.id}.${Array.from(crypto.getRandomValues(new Uint8Array(6)), (byte) => byte.toString(16).padStart(2, "0")).join("")}`
+      const folders = sealedFolders(posixPath.join(dir, `${name}${PARTIAL}`))
+      const made = Effect.gen(function* () {
+        yield* ownership.makeFolders(folders)
+        yield* ownership.makeWorkspaceFolder(folders.workspace)
+        yield* ownership.seal(folders, runtime, labels)
+        yield* runtime.copyIntoFolders(prebuild.image, prebuildFills(prebuild, folders), labels)
+        yield* fs.rename(folders.root, posixPath.join(dir, name))
+      })
+      yield* made.pipe(Effect.tapError(() => Effect.ignore(remove(`${name}${PARTIAL}`))))
+    })
+
+  /**
+   * A spare of `prebuild` made in the background when it has none (one at
+   * a time, each step after any open or claim under way), the prebuild
+   * kept from gc meanwhile; a failure is a warning in the daemon's log.
+   */
+  const refill = (prebuild: Prebuild) =>
+    Effect.gen(function* () {
+      if (!isCopyable(prebuild)) return
+      const id = prebuild.id
+      const mine = yield* Ref.modify(making, (ids): [boolean, ReadonlySet<string>] =>
+        ids.has(id) ? [false, ids] : [true, new Set([...ids, id])]
+      )
+      if (!mine) return
+      const work = permit.withPermit(
+        Effect.gen(function* () {
+          if ((yield* readyOf(id)).length > 0) return
+          yield* foreground.whenIdle(Effect.void)
+          yield* maker.using(id, makeSpare(prebuild))
+        })
+      )
+      yield* FiberSet.run(
+        running,
+        work.pipe(
+          Effect.catchCause((cause) => Effect.logWarning(`prebuild ${id}: its spare was not made`, cause)),
+          Effect.ensuring(Ref.update(making, (ids) => new Set([...ids].filter((other) => other !== id))))
+        )
+      )
+    })
+
+  /**
+   * Removes every spare but the ready ones of `keep` (the ready prebuilds):
+   * those of a prebuild gone or not ready, and a `.partial` one no refill of
+   * this daemon makes (a killed daemon's). Each removal is reported.
+   */
+  const sweep = (keep: ReadonlySet<string>) =>
+    Effect.gen(function* () {
+      const inFlight = yield* Ref.get(making)
+      const changes: Array<string> = []
+      const failures: Array<string> = []
+      for (const name of yield* names) {
+        const [, id, partial] = SPARE_NAME.exec(name) ?? []
+        if (id === undefined || (partial === undefined ? keep.has(id) : inFlight.has(id))) continue
+        const removed = yield* Effect.result(remove(name))
+        if (removed._tag === "Success") changes.push(`${id}: spare removed`)
+        else failures.push(`${id}: spare not removed: ${removed.failure.message}`)
+      }
+      return { changes, failures } satisfies SpareSweep
+    })
+
+  /** The prebuilds with a ready spare (gc counts its disk twice). */
+  const spared = Effect.map(names, (all) => {
+    const ids = new Set<string>()
+    for (const [, id, partial] of all.map((name) => SPARE_NAME.exec(name) ?? [])) {
+      if (id !== undefined && partial === undefined) ids.add(id)
+    }
+    return ids
+  })
+
+  return { take, refill, sweep, spared, settled: FiberSet.awaitEmpty(running) }
+})
+
+export class PrebuildSpares extends Context.Service<PrebuildSpares, Effect.Success<typeof make>>()(
+  "prbox/engine/PrebuildSpares"
+) {
+  static readonly layer = Layer.effect(PrebuildSpares, make)
+}
