@@ -8,7 +8,7 @@ import { gitSync, pushPullRequest } from "../../git/test/helpers.ts"
 import { MakePrebuild } from "../src/index.ts"
 import { healthzGitImage } from "./git-image.ts"
 import { logLines, openRunning, withEngine } from "./harness.ts"
-import { gitIn, removePrebuildsOf } from "./prebuild-support.ts"
+import { gitIn, prebuiltBase, removePrebuildsOf } from "./prebuild-support.ts"
 
 const read = (row: Sandbox, file: string) => readFileSync(join(row.workspacePath ?? "", file), "utf8")
 
@@ -39,15 +39,11 @@ describe("opening from a prebuild", () => {
       withEngine({ config: { prebuilds: { maxGiB: 10, keepDays: 7 } } }, ({ home, remote }) =>
         Effect.gen(function* () {
           writeFileSync(join(home, "secret"), "host secret\n")
-          const base = pushPullRequest(remote.path, 90, { ".devcontainer/devcontainer.json": devcontainer(home) })
-          gitSync(remote.path, "update-ref", "refs/heads/main", base)
-          pushPullRequest(remote.path, 3, { "three.txt": "3" })
-          const first = yield* openRunning(remote.path, 3)
+          const { base, first } = yield* prebuiltBase(remote.path, devcontainer(home))
           assert.include(
             (yield* logLines(first.id)).join("\n"),
             "full path: no prebuild of this environment is ready yet"
           )
-          yield* (yield* MakePrebuild).settled
           const [made] = yield* (yield* PrebuildRepo).list
           assert.strictEqual(made?.state, "ready", made?.error ?? "no prebuild")
           assert.strictEqual(made?.baseCommit, base)

@@ -4,11 +4,11 @@ import { assert, describe, it } from "@effect/vitest"
 import { type Sandbox, statePaths } from "@prbox/domain"
 import { PrebuildRepo } from "@prbox/store"
 import { Effect } from "effect"
-import { gitSync, pushPullRequest } from "../../git/test/helpers.ts"
-import { MakePrebuild, PrebuildCleanup, PrebuildSpares } from "../src/index.ts"
+import { pushPullRequest } from "../../git/test/helpers.ts"
+import { PrebuildCleanup, PrebuildSpares } from "../src/index.ts"
 import { healthzGitImage } from "./git-image.ts"
 import { logLines, openRunning, withEngine } from "./harness.ts"
-import { gitIn, removePrebuildsOf } from "./prebuild-support.ts"
+import { gitIn, prebuiltBase, removePrebuildsOf } from "./prebuild-support.ts"
 
 const read = (row: Sandbox, file: string) => readFileSync(join(row.workspacePath ?? "", file), "utf8")
 
@@ -30,11 +30,7 @@ const devcontainer = JSON.stringify({
 /** A repository whose base has create-time steps, opened once (the full path) so its prebuild and its spare are made. */
 const prebuiltRemote = (remote: string) =>
   Effect.gen(function* () {
-    const base = pushPullRequest(remote, 90, { ".devcontainer/devcontainer.json": devcontainer })
-    gitSync(remote, "update-ref", "refs/heads/main", base)
-    pushPullRequest(remote, 3, { "three.txt": "3" })
-    yield* openRunning(remote, 3)
-    yield* (yield* MakePrebuild).settled
+    const { base } = yield* prebuiltBase(remote, devcontainer)
     yield* (yield* PrebuildSpares).settled
     const [made] = yield* (yield* PrebuildRepo).list
     assert.strictEqual(made?.state, "ready", made?.error ?? "no prebuild")

@@ -1,10 +1,11 @@
 import { assert } from "@effect/vitest"
 import type { Sandbox } from "@prbox/domain"
 import { Effect } from "effect"
-import { gitSync, pushPullRequest } from "../../git/test/helpers.ts"
-import { MakePrebuild, WarmPool } from "../src/index.ts"
+import { pushPullRequest } from "../../git/test/helpers.ts"
+import { WarmPool } from "../src/index.ts"
 import { healthzGitImage } from "./git-image.ts"
 import { logLines, openRunning } from "./harness.ts"
+import { prebuiltBase } from "./prebuild-support.ts"
 
 /** A sandbox's progress log as one text. */
 export const logOf = (row: Sandbox) => Effect.map(logLines(row.id), (lines) => lines.join("\n"))
@@ -28,11 +29,7 @@ export const poolConfig = (size: number) => ({
 /** A repository whose base (of `devcontainer`) has a prebuild ready and the pool filled (an open of PR 3, then of PR 4). */
 export const primed = (remote: string, devcontainer: string = poolDevcontainer) =>
   Effect.gen(function* () {
-    const base = pushPullRequest(remote, 90, { ".devcontainer/devcontainer.json": devcontainer })
-    gitSync(remote, "update-ref", "refs/heads/main", base)
-    pushPullRequest(remote, 3, { "three.txt": "3" })
-    yield* openRunning(remote, 3)
-    yield* (yield* MakePrebuild).settled
+    const { base } = yield* prebuiltBase(remote, devcontainer)
     pushPullRequest(remote, 4, { "four.txt": "4" })
     const four = yield* openRunning(remote, 4)
     assert.include(yield* logOf(four), "from prebuild", "the second open starts from the prebuild")

@@ -1,7 +1,10 @@
 import { execFileSync } from "node:child_process"
 import type { Sandbox } from "@prbox/domain"
-import { daemonSandboxUser, userSpec } from "../src/index.ts"
+import { Effect } from "effect"
+import { gitSync, pushPullRequest } from "../../git/test/helpers.ts"
+import { daemonSandboxUser, MakePrebuild, userSpec } from "../src/index.ts"
 import { builtImage, healthzGitImage } from "./git-image.ts"
+import { openRunning } from "./harness.ts"
 
 export { removePrebuildsOf } from "./prebuild-cleanup.ts"
 
@@ -35,3 +38,18 @@ export const shInContainer = (row: Sandbox, script: string) =>
   execFileSync("docker", ["exec", "--user", userSpec(daemonSandboxUser()), row.containerId ?? "", "sh", "-c", script], {
     encoding: "utf8"
   }).trim()
+
+/**
+ * A repository whose base branch (main) holds `devcontainer`, opened once
+ * (PR 3, the full path) and its prebuild made meanwhile: the base's commit
+ * and that first open's row.
+ */
+export const prebuiltBase = (remote: string, devcontainer: string) =>
+  Effect.gen(function* () {
+    const base = pushPullRequest(remote, 90, { ".devcontainer/devcontainer.json": devcontainer })
+    gitSync(remote, "update-ref", "refs/heads/main", base)
+    pushPullRequest(remote, 3, { "three.txt": "3" })
+    const first = yield* openRunning(remote, 3)
+    yield* (yield* MakePrebuild).settled
+    return { base, first }
+  })
