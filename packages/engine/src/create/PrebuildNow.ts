@@ -11,6 +11,7 @@ import { worthPrebuilding } from "../prebuild/FindPrebuild.ts"
 import { MakePrebuild } from "../prebuild/MakePrebuild.ts"
 import { decideMakeNow } from "../prebuild/PrebuildDecision.ts"
 import { keyInputsOf, prebuildKey } from "../prebuild/PrebuildKey.ts"
+import { PrebuildSpares } from "../prebuild/PrebuildSpares.ts"
 import { SandboxTools } from "../SandboxTools.ts"
 import { type OpenRequest, prebuildTargetOf } from "./OpenRequest.ts"
 import { PrepareCreate } from "./PrepareCreate.ts"
@@ -37,6 +38,7 @@ const make = Effect.gen(function* () {
   const prepareCreate = yield* PrepareCreate
   const prepareEnvironment = yield* PrepareEnvironment
   const maker = yield* MakePrebuild
+  const spares = yield* PrebuildSpares
   const prebuilds = yield* PrebuildRepo
   const tools = yield* SandboxTools
   const workspaces = yield* Workspaces
@@ -118,6 +120,8 @@ const make = Effect.gen(function* () {
         if (made?.state !== "ready") {
           return yield* new PrebuildFailed({ operation: "make", detail: made?.error ?? "its row is gone" })
         }
+        // Its spare, in the background: the first open from it takes no copy.
+        yield* spares.refill(made)
         return { outcome: decided._tag === "Refresh" ? "refreshed" : "made", prebuild: made } as const
       })
     )

@@ -1,4 +1,5 @@
 import { type Prebuild, posixPath, sealedFolders, statePaths } from "@prbox/domain"
+import { PrebuildRepo } from "@prbox/store"
 import { Context, Effect, FiberSet, FileSystem, Layer, Ref, Semaphore } from "effect"
 import { Config } from "../Config.ts"
 import { ContainerRuntime } from "../ContainerRuntime.ts"
@@ -52,6 +53,7 @@ const make = Effect.gen(function* () {
   const labels = yield* ExtraLabels
   const foreground = yield* Foreground
   const maker = yield* MakePrebuild
+  const repo = yield* PrebuildRepo
   const dir = statePaths((yield* Config).home).spares
   /** Prebuilds whose spare is being made by this daemon. */
   const making = yield* Ref.make<ReadonlySet<string>>(new Set())
@@ -108,34 +110,38 @@ const make = Effect.gen(function* () {
       yield* made.pipe(Effect.tapError(() => Effect.ignore(remove(`${name}${PARTIAL}`))))
     })
 
+  /** `effect` with prebuild `id` marked as having its spare made (sweep leaves its `.partial` folder). */
+  const marked = <A, E>(id: string, effect: Effect.Effect<A, E>) =>
+    Effect.acquireUseRelease(
+      Ref.update(making, (ids) => new Set([...ids, id])),
+      () => effect,
+      () => Ref.update(making, (ids) => new Set([...ids].filter((other) => other !== id)))
+    )
+
   /**
-   * A spare of `prebuild` made in the background when it has none (one at
-   * a time, each step after any open or claim under way), the prebuild
-   * kept from gc meanwhile; a failure is a warning in the daemon's log.
+   * A spare of `prebuild` made in the background if it has none by then
+   * (one at a time, after any open or claim under way, the prebuild kept
+   * from gc meanwhile); a failure is a warning in the daemon's log.
    */
-  const refill = (prebuild: Prebuild) =>
-    Effect.gen(function* () {
-      if (!isCopyable(prebuild)) return
-      const id = prebuild.id
-      const mine = yield* Ref.modify(making, (ids): [boolean, ReadonlySet<string>] =>
-        ids.has(id) ? [false, ids] : [true, new Set([...ids, id])]
-      )
-      if (!mine) return
-      const work = permit.withPermit(
-        Effect.gen(function* () {
-          if ((yield* readyOf(id)).length > 0) return
-          yield* foreground.whenIdle(Effect.void)
-          yield* maker.using(id, makeSpare(prebuild))
-        })
-      )
-      yield* FiberSet.run(
-        running,
-        work.pipe(
-          Effect.catchCause((cause) => Effect.logWarning(`prebuild ${id}: its spare was not made`, cause)),
-          Effect.ensuring(Ref.update(making, (ids) => new Set([...ids].filter((other) => other !== id))))
+  const refill = (prebuild: Prebuild) => {
+    if (!isCopyable(prebuild)) return Effect.void
+    const work = permit.withPermit(
+      Effect.gen(function* () {
+        yield* foreground.whenIdle(Effect.void)
+        if ((yield* readyOf(prebuild.id)).length > 0) return
+        // Kept from gc from here; one gc removed meanwhile gets none (Docker would make its volumes anew, empty).
+        const still = Effect.map(repo.get(prebuild.id), (row) => row?.state === "ready")
+        yield* maker.using(
+          prebuild.id,
+          Effect.flatMap(still, (ready) => (ready ? marked(prebuild.id, makeSpare(prebuild)) : Effect.void))
         )
-      )
-    })
+      })
+    )
+    const warned = Effect.catchCause(work, (cause) =>
+      Effect.logWarning(`prebuild ${prebuild.id}: its spare was not made`, cause)
+    )
+    return Effect.asVoid(FiberSet.run(running, warned))
+  }
 
   /**
    * Removes every spare but the ready ones of `keep` (the ready prebuilds):
