@@ -9,7 +9,7 @@ import { Installation } from "../Installation.ts"
 import { MakePrebuild } from "./MakePrebuild.ts"
 import { planPrebuildGc } from "./PrebuildGc.ts"
 import { PREBUILD_HOME_LABEL, PREBUILD_IMAGE_LABELS, prebuildHomeVolumeName } from "./PrebuildNames.ts"
-import { PrebuildSpares } from "./PrebuildSpares.ts"
+import { onDisk, PrebuildSpares } from "./PrebuildSpares.ts"
 
 const DAY = 86_400_000
 const GIB = 1024 ** 3
@@ -57,15 +57,14 @@ const make = Effect.gen(function* () {
   const listed = <A, E extends { readonly message: string }>(operation: string, effect: Effect.Effect<A, E>) =>
     Effect.mapError(effect, (error) => new DiscoveryFailed({ operation, detail: error.message }))
 
-  /** The report with the spares swept (those of `ready` kept): what it removed and what it could not. */
+  /** The report with the spares swept (those of `ready` kept), each removal attempted and reported. */
   const withSpares = (changes: Array<string>, failures: Array<string>, ready: ReadonlySet<string>) =>
-    Effect.map(
-      listed("prebuild spares", spares.sweep(ready)),
-      (swept): PrebuildCleanupReport => ({
-        changes: [...changes, ...swept.changes],
-        failures: [...failures, ...swept.failures]
-      })
-    )
+    Effect.gen(function* () {
+      for (const spare of yield* listed("prebuild spares", spares.strays(ready))) {
+        yield* attempt(changes, failures, `${spare.prebuildId}: spare removed`, spares.remove(spare.name))
+      }
+      return { changes, failures } satisfies PrebuildCleanupReport
+    })
 
   const reconcile = Effect.fn("Prebuilds.reconcile")(function* () {
     const busy = yield* maker.busy
@@ -114,9 +113,7 @@ const make = Effect.gen(function* () {
     const failures: Array<string> = []
     // A ready spare is a second copy of its prebuild's files on disk: the cap counts it.
     const spared = yield* listed("prebuild spares", spares.spared)
-    const measured = rows.map((row) =>
-      spared.has(row.id) && row.sizeBytes !== null ? { ...row, sizeBytes: row.sizeBytes * 2 } : row
-    )
+    const measured = rows.map((row) => ({ ...row, sizeBytes: onDisk(row, spared) }))
     const removed = new Set<string>()
     for (const removal of planPrebuildGc(measured, busy, yield* Clock.currentTimeMillis, policy)) {
       // Checked again just before: an open may have started copying from it meanwhile.

@@ -29,10 +29,19 @@ export const prebuildFills = (
 const SPARE_NAME = /^(pb[a-z2-7]+)\.[0-9a-f]+(\.partial)?$/
 const PARTIAL = ".partial"
 
-export interface SpareSweep {
-  readonly changes: ReadonlyArray<string>
-  readonly failures: ReadonlyArray<string>
+/** A spare's folder, as its name says: whose it is and whether its copy is whole. */
+export interface SpareFolder {
+  readonly name: string
+  readonly prebuildId: string
+  readonly partial: boolean
 }
+
+/** What a prebuild holds on disk: its size, twice its size while a spare of it is ready. */
+export const onDisk = (row: Prebuild, spared: ReadonlySet<string>): number | null =>
+  row.sizeBytes === null ? null : row.sizeBytes * (spared.has(row.id) ? 2 : 1)
+
+const randomSuffix = () =>
+  Array.from(crypto.getRandomValues(new Uint8Array(6)), (byte) => byte.toString(16).padStart(2, "0")).join("")
 
 /**
  * A ready prebuild's spare: a sandbox's folder (its sealed workspace and
@@ -43,8 +52,8 @@ export interface SpareSweep {
  * rename, nothing read or walked), so no copy runs beside its container's
  * start, and the next is made behind it. A spare is made whole under
  * `.partial` and renamed when the copy succeeded: a daemon killed meanwhile
- * leaves a `.partial` folder that `sweep` removes, as it removes the spares
- * of a prebuild no longer ready.
+ * leaves a `.partial` folder that cleanup removes (`strays`), as it removes
+ * the spares of a prebuild no longer ready.
  */
 const make = Effect.gen(function* () {
   const fs = yield* FileSystem.FileSystem
@@ -67,10 +76,16 @@ const make = Effect.gen(function* () {
     )
   )
 
+  /** The spares' folders (anything else there is not prbox's and left be). */
+  const folders = Effect.map(names, (all) =>
+    all.flatMap((name): Array<SpareFolder> => {
+      const [, prebuildId, partial] = SPARE_NAME.exec(name) ?? []
+      return prebuildId === undefined ? [] : [{ name, prebuildId, partial: partial !== undefined }]
+    })
+  )
+
   const readyOf = (prebuildId: string) =>
-    Effect.map(names, (all) =>
-      all.filter((name) => SPARE_NAME.exec(name)?.[1] === prebuildId && !name.endsWith(PARTIAL))
-    )
+    Effect.map(folders, (all) => all.filter((spare) => spare.prebuildId === prebuildId && !spare.partial))
 
   /** The folders a removal clears: the sealed one by the engine where this machine cannot. */
   const remove = (name: string) =>
@@ -84,7 +99,7 @@ const make = Effect.gen(function* () {
   const take = (prebuild: CopyablePrebuild, root: string) =>
     Effect.gen(function* () {
       yield* fs.makeDirectory(posixPath.join(root, ".."), { recursive: true })
-      for (const name of yield* readyOf(prebuild.id)) {
+      for (const { name } of yield* readyOf(prebuild.id)) {
         const moved = yield* Effect.result(fs.rename(posixPath.join(dir, name), root))
         if (moved._tag === "Success") return true
       }
@@ -98,19 +113,19 @@ const make = Effect.gen(function* () {
   /** One spare of `prebuild` made: its folders, sealed, the copy, then its ready name. */
   const makeSpare = (prebuild: CopyablePrebuild) =>
     Effect.gen(function* () {
-      const name = `${prebuild.id}.${Array.from(crypto.getRandomValues(new Uint8Array(6)), (byte) => byte.toString(16).padStart(2, "0")).join("")}`
-      const folders = sealedFolders(posixPath.join(dir, `${name}${PARTIAL}`))
-      const made = Effect.gen(function* () {
-        yield* ownership.makeFolders(folders)
-        yield* ownership.makeWorkspaceFolder(folders.workspace)
-        yield* ownership.seal(folders, runtime, labels)
-        yield* runtime.copyIntoFolders(prebuild.image, prebuildFills(prebuild, folders), labels)
-        yield* fs.rename(folders.root, posixPath.join(dir, name))
+      const name = `${prebuild.id}.${randomSuffix()}`
+      const made = sealedFolders(posixPath.join(dir, `${name}${PARTIAL}`))
+      const making = Effect.gen(function* () {
+        yield* ownership.makeFolders(made)
+        yield* ownership.makeWorkspaceFolder(made.workspace)
+        yield* ownership.seal(made, runtime, labels)
+        yield* runtime.copyIntoFolders(prebuild.image, prebuildFills(prebuild, made), labels)
+        yield* fs.rename(made.root, posixPath.join(dir, name))
       })
-      yield* made.pipe(Effect.tapError(() => Effect.ignore(remove(`${name}${PARTIAL}`))))
+      yield* making.pipe(Effect.tapError(() => Effect.ignore(remove(`${name}${PARTIAL}`))))
     })
 
-  /** `effect` with prebuild `id` marked as having its spare made (sweep leaves its `.partial` folder). */
+  /** `effect` with prebuild `id` marked as having its spare made (`strays` leaves its `.partial` folder). */
   const marked = <A, E>(id: string, effect: Effect.Effect<A, E>) =>
     Effect.acquireUseRelease(
       Ref.update(making, (ids) => new Set([...ids, id])),
@@ -144,35 +159,22 @@ const make = Effect.gen(function* () {
   }
 
   /**
-   * Removes every spare but the ready ones of `keep` (the ready prebuilds):
-   * those of a prebuild gone or not ready, and a `.partial` one no refill of
-   * this daemon makes (a killed daemon's). Each removal is reported.
+   * The spares to remove, every one but the ready ones of `keep` (the ready
+   * prebuilds): those of a prebuild gone or not ready, and a `.partial` one
+   * no refill of this daemon makes (a killed daemon's).
    */
-  const sweep = (keep: ReadonlySet<string>) =>
+  const strays = (keep: ReadonlySet<string>) =>
     Effect.gen(function* () {
       const inFlight = yield* Ref.get(making)
-      const changes: Array<string> = []
-      const failures: Array<string> = []
-      for (const name of yield* names) {
-        const [, id, partial] = SPARE_NAME.exec(name) ?? []
-        if (id === undefined || (partial === undefined ? keep.has(id) : inFlight.has(id))) continue
-        const removed = yield* Effect.result(remove(name))
-        if (removed._tag === "Success") changes.push(`${id}: spare removed`)
-        else failures.push(`${id}: spare not removed: ${removed.failure.message}`)
-      }
-      return { changes, failures } satisfies SpareSweep
+      return (yield* folders).filter((spare) =>
+        spare.partial ? !inFlight.has(spare.prebuildId) : !keep.has(spare.prebuildId)
+      )
     })
 
-  /** The prebuilds with a ready spare (gc counts its disk twice). */
-  const spared = Effect.map(names, (all) => {
-    const ids = new Set<string>()
-    for (const [, id, partial] of all.map((name) => SPARE_NAME.exec(name) ?? [])) {
-      if (id !== undefined && partial === undefined) ids.add(id)
-    }
-    return ids
-  })
+  /** The prebuilds with a ready spare (gc and the status count its disk twice: `onDisk`). */
+  const spared = Effect.map(folders, (all) => new Set(all.filter((spare) => !spare.partial).map((s) => s.prebuildId)))
 
-  return { take, refill, sweep, spared, settled: FiberSet.awaitEmpty(running) }
+  return { take, refill, strays, remove, spared, settled: FiberSet.awaitEmpty(running) }
 })
 
 export class PrebuildSpares extends Context.Service<PrebuildSpares, Effect.Success<typeof make>>()(

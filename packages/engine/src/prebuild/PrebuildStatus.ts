@@ -3,7 +3,7 @@ import { PrebuildRepo } from "@prbox/store"
 import { Effect } from "effect"
 import { Config } from "../Config.ts"
 import { mapStoreErrors } from "../Errors.ts"
-import { PrebuildSpares } from "./PrebuildSpares.ts"
+import { onDisk, PrebuildSpares } from "./PrebuildSpares.ts"
 
 const GIB = 1024 ** 3
 
@@ -25,7 +25,7 @@ export const prebuildStatus = Effect.fn("Prebuilds.status")(function* () {
   const spared = yield* (yield* PrebuildSpares).spared
   const usedBytes = prebuilds
     .filter((row) => row.state === "ready")
-    .reduce((sum, row) => sum + (row.sizeBytes ?? 0) * (spared.has(row.id) ? 2 : 1), 0)
+    .reduce((sum, row) => sum + (onDisk(row, spared) ?? 0), 0)
   return {
     enabled: config.prebuilds !== false,
     capBytes: config.prebuilds === false ? null : config.prebuilds.maxGiB * GIB,
