@@ -11,6 +11,7 @@
  * variables over it. Pure: the exec is the caller's.
  */
 import type { UserEnvProbe } from "@prbox/domain"
+import { firstThen } from "./RunFirst.ts"
 
 export const PROBE_FLAGS: Readonly<Record<UserEnvProbe, string>> = {
   loginInteractiveShell: "-lic",
@@ -35,16 +36,16 @@ export const PROBE_COMMANDS = [
   { command: "printenv", separator: "\n" }
 ] as const
 
-/** The probe's argv for `docker exec`. */
-export const probeArgv = (mode: UserEnvProbe, mark: string, command: string): ReadonlyArray<string> => [
-  "/bin/sh",
-  "-c",
-  PROBE_SCRIPT,
-  "prbox-probe",
-  PROBE_FLAGS[mode],
-  mark,
-  command
-]
+/** The probe's argv for `docker exec`; with `first`, that command's argv run before it in the same exec (RunFirst.ts). */
+export const probeArgv = (
+  mode: UserEnvProbe,
+  mark: string,
+  command: string,
+  first?: ReadonlyArray<string>
+): ReadonlyArray<string> => {
+  const { script, args } = firstThen(PROBE_SCRIPT, first)
+  return ["/bin/sh", "-c", script, "prbox-probe", ...args, PROBE_FLAGS[mode], mark, command]
+}
 
 /** The shell's environment between the marks, and the container's PATH; undefined when the marks are not there. */
 export const parseProbe = (

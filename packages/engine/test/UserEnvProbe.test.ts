@@ -1,10 +1,13 @@
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { spawnSync } from "node:child_process"
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Schedule } from "effect"
 import { pushPullRequest } from "../../git/test/helpers.ts"
 import { SandboxService } from "../src/index.ts"
+import { FIRST_FAILED } from "../src/RunFirst.ts"
+import { parseProbe, probeArgv } from "../src/UserEnvProbe.ts"
 import { bounded, openRunning, rowOf, withEngine } from "./harness.ts"
 import { devUserTag, inContainer } from "./user-image.ts"
 
@@ -33,6 +36,35 @@ const codeServerEnv = (containerId: string, name: string): string =>
   )
 
 describe("userEnvProbe", () => {
+  it("a command run first in the probe's exec gets its arguments whole, runs from /, and its failure is a line on stderr; the probe's answer is untouched", () => {
+    const folder = mkdtempSync(join(tmpdir(), "prbox-probe-first-"))
+    try {
+      const out = join(folder, "args")
+      const hostile = ["a b", `c"d`, "$HOME", "e'f", "g\\h", "$(touch pwned)", "`touch pwned`", ""]
+      const record = ["/bin/sh", "-c", `pwd > "$0.pwd"; printf '%s|' "$@" > "$0"; exit "$FIRST_EXIT"`, out, ...hostile]
+      for (const [exit, failed] of [
+        ["0", false],
+        ["3", true]
+      ] as const) {
+        const argv = probeArgv("loginShell", "MARK-1", "printenv", record)
+        const run = spawnSync(argv[0] ?? "", argv.slice(1), {
+          cwd: folder,
+          encoding: "utf8",
+          env: { PATH: process.env.PATH ?? "", SHELL: "/bin/sh", FIRST_EXIT: exit, PROBED: "yes" }
+        })
+        assert.strictEqual(readFileSync(out, "utf8"), `${hostile.join("|")}|`)
+        assert.strictEqual(readFileSync(`${out}.pwd`, "utf8").trim(), "/")
+        assert.isFalse(existsSync(join(folder, "pwned")) || existsSync("/pwned"))
+        assert.strictEqual(run.stderr.includes(FIRST_FAILED), failed)
+        const parsed = parseProbe(run.stdout, "MARK-1", "\n")
+        assert.strictEqual(parsed?.env.PROBED, "yes")
+        assert.strictEqual(parsed?.containerPath, process.env.PATH)
+      }
+    } finally {
+      rmSync(folder, { recursive: true, force: true })
+    }
+  })
+
   it.live(
     "the default (loginInteractiveShell): a lifecycle command and code-server see the login profile's variables",
     () =>

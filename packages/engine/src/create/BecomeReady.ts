@@ -7,7 +7,7 @@ import { Lifecycle } from "../Lifecycle.ts"
 import { SandboxTools } from "../SandboxTools.ts"
 import { Ownership } from "../workspace/Ownership.ts"
 import { type ContainerEnvironment, CreateContainer } from "./CreateContainer.ts"
-import { GitIdentity } from "./GitIdentity.ts"
+import { GitIdentity, IDENTITY_WARNING, identityArgv } from "./GitIdentity.ts"
 import type { StartedEarly } from "./OpenCheckout.ts"
 import { SandboxHooks } from "./SandboxHooks.ts"
 import { SETUP_INTERRUPTED, Setup } from "./Setup.ts"
@@ -112,12 +112,26 @@ const make = Effect.gen(function* () {
     // or crash now is not taken for a done setup.
     if (created) yield* advance(id, "starting", { setupError: SETUP_INTERRUPTED })
     const warn = (line: string) => progress(row, line).pipe(Effect.ignore)
-    const identity = created
-      ? gitIdentity(containerId, environment.plan, setup.userOf(environment.plan), config, warn)
-      : Effect.void
-    const identifying = yield* Effect.forkChild(identity, { startImmediately: true })
-    // The user's environment is probed while code-server starts: the steps wait for both.
-    const probe = setup.probeFor(row, containerId, environment, created, config)
+    const { plan } = environment
+    // Where the steps probe the user's environment, the identity is written first in the probe's exec:
+    // one exec less beside code-server's start. The steps wait for both.
+    const identityWritten = startedEarly?.identityWritten === true
+    const joint = created && !identityWritten && setup.probeExecs(plan, created, config)
+    const identity = yield* Effect.cached(gitIdentity.values(config))
+    const write = Effect.flatMap(identity, (values) =>
+      gitIdentity.write(containerId, plan, setup.userOf(plan), values, warn)
+    )
+    const identifying = yield* Effect.forkChild(created && !joint && !identityWritten ? write : Effect.void, {
+      startImmediately: true
+    })
+    const probe = joint
+      ? Effect.flatMap(identity, (values) =>
+          setup.probeFor(row, containerId, environment, created, config, undefined, {
+            argv: identityArgv(plan, values),
+            failed: warn(IDENTITY_WARNING)
+          })
+        )
+      : setup.probeFor(row, containerId, environment, created, config)
     const probing = yield* Effect.forkChild(probe, { startImmediately: true })
     // The setup up to `waitFor` needs the files and the identity, not code-server: it runs beside its start.
     const preparing = Effect.gen(function* () {

@@ -1,6 +1,6 @@
 import type { Sandbox } from "@prbox/domain"
 import { Workspaces } from "@prbox/git"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Fiber, Layer } from "effect"
 import type { PrboxConfig } from "../Config.ts"
 import { ContainerRuntime } from "../ContainerRuntime.ts"
 import { userSpec } from "../ContainerSpec.ts"
@@ -9,11 +9,15 @@ import { Lifecycle } from "../Lifecycle.ts"
 import { checkoutInContainer } from "../workspace/ContainerWorkspaceGit.ts"
 import { Ownership } from "../workspace/Ownership.ts"
 import { type ContainerEnvironment, CreateContainer } from "./CreateContainer.ts"
+import { GitIdentity, IDENTITY_WARNING, identityArgv } from "./GitIdentity.ts"
+import { setupUser } from "./Setup.ts"
 
 /** A container started before its files were written, and the environment it was made from. */
 export interface StartedEarly {
   readonly environment: ContainerEnvironment
   readonly started: Effect.Success<ReturnType<CreateContainer["Service"]["start"]>>
+  /** Its git identity was written already, in its checkout's exec. */
+  readonly identityWritten?: boolean
 }
 
 /** What a new clone (its `.git`, made with `checkout: false`) is to be checked out as. */
@@ -33,6 +37,7 @@ const make = Effect.gen(function* () {
   const workspaces = yield* Workspaces
   const runtime = yield* ContainerRuntime
   const { progress } = yield* Lifecycle
+  const gitIdentity = yield* GitIdentity
 
   /**
    * The files written here while no container of the sandbox has run
@@ -54,7 +59,8 @@ const make = Effect.gen(function* () {
   /**
    * On the local engine: the container starts (code-server's start is most
    * of an open) and its own git writes the files, as the sandbox user,
-   * while code-server starts. An image without git gets them from the
+   * while code-server starts, the git identity written first in the same
+   * exec (`identityWritten`). An image without git gets them from the
    * host before its container first starts.
    */
   const startAndCheckOut = (
@@ -64,6 +70,9 @@ const make = Effect.gen(function* () {
     clone: CloneTarget
   ) =>
     Effect.gen(function* () {
+      const { plan } = environment
+      // Read on the host while the container starts.
+      const identity = yield* Effect.forkChild(gitIdentity.values(config), { startImmediately: true })
       const started = yield* container.start(cloning.id, config, environment, {
         workspacePath: clone.workspacePath,
         checkoutHere: checkoutCloneHere(clone)
@@ -71,17 +80,22 @@ const make = Effect.gen(function* () {
       const early: StartedEarly = { environment, started }
       if (!started.checkoutInContainer) return early
       yield* progress(cloning, `checking out ${clone.commit} as ${clone.branch} in the sandbox`).pipe(Effect.ignore)
+      const user = userSpec(ownership.sandboxUser)
       const target: ExecTarget = {
         id: cloning.id,
         containerId: started.containerId,
-        user: userSpec(ownership.sandboxUser),
-        workspaceFolder: environment.plan.workspaceFolder,
+        user,
+        workspaceFolder: plan.workspaceFolder,
         env: {},
         sourceCommit: clone.commit
       }
+      // The identity goes first in the checkout's exec when the setup's user is the checkout's (all but runAsRoot).
+      const first =
+        setupUser(plan, ownership.sandboxUser) === user ? identityArgv(plan, yield* Fiber.join(identity)) : undefined
       // A checkout that fails ends the worker, which stops the container (Workers' supervise).
-      yield* checkoutInContainer(runtime, target, clone.branch, clone.commit)
-      return early
+      const outcome = yield* checkoutInContainer(runtime, target, clone.branch, clone.commit, first)
+      if (outcome === "failed") yield* progress(cloning, IDENTITY_WARNING).pipe(Effect.ignore)
+      return { ...early, identityWritten: outcome !== "not run" }
     })
 
   return { startAndCheckOut, checkoutCloneHere }

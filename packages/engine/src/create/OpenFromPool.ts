@@ -11,7 +11,7 @@ import type { ExecTarget } from "../exec/ExecTarget.ts"
 import { Lifecycle } from "../Lifecycle.ts"
 import type { OpenPath } from "../prebuild/PrebuildDecision.ts"
 import { afterPrebuild } from "../prebuild/PrebuildSteps.ts"
-import { checkoutPrebuiltInContainer } from "../workspace/ContainerWorkspaceGit.ts"
+import { checkoutPrebuiltInContainer, prebuiltBundle } from "../workspace/ContainerWorkspaceGit.ts"
 import { Ownership } from "../workspace/Ownership.ts"
 import type { ContainerEnvironment } from "./CreateContainer.ts"
 import type { StartedEarly } from "./OpenCheckout.ts"
@@ -73,7 +73,7 @@ const make = Effect.gen(function* () {
         env: {},
         sourceCommit: target.commit
       }
-      yield* checkoutPrebuiltInContainer(runtime, workspaces, exec, target, baseCommit)
+      yield* checkoutPrebuiltInContainer(runtime, exec, target, yield* prebuiltBundle(workspaces, target, baseCommit))
       const started = { containerId, hostPort, since, movedFrom: null, created: true, checkoutInContainer: true }
       const early: StartedEarly = { environment: { ...environment, plan }, started }
       return { ...early, probed: done.probed }

@@ -13,7 +13,7 @@ import type { OpenPath } from "../prebuild/PrebuildDecision.ts"
 import { prebuildHomeVolumeName } from "../prebuild/PrebuildNames.ts"
 import { isCopyable, PrebuildSpares, prebuildFills } from "../prebuild/PrebuildSpares.ts"
 import { afterPrebuild } from "../prebuild/PrebuildSteps.ts"
-import { checkoutPrebuiltInContainer } from "../workspace/ContainerWorkspaceGit.ts"
+import { checkoutPrebuiltInContainer, prebuiltBundle } from "../workspace/ContainerWorkspaceGit.ts"
 import { Ownership } from "../workspace/Ownership.ts"
 import { type ContainerEnvironment, CreateContainer } from "./CreateContainer.ts"
 import type { StartedEarly } from "./OpenCheckout.ts"
@@ -73,6 +73,10 @@ const make = Effect.gen(function* () {
       const say = (line: string) => progress(cloning, line).pipe(Effect.ignore)
       const folders = ownership.foldersOf(cloning.id, target.workspacePath)
       yield* prebuilds.markUsed(prebuild.id, yield* Clock.currentTimeMillis).pipe(Effect.ignore)
+      // The PR's commits are bundled on the host before its container starts, not beside code-server's start.
+      const bundling = yield* Effect.forkChild(prebuiltBundle(workspaces, target, prebuild.baseCommit), {
+        startImmediately: true
+      })
       // Its spare, copied ahead, becomes the sandbox's folder; else the copy goes beside the container's start.
       const spare = isCopyable(prebuild) && (yield* spares.take(prebuild, folders.root))
       const from = `from prebuild ${prebuild.id} (${prebuild.baseBranch} at ${prebuild.baseCommit.slice(0, 7)})`
@@ -119,7 +123,7 @@ const make = Effect.gen(function* () {
       // Run by becomeReady beside what needs only the home (the identity, the user's environment).
       const checkout = Effect.andThen(
         say(`bringing ${target.commit.slice(0, 7)} in as ${target.branch} in the sandbox`),
-        checkoutPrebuiltInContainer(runtime, workspaces, exec, target, prebuild.baseCommit)
+        Effect.flatMap(Fiber.join(bundling), (bundle) => checkoutPrebuiltInContainer(runtime, exec, target, bundle))
       )
       return { early: { environment: prebuilt, started } satisfies StartedEarly, checkout }
     })

@@ -187,7 +187,9 @@ const make = Effect.gen(function* () {
             )
       const userWork = Effect.all(
         [
-          gitIdentity(containerId, plan, user, config, warn),
+          Effect.flatMap(gitIdentity.values(config), (identity) =>
+            gitIdentity.write(containerId, plan, user, identity, warn)
+          ),
           probeDue(claimPlan, true, config)
             ? Effect.flatMap(
                 probeUserEnv(runtime, containerId, user, claimPlan, config.userEnvProbeTimeoutSeconds),

@@ -12,7 +12,7 @@ import { Ownership } from "../workspace/Ownership.ts"
 import type { ContainerEnvironment } from "./CreateContainer.ts"
 import { Dotfiles } from "./Dotfiles.ts"
 import { LifecycleSteps, stepsFor } from "./LifecycleSteps.ts"
-import { type ProbedEnv, probeUserEnv } from "./UserEnv.ts"
+import { type ProbedEnv, probeUserEnvAfter } from "./UserEnv.ts"
 
 /** A setup's outcome until it ends: what a reused container shows when it never did. */
 export const SETUP_INTERRUPTED = "setup did not finish (interrupted)"
@@ -66,6 +66,12 @@ export const probeDue = (plan: EnvironmentPlan, created: boolean, config: PrboxC
   return (created ? createWork : 0) + stepsFor(plan, "start").length > 0
 }
 
+/** A command run first in the probe's exec (its argv), and what to do when it failed. */
+export interface BeforeProbe {
+  readonly argv: ReadonlyArray<string>
+  readonly failed: Effect.Effect<void>
+}
+
 /**
  * A started sandbox's setup: the extensions and create-time steps on a
  * container this start made, `postStartCommand` on every start (only after
@@ -93,9 +99,27 @@ const make = Effect.gen(function* () {
           {}
         )
 
-  /** The probed environment for this start's steps. */
-  const probed = (row: Sandbox, containerId: string, plan: EnvironmentPlan, timeoutSeconds: number) =>
-    Effect.flatMap(probeUserEnv(runtime, containerId, userOf(plan), plan, timeoutSeconds), (found) => envOf(row, found))
+  /** The probed environment for this start's steps, `before` run first in its exec. */
+  const probed = (
+    row: Sandbox,
+    containerId: string,
+    plan: EnvironmentPlan,
+    timeoutSeconds: number,
+    before?: BeforeProbe
+  ) =>
+    Effect.gen(function* () {
+      const probe = probeUserEnvAfter(runtime, containerId, userOf(plan), plan, timeoutSeconds, before?.argv)
+      const { found, first } = yield* probe
+      if (before !== undefined && first !== "ran") yield* before.failed
+      return yield* envOf(row, found)
+    })
+
+  /**
+   * Whether probeFor, given no kept probe, makes an exec (a step is due and
+   * the plan probes): one that its `before` can join.
+   */
+  const probeExecs = (plan: EnvironmentPlan, created: boolean, config: PrboxConfig) =>
+    probeDue(plan, created, config) && plan.userEnvProbe !== undefined
 
   /**
    * The user's environment for this start's steps, or none when no step is
@@ -103,7 +127,8 @@ const make = Effect.gen(function* () {
    * runs, beside the health wait (both are waited for before any step; the
    * probe is an exec of the user's shell, independent of code-server).
    * `kept`: the container's probe made already (a pool container's, when
-   * it was made): used, not made again.
+   * it was made): used, not made again. `before`: run first in the probe's
+   * exec (where probeExecs says there is one).
    */
   const probeFor = (
     row: Sandbox,
@@ -111,11 +136,14 @@ const make = Effect.gen(function* () {
     environment: ContainerEnvironment,
     created: boolean,
     config: PrboxConfig,
-    kept?: ProbedEnv
+    kept?: ProbedEnv,
+    before?: BeforeProbe
   ): Effect.Effect<Readonly<Record<string, string>>, RuntimeError> => {
     const { plan } = environment
     if (!probeDue(plan, created, config)) return Effect.succeed({})
-    return kept === undefined ? probed(row, containerId, plan, config.userEnvProbeTimeoutSeconds) : envOf(row, kept)
+    return kept === undefined
+      ? probed(row, containerId, plan, config.userEnvProbeTimeoutSeconds, before)
+      : envOf(row, kept)
   }
 
   /** `steps` in order; null when all succeeded, else the reason the first failed. */
@@ -245,7 +273,7 @@ const make = Effect.gen(function* () {
           run(row, containerId, plan, steps, env)
         )
 
-  return { probeFor, start, continueAfterReady, runAlone, userOf }
+  return { probeFor, probeExecs, start, continueAfterReady, runAlone, userOf }
 })
 
 export class Setup extends Context.Service<Setup, Effect.Success<typeof make>>()("prbox/engine/Setup") {

@@ -1,7 +1,8 @@
 import type { EnvironmentPlan } from "@prbox/domain"
 import { Effect } from "effect"
 import { keptVariables } from "../CodeServerSpec.ts"
-import type { ContainerRuntimeShape } from "../ContainerRuntime.ts"
+import type { ContainerRuntimeShape, ExecOutcome } from "../ContainerRuntime.ts"
+import { type FirstOutcome, firstOutcome } from "../RunFirst.ts"
 import { appliedEnv, PROBE_COMMANDS, parseProbe, probeArgv } from "../UserEnvProbe.ts"
 
 const PROBE_OUTPUT_BYTES = 1024 * 1024
@@ -19,37 +20,61 @@ export type ProbedEnv =
  * not a probe's answer and fails. What the shell printed is PR content:
  * it is parsed, never logged.
  */
-export const probeUserEnv = Effect.fn("SandboxService.probeUserEnv")(function* (
+export const probeUserEnv = (
   runtime: ContainerRuntimeShape,
   containerId: string,
   user: string,
   plan: EnvironmentPlan,
   timeoutSeconds: number
+) => Effect.map(probeUserEnvAfter(runtime, containerId, user, plan, timeoutSeconds), ({ found }) => found)
+
+/**
+ * probeUserEnv with `first`'s argv run before the shell in the probe's
+ * first exec (probeArgv's): what it found, and whether `first` failed
+ * (`"failed"`) or did not run at all (no probe is due: `"not run"`).
+ */
+export const probeUserEnvAfter = Effect.fn("SandboxService.probeUserEnv")(function* (
+  runtime: ContainerRuntimeShape,
+  containerId: string,
+  user: string,
+  plan: EnvironmentPlan,
+  timeoutSeconds: number,
+  first?: ReadonlyArray<string>
 ) {
   const mode = plan.userEnvProbe
-  if (mode === undefined) return { _tag: "NotProbed", warning: null } satisfies ProbedEnv
+  const answer = (found: ProbedEnv, ran: FirstOutcome) => ({ found, first: ran })
+  if (mode === undefined) return answer({ _tag: "NotProbed", warning: null }, "not run")
+  let ran: FirstOutcome = "not run"
   for (const { command, separator } of PROBE_COMMANDS) {
     const mark = crypto.randomUUID()
-    const result = yield* runtime.exec(containerId, probeArgv(mode, mark, command), {
+    const before: ReadonlyArray<string> | undefined = ran === "not run" ? first : undefined
+    const result: ExecOutcome = yield* runtime.exec(containerId, probeArgv(mode, mark, command, before), {
       user,
       cwd: plan.workspaceFolder,
       timeoutMs: timeoutSeconds * 1000,
       maxOutputBytes: PROBE_OUTPUT_BYTES
     })
+    if (before !== undefined) ran = firstOutcome(result.stderr, before)
     if (result.timedOut) {
-      return {
-        _tag: "NotProbed",
-        warning: `userEnvProbe: the user's shell did not finish within ${timeoutSeconds} s (does a startup file wait for input?); lifecycle commands run without its environment`
-      } satisfies ProbedEnv
+      return answer(
+        {
+          _tag: "NotProbed",
+          warning: `userEnvProbe: the user's shell did not finish within ${timeoutSeconds} s (does a startup file wait for input?); lifecycle commands run without its environment`
+        },
+        ran
+      )
     }
     const parsed = parseProbe(result.stdout, mark, separator)
     if (parsed === undefined) continue
     const root = user.split(":")[0] === "0"
     const env = appliedEnv(parsed.env, parsed.containerPath, root, new Set(keptVariables(plan)))
-    return { _tag: "Probed", env } satisfies ProbedEnv
+    return answer({ _tag: "Probed", env }, ran)
   }
-  return {
-    _tag: "NotProbed",
-    warning: "userEnvProbe: the user's shell gave no environment; lifecycle commands run without it"
-  } satisfies ProbedEnv
+  return answer(
+    {
+      _tag: "NotProbed",
+      warning: "userEnvProbe: the user's shell gave no environment; lifecycle commands run without it"
+    },
+    ran
+  )
 })

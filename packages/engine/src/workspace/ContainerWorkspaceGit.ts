@@ -13,6 +13,7 @@ import { Data, Effect } from "effect"
 import type { ContainerRuntimeShape } from "../ContainerRuntime.ts"
 import type { ExecTarget } from "../exec/ExecTarget.ts"
 import { EXIT } from "../exec/FileScripts.ts"
+import { type FirstOutcome, firstOutcome, firstThen } from "../RunFirst.ts"
 import type { WorkspaceGit } from "./WorkspaceGit.ts"
 
 /** Bound on one git command in the sandbox, as on the host (Workspaces' local timeout). */
@@ -62,13 +63,15 @@ const inContainer =
     runtime: ContainerRuntimeShape,
     target: ExecTarget,
     stdin?: Uint8Array,
-    script = GIT_SH
+    script = GIT_SH,
+    first?: ReadonlyArray<string>
   ): GitRun<ContainerGitError> =>
   (args, options) =>
     Effect.gen(function* () {
       const operation = "git in the sandbox"
+      const run = firstThen(script, first)
       const outcome = yield* runtime
-        .exec(target.containerId, ["sh", "-c", script, "prbox-git", ...args], {
+        .exec(target.containerId, ["sh", "-c", run.script, "prbox-git", ...run.args, ...args], {
           user: target.user,
           cwd: options.cwd,
           env: { LC_ALL: "C", GIT_TERMINAL_PROMPT: "0" },
@@ -125,40 +128,46 @@ export const containerWorkspaceGit = (
  * open's clone (its `.git`) is made on the host before the container runs,
  * the files are written here, so no host program reads what the container
  * writes meanwhile (its hooks, its config, links swapped into the tree).
+ * `first`: a command of the same user run before it in its exec
+ * (RunFirst.ts); how it went.
  */
 export const checkoutInContainer = (
   runtime: ContainerRuntimeShape,
   target: ExecTarget,
   branch: string,
-  commit: string
-) =>
-  workspaceSteps(inContainer(runtime, target), GIT_TIMEOUT_MS).succeed(target.workspaceFolder, [
-    "checkout",
-    "--quiet",
-    "-b",
-    branch,
-    commit,
-    "--"
-  ])
+  commit: string,
+  first?: ReadonlyArray<string>
+): Effect.Effect<FirstOutcome, WorkspaceError | GitMissing> =>
+  workspaceSteps(inContainer(runtime, target, undefined, GIT_SH, first), GIT_TIMEOUT_MS)
+    .succeed(target.workspaceFolder, ["checkout", "--quiet", "-b", branch, commit, "--"])
+    .pipe(Effect.map((output) => firstOutcome(output.stderr, first)))
+
+/**
+ * What a prebuilt workspace holding `baseCommit` lacks of the PR's head: a
+ * bundle from the mirror on this machine, empty when it lacks nothing. Made
+ * on the host, so an open makes it while its container starts.
+ */
+export const prebuiltBundle = (
+  workspaces: Workspaces["Service"],
+  pr: { readonly mirrorPath: string; readonly commit: string },
+  baseCommit: string
+): Effect.Effect<Uint8Array, WorkspaceError> =>
+  pr.commit === baseCommit
+    ? Effect.succeed(new Uint8Array())
+    : workspaces.bundleCommit(pr.mirrorPath, pr.commit, [baseCommit])
 
 /**
  * A prebuilt workspace (a prebuild's copy, or a claimed pool container's)
  * moved to the PR's head, by the sandbox's own git as its user, in one exec
- * (PREBUILT_CHECKOUT_SH): only what the base it holds lacks comes over, as a
- * bundle from the mirror on this machine.
+ * (PREBUILT_CHECKOUT_SH), `bundle` (prebuiltBundle's) fed to it.
  */
 export const checkoutPrebuiltInContainer = (
   runtime: ContainerRuntimeShape,
-  workspaces: Workspaces["Service"],
   target: ExecTarget,
-  pr: { readonly mirrorPath: string; readonly remoteUrl: string; readonly branch: string; readonly commit: string },
-  baseCommit: string
+  pr: { readonly remoteUrl: string; readonly branch: string; readonly commit: string },
+  bundle: Uint8Array
 ) =>
   Effect.gen(function* () {
-    const bundle =
-      pr.commit === baseCommit
-        ? new Uint8Array()
-        : yield* workspaces.bundleCommit(pr.mirrorPath, pr.commit, [baseCommit])
     const carried = bundle.length > 0
     const path = target.workspaceFolder
     const run = inContainer(runtime, target, carried ? bundle : undefined, PREBUILT_CHECKOUT_SH)

@@ -99,11 +99,8 @@ const parts = (() => {
   const container = CreateContainer.layer.pipe(Layer.provideMerge(steps))
   const workers = Workers.layer.pipe(
     Layer.provideMerge(
-      Layer.mergeAll(
-        OpenCheckout.layer,
-        OpenFromPrebuild.layer,
-        OpenFromPool.layer,
-        BecomeReady.layer.pipe(Layer.provideMerge(GitIdentity.layer))
+      Layer.mergeAll(OpenCheckout.layer, OpenFromPrebuild.layer, OpenFromPool.layer, BecomeReady.layer).pipe(
+        Layer.provideMerge(GitIdentity.layer)
       )
     ),
     Layer.provideMerge(Setup.layer.pipe(Layer.provide(Dotfiles.layer))),
