@@ -1,4 +1,5 @@
 import { execFileSync } from "node:child_process"
+import { renameSync } from "node:fs"
 import * as NodePath from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Result } from "effect"
@@ -45,6 +46,31 @@ describe("Workspaces.commitFiles", () => {
         execFileSync("git", ["-C", fetched.mirrorPath, "rev-parse", "--is-bare-repository"]).toString().trim(),
         "true"
       )
+    })
+  )
+
+  it.effect("a commit read again (its base, by the next open) answers from what was read: git is not run again", () =>
+    Effect.gen(function* () {
+      const root = yield* tempDir
+      const remote = makeRemote(root)
+      pushPullRequest(remote.path, 4, { ".devcontainer/devcontainer.json": '{ "image": "x" }\n' })
+      const ref = Result.getOrThrow(parsePullRequestRef(remote.path, { pr: 4 }))
+      yield* Effect.gen(function* () {
+        const workspaces = yield* Workspaces
+        const fetched = yield* workspaces.fetchPullRequest(ref)
+        const reader = () => workspaces.commitFiles(fetched.mirrorPath, fetched.commit)
+        assert.strictEqual(yield* reader().read(".devcontainer/devcontainer.json"), '{ "image": "x" }\n')
+        // The mirror gone, git can answer nothing: a new reader of the same commit still does.
+        renameSync(fetched.mirrorPath, `${fetched.mirrorPath}.away`)
+        try {
+          assert.strictEqual(yield* reader().read(".devcontainer/devcontainer.json"), '{ "image": "x" }\n')
+          assert.isUndefined(yield* reader().read(".devcontainer/other.json"))
+          const unread = yield* Effect.flip(reader().read("src/never-listed.txt").pipe(Effect.asVoid))
+          assert.strictEqual(unread._tag, "GitCommandFailed", "a folder never listed needs git")
+        } finally {
+          renameSync(`${fetched.mirrorPath}.away`, fetched.mirrorPath)
+        }
+      }).pipe(Effect.provide(workspacesLayer(NodePath.join(root, "state"))))
     })
   )
 

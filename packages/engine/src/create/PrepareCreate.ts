@@ -169,6 +169,17 @@ const make = Effect.gen(function* () {
       return { branch, commit: tip, choice, files }
     }).pipe(Effect.mapError((error) => ({ message: safeReason(error) })))
 
+  /** Whether the repository has a prebuild row (a store that cannot be read: no, the base is read when needed). */
+  const hasPrebuilds = (cfg: PrboxConfig, repository: RepositoryName) =>
+    cfg.prebuilds === false
+      ? Effect.succeed(false)
+      : prebuilds.list.pipe(
+          Effect.map((rows) =>
+            rows.some((row) => row.host === repository.host && row.repository === repository.repository)
+          ),
+          Effect.orElseSucceed(() => false)
+        )
+
   /** The PR fetched into its mirror, with what its hosting service says of it. */
   const fetch = (target: PullRequestTarget) => (isHeadFromService(target) ? viaService(target) : viaGit(target))
 
@@ -182,12 +193,17 @@ const make = Effect.gen(function* () {
     const files = workspaces.commitFiles(mirrorPath, commit)
     const baseRef = got.lookup._tag === "Known" ? got.lookup.info.baseRef : undefined
     const base = baseBranchFiles(workspaces, mirrorPath, baseRef)
+    // A repository with prebuilds has its base read beside the PR's environment: an open from one waits on both.
+    const baseRead = baseEnvironment(mirrorPath, baseRef, got.ref, cfg, devcontainer)
+    const reading = (yield* hasPrebuilds(cfg, got.ref))
+      ? yield* Effect.forkChild(baseRead, { startImmediately: true })
+      : undefined
     const choice = yield* chooseEnvironment(files, got.ref, cfg, devcontainer, base)
     yield* admitCompose(compose, choice)
     const prebuild = yield* planPrebuild(prebuilds, {
       choice,
       files,
-      base: baseEnvironment(mirrorPath, baseRef, got.ref, cfg, devcontainer),
+      base: reading === undefined ? baseRead : Fiber.join(reading),
       repository: got.ref,
       config: cfg,
       defaultImage: tools.defaultImage

@@ -37,9 +37,29 @@ const isSafePath = (path: string): boolean =>
   !path.startsWith("-") &&
   path.split("/").every((part) => part.length > 0 && part !== "." && part !== "..")
 
+/** How many commits' listings, and files' texts, a daemon keeps (an open reads its base's on every open). */
+const KEPT_COMMITS = 8
+const KEPT_TEXTS = 32
+
+/** `map` with `key` set, the oldest entry dropped past `limit` (a Map keeps insertion order). */
+const keep = <V>(map: Map<string, V>, key: string, value: V, limit: number) => {
+  map.delete(key)
+  map.set(key, value)
+  if (map.size > limit) map.delete(map.keys().next().value ?? "")
+  return value
+}
+
+/**
+ * A commit's files, read by git in its mirror (the daemon's own). A
+ * commit's tree and a blob never change: what was read is kept for the
+ * next reader of the same commit (an open's base branch, read again by
+ * every open until it moves), failures never.
+ */
 export const commitFileReaders = Effect.fnUntraced(function* (timeoutMs: number) {
   const git = yield* Git
   const fs = yield* FileSystem.FileSystem
+  const commits = new Map<string, Map<string, ReadonlyArray<TreeLine>>>()
+  const texts = new Map<string, string>()
   return (mirrorPath: string, commit: string): CommitFiles => {
     const gitOk = (operation: string, args: ReadonlyArray<string>) =>
       git
@@ -61,7 +81,13 @@ export const commitFileReaders = Effect.fnUntraced(function* (timeoutMs: number)
           : Effect.void
     // One `ls-tree` a folder, kept for this reader: looking for a file in the
     // folders devcontainer.json may be in costs a git process each, not one a path.
-    const listings = new Map<string, ReadonlyArray<TreeLine>>()
+    const commitKey = `${mirrorPath}\0${commit}`
+    const listings = keep(
+      commits,
+      commitKey,
+      commits.get(commitKey) ?? new Map<string, ReadonlyArray<TreeLine>>(),
+      KEPT_COMMITS
+    )
     /**
      * A top-level folder is listed with the root in the same process (the
      * devcontainer lookup reads both). `<folder>/` stands for what is inside
@@ -115,7 +141,12 @@ export const commitFileReaders = Effect.fnUntraced(function* (timeoutMs: number)
       read: (path) =>
         Effect.gen(function* () {
           const found = yield* blob("commit.read", path, MAX_FILE_BYTES)
-          return found === undefined ? undefined : yield* gitOk("commit.read", ["cat-file", "blob", found.object])
+          if (found === undefined) return undefined
+          const textKey = `${mirrorPath}\0${found.object}`
+          const known = texts.get(textKey)
+          if (known !== undefined) return known
+          const text = yield* gitOk("commit.read", ["cat-file", "blob", found.object])
+          return keep(texts, textKey, text, KEPT_TEXTS)
         }),
       // git's output is read as text: `unpack-file` writes the blob's bytes to a file of a private folder instead.
       readBytes: (path, maxBytes) =>
