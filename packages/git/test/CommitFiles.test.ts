@@ -6,6 +6,14 @@ import { Effect, Result } from "effect"
 import { parsePullRequestRef, Workspaces } from "../src/index.ts"
 import { makeRemote, pushPullRequest, tempDir, workspacesLayer } from "./helpers.ts"
 
+/** `effect` run with the mirror moved away (git can read nothing of it), then put back. */
+const mirrorAway = <A, E, R>(mirrorPath: string, effect: Effect.Effect<A, E, R>) =>
+  Effect.acquireUseRelease(
+    Effect.sync(() => renameSync(mirrorPath, `${mirrorPath}.away`)),
+    () => effect,
+    () => Effect.sync(() => renameSync(`${mirrorPath}.away`, mirrorPath))
+  )
+
 describe("Workspaces.commitFiles", () => {
   it.effect("reads files and folders of the fetched commit; absent paths are undefined; links are refused", () =>
     Effect.gen(function* () {
@@ -61,15 +69,44 @@ describe("Workspaces.commitFiles", () => {
         const reader = () => workspaces.commitFiles(fetched.mirrorPath, fetched.commit)
         assert.strictEqual(yield* reader().read(".devcontainer/devcontainer.json"), '{ "image": "x" }\n')
         // The mirror gone, git can answer nothing: a new reader of the same commit still does.
-        renameSync(fetched.mirrorPath, `${fetched.mirrorPath}.away`)
-        try {
-          assert.strictEqual(yield* reader().read(".devcontainer/devcontainer.json"), '{ "image": "x" }\n')
-          assert.isUndefined(yield* reader().read(".devcontainer/other.json"))
-          const unread = yield* Effect.flip(reader().read("src/never-listed.txt").pipe(Effect.asVoid))
-          assert.strictEqual(unread._tag, "GitCommandFailed", "a folder never listed needs git")
-        } finally {
-          renameSync(`${fetched.mirrorPath}.away`, fetched.mirrorPath)
-        }
+        yield* mirrorAway(
+          fetched.mirrorPath,
+          Effect.gen(function* () {
+            assert.strictEqual(yield* reader().read(".devcontainer/devcontainer.json"), '{ "image": "x" }\n')
+            assert.isUndefined(yield* reader().read(".devcontainer/other.json"))
+            const unread = yield* Effect.flip(reader().read("src/never-listed.txt").pipe(Effect.asVoid))
+            assert.strictEqual(unread._tag, "GitCommandFailed", "a folder never listed needs git")
+          })
+        )
+      }).pipe(Effect.provide(workspacesLayer(NodePath.join(root, "state"))))
+    })
+  )
+
+  it.effect("a long listing or a large file (a PR's choosing) is not kept: git reads them again", () =>
+    Effect.gen(function* () {
+      const root = yield* tempDir
+      const remote = makeRemote(root)
+      const many = Object.fromEntries(Array.from({ length: 600 }, (_, i) => [`many/file-${i}.txt`, `${i}\n`]))
+      pushPullRequest(remote.path, 5, many)
+      pushPullRequest(remote.path, 6, { ".devcontainer/big.json": `${"x".repeat(70 * 1024)}\n` })
+      const refOf = (pr: number) => Result.getOrThrow(parsePullRequestRef(remote.path, { pr }))
+      yield* Effect.gen(function* () {
+        const workspaces = yield* Workspaces
+        const [five, six] = [yield* workspaces.fetchPullRequest(refOf(5)), yield* workspaces.fetchPullRequest(refOf(6))]
+        const files = (fetched: typeof five) => workspaces.commitFiles(fetched.mirrorPath, fetched.commit)
+        assert.strictEqual(yield* files(five).read("many/file-7.txt"), "7\n")
+        assert.lengthOf((yield* files(six).read(".devcontainer/big.json")) ?? "", 70 * 1024 + 1)
+        yield* mirrorAway(
+          five.mirrorPath,
+          Effect.gen(function* () {
+            const listing = yield* Effect.flip(files(five).read("many/file-7.txt").pipe(Effect.asVoid))
+            assert.strictEqual(listing._tag, "GitCommandFailed", "a 600-entry listing was kept")
+            const text = yield* Effect.flip(files(six).read(".devcontainer/big.json").pipe(Effect.asVoid))
+            assert.strictEqual(text._tag, "GitCommandFailed", "a 70 KiB text was kept")
+            // Its listing was kept: a file it lacks is answered without git.
+            assert.isUndefined(yield* files(six).read(".devcontainer/none.json"))
+          })
+        )
       }).pipe(Effect.provide(workspacesLayer(NodePath.join(root, "state"))))
     })
   )

@@ -71,8 +71,13 @@ const make = Effect.gen(function* () {
   ) =>
     Effect.gen(function* () {
       const { plan } = environment
-      // Read on the host while the container starts.
-      const identity = yield* Effect.forkChild(gitIdentity.values(config), { startImmediately: true })
+      const user = userSpec(ownership.sandboxUser)
+      // The identity goes first in the checkout's exec when the setup's user is the checkout's (all but
+      // runAsRoot), read on the host while the container starts.
+      const identity =
+        setupUser(plan, ownership.sandboxUser) === user
+          ? yield* Effect.forkChild(gitIdentity.values(config), { startImmediately: true })
+          : undefined
       const started = yield* container.start(cloning.id, config, environment, {
         workspacePath: clone.workspacePath,
         checkoutHere: checkoutCloneHere(clone)
@@ -80,7 +85,6 @@ const make = Effect.gen(function* () {
       const early: StartedEarly = { environment, started }
       if (!started.checkoutInContainer) return early
       yield* progress(cloning, `checking out ${clone.commit} as ${clone.branch} in the sandbox`).pipe(Effect.ignore)
-      const user = userSpec(ownership.sandboxUser)
       const target: ExecTarget = {
         id: cloning.id,
         containerId: started.containerId,
@@ -89,9 +93,7 @@ const make = Effect.gen(function* () {
         env: {},
         sourceCommit: clone.commit
       }
-      // The identity goes first in the checkout's exec when the setup's user is the checkout's (all but runAsRoot).
-      const first =
-        setupUser(plan, ownership.sandboxUser) === user ? identityArgv(plan, yield* Fiber.join(identity)) : undefined
+      const first = identity === undefined ? undefined : identityArgv(plan, yield* Fiber.join(identity))
       // A checkout that fails ends the worker, which stops the container (Workers' supervise).
       const outcome = yield* checkoutInContainer(runtime, target, clone.branch, clone.commit, first)
       if (outcome === "failed") yield* progress(cloning, IDENTITY_WARNING).pipe(Effect.ignore)

@@ -37,9 +37,16 @@ const isSafePath = (path: string): boolean =>
   !path.startsWith("-") &&
   path.split("/").every((part) => part.length > 0 && part !== "." && part !== "..")
 
-/** How many commits' listings, and files' texts, a daemon keeps (an open reads its base's on every open). */
+/**
+ * How many commits' listings, and files' texts, a daemon keeps (an open
+ * reads its base's on every open); a commit with a listing longer than
+ * KEPT_LINES, or a text over KEPT_TEXT_BYTES (a PR's choosing), is its
+ * reader's alone, so what is kept stays a few MiB at most.
+ */
 const KEPT_COMMITS = 8
 const KEPT_TEXTS = 32
+const KEPT_LINES = 500
+const KEPT_TEXT_BYTES = 64 * 1024
 
 /** `map` with `key` set, the oldest entry dropped past `limit` (a Map keeps insertion order). */
 const keep = <V>(map: Map<string, V>, key: string, value: V, limit: number) => {
@@ -94,13 +101,17 @@ export const commitFileReaders = Effect.fnUntraced(function* (timeoutMs: number)
      * the folder, so git's root listing lacks the folder itself: it is added
      * back; a file of that name stays in it.
      */
+    const record = (folder: string, lines: ReadonlyArray<TreeLine>) => {
+      listings.set(folder, lines)
+      if (lines.length > KEPT_LINES) commits.delete(commitKey)
+      return lines
+    }
     const keepWithRoot = (folder: string, lines: ReadonlyArray<TreeLine>) => {
       const inside = lines.filter((line) => line.name.startsWith(`${folder}/`))
       // The folder itself stands in the root's listing (as a tree) when it holds anything: a listing of the root shows it.
       const itself = inside.length === 0 ? [] : [{ mode: "040000", type: "tree", object: "", size: "-", name: folder }]
-      listings.set("", [...lines.filter((line) => !line.name.includes("/")), ...itself])
-      listings.set(folder, inside)
-      return inside
+      record("", [...lines.filter((line) => !line.name.includes("/")), ...itself])
+      return record(folder, inside)
     }
     const listing = (operation: string, folder: string) =>
       Effect.suspend(() => {
@@ -112,9 +123,7 @@ export const commitFileReaders = Effect.fnUntraced(function* (timeoutMs: number)
         return gitOk(operation, ["ls-tree", "-z", "--long", commit, ...paths]).pipe(
           Effect.map(parseTree),
           Effect.map((lines) => {
-            if (withRoot) return keepWithRoot(folder, lines)
-            listings.set(folder, lines)
-            return lines
+            return withRoot ? keepWithRoot(folder, lines) : record(folder, lines)
           })
         )
       })
@@ -146,7 +155,7 @@ export const commitFileReaders = Effect.fnUntraced(function* (timeoutMs: number)
           const known = texts.get(textKey)
           if (known !== undefined) return known
           const text = yield* gitOk("commit.read", ["cat-file", "blob", found.object])
-          return keep(texts, textKey, text, KEPT_TEXTS)
+          return text.length > KEPT_TEXT_BYTES ? text : keep(texts, textKey, text, KEPT_TEXTS)
         }),
       // git's output is read as text: `unpack-file` writes the blob's bytes to a file of a private folder instead.
       readBytes: (path, maxBytes) =>
