@@ -55,10 +55,10 @@ describe("Workspaces.diffAgainstBase", () => {
           "the paths bound the files"
         )
         assert.strictEqual(fetchedArgs.length, fetches, "the base branch is in the mirror now: no second fetch")
-        // Asked on every open: the default base read and its tip read, once each, and nothing written.
+        // Asked on every open: the default base and its tip in one read, and nothing written.
         assert.deepStrictEqual(
-          baseArgs.slice(baseReads).map((args) => args.find((arg) => arg === "symbolic-ref" || arg === "rev-parse")),
-          ["symbolic-ref", "rev-parse"]
+          baseArgs.slice(baseReads).map((args) => args.find((arg) => !arg.startsWith("-"))),
+          ["for-each-ref"]
         )
 
         const named = yield* Effect.flip(
@@ -68,6 +68,50 @@ describe("Workspaces.diffAgainstBase", () => {
         const unsafe = yield* Effect.flip(
           workspaces.diffAgainstBase(fetched.mirrorPath, head, { base: "a..b", paths: [], stat: false })
         )
+        assert.strictEqual(unsafe._tag, "UnsafeArgument")
+      }).pipe(Effect.provide(workspacesLayer(NodePath.join(root, "state"), git)))
+    })
+  )
+
+  it.effect("reads the base in one git run; a tip that is no commit or a base that is gone goes the locked way", () =>
+    Effect.gen(function* () {
+      const root = yield* tempDir
+      const remote = makeRemote(root)
+      pushPullRequest(remote.path, 7, { "src/feature.ts": "export const x = 1\n" })
+      const runs: Array<string> = []
+      const git = testGit((run) => (args, options) => {
+        runs.push(args.find((arg) => !arg.startsWith("-")) ?? "")
+        return run(args, options)
+      })
+      const ref = Result.getOrThrow(parsePullRequestRef(remote.path, { pr: 7 }))
+      yield* Effect.gen(function* () {
+        const workspaces = yield* Workspaces
+        const { mirrorPath } = yield* workspaces.fetchPullRequest(ref)
+        const first = yield* workspaces.baseCommit(mirrorPath, undefined)
+        assert.deepStrictEqual(first, { branch: "main", tip: remote.main })
+
+        const read = (base: string | undefined) =>
+          Effect.suspend(() => {
+            runs.length = 0
+            return workspaces.baseCommit(mirrorPath, base)
+          })
+        assert.deepStrictEqual(yield* read(undefined), { branch: "main", tip: remote.main })
+        assert.deepStrictEqual(runs, ["for-each-ref"], "the default base: one run")
+        assert.deepStrictEqual(yield* read("main"), { branch: "main", tip: remote.main })
+        assert.deepStrictEqual(runs, ["for-each-ref"], "a named base: one run")
+
+        // The base branch at an annotated tag of its commit: the tip is the commit, as rev-parse peels it.
+        gitSync(root, "--git-dir", mirrorPath, "tag", "-a", "-m", "t", "t", remote.main)
+        const tag = gitSync(root, "--git-dir", mirrorPath, "rev-parse", "refs/tags/t").trim()
+        gitSync(root, "--git-dir", mirrorPath, "update-ref", "refs/prbox/base/main", tag)
+        assert.deepStrictEqual(yield* read(undefined), { branch: "main", tip: remote.main })
+        assert.include(runs, "rev-parse", "a tag is not a tip: the locked way peels it")
+
+        // The base ref gone (the default still names it): fetched again.
+        gitSync(root, "--git-dir", mirrorPath, "update-ref", "-d", "refs/prbox/base/main")
+        assert.deepStrictEqual(yield* read(undefined), { branch: "main", tip: remote.main })
+        assert.include(runs, "fetch")
+        const unsafe = yield* Effect.flip(read("-x"))
         assert.strictEqual(unsafe._tag, "UnsafeArgument")
       }).pipe(Effect.provide(workspacesLayer(NodePath.join(root, "state"), git)))
     })

@@ -117,7 +117,7 @@ const make = Effect.gen(function* () {
     // one exec less beside code-server's start. The steps wait for both.
     const identityWritten = startedEarly?.identityWritten === true
     const joint = created && !identityWritten && setup.probeExecs(plan, created, config)
-    const identity = yield* Effect.cached(gitIdentity.values(config))
+    const identity = yield* Effect.cached(startedEarly?.identity ?? gitIdentity.values(config))
     const write = Effect.flatMap(identity, (values) =>
       gitIdentity.write(containerId, plan, setup.userOf(plan), values, warn)
     )

@@ -9,7 +9,7 @@ import { Lifecycle } from "../Lifecycle.ts"
 import { checkoutInContainer } from "../workspace/ContainerWorkspaceGit.ts"
 import { Ownership } from "../workspace/Ownership.ts"
 import { type ContainerEnvironment, CreateContainer } from "./CreateContainer.ts"
-import { GitIdentity, IDENTITY_WARNING, identityArgv } from "./GitIdentity.ts"
+import { GitIdentity, type GitIdentityValues, IDENTITY_WARNING, identityArgv } from "./GitIdentity.ts"
 import { setupUser } from "./Setup.ts"
 
 /** A container started before its files were written, and the environment it was made from. */
@@ -18,6 +18,8 @@ export interface StartedEarly {
   readonly started: Effect.Success<ReturnType<CreateContainer["Service"]["start"]>>
   /** Its git identity was written already, in its checkout's exec. */
   readonly identityWritten?: boolean
+  /** The host's git identity, read while the container started (else read once it runs). */
+  readonly identity?: Effect.Effect<GitIdentityValues>
 }
 
 /** What a new clone (its `.git`, made with `checkout: false`) is to be checked out as. */

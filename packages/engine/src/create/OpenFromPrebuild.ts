@@ -16,6 +16,7 @@ import { afterPrebuild } from "../prebuild/PrebuildSteps.ts"
 import { checkoutPrebuiltInContainer, prebuiltBundle } from "../workspace/ContainerWorkspaceGit.ts"
 import { Ownership } from "../workspace/Ownership.ts"
 import { type ContainerEnvironment, CreateContainer } from "./CreateContainer.ts"
+import { GitIdentity } from "./GitIdentity.ts"
 import type { StartedEarly } from "./OpenCheckout.ts"
 
 /** Where a new sandbox that starts from a prebuild is going: its PR's head, from the mirror. */
@@ -48,6 +49,7 @@ const make = Effect.gen(function* () {
   const { progress, getRow } = yield* Lifecycle
   const makePrebuild = yield* MakePrebuild
   const spares = yield* PrebuildSpares
+  const gitIdentity = yield* GitIdentity
 
   /** Whether the prebuild's volumes and image are there (a missing one is today's path, never an empty workspace). */
   const usable = (prebuild: Prebuild) =>
@@ -73,10 +75,11 @@ const make = Effect.gen(function* () {
       const say = (line: string) => progress(cloning, line).pipe(Effect.ignore)
       const folders = ownership.foldersOf(cloning.id, target.workspacePath)
       yield* prebuilds.markUsed(prebuild.id, yield* Clock.currentTimeMillis).pipe(Effect.ignore)
-      // The PR's commits are bundled on the host before its container starts, not beside code-server's start.
+      // The PR's commits are bundled, and the host's git identity read, before its container starts: not beside code-server's start.
       const bundling = yield* Effect.forkChild(prebuiltBundle(workspaces, target, prebuild.baseCommit), {
         startImmediately: true
       })
+      const identity = yield* Effect.forkChild(gitIdentity.values(config), { startImmediately: true })
       // Its spare, copied ahead, becomes the sandbox's folder; else the copy goes beside the container's start.
       const spare = isCopyable(prebuild) && (yield* spares.take(prebuild, folders.root))
       const from = `from prebuild ${prebuild.id} (${prebuild.baseBranch} at ${prebuild.baseCommit.slice(0, 7)})`
@@ -125,7 +128,10 @@ const make = Effect.gen(function* () {
         say(`bringing ${target.commit.slice(0, 7)} in as ${target.branch} in the sandbox`),
         Effect.flatMap(Fiber.join(bundling), (bundle) => checkoutPrebuiltInContainer(runtime, exec, target, bundle))
       )
-      return { early: { environment: prebuilt, started } satisfies StartedEarly, checkout }
+      return {
+        early: { environment: prebuilt, started, identity: Fiber.join(identity) } satisfies StartedEarly,
+        checkout
+      }
     })
 
   /** The prebuild a new sandbox starts from, if its path says so and it can (an image-only environment, its volume there); the path taken is said. */

@@ -188,22 +188,40 @@ const make = Effect.gen(function* () {
     cfg: PrboxConfig,
     devcontainer: string | undefined
   ) {
+    // A repository with prebuilds has its base read beside the PR's fetch (which writes only the PR's ref),
+    // as its default branch: an open from a prebuild waits on both.
+    const early =
+      isHeadFromService(target) || !(yield* hasPrebuilds(cfg, target))
+        ? undefined
+        : {
+            mirrorPath: workspaces.mirrorPath(target),
+            // Not started at once: the fetch's git goes first, the read once the fetch waits on its files.
+            reading: yield* Effect.forkChild(
+              baseEnvironment(workspaces.mirrorPath(target), undefined, target, cfg, devcontainer)
+            )
+          }
     const got = yield* fetch(target)
     const { mirrorPath, commit } = got.fetched
     const files = workspaces.commitFiles(mirrorPath, commit)
     const baseRef = got.lookup._tag === "Known" ? got.lookup.info.baseRef : undefined
     const base = baseBranchFiles(workspaces, mirrorPath, baseRef)
-    // A repository with prebuilds has its base read beside the PR's environment: an open from one waits on both.
     const baseRead = baseEnvironment(mirrorPath, baseRef, got.ref, cfg, devcontainer)
-    const reading = (yield* hasPrebuilds(cfg, got.ref))
-      ? yield* Effect.forkChild(baseRead, { startImmediately: true })
-      : undefined
+    // The service's base is read again when it is not the default branch read beside the fetch.
+    const reading =
+      early === undefined || early.mirrorPath !== mirrorPath
+        ? undefined
+        : Fiber.join(early.reading).pipe(
+            Effect.flatMap((read) =>
+              baseRef === undefined || read.branch === baseRef ? Effect.succeed(read) : baseRead
+            ),
+            Effect.catch(() => baseRead)
+          )
     const choice = yield* chooseEnvironment(files, got.ref, cfg, devcontainer, base)
     yield* admitCompose(compose, choice)
     const prebuild = yield* planPrebuild(prebuilds, {
       choice,
       files,
-      base: reading === undefined ? baseRead : Fiber.join(reading),
+      base: reading ?? baseRead,
       repository: got.ref,
       config: cfg,
       defaultImage: tools.defaultImage

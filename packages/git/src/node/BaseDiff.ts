@@ -10,6 +10,10 @@ import { isSafeRefName } from "../RefName.ts"
 import type { BaseDiff, BaseDiffOptions } from "../Workspaces.ts"
 import { BASE_PREFIX, DEFAULT_BASE } from "./MirrorFiles.ts"
 
+/** A name a base branch may have: a safe ref below the base prefix, never `HEAD` (the default's name) or an option. */
+const isBaseBranch = (branch: string) =>
+  isSafeRefName(`${BASE_PREFIX}${branch}`) && branch !== "HEAD" && !branch.startsWith("-")
+
 type WithMirrorLock = (mirrorPath: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 
 /**
@@ -66,6 +70,29 @@ export const baseDiffs = Effect.fnUntraced(function* (
     })
 
   /**
+   * The base branch and its tip as the mirror holds them, in one git run and
+   * without the mirror's lock, so an open reads it beside its PR's fetch (git
+   * moves a ref into place whole: the read sees the tip before or after).
+   * Undefined when the mirror has not both, or the tip is no commit: the
+   * locked path asks (and fetches) then.
+   */
+  const knownBase = (mirrorPath: string, base: string | undefined) =>
+    Effect.gen(function* () {
+      if (base !== undefined && !isBaseBranch(base)) return undefined
+      const name = base === undefined ? DEFAULT_BASE : `${BASE_PREFIX}${base}`
+      const format = "--format=%(refname)%00%(symref)%00%(objectname)%00%(objecttype)"
+      const listed = yield* inMirror(mirrorPath, ["for-each-ref", format, name])
+      if (listed.exitCode !== 0) return undefined
+      // The name is a pattern to git: it also lists refs below it.
+      const line = listed.stdout.split("\n").find((entry) => entry.startsWith(`${name}\0`))
+      const [, symref = "", tip = "", type] = (line ?? "").split("\0")
+      const ref = base === undefined ? symref : name
+      const branch = ref.slice(BASE_PREFIX.length)
+      const found = ref.startsWith(BASE_PREFIX) && isBaseBranch(branch) && type === "commit" && commitPattern.test(tip)
+      return found ? { branch, tip } : undefined
+    }).pipe(Effect.orElseSucceed(() => undefined))
+
+  /**
    * The base branch's tip in the mirror, fetched when the mirror does not
    * have it yet (or always: `refresh`); `remember` makes it the default base.
    * A tip already there is the one just read: no second read, as an open asks this every time.
@@ -73,7 +100,7 @@ export const baseDiffs = Effect.fnUntraced(function* (
   const baseTip = (mirrorPath: string, branch: string, remember: boolean, refresh: boolean) =>
     Effect.gen(function* () {
       const ref = `${BASE_PREFIX}${branch}`
-      if (!isSafeRefName(ref) || branch === "HEAD" || branch.startsWith("-")) {
+      if (!isBaseBranch(branch)) {
         return yield* new UnsafeArgument({
           operation: "base diff",
           detail: `${JSON.stringify(branch)} is not a branch name`
@@ -100,13 +127,17 @@ export const baseDiffs = Effect.fnUntraced(function* (
    * is judged against must be the branch as it is now).
    */
   const baseCommit = (mirrorPath: string, base: string | undefined, options?: { readonly refresh?: boolean }) =>
-    withMirrorLock(mirrorPath)(
-      Effect.gen(function* () {
-        const { branch, remember } =
-          base === undefined ? yield* defaultBranch(mirrorPath) : { branch: base, remember: false }
-        return { branch, tip: yield* baseTip(mirrorPath, branch, remember, options?.refresh === true) }
-      })
-    )
+    Effect.gen(function* () {
+      const known = options?.refresh === true ? undefined : yield* knownBase(mirrorPath, base)
+      if (known !== undefined) return known
+      return yield* withMirrorLock(mirrorPath)(
+        Effect.gen(function* () {
+          const { branch, remember } =
+            base === undefined ? yield* defaultBranch(mirrorPath) : { branch: base, remember: false }
+          return { branch, tip: yield* baseTip(mirrorPath, branch, remember, options?.refresh === true) }
+        })
+      )
+    })
 
   /** The merge-base of `head` and the base branch (`base`, else the remote's default), with the branch's name. */
   const mergeBase = Effect.fn("Workspaces.mergeBase")(function* (mirrorPath: string, head: string, base?: string) {
