@@ -4,9 +4,9 @@ import { PullRequests } from "@prbox/git"
 import { PrebuildRepo } from "@prbox/store"
 import { Effect } from "effect"
 import { gitSync, pushPullRequest } from "../../git/test/helpers.ts"
-import { MakePrebuild } from "../src/index.ts"
+import { MakePrebuild, SandboxService } from "../src/index.ts"
 import { healthzGitImage } from "./git-image.ts"
-import { logLines, openRunning, withEngine } from "./harness.ts"
+import { logLines, openRunning, rowOf, withEngine } from "./harness.ts"
 import { prebuiltBase, removePrebuildsOf } from "./prebuild-support.ts"
 
 const devcontainer = (extra: Record<string, unknown> = {}) =>
@@ -28,7 +28,7 @@ const into = (baseRef: string): PullRequestLookup => ({
 
 describe("an open's base, with prebuilds", () => {
   it.live(
-    "a PR into a branch that is not the default is judged against that branch, not the default read beside its fetch (fake hosting service)",
+    "a PR into a branch that is not the default is judged against that branch, not the default read beside its fetch; the prebuild started after it is said under its running status, its detail kept (fake hosting service)",
     () => {
       const answers = new Map<number, PullRequestLookup>()
       const pullRequests = PullRequests.layerStatic(
@@ -53,7 +53,13 @@ describe("an open's base, with prebuilds", () => {
           // Judged against main, it would be a PR that changes its environment.
           assert.include(log, "full path: no prebuild of this environment is ready yet")
           assert.notInclude(log, "changes its environment")
-          assert.include(log, `prebuild of develop at ${develop.slice(0, 7)} started in the background`)
+          const started = `prebuild of develop at ${develop.slice(0, 7)} started in the background`
+          assert.include(log, started)
+          // Said once the sandbox is ready: under its status then, and its detail (its address) kept.
+          const events = yield* (yield* SandboxService).logs(row.id, { limit: 1000 })
+          const said = events.find((event) => event._tag === "Progress" && event.line === started)
+          assert.strictEqual(said?.status, "running")
+          assert.notInclude((yield* rowOf(row.id)).detail ?? "", "prebuild")
         }).pipe(Effect.ensuring(removePrebuildsOf(home)))
       )
     }

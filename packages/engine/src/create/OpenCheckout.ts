@@ -66,7 +66,7 @@ const make = Effect.gen(function* () {
    * host before its container first starts.
    */
   const startAndCheckOut = (
-    cloning: Sandbox,
+    starting: Sandbox,
     config: PrboxConfig,
     environment: ContainerEnvironment,
     clone: CloneTarget
@@ -80,15 +80,15 @@ const make = Effect.gen(function* () {
         setupUser(plan, ownership.sandboxUser) === user
           ? yield* Effect.forkChild(gitIdentity.values(config), { startImmediately: true })
           : undefined
-      const started = yield* container.start(cloning.id, config, environment, {
+      const started = yield* container.start(starting.id, config, environment, {
         workspacePath: clone.workspacePath,
         checkoutHere: checkoutCloneHere(clone)
       })
       const early: StartedEarly = { environment, started }
       if (!started.checkoutInContainer) return early
-      yield* progress(cloning, `checking out ${clone.commit} as ${clone.branch} in the sandbox`).pipe(Effect.ignore)
+      yield* progress(starting, `checking out ${clone.commit} as ${clone.branch} in the sandbox`).pipe(Effect.ignore)
       const target: ExecTarget = {
-        id: cloning.id,
+        id: starting.id,
         containerId: started.containerId,
         user,
         workspaceFolder: plan.workspaceFolder,
@@ -98,7 +98,7 @@ const make = Effect.gen(function* () {
       const first = identity === undefined ? undefined : identityArgv(plan, yield* Fiber.join(identity))
       // A checkout that fails ends the worker, which stops the container (Workers' supervise).
       const outcome = yield* checkoutInContainer(runtime, target, clone.branch, clone.commit, first)
-      if (outcome === "failed") yield* progress(cloning, IDENTITY_WARNING).pipe(Effect.ignore)
+      if (outcome === "failed") yield* progress(starting, IDENTITY_WARNING).pipe(Effect.ignore)
       return { ...early, identityWritten: outcome !== "not run" }
     })
 

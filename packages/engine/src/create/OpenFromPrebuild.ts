@@ -46,7 +46,7 @@ const make = Effect.gen(function* () {
   const container = yield* CreateContainer
   const ownership = yield* Ownership
   const extraLabels = yield* ExtraLabels
-  const { progress, getRow } = yield* Lifecycle
+  const { progress, emit, getRow } = yield* Lifecycle
   const makePrebuild = yield* MakePrebuild
   const spares = yield* PrebuildSpares
   const gitIdentity = yield* GitIdentity
@@ -156,17 +156,18 @@ const make = Effect.gen(function* () {
     Effect.gen(function* () {
       if (planned === undefined || planned.key === null || planned.base === null) return
       if (planned.decision.background._tag === "Nothing") return
+      // The sandbox is ready by now: its log says what goes on in the background, under the status the row
+      // has, and its detail (its address) stays.
+      const current = yield* getRow(row.id)
+      const say = (line: string) => emit(row.id, current.status, line)
       // The open path copies a prebuild's volume on this machine's engine only: one made elsewhere would never be used.
       if ((yield* runtime.filesAt) !== "host") {
-        return yield* progress(
-          row,
-          "no prebuild made: the engine is remote (prebuilds are made on this machine's engine only)"
-        )
+        return yield* say("no prebuild made: the engine is remote (prebuilds are made on this machine's engine only)")
       }
-      const { environmentPlan, host } = yield* getRow(row.id)
+      const { environmentPlan, host } = current
       if (environmentPlan === null) return
       const { branch, commit } = planned.base
-      yield* progress(row, `prebuild of ${branch} at ${commit.slice(0, 7)} started in the background`)
+      yield* say(`prebuild of ${branch} at ${commit.slice(0, 7)} started in the background`)
       const made = {
         key: planned.key,
         host: host ?? "local",

@@ -109,7 +109,7 @@ const make = Effect.gen(function* () {
           // An engine that is sent the files gets the whole checkout, made here (its containers never see it).
           if ((yield* runtime.filesAt) === "host") {
             const environment = yield* containerEnvironment(recorded, config)
-            startedEarly = yield* checkout.startAndCheckOut(cloning, config, environment, {
+            startedEarly = yield* checkout.startAndCheckOut(recorded, config, environment, {
               workspacePath,
               branch,
               commit: fetched.commit
