@@ -190,15 +190,15 @@ const make = Effect.gen(function* () {
   ) {
     // A repository with prebuilds has its base read beside the PR's fetch (which writes only the PR's ref),
     // as its default branch: an open from a prebuild waits on both.
+    const earlyMirror =
+      isHeadFromService(target) || !(yield* hasPrebuilds(cfg, target)) ? undefined : workspaces.mirrorPath(target)
     const early =
-      isHeadFromService(target) || !(yield* hasPrebuilds(cfg, target))
+      earlyMirror === undefined
         ? undefined
         : {
-            mirrorPath: workspaces.mirrorPath(target),
+            mirrorPath: earlyMirror,
             // Not started at once: the fetch's git goes first, the read once the fetch waits on its files.
-            reading: yield* Effect.forkChild(
-              baseEnvironment(workspaces.mirrorPath(target), undefined, target, cfg, devcontainer)
-            )
+            reading: yield* Effect.forkChild(baseEnvironment(earlyMirror, undefined, target, cfg, devcontainer))
           }
     const got = yield* fetch(target)
     const { mirrorPath, commit } = got.fetched

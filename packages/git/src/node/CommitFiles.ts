@@ -122,9 +122,7 @@ export const commitFileReaders = Effect.fnUntraced(function* (timeoutMs: number)
         const paths = folder === "" ? [] : ["--", ...(withRoot ? ["./"] : []), `${folder}/`]
         return gitOk(operation, ["ls-tree", "-z", "--long", commit, ...paths]).pipe(
           Effect.map(parseTree),
-          Effect.map((lines) => {
-            return withRoot ? keepWithRoot(folder, lines) : record(folder, lines)
-          })
+          Effect.map((lines) => (withRoot ? keepWithRoot(folder, lines) : record(folder, lines)))
         )
       })
     const entry = (operation: string, path: string) =>
