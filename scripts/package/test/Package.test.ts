@@ -111,6 +111,18 @@ describe("the installed package", () => {
     expect(loaded).toBe("function")
   })
 
+  it('names its functions by their own identifiers, never one defineProperty(fn, "name") each', () => {
+    const lib = join(packageDir(), LIB_DIR)
+    const sources = filesUnder(lib)
+      .filter((path) => path.endsWith(".js"))
+      .map((path) => readFileSync(join(lib, path), "utf8"))
+    // The bundler's keepNames helper, `(target, value) => defineProperty(target, "name", { value, configurable: true })`.
+    const keepNames = /\(([\w$]+),([\w$]+)\)=>[\w$]+\(\1,"name",\{value:\2,configurable:!0\}\)/
+    expect(sources.filter((source) => keepNames.test(source)).length).toBe(0)
+    // A function of the client's, under its own name (@prbox/client Launch.ts).
+    expect(sources.some((source) => source.includes("daemonArgs="))).toBe(true)
+  })
+
   it("ships every file a bundled module reads next to itself (new URL(…, import.meta.url))", () => {
     const lib = join(packageDir(), LIB_DIR)
     const bundled = new Set(
