@@ -41,11 +41,15 @@ exec git "$@"
  * to have written), the PR's commit checked out as the branch over what the
  * create-time steps changed. Arguments: workspace, "bundle" or "none",
  * remote URL, branch, commit.
+ * The workspace is a `cp -a` copy of the prebuild's: its files keep their
+ * sizes and mtimes, not their inodes or ctimes, so git compares only the
+ * first two (`core.checkStat=minimal`) rather than read every tracked file
+ * again beside code-server's start.
  */
 const PREBUILT_CHECKOUT_SH = `command -v git >/dev/null 2>&1 || exit ${EXIT.noGit}
 unset ${REPOSITORY_ENV.join(" ")}
 w=$1
-g() { git -c "safe.directory=$w" --git-dir="$w/.git" --work-tree="$w" "$@"; }
+g() { git -c core.checkStat=minimal -c core.trustctime=false -c "safe.directory=$w" --git-dir="$w/.git" --work-tree="$w" "$@"; }
 if [ "$2" = bundle ]; then g bundle unbundle /dev/stdin >/dev/null || exit; fi
 g config --local --replace-all remote.origin.url "$3" || exit
 g checkout --quiet --force -B "$4" "$5" --
