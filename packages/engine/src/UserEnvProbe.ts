@@ -47,6 +47,94 @@ export const probeArgv = (
   return ["/bin/sh", "-c", script, "prbox-probe", ...args, PROBE_FLAGS[mode], mark, command]
 }
 
+/** What the exec's stderr says when the probe beside another command was stopped at its bound. */
+export const PROBE_TIMED_OUT = "prbox: the probe of the environment timed out"
+
+/**
+ * `reap PID`: PID and every process below it stopped, then killed (a
+ * parent stopped first cannot fork more; /proc's `pid (comm) state ppid`).
+ * The exec's own group is the runtime's to kill; this is the probe's part.
+ */
+const REAP_SH = [
+  `reap() {`,
+  `  found=" $1 " more=1`,
+  `  kill -STOP "$1" 2>/dev/null`,
+  `  while [ -n "$more" ]; do`,
+  `    more=`,
+  `    for stat in /proc/[0-9]*/stat; do`,
+  `      read -r line < "$stat" 2>/dev/null || continue`,
+  `      pid=\${line%% *} rest=\${line##*) }`,
+  `      rest=\${rest#* }`,
+  `      case "$found" in *" $pid "*) continue ;; *" \${rest%% *} "*) found="$found$pid " more=1; kill -STOP "$pid" 2>/dev/null ;; esac`,
+  `    done`,
+  `  done`,
+  `  kill -KILL $found 2>/dev/null`,
+  `}`
+].join("\n")
+
+/**
+ * Run by /bin/sh as the sandbox user: PROBE_SCRIPT (`$1`) in the
+ * background, its output to a file of this user's and bounded by a watchdog
+ * (`$2` seconds, then the probe and all it started are killed: a shell that
+ * waits, or leaves children, never holds the exec), beside `$3`, run as
+ * `sh -c` with the exec's stdin, its output on stderr; then the probe's
+ * output on stdout, and `$3`'s exit status. `$4` to `$6`: the probe's flag,
+ * mark and command; `$3`'s own arguments after. Without `mktemp` no probe
+ * runs (the caller probes in an exec of its own).
+ */
+const BESIDE_SCRIPT = [
+  REAP_SH,
+  `probe=$1 seconds=$2 other=$3 flag=$4 mark=$5 command=$6`,
+  `shift 6`,
+  `out=$(umask 077 && mktemp 2>/dev/null) || out=`,
+  `if [ -n "$out" ]; then`,
+  `  sh -c "$probe" prbox-probe "$flag" "$mark" "$command" </dev/null >"$out" 2>/dev/null &`,
+  `  probing=$!`,
+  // The watchdog's sleep is killed with it (a trapped TERM ends `wait`), never left behind.
+  `  (trap 'kill "$sleeping" 2>/dev/null; exit 0' TERM; sleep "$seconds" & sleeping=$!; wait "$sleeping" && reap "$probing") </dev/null >/dev/null 2>&1 &`,
+  `  watchdog=$!`,
+  `fi`,
+  `sh -c "$other" prbox-beside "$@" >&2`,
+  `status=$?`,
+  `if [ -n "$out" ]; then`,
+  `  wait "$probing" || [ "$?" -ne 137 ] || printf '%s\\n' '${PROBE_TIMED_OUT}' >&2`,
+  `  kill "$watchdog" 2>/dev/null`,
+  `  cat "$out"`,
+  `  rm -f "$out"`,
+  `fi`,
+  `exit "$status"`
+].join("\n")
+
+/**
+ * probeArgv with `beside` (a script and its arguments) run in the same
+ * exec (BESIDE_SCRIPT): one `docker exec` less beside code-server's start,
+ * where each costs its start more than the work it runs.
+ */
+export const probeBesideArgv = (
+  mode: UserEnvProbe,
+  mark: string,
+  command: string,
+  timeoutSeconds: number,
+  beside: { readonly script: string; readonly args: ReadonlyArray<string> },
+  first?: ReadonlyArray<string>
+): ReadonlyArray<string> => {
+  const { script, args } = firstThen(BESIDE_SCRIPT, first)
+  return [
+    "/bin/sh",
+    "-c",
+    script,
+    "prbox-probe-beside",
+    ...args,
+    PROBE_SCRIPT,
+    String(timeoutSeconds),
+    beside.script,
+    PROBE_FLAGS[mode],
+    mark,
+    command,
+    ...beside.args
+  ]
+}
+
 /** The shell's environment between the marks, and the container's PATH; undefined when the marks are not there. */
 export const parseProbe = (
   stdout: string,

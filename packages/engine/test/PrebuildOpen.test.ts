@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process"
 import { existsSync, lstatSync, readFileSync, readlinkSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
@@ -7,10 +8,40 @@ import { Effect } from "effect"
 import { gitSync, pushPullRequest } from "../../git/test/helpers.ts"
 import { MakePrebuild } from "../src/index.ts"
 import { healthzGitImage } from "./git-image.ts"
-import { logLines, openRunning, withEngine } from "./harness.ts"
+import { logLines, openRunning, openSettled, withEngine } from "./harness.ts"
 import { gitIn, prebuiltBase, removePrebuildsOf } from "./prebuild-support.ts"
 
 const read = (row: Sandbox, file: string) => readFileSync(join(row.workspacePath ?? "", file), "utf8")
+
+/** The commands of the execs Docker made in a container from `since` (seconds) until now. */
+const execsOf = (containerId: string, since: number): Array<string> =>
+  execFileSync(
+    "docker",
+    ["events", "--since", String(since), "--until", String(Math.ceil(Date.now() / 1000) + 1)].concat([
+      "--filter",
+      `container=${containerId}`,
+      "--filter",
+      "event=exec_create",
+      "--format",
+      "{{.Action}}"
+    ]),
+    { encoding: "utf8" }
+  )
+    .split("\n")
+    .filter((line) => line !== "")
+
+/** The sandbox's checkout ran in the probe's exec (prbox-probe-beside), never in one of its own (prbox-git). */
+const checkedOutInProbeExec = (row: Sandbox, since: number) => {
+  const execs = execsOf(row.containerId ?? "", since)
+  assert.isTrue(
+    execs.some((argv) => argv.includes("prbox-probe-beside")),
+    execs.join("\n")
+  )
+  assert.isFalse(
+    execs.some((argv) => /prbox-git\s/.test(argv)),
+    execs.join("\n")
+  )
+}
 
 /**
  * The base's devcontainer.json: onCreate "installs" (and plants what a
@@ -49,7 +80,9 @@ describe("opening from a prebuild", () => {
           assert.strictEqual(made?.baseCommit, base)
 
           const head = pushPullRequest(remote.path, 1, { "pr.txt": "one" })
+          const since = Math.floor(Date.now() / 1000)
           const row = yield* openRunning(remote.path, 1)
+          checkedOutInProbeExec(row, since)
           const log = (yield* logLines(row.id)).join("\n")
           assert.include(log, `from prebuild ${made?.id}`)
           assert.strictEqual(gitIn(row, "rev-parse", "HEAD"), head, "the PR's own head")
@@ -86,6 +119,29 @@ describe("opening from a prebuild", () => {
           assert.strictEqual(read(other, "deps/log"), "update-base\n", "its own create-time steps ran")
           yield* (yield* MakePrebuild).settled
           assert.lengthOf(yield* (yield* PrebuildRepo).list, 1, "nothing is made from a PR's own environment")
+        }).pipe(Effect.ensuring(removePrebuildsOf(home)))
+      ),
+    300_000
+  )
+
+  it.live(
+    "a checkout that fails in the probe's exec fails the open with git's own reason, never taken for the probe's",
+    () =>
+      withEngine({ config: { prebuilds: { maxGiB: 10, keepDays: 7 } } }, ({ home, remote }) =>
+        Effect.gen(function* () {
+          // The base's onCreate drops the prebuild's objects: no PR's bundle can be brought in on top of it.
+          const broken = devcontainer(home, { onCreateCommand: "mkdir -p deps && find .git/objects -type f -delete" })
+          yield* prebuiltBase(remote.path, broken)
+          pushPullRequest(remote.path, 4, { "four.txt": "4" })
+          const since = Math.floor(Date.now() / 1000)
+          const row = yield* openSettled(remote.path, 4)
+          assert.strictEqual(row.status, "error")
+          assert.include(row.error ?? "", "git checkout of the PR in the sandbox")
+          assert.include(row.error ?? "", "lacks these prerequisite commits")
+          checkedOutInProbeExec(row, since)
+          const log = (yield* logLines(row.id)).join("\n")
+          assert.include(log, "from prebuild")
+          assert.notInclude(log, "userEnvProbe")
         }).pipe(Effect.ensuring(removePrebuildsOf(home)))
       ),
     300_000

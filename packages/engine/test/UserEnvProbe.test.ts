@@ -7,7 +7,7 @@ import { Effect, Schedule } from "effect"
 import { pushPullRequest } from "../../git/test/helpers.ts"
 import { SandboxService } from "../src/index.ts"
 import { FIRST_FAILED } from "../src/RunFirst.ts"
-import { parseProbe, probeArgv } from "../src/UserEnvProbe.ts"
+import { PROBE_TIMED_OUT, parseProbe, probeArgv, probeBesideArgv } from "../src/UserEnvProbe.ts"
 import { bounded, openRunning, rowOf, withEngine } from "./harness.ts"
 import { devUserTag, inContainer } from "./user-image.ts"
 
@@ -35,6 +35,16 @@ const codeServerEnv = (containerId: string, name: string): string =>
     `pid=$(pgrep -n -f 'out/node/entr[y]$'); tr '\\0' '\\n' < /proc/$pid/environ | sed -n 's/^${name}=//p'`
   )
 
+/** Whether process `pid` is gone (or a zombie) within 2 s: a kill is delivered, not awaited. */
+const endsSoon = (pid: number): boolean => {
+  for (let tries = 0; tries < 100; tries++) {
+    const stat = spawnSync("cat", [`/proc/${pid}/stat`], { encoding: "utf8" }).stdout
+    if (stat === "" || stat.replace(/^.*\) /s, "").startsWith("Z")) return true
+    spawnSync("sleep", ["0.02"])
+  }
+  return false
+}
+
 describe("userEnvProbe", () => {
   it("a command run first in the probe's exec gets its arguments whole, runs from /, and its failure is a line on stderr; the probe's answer is untouched", () => {
     const folder = mkdtempSync(join(tmpdir(), "prbox-probe-first-"))
@@ -59,6 +69,68 @@ describe("userEnvProbe", () => {
         const parsed = parseProbe(run.stdout, "MARK-1", "\n")
         assert.strictEqual(parsed?.env.PROBED, "yes")
         assert.strictEqual(parsed?.containerPath, process.env.PATH)
+      }
+    } finally {
+      rmSync(folder, { recursive: true, force: true })
+    }
+  })
+
+  it("a command run beside the probe gets the exec's stdin and its arguments whole, its output on stderr and its status the exec's; a shell that hangs is stopped at the bound", () => {
+    const folder = mkdtempSync(join(tmpdir(), "prbox-probe-beside-"))
+    try {
+      // The shell the probe runs: the environment, or (HANG) a child left to outlive it (8 s, its pid in `child`) and a wait (4 s).
+      const shell = join(folder, "shell")
+      const child = join(folder, "child")
+      const hang = `if [ -n "$HANG" ]; then sleep 8 & echo $! > ${child}; sleep 4; fi`
+      writeFileSync(shell, `#!/bin/sh\n${hang}\nexec /bin/sh "$@"\n`, { mode: 0o755 })
+      const hostile = ["a b", `c"d`, "$HOME", "$(touch pwned)", ""]
+      const beside = {
+        script: `out=$1; shift; cat > "$out.in"; printf '%s|' "$@" > "$out"; echo said; exit "$BESIDE_EXIT"`,
+        args: [join(folder, "args"), ...hostile]
+      }
+      const run = (exit: string, hang: boolean) => {
+        const argv = probeBesideArgv("loginShell", "MARK-2", "printenv", 2, beside, ["/bin/sh", "-c", "exit 1"])
+        const started = Date.now()
+        const ran = spawnSync(argv[0] ?? "", argv.slice(1), {
+          cwd: folder,
+          encoding: "utf8",
+          input: "the bundle",
+          env: {
+            PATH: process.env.PATH ?? "",
+            SHELL: shell,
+            BESIDE_EXIT: exit,
+            PROBED: "yes",
+            ...(hang ? { HANG: "1" } : {})
+          },
+          timeout: 20_000
+        })
+        return { ...ran, ms: Date.now() - started }
+      }
+      for (const [exit, hang] of [
+        ["0", false],
+        ["3", false],
+        ["0", true]
+      ] as const) {
+        const ran = run(exit, hang)
+        assert.strictEqual(ran.status, Number(exit))
+        assert.strictEqual(readFileSync(join(folder, "args"), "utf8"), `${hostile.join("|")}|`)
+        assert.strictEqual(readFileSync(join(folder, "args.in"), "utf8"), "the bundle")
+        assert.isFalse(existsSync(join(folder, "pwned")))
+        assert.include(ran.stderr, "said")
+        assert.include(ran.stderr, FIRST_FAILED)
+        assert.notInclude(ran.stdout, "said")
+        const parsed = parseProbe(ran.stdout, "MARK-2", "\n")
+        if (hang) {
+          // Stopped at its bound (2 s), and the child it left (8 s) does not hold the exec's output.
+          assert.isBelow(ran.ms, 7_000)
+          assert.include(ran.stderr, PROBE_TIMED_OUT)
+          assert.isUndefined(parsed)
+          // Killed with the shell, not left running.
+          assert.isTrue(endsSoon(Number(readFileSync(child, "utf8"))))
+        } else {
+          assert.notInclude(ran.stderr, PROBE_TIMED_OUT)
+          assert.strictEqual(parsed?.env.PROBED, "yes")
+        }
       }
     } finally {
       rmSync(folder, { recursive: true, force: true })

@@ -124,15 +124,22 @@ const make = Effect.gen(function* () {
     const identifying = yield* Effect.forkChild(created && !joint && !identityWritten ? write : Effect.void, {
       startImmediately: true
     })
+    // A prebuilt workspace's checkout goes in that exec too, where its user is the probe's.
+    const beside = startedEarly?.besideProbe
+    const besideProbe = joint && beside?.user === setup.userOf(plan) ? beside : undefined
     const probe = joint
       ? Effect.flatMap(identity, (values) =>
           setup.probeFor(row, containerId, environment, created, config, undefined, {
             argv: identityArgv(plan, values),
-            failed: warn(IDENTITY_WARNING)
+            failed: warn(IDENTITY_WARNING),
+            ...(besideProbe === undefined ? {} : { beside: besideProbe })
           })
         )
       : setup.probeFor(row, containerId, environment, created, config)
-    const probing = yield* Effect.forkChild(probe, { startImmediately: true })
+    // The checkout knows at once it makes its own exec, or, whatever the probe did, once it ended whether it ran there.
+    if (beside !== undefined && besideProbe === undefined) yield* beside.declined
+    const probed = besideProbe === undefined ? probe : Effect.ensuring(probe, besideProbe.declined)
+    const probing = yield* Effect.forkChild(probed, { startImmediately: true })
     // The setup up to `waitFor` needs the files and the identity, not code-server: it runs beside its start.
     const preparing = Effect.gen(function* () {
       if (alongside !== undefined) yield* alongside

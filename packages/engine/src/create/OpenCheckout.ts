@@ -2,7 +2,7 @@ import type { Sandbox } from "@prbox/domain"
 import { Workspaces } from "@prbox/git"
 import { Context, Effect, Fiber, Layer } from "effect"
 import type { PrboxConfig } from "../Config.ts"
-import { ContainerRuntime } from "../ContainerRuntime.ts"
+import { ContainerRuntime, type ExecOutcome } from "../ContainerRuntime.ts"
 import { userSpec } from "../ContainerSpec.ts"
 import type { ExecTarget } from "../exec/ExecTarget.ts"
 import { Lifecycle } from "../Lifecycle.ts"
@@ -11,6 +11,7 @@ import { Ownership } from "../workspace/Ownership.ts"
 import { type ContainerEnvironment, CreateContainer } from "./CreateContainer.ts"
 import { GitIdentity, type GitIdentityValues, IDENTITY_WARNING, identityArgv } from "./GitIdentity.ts"
 import { setupUser } from "./Setup.ts"
+import type { BesideCommand } from "./UserEnv.ts"
 
 /** A container started before its files were written, and the environment it was made from. */
 export interface StartedEarly {
@@ -20,6 +21,20 @@ export interface StartedEarly {
   readonly identityWritten?: boolean
   /** The host's git identity, read while the container started (else read once it runs). */
   readonly identity?: Effect.Effect<GitIdentityValues>
+  /** Its checkout, for the probe's exec to run beside the user's shell (a prebuilt workspace's). */
+  readonly besideProbe?: CheckoutBesideProbe
+}
+
+/**
+ * A checkout the probe's exec of the same user can run (one exec less beside
+ * code-server's start): its command, and where its outcome goes (`ran`);
+ * `declined` once the probe will not run it, so the checkout makes its own exec.
+ */
+export interface CheckoutBesideProbe {
+  readonly user: string
+  readonly command: Effect.Effect<BesideCommand, unknown>
+  readonly ran: (outcome: ExecOutcome) => Effect.Effect<void>
+  readonly declined: Effect.Effect<void>
 }
 
 /** What a new clone (its `.git`, made with `checkout: false`) is to be checked out as. */

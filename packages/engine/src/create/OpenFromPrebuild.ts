@@ -1,9 +1,9 @@
 import { PREBUILD_LABELS, type Prebuild, type Sandbox } from "@prbox/domain"
 import { Workspaces } from "@prbox/git"
 import { PrebuildRepo } from "@prbox/store"
-import { Clock, Context, Effect, Fiber, Layer } from "effect"
+import { Clock, Context, Deferred, Effect, Fiber, Layer } from "effect"
 import type { PrboxConfig } from "../Config.ts"
-import { ContainerRuntime } from "../ContainerRuntime.ts"
+import { ContainerRuntime, type ExecOutcome } from "../ContainerRuntime.ts"
 import { ExtraLabels, userSpec } from "../ContainerSpec.ts"
 import type { ExecTarget } from "../exec/ExecTarget.ts"
 import { Lifecycle } from "../Lifecycle.ts"
@@ -13,11 +13,16 @@ import type { OpenPath } from "../prebuild/PrebuildDecision.ts"
 import { prebuildHomeVolumeName } from "../prebuild/PrebuildNames.ts"
 import { isCopyable, PrebuildSpares, prebuildFills } from "../prebuild/PrebuildSpares.ts"
 import { afterPrebuild } from "../prebuild/PrebuildSteps.ts"
-import { checkoutPrebuiltInContainer, prebuiltBundle } from "../workspace/ContainerWorkspaceGit.ts"
+import {
+  checkoutPrebuiltInContainer,
+  prebuiltBundle,
+  prebuiltCheckoutCommand,
+  prebuiltCheckoutOutcome
+} from "../workspace/ContainerWorkspaceGit.ts"
 import { Ownership } from "../workspace/Ownership.ts"
 import { type ContainerEnvironment, CreateContainer } from "./CreateContainer.ts"
 import { GitIdentity } from "./GitIdentity.ts"
-import type { StartedEarly } from "./OpenCheckout.ts"
+import type { CheckoutBesideProbe, StartedEarly } from "./OpenCheckout.ts"
 
 /** Where a new sandbox that starts from a prebuild is going: its PR's head, from the mirror. */
 export interface PrebuiltTarget {
@@ -123,13 +128,27 @@ const make = Effect.gen(function* () {
         env: {},
         sourceCommit: target.commit
       }
-      // Run by becomeReady beside what needs only the home (the identity, the user's environment).
+      // Run in the probe's exec where becomeReady can (each exec beside code-server's start slows it
+      // more than the git it runs), else in its own: beside what needs only the home either way.
+      const beside = yield* Deferred.make<ExecOutcome | undefined>()
+      const besideProbe: CheckoutBesideProbe = {
+        user: exec.user,
+        command: Effect.map(Fiber.join(bundling), (bundle) => prebuiltCheckoutCommand(exec, target, bundle)),
+        ran: (outcome) => Effect.asVoid(Deferred.succeed(beside, outcome)),
+        declined: Effect.asVoid(Deferred.succeed(beside, undefined))
+      }
       const checkout = Effect.andThen(
         say(`bringing ${target.commit.slice(0, 7)} in as ${target.branch} in the sandbox`),
-        Effect.flatMap(Fiber.join(bundling), (bundle) => checkoutPrebuiltInContainer(runtime, exec, target, bundle))
+        Effect.flatMap(Deferred.await(beside), (outcome) =>
+          outcome === undefined
+            ? Effect.flatMap(Fiber.join(bundling), (bundle) =>
+                checkoutPrebuiltInContainer(runtime, exec, target, bundle)
+              )
+            : prebuiltCheckoutOutcome(outcome)
+        )
       )
       return {
-        early: { environment: prebuilt, started, identity: Fiber.join(identity) } satisfies StartedEarly,
+        early: { environment: prebuilt, started, identity: Fiber.join(identity), besideProbe } satisfies StartedEarly,
         checkout
       }
     })

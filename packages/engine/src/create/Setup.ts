@@ -1,8 +1,8 @@
 import type { EnvironmentPlan, LifecycleHook, LifecycleStep, Sandbox, SandboxId, WaitFor } from "@prbox/domain"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import { codeServerCommand, containerUser, homeEnvFor } from "../CodeServerSpec.ts"
 import { dotfilesOf, type PrboxConfig } from "../Config.ts"
-import { ContainerRuntime } from "../ContainerRuntime.ts"
+import { ContainerRuntime, type ExecOutcome } from "../ContainerRuntime.ts"
 import { type SandboxUser, userSpec } from "../ContainerSpec.ts"
 import type { RuntimeError } from "../Errors.ts"
 import { InstallExtensions, type InstallExtensionsInput } from "../environment/Extensions.ts"
@@ -12,7 +12,7 @@ import { Ownership } from "../workspace/Ownership.ts"
 import type { ContainerEnvironment } from "./CreateContainer.ts"
 import { Dotfiles } from "./Dotfiles.ts"
 import { LifecycleSteps, stepsFor } from "./LifecycleSteps.ts"
-import { type ProbedEnv, probeUserEnvAfter } from "./UserEnv.ts"
+import { type BesideCommand, type ProbedEnv, probeUserEnvAfter } from "./UserEnv.ts"
 
 /** A setup's outcome until it ends: what a reused container shows when it never did. */
 export const SETUP_INTERRUPTED = "setup did not finish (interrupted)"
@@ -66,10 +66,18 @@ export const probeDue = (plan: EnvironmentPlan, created: boolean, config: PrboxC
   return (created ? createWork : 0) + stepsFor(plan, "start").length > 0
 }
 
-/** A command run first in the probe's exec (its argv), and what to do when it failed. */
+/**
+ * A command run first in the probe's exec (its argv), and what to do when
+ * it failed; `beside`: one run beside the shell in that exec (when its
+ * command can be made), its outcome handed to `ran`.
+ */
 export interface BeforeProbe {
   readonly argv: ReadonlyArray<string>
   readonly failed: Effect.Effect<void>
+  readonly beside?: {
+    readonly command: Effect.Effect<BesideCommand, unknown>
+    readonly ran: (outcome: ExecOutcome) => Effect.Effect<void>
+  }
 }
 
 /**
@@ -108,8 +116,19 @@ const make = Effect.gen(function* () {
     before?: BeforeProbe
   ) =>
     Effect.gen(function* () {
-      const probe = probeUserEnvAfter(runtime, containerId, userOf(plan), plan, timeoutSeconds, before?.argv)
-      const { found, first } = yield* probe
+      const besideCommand =
+        before?.beside === undefined ? undefined : Option.getOrUndefined(yield* Effect.option(before.beside.command))
+      const probe = probeUserEnvAfter(
+        runtime,
+        containerId,
+        userOf(plan),
+        plan,
+        timeoutSeconds,
+        before?.argv,
+        besideCommand
+      )
+      const { found, first, beside } = yield* probe
+      if (beside !== undefined && before?.beside !== undefined) yield* before.beside.ran(beside)
       if (before !== undefined && first !== "ran") yield* before.failed
       return yield* envOf(row, found)
     })

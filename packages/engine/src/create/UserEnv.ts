@@ -3,9 +3,17 @@ import { Effect } from "effect"
 import { keptVariables } from "../CodeServerSpec.ts"
 import type { ContainerRuntimeShape, ExecOutcome } from "../ContainerRuntime.ts"
 import { type FirstOutcome, firstOutcome } from "../RunFirst.ts"
-import { appliedEnv, PROBE_COMMANDS, parseProbe, probeArgv } from "../UserEnvProbe.ts"
+import { appliedEnv, PROBE_COMMANDS, PROBE_TIMED_OUT, parseProbe, probeArgv, probeBesideArgv } from "../UserEnvProbe.ts"
 
 const PROBE_OUTPUT_BYTES = 1024 * 1024
+
+/** A command of the probe's user run in its first exec, with the exec's stdin, bounded on its own (`timeoutMs`). */
+export interface BesideCommand {
+  readonly script: string
+  readonly args: ReadonlyArray<string>
+  readonly stdin: Uint8Array
+  readonly timeoutMs: number
+}
 
 /** What a probe found: the variables to run lifecycle commands with, or why there are none. */
 export type ProbedEnv =
@@ -32,6 +40,8 @@ export const probeUserEnv = (
  * probeUserEnv with `first`'s argv run before the shell in the probe's
  * first exec (probeArgv's): what it found, and whether `first` failed
  * (`"failed"`) or did not run at all (no probe is due: `"not run"`).
+ * `beside`: run beside the shell in that exec (probeBesideArgv's), its
+ * outcome (`beside`, undefined when it did not run) the caller's to judge.
  */
 export const probeUserEnvAfter = Effect.fn("SandboxService.probeUserEnv")(function* (
   runtime: ContainerRuntimeShape,
@@ -39,23 +49,33 @@ export const probeUserEnvAfter = Effect.fn("SandboxService.probeUserEnv")(functi
   user: string,
   plan: EnvironmentPlan,
   timeoutSeconds: number,
-  first?: ReadonlyArray<string>
+  first?: ReadonlyArray<string>,
+  beside?: BesideCommand
 ) {
   const mode = plan.userEnvProbe
-  const answer = (found: ProbedEnv, ran: FirstOutcome) => ({ found, first: ran })
+  let besideOutcome: ExecOutcome | undefined
+  const answer = (found: ProbedEnv, ran: FirstOutcome) => ({ found, first: ran, beside: besideOutcome })
   if (mode === undefined) return answer({ _tag: "NotProbed", warning: null }, "not run")
   let ran: FirstOutcome = "not run"
   for (const { command, separator } of PROBE_COMMANDS) {
     const mark = crypto.randomUUID()
-    const before: ReadonlyArray<string> | undefined = ran === "not run" ? first : undefined
-    const result: ExecOutcome = yield* runtime.exec(containerId, probeArgv(mode, mark, command, before), {
-      user,
-      cwd: plan.workspaceFolder,
-      timeoutMs: timeoutSeconds * 1000,
-      maxOutputBytes: PROBE_OUTPUT_BYTES
-    })
+    const firstExec = ran === "not run" && besideOutcome === undefined
+    const before: ReadonlyArray<string> | undefined = firstExec ? first : undefined
+    const besideNow = firstExec ? beside : undefined
+    const options = { user, cwd: plan.workspaceFolder, maxOutputBytes: PROBE_OUTPUT_BYTES }
+    const result: ExecOutcome = yield* besideNow === undefined
+      ? runtime.exec(containerId, probeArgv(mode, mark, command, before), {
+          ...options,
+          timeoutMs: timeoutSeconds * 1000
+        })
+      : runtime.exec(containerId, probeBesideArgv(mode, mark, command, timeoutSeconds, besideNow, before), {
+          ...options,
+          stdin: besideNow.stdin,
+          timeoutMs: besideNow.timeoutMs + timeoutSeconds * 1000
+        })
     if (before !== undefined) ran = firstOutcome(result.stderr, before)
-    if (result.timedOut) {
+    if (besideNow !== undefined) besideOutcome = result
+    if (result.timedOut || (besideNow !== undefined && result.stderr.includes(PROBE_TIMED_OUT))) {
       return answer(
         {
           _tag: "NotProbed",

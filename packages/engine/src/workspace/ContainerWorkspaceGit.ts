@@ -10,7 +10,7 @@ import {
   workspaceSteps
 } from "@prbox/git"
 import { Data, Effect } from "effect"
-import type { ContainerRuntimeShape } from "../ContainerRuntime.ts"
+import type { ContainerRuntimeShape, ExecOutcome } from "../ContainerRuntime.ts"
 import type { ExecTarget } from "../exec/ExecTarget.ts"
 import { EXIT } from "../exec/FileScripts.ts"
 import { type FirstOutcome, firstOutcome, firstThen } from "../RunFirst.ts"
@@ -84,16 +84,22 @@ const inContainer =
           ...(stdin === undefined ? {} : { stdin })
         })
         .pipe(Effect.mapError((error) => new GitCommandFailed({ operation, detail: error.message, exitCode: null })))
-      if (outcome.timedOut || outcome.exitCode === null) {
-        return yield* new GitTimeout({ operation, timeoutMs: options.timeoutMs, detail: "stopped in the sandbox" })
-      }
-      if (outcome.exitCode === EXIT.noGit) return yield* new GitMissing()
       if (outcome.truncated) {
         return yield* new GitCommandFailed({ operation, detail: "git answered more than prbox reads", exitCode: null })
       }
-      const output: GitOutput = { stdout: outcome.stdout, stderr: outcome.stderr, exitCode: outcome.exitCode }
-      return output
+      return yield* gitAnswer(outcome, operation, options.timeoutMs)
     })
+
+/** An exec of git in the sandbox as host git's answer: a deadline, or no git in the image, is an error. */
+const gitAnswer = (outcome: ExecOutcome, operation: string, timeoutMs: number) =>
+  Effect.gen(function* () {
+    if (outcome.timedOut || outcome.exitCode === null) {
+      return yield* new GitTimeout({ operation, timeoutMs, detail: "stopped in the sandbox" })
+    }
+    if (outcome.exitCode === EXIT.noGit) return yield* new GitMissing()
+    const output: GitOutput = { stdout: outcome.stdout, stderr: outcome.stderr, exitCode: outcome.exitCode }
+    return output
+  })
 
 /**
  * The workspace inside the sandbox's container, on every engine: git runs
@@ -168,22 +174,57 @@ export const prebuiltBundle = (
 export const checkoutPrebuiltInContainer = (
   runtime: ContainerRuntimeShape,
   target: ExecTarget,
-  pr: { readonly remoteUrl: string; readonly branch: string; readonly commit: string },
+  pr: PrebuiltHead,
   bundle: Uint8Array
 ) =>
   Effect.gen(function* () {
     const carried = bundle.length > 0
-    const path = target.workspaceFolder
     const run = inContainer(runtime, target, carried ? bundle : undefined, PREBUILT_CHECKOUT_SH)
-    const output = yield* run([path, carried ? "bundle" : "none", pr.remoteUrl, pr.branch, pr.commit], {
-      cwd: path,
-      timeoutMs: GIT_TIMEOUT_MS
-    })
-    if (output.exitCode !== 0) {
-      return yield* new GitCommandFailed({
-        operation: "git checkout of the PR in the sandbox",
-        detail: stderrTail(output.stderr),
-        exitCode: output.exitCode
-      })
-    }
+    yield* checkedOut(
+      yield* run(prebuiltArgs(target, pr, bundle), { cwd: target.workspaceFolder, timeoutMs: GIT_TIMEOUT_MS })
+    )
   })
+
+/** Where a prebuilt workspace is going: the PR's head, as its branch, with the remote the row records. */
+export interface PrebuiltHead {
+  readonly remoteUrl: string
+  readonly branch: string
+  readonly commit: string
+}
+
+const PREBUILT_CHECKOUT = "git checkout of the PR in the sandbox"
+
+/** PREBUILT_CHECKOUT_SH's arguments. */
+const prebuiltArgs = (target: ExecTarget, pr: PrebuiltHead, bundle: Uint8Array) => [
+  target.workspaceFolder,
+  bundle.length > 0 ? "bundle" : "none",
+  pr.remoteUrl,
+  pr.branch,
+  pr.commit
+]
+
+const checkedOut = (output: GitOutput) =>
+  output.exitCode === 0
+    ? Effect.void
+    : Effect.fail(
+        new GitCommandFailed({
+          operation: PREBUILT_CHECKOUT,
+          detail: stderrTail(output.stderr),
+          exitCode: output.exitCode
+        })
+      )
+
+/**
+ * checkoutPrebuiltInContainer as a command another exec of the sandbox
+ * user runs (the probe's: create/UserEnv.ts's BesideCommand), the bundle on
+ * its stdin; `prebuiltCheckoutOutcome` judges that exec's outcome.
+ */
+export const prebuiltCheckoutCommand = (target: ExecTarget, pr: PrebuiltHead, bundle: Uint8Array) => ({
+  script: `LC_ALL=C GIT_TERMINAL_PROMPT=0\nexport LC_ALL GIT_TERMINAL_PROMPT\n${PREBUILT_CHECKOUT_SH}`,
+  args: prebuiltArgs(target, pr, bundle),
+  stdin: bundle,
+  timeoutMs: GIT_TIMEOUT_MS
+})
+
+export const prebuiltCheckoutOutcome = (outcome: ExecOutcome) =>
+  Effect.flatMap(gitAnswer(outcome, PREBUILT_CHECKOUT, GIT_TIMEOUT_MS), checkedOut)
