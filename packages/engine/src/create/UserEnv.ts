@@ -57,9 +57,9 @@ export const probeUserEnvAfter = Effect.fn("SandboxService.probeUserEnv")(functi
   const answer = (found: ProbedEnv, ran: FirstOutcome) => ({ found, first: ran, beside: besideOutcome })
   if (mode === undefined) return answer({ _tag: "NotProbed", warning: null }, "not run")
   let ran: FirstOutcome = "not run"
-  for (const { command, separator } of PROBE_COMMANDS) {
+  for (const [index, { command, separator }] of PROBE_COMMANDS.entries()) {
     const mark = crypto.randomUUID()
-    const firstExec = ran === "not run" && besideOutcome === undefined
+    const firstExec = index === 0
     const before: ReadonlyArray<string> | undefined = firstExec ? first : undefined
     const besideNow = firstExec ? beside : undefined
     const options = { user, cwd: plan.workspaceFolder, maxOutputBytes: PROBE_OUTPUT_BYTES }

@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import type { ContainerRuntimeShape } from "../ContainerRuntime.ts"
 import type { ExecTarget } from "../exec/ExecTarget.ts"
 import { EXIT } from "../exec/FileScripts.ts"
-import { GitMissing } from "./ContainerWorkspaceGit.ts"
+import { GitMissing, SANDBOX_GIT_ENV } from "./ContainerWorkspaceGit.ts"
 
 /** A bundle of review fixes past this is not what `prbox push` is for; it is refused, never cut. */
 export const MAX_BUNDLE_BYTES = 256 * 1024 * 1024
@@ -37,7 +37,7 @@ export const bundleFromSandbox = (runtime: ContainerRuntimeShape, target: ExecTa
         {
           user: target.user,
           cwd: target.workspaceFolder,
-          env: { LC_ALL: "C", GIT_TERMINAL_PROMPT: "0" },
+          env: SANDBOX_GIT_ENV,
           timeoutMs: BUNDLE_TIMEOUT_MS
         },
         (chunk) => {

@@ -46,6 +46,9 @@ exec git "$@"
  * first two (`core.checkStat=minimal`) rather than read every tracked file
  * again beside code-server's start.
  */
+/** The environment git runs with in the sandbox: its messages untranslated (parsed), never a prompt. */
+export const SANDBOX_GIT_ENV: Readonly<Record<string, string>> = { LC_ALL: "C", GIT_TERMINAL_PROMPT: "0" }
+
 const PREBUILT_CHECKOUT_SH = `command -v git >/dev/null 2>&1 || exit ${EXIT.noGit}
 unset ${REPOSITORY_ENV.join(" ")}
 w=$1
@@ -78,7 +81,7 @@ const inContainer =
         .exec(target.containerId, ["sh", "-c", run.script, "prbox-git", ...run.args, ...args], {
           user: target.user,
           cwd: options.cwd,
-          env: { LC_ALL: "C", GIT_TERMINAL_PROMPT: "0" },
+          env: SANDBOX_GIT_ENV,
           timeoutMs: options.timeoutMs,
           maxOutputBytes: GIT_OUTPUT_BYTES,
           ...(stdin === undefined ? {} : { stdin })
@@ -220,7 +223,10 @@ const checkedOut = (output: GitOutput) =>
  * its stdin; `prebuiltCheckoutOutcome` judges that exec's outcome.
  */
 export const prebuiltCheckoutCommand = (target: ExecTarget, pr: PrebuiltHead, bundle: Uint8Array) => ({
-  script: `LC_ALL=C GIT_TERMINAL_PROMPT=0\nexport LC_ALL GIT_TERMINAL_PROMPT\n${PREBUILT_CHECKOUT_SH}`,
+  script: [
+    ...Object.entries(SANDBOX_GIT_ENV).map(([name, value]) => `export ${name}=${value}`),
+    PREBUILT_CHECKOUT_SH
+  ].join("\n"),
   args: prebuiltArgs(target, pr, bundle),
   stdin: bundle,
   timeoutMs: GIT_TIMEOUT_MS
