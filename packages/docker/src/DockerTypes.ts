@@ -140,9 +140,21 @@ export interface DetachedExecOptions {
   readonly cwd?: string
 }
 
+/** Where a command's stdin is written while it runs (`ExecInput`): bytes as they come, then its end. */
+export interface ExecInputSink {
+  readonly write: (chunk: Uint8Array) => void
+  readonly end: () => void
+}
+
+/** Called once the command runs, with the sink its stdin is written to: the caller writes as its output asks. */
+export type ExecInput = (sink: ExecInputSink) => void
+
 export interface StreamedExecOptions extends DetachedExecOptions {
-  /** Written to the command's stdin, which is then closed; without it the command has no stdin. */
-  readonly stdin?: Uint8Array
+  /**
+   * Written to the command's stdin, which is then closed; or an ExecInput
+   * that writes it (and closes it) as it goes. Without it the command has no stdin.
+   */
+  readonly stdin?: Uint8Array | ExecInput
 }
 
 export interface ExecResult {

@@ -12,9 +12,9 @@ import type {
   RuntimeError
 } from "./Errors.ts"
 import type { RegistryLogin } from "./RegistryAuth.ts"
-import type { CommandPipe, PortStream, RelayAccess, RunningCommand } from "./RuntimeStreams.ts"
+import type { CommandInput, CommandPipe, PortStream, RelayAccess, RunningCommand } from "./RuntimeStreams.ts"
 
-export type { CommandPipe, PortStream, RelayAccess, RunningCommand } from "./RuntimeStreams.ts"
+export type { CommandInput, CommandPipe, PortStream, RelayAccess, RunningCommand } from "./RuntimeStreams.ts"
 
 /**
  * The narrow interface the lifecycle rules need from wherever sandboxes run.
@@ -52,7 +52,10 @@ export interface CommandOptions {
 export interface RuntimeExecOptions extends CommandOptions {
   /** Cap on each of stdout and stderr, kept as head and tail (domain `makeOutputBound`). */
   readonly maxOutputBytes: number
-  readonly stdin?: Uint8Array
+  /** Written and closed; or called once the command runs, to write (and close) it as its output asks. */
+  readonly stdin?: Uint8Array | ((input: CommandInput) => void)
+  /** Each chunk of output as it comes, besides what the outcome keeps. */
+  readonly onOutput?: (stream: "stdout" | "stderr", chunk: Uint8Array) => void
 }
 
 /** CwdRefused only ever comes with `within`. */
@@ -107,10 +110,7 @@ export interface ContainerRuntimeShape {
     ReadonlyArray<{ readonly tags: ReadonlyArray<string>; readonly labels: Readonly<Record<string, string>> }>,
     RuntimeError
   >
-  /**
-   * A host port on this machine's 127.0.0.1 that nothing listens on now and
-   * that is not in `reserved` (the ports sandboxes keep while stopped).
-   */
+  /** A port on this machine's 127.0.0.1 that nothing listens on now, not in `reserved` (stopped sandboxes' ports). */
   readonly freePort: (reserved: ReadonlySet<number>) => Effect.Effect<number, RuntimeError>
   /**
    * Where a sandbox's files are the truth: "host" when the runtime sees this
@@ -159,10 +159,10 @@ export interface ContainerRuntimeShape {
     options?: { readonly keepFiles?: boolean }
   ) => Effect.Effect<"removed" | "absent", RuntimeError>
   /**
-   * Runs `argv` bounded in time and output, with `stdin` (closed after it) or
-   * none. Docker cannot kill an exec: the command runs under a small
-   * supervisor whose process group is killed inside the container at the
-   * deadline or when the caller is interrupted.
+   * Runs `argv` bounded in time and output, with `stdin` or none. Docker
+   * cannot kill an exec: the command runs under a small supervisor whose
+   * process group is killed inside the container at the deadline or when
+   * the caller is interrupted.
    */
   readonly exec: <O extends RuntimeExecOptions>(
     containerId: string,

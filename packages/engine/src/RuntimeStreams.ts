@@ -34,6 +34,12 @@ export interface RelayAccess {
   readonly services?: ReadonlyArray<string>
 }
 
+/** Where a running command's stdin is written (`exec`'s `stdin`): bytes as its output asks for them, then its end. */
+export interface CommandInput {
+  readonly write: (chunk: Uint8Array) => void
+  readonly end: () => void
+}
+
 /** A command's stdin and stdout as streams (`pipe`). */
 export interface CommandPipe {
   /** Ending it ends the command's stdin. */

@@ -79,13 +79,23 @@ const REAP_SH = [
  * waits, or leaves children, never holds the exec), beside `$3`, run as
  * `sh -c` with the exec's stdin, its output on stderr; then the probe's
  * output on stdout, and `$3`'s exit status. `$4` to `$6`: the probe's flag,
- * mark and command; `$3`'s own arguments after. Without `mktemp` no probe
- * runs (the caller probes in an exec of its own).
+ * mark and command; `$7` empty, or a step's mark (below); `$3`'s own
+ * arguments after. Without `mktemp` no probe runs (the caller probes in an
+ * exec of its own).
+ *
+ * With a step's mark, a step runs after `$3` in the same exec, with the
+ * environment the probe found: the probe's output comes first, then the
+ * line `<mark> <state>` on stdout (0: a step can run; 1: the probe was
+ * stopped at its bound; 2: no `env` to run one with); the
+ * exec's stdin then brings the step (a count of lines, then that many:
+ * shell text, stepFrame's; none is no step) and after it `$3`'s own stdin.
+ * `$3`'s status follows its output on stderr as `<mark> <status>`; the step
+ * runs only when that is 0, and the exec's status is then the step's.
  */
 const BESIDE_SCRIPT = [
   REAP_SH,
-  `probe=$1 seconds=$2 other=$3 flag=$4 mark=$5 command=$6`,
-  `shift 6`,
+  `probe=$1 seconds=$2 other=$3 flag=$4 mark=$5 command=$6 step_mark=$7`,
+  `shift 7`,
   `out=$(umask 077 && mktemp 2>/dev/null) || out=`,
   `if [ -n "$out" ]; then`,
   `  sh -c "$probe" prbox-probe "$flag" "$mark" "$command" </dev/null >"$out" 2>/dev/null &`,
@@ -94,21 +104,39 @@ const BESIDE_SCRIPT = [
   `  (trap 'kill "$sleeping" 2>/dev/null; exit 0' TERM; sleep "$seconds" & sleeping=$!; wait "$sleeping" && reap "$probing") </dev/null >/dev/null 2>&1 &`,
   `  watchdog=$!`,
   `fi`,
-  `sh -c "$other" prbox-beside "$@" >&2`,
-  `status=$?`,
-  `if [ -n "$out" ]; then`,
-  `  wait "$probing" || [ "$?" -ne 137 ] || printf '%s\\n' '${PROBE_TIMED_OUT}' >&2`,
+  `state=0`,
+  `probed() {`,
+  `  [ -n "$out" ] || return 0`,
+  `  wait "$probing" || [ "$?" -ne 137 ] || { state=1; printf '%s\\n' '${PROBE_TIMED_OUT}' >&2; }`,
   `  kill "$watchdog" 2>/dev/null`,
   `  cat "$out"`,
   `  rm -f "$out"`,
+  `}`,
+  `step=`,
+  `if [ -n "$step_mark" ]; then`,
+  `  probed`,
+  `  command -v env >/dev/null 2>&1 || state=2`,
+  `  printf '\\n%s %s\\n' "$step_mark" "$state"`,
+  `  IFS= read -r lines || exit 125`,
+  `  while [ "$lines" -gt 0 ]; do IFS= read -r line || exit 125; step="$step$line\n"; lines=$((lines - 1)); done`,
   `fi`,
-  `exit "$status"`
+  `sh -c "$other" prbox-beside "$@" >&2`,
+  `status=$?`,
+  `if [ -z "$step_mark" ]; then`,
+  `  probed`,
+  `  exit "$status"`,
+  `fi`,
+  `printf '\\n%s %s\\n' "$step_mark" "$status" >&2`,
+  `[ "$status" -eq 0 ] && [ -n "$step" ] || exit "$status"`,
+  `eval "$step"`
 ].join("\n")
 
 /**
  * probeArgv with `beside` (a script and its arguments) run in the same
  * exec (BESIDE_SCRIPT): one `docker exec` less beside code-server's start,
- * where each costs its start more than the work it runs.
+ * where each costs its start more than the work it runs. `stepMark`: a
+ * step may follow in it, the exec's stdin bringing it (stepFrame) before
+ * `beside`'s own.
  */
 export const probeBesideArgv = (
   mode: UserEnvProbe,
@@ -116,7 +144,8 @@ export const probeBesideArgv = (
   command: string,
   timeoutSeconds: number,
   beside: { readonly script: string; readonly args: ReadonlyArray<string> },
-  first?: ReadonlyArray<string>
+  first?: ReadonlyArray<string>,
+  stepMark = ""
 ): ReadonlyArray<string> => {
   const { script, args } = firstThen(BESIDE_SCRIPT, first)
   return [
@@ -131,9 +160,37 @@ export const probeBesideArgv = (
     PROBE_FLAGS[mode],
     mark,
     command,
+    stepMark,
     ...beside.args
   ]
 }
+
+/** More shell text than this is never sent as a step (the probe's environment is bounded by its output). */
+const STEP_FRAME_MAX = 256 * 1024
+
+const quoted = (word: string): string => `'${word.replaceAll("'", "'\\''")}'`
+
+/**
+ * What BESIDE_SCRIPT's stdin brings for a step: `argv` run by `env` with
+ * `env` over the exec's own (as an exec's environment is), its lines
+ * counted first. No step is "0". Undefined where `env` could take a word
+ * for an option or a variable (a name or a command that starts with `-`,
+ * a command with `=`), or past STEP_FRAME_MAX: the caller runs it in an
+ * exec of its own.
+ */
+export const stepFrame = (argv: ReadonlyArray<string>, env: Readonly<Record<string, string>>): string | undefined => {
+  const [command] = argv
+  if (command === undefined || command.startsWith("-") || command.includes("=")) return undefined
+  const names = Object.keys(env)
+  if (names.some((name) => name.length === 0 || name.startsWith("-"))) return undefined
+  const words = [...Object.entries(env).map(([name, value]) => `${name}=${value}`), ...argv].map(quoted)
+  const text = `exec env ${words.join(" ")}`
+  if (text.length > STEP_FRAME_MAX) return undefined
+  return `${text.split("\n").length}\n${text}\n`
+}
+
+/** BESIDE_SCRIPT's stdin when no step follows. */
+export const NO_STEP = "0\n"
 
 /** The shell's environment between the marks, and the container's PATH; undefined when the marks are not there. */
 export const parseProbe = (

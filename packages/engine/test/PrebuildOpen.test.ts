@@ -9,7 +9,7 @@ import { gitSync, pushPullRequest } from "../../git/test/helpers.ts"
 import { MakePrebuild } from "../src/index.ts"
 import { healthzGitImage } from "./git-image.ts"
 import { logLines, openRunning, openSettled, withEngine } from "./harness.ts"
-import { gitIn, prebuiltBase, removePrebuildsOf } from "./prebuild-support.ts"
+import { gitIn, prebuiltBase, removePrebuildsOf, shInContainer } from "./prebuild-support.ts"
 
 const read = (row: Sandbox, file: string) => readFileSync(join(row.workspacePath ?? "", file), "utf8")
 
@@ -30,7 +30,11 @@ const execsOf = (containerId: string, since: number): Array<string> =>
     .split("\n")
     .filter((line) => line !== "")
 
-/** The sandbox's checkout ran in the probe's exec (prbox-probe-beside), never in one of its own (prbox-git). */
+/**
+ * The sandbox's checkout, and its updateContentCommand after it, ran in the
+ * probe's exec (prbox-probe-beside), never in one of their own (prbox-git;
+ * the step's command).
+ */
 const checkedOutInProbeExec = (row: Sandbox, since: number) => {
   const execs = execsOf(row.containerId ?? "", since)
   assert.isTrue(
@@ -38,27 +42,35 @@ const checkedOutInProbeExec = (row: Sandbox, since: number) => {
     execs.join("\n")
   )
   assert.isFalse(
-    execs.some((argv) => /prbox-git\s/.test(argv)),
+    execs.some((argv) => /prbox-git\s/.test(argv) || argv.includes("echo update-")),
     execs.join("\n")
   )
 }
 
+/** What the base's profile exports: shell text that would run if a step's environment were not sent whole. */
+const PROFILE_VALUE = `it's $(touch "$HOME/pwned") \`touch "$HOME/pwned"\` "q"`
+const profileLine = `export PROBED_VALUE='${PROFILE_VALUE.replaceAll("'", "'\\''")}'\n`
+
 /**
  * The base's devcontainer.json: onCreate "installs" (and plants what a
  * hostile base could: a hook, core.fsmonitor and a link, each naming a
- * host path that only the host could reach), updateContent logs each run.
+ * host path that only the host could reach, and a login profile whose
+ * variable is shell text), updateContent logs each run and what it saw.
  */
 const devcontainer = (home: string, extra: Record<string, unknown> = {}) =>
   JSON.stringify({
     image: healthzGitImage(),
     onCreateCommand: [
+      `echo ${Buffer.from(profileLine).toString("base64")} | base64 -d >> "$HOME/.profile"`,
       "mkdir -p deps && echo made-on-$(git rev-parse --short HEAD) > deps/made",
       `printf '#!/bin/sh\\ntouch ${home}/hook-ran; touch .git/hook-ran-here\\n' > .git/hooks/post-checkout && chmod +x .git/hooks/post-checkout`,
       `git config core.fsmonitor 'touch ${home}/fsmonitor-ran'`,
       "git config --add remote.origin.url /elsewhere.git",
       `ln -s ${home}/secret deps/escape`
     ].join(" && "),
-    updateContentCommand: "echo update-$(cat pr.txt 2>/dev/null || echo base) >> deps/log",
+    updateContentCommand:
+      'echo update-$(cat pr.txt 2>/dev/null || echo base) >> deps/log && echo said-$SAID && printf %s "$PROBED_VALUE" > probed.txt',
+    remoteEnv: { SAID: "over" },
     postCreateCommand: "echo post > post.txt",
     ...extra
   })
@@ -99,6 +111,13 @@ describe("opening from a prebuild", () => {
             "onCreate ran once, in the prebuild"
           )
           assert.strictEqual(read(row, "deps/log"), "update-base\nupdate-one\n", "updateContent ran again on the PR")
+          assert.include(log, "said-over", "its output is in the log, and remoteEnv was its environment")
+          assert.strictEqual(read(row, "probed.txt"), PROFILE_VALUE, "the probed environment, whole")
+          assert.strictEqual(
+            shInContainer(row, `test -e "$HOME/pwned" && echo ran || echo none`),
+            "none",
+            "nothing in it ran"
+          )
           assert.strictEqual(read(row, "post.txt"), "post\n")
           assert.isTrue(existsSync(join(row.workspacePath ?? "", ".git/hook-ran-here")), "its hook ran, in the sandbox")
           assert.isFalse(existsSync(join(home, "hook-ran")), "no hook of the prebuild ran on the host")

@@ -4,7 +4,7 @@ import type Dockerode from "dockerode"
 import { Effect, Option, Schedule } from "effect"
 import type { Unreachable } from "../Docker.ts"
 import { ContainerNotFound, DockerEngineError, EngineUnavailable } from "../DockerError.ts"
-import type { StreamedExecOptions } from "../DockerTypes.ts"
+import type { ExecInput, StreamedExecOptions } from "../DockerTypes.ts"
 import { demuxStream } from "./Demux.ts"
 import { ExecAnswer } from "./EngineAnswers.ts"
 import { call, classify, decode, envList } from "./EngineCall.ts"
@@ -68,13 +68,13 @@ const closedEarly = (answer: Option.Option<typeof ExecAnswer.Type>) =>
 
 /**
  * Starts a created exec, writes `stdin` and closes it (as `docker exec -i`
- * does), and hands every output chunk to `onOutput` until the output ends.
+ * does) or hands its sink to it (an ExecInput), and hands every output chunk to `onOutput` until the output ends.
  * Interruption closes the stream; the process itself goes on (Docker cannot
  * kill an exec: the caller kills it inside the container).
  */
 const streamExec = (
   exec: Dockerode.Exec,
-  stdin: Uint8Array | undefined,
+  stdin: Uint8Array | ExecInput | undefined,
   onOutput: (stream: "stdout" | "stderr", chunk: Uint8Array) => void,
   secrets: ReadonlyArray<string>
 ) =>
@@ -104,7 +104,9 @@ const streamExec = (
       duplex.on("close", () => {
         if (!ended) resume(Effect.flatMap(inspectExec(exec, secrets).pipe(Effect.option), closedEarly))
       })
-      if (stdin !== undefined) {
+      if (typeof stdin === "function") {
+        stdin({ write: (chunk) => void duplex.write?.(chunk), end: () => duplex.end?.() })
+      } else if (stdin !== undefined) {
         duplex.write?.(stdin)
         duplex.end?.()
       }

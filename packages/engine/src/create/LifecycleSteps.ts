@@ -1,8 +1,9 @@
 import type { EnvironmentPlan, LifecycleHook, LifecycleStep, Sandbox, SingleCommand } from "@prbox/domain"
 import { Context, Effect, Layer } from "effect"
-import { ContainerRuntime } from "../ContainerRuntime.ts"
+import { ContainerRuntime, type ExecOutcome } from "../ContainerRuntime.ts"
 import { mapStoreErrors, SetupFailed } from "../Errors.ts"
 import { Lifecycle } from "../Lifecycle.ts"
+import type { StepAfter } from "./ProbeBeside.ts"
 
 const STEP_TIMEOUT_MS = 30 * 60_000
 const STEP_OUTPUT_BYTES = 1024 * 1024
@@ -14,6 +15,18 @@ const argvOf = (command: SingleCommand): ReadonlyArray<string> =>
   command._tag === "Shell" ? ["/bin/sh", "-c", command.command] : command.argv
 
 const shown = (command: SingleCommand): string => (command._tag === "Shell" ? command.command : command.argv.join(" "))
+
+/** A step that ran elsewhere (in the probe's exec), and what its exec gave. */
+export interface RanStep {
+  readonly step: LifecycleStep
+  readonly outcome: ExecOutcome
+}
+
+/** `step` as the probe's exec runs it after its checkout (runStep's command, user and bounds); none for parallel entries. */
+export const stepAfter = (step: LifecycleStep, plan: EnvironmentPlan): StepAfter | undefined =>
+  step.command._tag === "Parallel"
+    ? undefined
+    : { argv: argvOf(step.command), env: plan.remoteEnv, timeoutMs: STEP_TIMEOUT_MS, maxOutputBytes: STEP_OUTPUT_BYTES }
 
 /** How a step reads in the log: the user's own setup commands as they are, the PR's with their hook. */
 const describe = (step: LifecycleStep): string => {
@@ -55,17 +68,21 @@ const make = Effect.gen(function* () {
     plan: EnvironmentPlan,
     steps: ReadonlyArray<LifecycleStep>,
     /** The user's probed environment (create/UserEnv.ts); `remoteEnv` wins over it. */
-    probed: Readonly<Record<string, string>> = {}
+    probed: Readonly<Record<string, string>> = {},
+    /** One of `steps` that ran already: its outcome is judged here, not run again. */
+    ran?: RanStep
   ) {
-    const runOne = (command: SingleCommand, marker: string, failure: string) =>
+    const exec = (command: SingleCommand) =>
+      runtime.exec(containerId, argvOf(command), {
+        user,
+        cwd: plan.workspaceFolder,
+        env: { ...probed, ...plan.remoteEnv },
+        timeoutMs: STEP_TIMEOUT_MS,
+        maxOutputBytes: STEP_OUTPUT_BYTES
+      })
+    const runOne = <E>(outcome: Effect.Effect<ExecOutcome, E>, marker: string, failure: string) =>
       Effect.gen(function* () {
-        const result = yield* runtime.exec(containerId, argvOf(command), {
-          user,
-          cwd: plan.workspaceFolder,
-          env: { ...probed, ...plan.remoteEnv },
-          timeoutMs: STEP_TIMEOUT_MS,
-          maxOutputBytes: STEP_OUTPUT_BYTES
-        })
+        const result = yield* outcome
         for (const line of (result.stdout + result.stderr).split("\n").filter((l) => l.length > 0)) {
           yield* emit(row.id, row.status, `${marker} ${line}`).pipe(mapStoreErrors("sandbox.log"))
         }
@@ -79,10 +96,11 @@ const make = Effect.gen(function* () {
         const marker = `[${index + 1}/${steps.length}]`
         const failure = step.origin === "config.json" ? `setup ${marker}` : `setup ${marker} ${step.hook}`
         yield* progress(row, `${marker} ${describe(step)}`)
-        if (step.command._tag !== "Parallel") return yield* runOne(step.command, marker, failure)
+        if (ran?.step === step) return yield* runOne(Effect.succeed(ran.outcome), marker, failure)
+        if (step.command._tag !== "Parallel") return yield* runOne(exec(step.command), marker, failure)
         yield* Effect.forEach(
           step.command.entries,
-          (entry) => runOne(entry.command, `${marker} ${entry.name}:`, `${failure} ${entry.name}`),
+          (entry) => runOne(exec(entry.command), `${marker} ${entry.name}:`, `${failure} ${entry.name}`),
           { concurrency: "unbounded", discard: true }
         )
       })

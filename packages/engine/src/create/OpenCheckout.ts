@@ -10,8 +10,8 @@ import { checkoutInContainer } from "../workspace/ContainerWorkspaceGit.ts"
 import { Ownership } from "../workspace/Ownership.ts"
 import { type ContainerEnvironment, CreateContainer } from "./CreateContainer.ts"
 import { GitIdentity, type GitIdentityValues, IDENTITY_WARNING, identityArgv } from "./GitIdentity.ts"
+import type { BesideCommand } from "./ProbeBeside.ts"
 import { setupUser } from "./Setup.ts"
-import type { BesideCommand } from "./UserEnv.ts"
 
 /** A container started before its files were written, and the environment it was made from. */
 export interface StartedEarly {

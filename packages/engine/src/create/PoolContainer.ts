@@ -26,7 +26,8 @@ import { newPassword, newSandboxId } from "../SandboxIds.ts"
 import { SandboxTools } from "../SandboxTools.ts"
 import { Ownership, removeSandboxFolders } from "../workspace/Ownership.ts"
 import { GitIdentity } from "./GitIdentity.ts"
-import { extensionsInput, probeDue, setupUser } from "./Setup.ts"
+import { extensionsInput, setupUser } from "./Setup.ts"
+import { probeDue } from "./StepOrder.ts"
 import { type ProbedEnv, probeUserEnv } from "./UserEnv.ts"
 
 /** What a pool container did for its claim that no PR decides: the user's environment probed, the extensions installed. */

@@ -1,4 +1,4 @@
-import type { EnvironmentPlan, LifecycleHook, LifecycleStep, Sandbox, SandboxId, WaitFor } from "@prbox/domain"
+import type { EnvironmentPlan, LifecycleStep, Sandbox, SandboxId } from "@prbox/domain"
 import { Context, Effect, Layer, Option } from "effect"
 import { codeServerCommand, containerUser, homeEnvFor } from "../CodeServerSpec.ts"
 import { dotfilesOf, type PrboxConfig } from "../Config.ts"
@@ -11,29 +11,13 @@ import type { CodeServerDistribution } from "../SandboxTools.ts"
 import { Ownership } from "../workspace/Ownership.ts"
 import type { ContainerEnvironment } from "./CreateContainer.ts"
 import { Dotfiles } from "./Dotfiles.ts"
-import { LifecycleSteps, stepsFor } from "./LifecycleSteps.ts"
-import { type BesideCommand, type ProbedEnv, probeUserEnvAfter } from "./UserEnv.ts"
+import { LifecycleSteps, type RanStep, stepAfter, stepsFor } from "./LifecycleSteps.ts"
+import type { BesideCommand } from "./ProbeBeside.ts"
+import { beforeReady, probeDue, stepInProbe, stepsBeforeReady } from "./StepOrder.ts"
+import { type ProbedEnv, probeUserEnvAfter } from "./UserEnv.ts"
 
 /** A setup's outcome until it ends: what a reused container shows when it never did. */
 export const SETUP_INTERRUPTED = "setup did not finish (interrupted)"
-
-/** The hooks in run order; `waitFor` names the last one the sandbox waits for. */
-const ORDER: ReadonlyArray<WaitFor> = [
-  "initializeCommand",
-  "onCreateCommand",
-  "updateContentCommand",
-  "postCreateCommand",
-  "postStartCommand"
-]
-
-/**
- * Whether `hook` runs before the sandbox is ready: at or before the plan's
- * `waitFor` (the CLI's `runLifecycleHooks`, src/spec-common/injectHeadless.ts,
- * returns after it and leaves the rest running); every hook when the plan
- * names none (a configured or default image, a row from before waitFor).
- */
-export const beforeReady = (plan: EnvironmentPlan, hook: LifecycleHook): boolean =>
-  plan.waitFor === undefined || ORDER.indexOf(hook) <= ORDER.indexOf(plan.waitFor)
 
 /** Who a sandbox's commands run as: the workspace owner (root only for a trusted repository that asked). */
 export const setupUser = (plan: EnvironmentPlan, sandboxUser: SandboxUser): string =>
@@ -56,14 +40,10 @@ export const extensionsInput = (
   progress
 })
 
-/**
- * Whether a start's steps need the user's environment: some are due (the
- * create-time ones and the dotfiles on a container this start made,
- * `postStartCommand` on every start).
- */
-export const probeDue = (plan: EnvironmentPlan, created: boolean, config: PrboxConfig): boolean => {
-  const createWork = stepsFor(plan, "create").length + (dotfilesOf(config) === undefined ? 0 : 1)
-  return (created ? createWork : 0) + stepsFor(plan, "start").length > 0
+/** The user's environment for a start's steps, and the first of them when it ran in the probe's exec. */
+export interface StepsEnv {
+  readonly env: Readonly<Record<string, string>>
+  readonly ran?: RanStep
 }
 
 /**
@@ -107,17 +87,22 @@ const make = Effect.gen(function* () {
           {}
         )
 
-  /** The probed environment for this start's steps, `before` run first in its exec. */
+  /**
+   * The probed environment for this start's steps, `before` run first in
+   * its exec; `step` after the command beside it there, when it can be.
+   */
   const probed = (
     row: Sandbox,
     containerId: string,
     plan: EnvironmentPlan,
     timeoutSeconds: number,
-    before?: BeforeProbe
+    before?: BeforeProbe,
+    step?: LifecycleStep
   ) =>
     Effect.gen(function* () {
       const besideCommand =
         before?.beside === undefined ? undefined : Option.getOrUndefined(yield* Effect.option(before.beside.command))
+      const then = step === undefined ? undefined : stepAfter(step, plan)
       const probe = probeUserEnvAfter(
         runtime,
         containerId,
@@ -125,12 +110,15 @@ const make = Effect.gen(function* () {
         plan,
         timeoutSeconds,
         before?.argv,
-        besideCommand
+        besideCommand === undefined || then === undefined ? besideCommand : { ...besideCommand, then }
       )
-      const { found, first, beside } = yield* probe
+      const { found, first, beside, step: stepRan } = yield* probe
       if (beside !== undefined && before?.beside !== undefined) yield* before.beside.ran(beside)
       if (before !== undefined && first !== "ran") yield* before.failed
-      return yield* envOf(row, found)
+      const env = yield* envOf(row, found)
+      return (
+        step === undefined || stepRan === undefined ? { env } : { env, ran: { step, outcome: stepRan } }
+      ) satisfies StepsEnv
     })
 
   /**
@@ -157,12 +145,12 @@ const make = Effect.gen(function* () {
     config: PrboxConfig,
     kept?: ProbedEnv,
     before?: BeforeProbe
-  ): Effect.Effect<Readonly<Record<string, string>>, RuntimeError> => {
+  ): Effect.Effect<StepsEnv, RuntimeError> => {
     const { plan } = environment
-    if (!probeDue(plan, created, config)) return Effect.succeed({})
-    return kept === undefined
-      ? probed(row, containerId, plan, config.userEnvProbeTimeoutSeconds, before)
-      : envOf(row, kept)
+    if (!probeDue(plan, created, config)) return Effect.succeed({ env: {} })
+    if (kept !== undefined) return Effect.map(envOf(row, kept), (env) => ({ env }))
+    const step = before?.beside === undefined ? undefined : stepInProbe(plan, created)
+    return probed(row, containerId, plan, config.userEnvProbeTimeoutSeconds, before, step)
   }
 
   /** `steps` in order; null when all succeeded, else the reason the first failed. */
@@ -171,8 +159,9 @@ const make = Effect.gen(function* () {
     containerId: string,
     plan: EnvironmentPlan,
     steps: ReadonlyArray<LifecycleStep>,
-    env: Readonly<Record<string, string>>
-  ) => (steps.length === 0 ? Effect.succeed(null) : runSteps(row, containerId, userOf(plan), plan, steps, env))
+    env: Readonly<Record<string, string>>,
+    ran?: RanStep
+  ) => (steps.length === 0 ? Effect.succeed(null) : runSteps(row, containerId, userOf(plan), plan, steps, env, ran))
 
   /**
    * `steps` with the user's dotfiles (when `dotfiles` gives the config)
@@ -186,13 +175,14 @@ const make = Effect.gen(function* () {
     plan: EnvironmentPlan,
     steps: ReadonlyArray<LifecycleStep>,
     env: Readonly<Record<string, string>>,
-    dotfiles: PrboxConfig | undefined
+    dotfiles: PrboxConfig | undefined,
+    ran?: RanStep
   ) => {
-    if (dotfiles === undefined) return run(row, containerId, plan, steps, env)
+    if (dotfiles === undefined) return run(row, containerId, plan, steps, env, ran)
     const starts = steps.findIndex((step) => step.hook === "postStartCommand")
     const split = starts === -1 ? steps.length : starts
     return Effect.gen(function* () {
-      const before = yield* run(row, containerId, plan, steps.slice(0, split), env)
+      const before = yield* run(row, containerId, plan, steps.slice(0, split), env, ran)
       if (before !== null) return before
       const failed = yield* installDotfiles(row, containerId, userOf(plan), plan, dotfiles, env)
       if (failed !== null) return failed
@@ -207,7 +197,7 @@ const make = Effect.gen(function* () {
     created: boolean,
     config: PrboxConfig,
     /** probeFor's answer (a forked probe's join). */
-    userEnv: Effect.Effect<Readonly<Record<string, string>>, E>
+    userEnv: Effect.Effect<StepsEnv, E>
   ) {
     const { plan, distribution } = environment
     const creates = created ? stepsFor(plan, "create") : []
@@ -232,13 +222,11 @@ const make = Effect.gen(function* () {
         )
       )
     }
-    const env = yield* userEnv
-    const [now, later] = [
-      [...creates, ...starts].filter((step) => beforeReady(plan, step.hook)),
-      [...creates, ...starts].filter((step) => !beforeReady(plan, step.hook))
-    ]
+    const { env, ran } = yield* userEnv
+    const now = stepsBeforeReady(plan, created)
+    const later = [...creates, ...starts].filter((step) => !beforeReady(plan, step.hook))
     // A failed create-time step ends the setup: postStartCommand runs only after a complete one.
-    const failure = yield* runWithDotfiles(row, containerId, plan, now, env, dotfilesNow ? dotfiles : undefined)
+    const failure = yield* runWithDotfiles(row, containerId, plan, now, env, dotfilesNow ? dotfiles : undefined, ran)
     const dotfilesLater = dotfilesNow ? undefined : dotfiles
     if (failure !== null || (later.length === 0 && dotfilesLater === undefined)) return { ...nothing, failure }
     return {
@@ -288,7 +276,7 @@ const make = Effect.gen(function* () {
   ) =>
     steps.length === 0
       ? Effect.succeed(null)
-      : Effect.flatMap(probed(row, containerId, plan, probeTimeoutSeconds), (env) =>
+      : Effect.flatMap(probed(row, containerId, plan, probeTimeoutSeconds), ({ env }) =>
           run(row, containerId, plan, steps, env)
         )
 

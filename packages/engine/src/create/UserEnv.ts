@@ -4,16 +4,9 @@ import { keptVariables } from "../CodeServerSpec.ts"
 import type { ContainerRuntimeShape, ExecOutcome } from "../ContainerRuntime.ts"
 import { type FirstOutcome, firstOutcome } from "../RunFirst.ts"
 import { appliedEnv, PROBE_COMMANDS, PROBE_TIMED_OUT, parseProbe, probeArgv, probeBesideArgv } from "../UserEnvProbe.ts"
+import { type BesideCommand, type BesideOutcome, runProbeBeside } from "./ProbeBeside.ts"
 
 const PROBE_OUTPUT_BYTES = 1024 * 1024
-
-/** A command of the probe's user run in its first exec, with the exec's stdin, bounded on its own (`timeoutMs`). */
-export interface BesideCommand {
-  readonly script: string
-  readonly args: ReadonlyArray<string>
-  readonly stdin: Uint8Array
-  readonly timeoutMs: number
-}
 
 /** What a probe found: the variables to run lifecycle commands with, or why there are none. */
 export type ProbedEnv =
@@ -41,7 +34,8 @@ export const probeUserEnv = (
  * first exec (probeArgv's): what it found, and whether `first` failed
  * (`"failed"`) or did not run at all (no probe is due: `"not run"`).
  * `beside`: run beside the shell in that exec (probeBesideArgv's), its
- * outcome (`beside`, undefined when it did not run) the caller's to judge.
+ * outcome (`beside`, undefined when it did not run) the caller's to judge;
+ * with its `then`, that step's outcome when it ran there (`step`).
  */
 export const probeUserEnvAfter = Effect.fn("SandboxService.probeUserEnv")(function* (
   runtime: ContainerRuntimeShape,
@@ -54,8 +48,16 @@ export const probeUserEnvAfter = Effect.fn("SandboxService.probeUserEnv")(functi
 ) {
   const mode = plan.userEnvProbe
   let besideOutcome: ExecOutcome | undefined
-  const answer = (found: ProbedEnv, ran: FirstOutcome) => ({ found, first: ran, beside: besideOutcome })
+  let step: ExecOutcome | undefined
+  const answer = (found: ProbedEnv, ran: FirstOutcome) => ({ found, first: ran, beside: besideOutcome, step })
   if (mode === undefined) return answer({ _tag: "NotProbed", warning: null }, "not run")
+  const root = user.split(":")[0] === "0"
+  const envFrom = (stdout: string, mark: string, separator: string) => {
+    const parsed = parseProbe(stdout, mark, separator)
+    return parsed === undefined
+      ? undefined
+      : appliedEnv(parsed.env, parsed.containerPath, root, new Set(keptVariables(plan)))
+  }
   let ran: FirstOutcome = "not run"
   for (const [index, { command, separator }] of PROBE_COMMANDS.entries()) {
     const mark = crypto.randomUUID()
@@ -63,18 +65,37 @@ export const probeUserEnvAfter = Effect.fn("SandboxService.probeUserEnv")(functi
     const before: ReadonlyArray<string> | undefined = firstExec ? first : undefined
     const besideNow = firstExec ? beside : undefined
     const options = { user, cwd: plan.workspaceFolder, maxOutputBytes: PROBE_OUTPUT_BYTES }
-    const result: ExecOutcome = yield* besideNow === undefined
-      ? runtime.exec(containerId, probeArgv(mode, mark, command, before), {
-          ...options,
-          timeoutMs: timeoutSeconds * 1000
-        })
-      : runtime.exec(containerId, probeBesideArgv(mode, mark, command, timeoutSeconds, besideNow, before), {
-          ...options,
-          stdin: besideNow.stdin,
-          timeoutMs: besideNow.timeoutMs + timeoutSeconds * 1000
-        })
+    const timeoutMs = timeoutSeconds * 1000
+    const then = besideNow?.then
+    const outcome: BesideOutcome | undefined =
+      besideNow === undefined
+        ? undefined
+        : then === undefined
+          ? yield* Effect.map(
+              runtime.exec(containerId, probeBesideArgv(mode, mark, command, timeoutSeconds, besideNow, before), {
+                ...options,
+                stdin: besideNow.stdin,
+                timeoutMs: besideNow.timeoutMs + timeoutMs
+              }),
+              (result) => ({ probe: result, beside: result, step: undefined })
+            )
+          : yield* runProbeBeside(
+              runtime,
+              containerId,
+              (stepMark) => probeBesideArgv(mode, mark, command, timeoutSeconds, besideNow, before, stepMark),
+              options,
+              timeoutMs,
+              { ...besideNow, then },
+              (stdout) => envFrom(stdout, mark, separator)
+            )
+    const result: ExecOutcome =
+      outcome?.probe ??
+      (yield* runtime.exec(containerId, probeArgv(mode, mark, command, before), { ...options, timeoutMs }))
     if (before !== undefined) ran = firstOutcome(result.stderr, before)
-    if (besideNow !== undefined) besideOutcome = result
+    if (outcome !== undefined) {
+      besideOutcome = outcome.beside
+      step = outcome.step
+    }
     if (result.timedOut || (besideNow !== undefined && result.stderr.includes(PROBE_TIMED_OUT))) {
       return answer(
         {
@@ -84,10 +105,8 @@ export const probeUserEnvAfter = Effect.fn("SandboxService.probeUserEnv")(functi
         ran
       )
     }
-    const parsed = parseProbe(result.stdout, mark, separator)
-    if (parsed === undefined) continue
-    const root = user.split(":")[0] === "0"
-    const env = appliedEnv(parsed.env, parsed.containerPath, root, new Set(keptVariables(plan)))
+    const env = envFrom(result.stdout, mark, separator)
+    if (env === undefined) continue
     return answer({ _tag: "Probed", env }, ran)
   }
   return answer(

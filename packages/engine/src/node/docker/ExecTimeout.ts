@@ -87,7 +87,7 @@ export const supervisedExecFor = (docker: DockerShape) => {
     containerId: string,
     argv: ReadonlyArray<string>,
     options: CommandOptions,
-    stdin: Uint8Array | undefined,
+    stdin: RuntimeExecOptions["stdin"],
     onOutput: Output,
     started: Deferred.Deferred<number, RuntimeError | CwdRefused>
   ) =>
@@ -167,7 +167,11 @@ export const supervisedExecFor = (docker: DockerShape) => {
       argv,
       options,
       options.stdin,
-      (stream, chunk) => (stream === "stdout" ? stdout : stderr).add(chunk),
+      (stream, chunk) => {
+        const sink = stream === "stdout" ? stdout : stderr
+        sink.add(chunk)
+        options.onOutput?.(stream, chunk)
+      },
       started
     )
     const out = stdout.result()
