@@ -1,6 +1,6 @@
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { statePaths } from "@prbox/domain"
-import { Engines, PrebuildCleanup, Previews, WarmPool } from "@prbox/engine"
+import { Engines, LeftoverHelpers, PrebuildCleanup, Previews, WarmPool } from "@prbox/engine"
 import { NodeEngine } from "@prbox/engine/node"
 import { Clock, Context, Effect, Layer } from "effect"
 import { HttpRouter } from "effect/http"
@@ -71,6 +71,16 @@ export const run = (options: DaemonOptions) =>
         // Docker down: nothing was changed; the daemon still serves (and says why on each call).
         yield* Effect.logWarning(`startup reconcile failed: ${reconciled.failure.message}`)
       }
+
+      // Helper containers a killed daemon left (never started, or ended): removed, each said; never fatal.
+      const helpers = yield* Effect.result(Context.get(services, LeftoverHelpers).remove)
+      if (helpers._tag === "Success") {
+        for (const id of helpers.success.removed)
+          yield* Effect.logInfo(`reconcile helpers: removed ${id}, left by a killed daemon`)
+        for (const { containerId, detail } of helpers.success.failures) {
+          yield* Effect.logWarning(`reconcile helpers: could not remove ${containerId}: ${detail}`)
+        }
+      } else yield* Effect.logWarning(`helper reconcile failed: ${helpers.failure.message}`)
 
       // Prebuilds: a build a killed daemon left (its row, container, volume) is ended and removed.
       const prebuilds = Context.get(services, PrebuildCleanup)

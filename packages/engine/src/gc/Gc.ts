@@ -3,6 +3,7 @@ import {
   type GcPlan,
   type HeartbeatProbe,
   intersectPlans,
+  PROBE_LABEL,
   readHeartbeat,
   type Sandbox,
   type SandboxId,
@@ -212,8 +213,10 @@ export class Gc extends Context.Service<Gc, GcShape>()("prbox/engine/Gc") {
           ...(yield* listDirectories(paths.sandboxHomes))
         ]
         return {
+          // A helper (PROBE_LABEL) may be in use: a killed daemon's go at the next start (LeftoverHelpers).
           containers: containers
-            .filter((c) => ownInstall(c.labels, install) && !ids.has(c.labels[LABELS.sandbox] ?? ""))
+            .filter((c) => ownInstall(c.labels, install) && c.labels[PROBE_LABEL] === undefined)
+            .filter((c) => !ids.has(c.labels[LABELS.sandbox] ?? ""))
             .map((c) => c.containerId),
           // The shared code-server volume belongs to no sandbox: kept.
           volumes: volumes

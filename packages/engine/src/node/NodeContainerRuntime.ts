@@ -4,12 +4,14 @@ import { Config } from "../Config.ts"
 import { ContainerRuntime, type ContainerRuntimeShape } from "../ContainerRuntime.ts"
 import { type ContainerState, hostMounts, LABELS } from "../ContainerSpec.ts"
 import { ContainerExited, ImageBuildFailed, PortTaken, RuntimeError } from "../Errors.ts"
+import { HelperOwner } from "../HelperOwner.ts"
 import type { RegistryLogin } from "../RegistryAuth.ts"
 import { carriedVolumesFor } from "./docker/CarriedVolumes.ts"
 import { dockerRelayFor } from "./docker/DockerRelay.ts"
 import { supervisedExecFor } from "./docker/ExecTimeout.ts"
 import { filesModeFor } from "./docker/FilesMode.ts"
 import { freePort } from "./docker/FreePort.ts"
+import { helperLabels } from "./docker/HelperLabels.ts"
 import { hostFoldersFor } from "./docker/HostFolders.ts"
 import { hostPortsFor } from "./docker/HostPorts.ts"
 import { ImageSource, imageTransferFor } from "./docker/ImageTransfer.ts"
@@ -45,7 +47,7 @@ const pullAuth = ({ registry, credentials }: RegistryLogin): PullAuth =>
  * volumes (CarriedVolumes.ts). A remote engine's ports are forwarded here
  * (HostPorts.ts); images it lacks come from ImageSource, this machine's
  * engine (ImageTransfer.ts). `$PRBOX_HOME` (Config, when given) is where the
- * files probe looks.
+ * files probe looks; HelperOwner (when given) labels its helper containers.
  */
 export const layer = Layer.effect(
   ContainerRuntime,
@@ -53,9 +55,11 @@ export const layer = Layer.effect(
     const docker = yield* Docker
     const ports = yield* hostPortsFor(docker)
     const home = Option.getOrUndefined(yield* Effect.serviceOption(Config))?.home
-    const files = yield* filesModeFor(docker, home)
-    const carried = yield* carriedVolumesFor(docker)
-    const folders = yield* hostFoldersFor(docker)
+    // The labels of its helper containers: whose they are (HelperOwner, when given) and this process's maker.
+    const helper = helperLabels(Option.getOrUndefined(yield* Effect.serviceOption(HelperOwner)))
+    const files = yield* filesModeFor(docker, home, helper)
+    const carried = yield* carriedVolumesFor(docker, helper)
+    const folders = yield* hostFoldersFor(docker, helper)
     // A Compose sandbox's other services go with its container: started before it, stopped and removed with it.
     const services = serviceContainersFor(docker)
 

@@ -42,8 +42,10 @@ import * as NodeComposeCli from "./NodeComposeCli.ts"
 import * as NodeConfig from "./NodeConfig.ts"
 import * as NodeContainerRuntime from "./NodeContainerRuntime.ts"
 import * as NodeEngines from "./NodeEngines.ts"
+import * as NodeHelperOwner from "./NodeHelperOwner.ts"
 import * as NodeHooks from "./NodeHooks.ts"
 import * as NodeInstallation from "./NodeInstallation.ts"
+import * as NodeLeftoverHelpers from "./NodeLeftoverHelpers.ts"
 import * as NodePlatform from "./NodePlatform.ts"
 import * as NodePreviewAddress from "./NodePreviewAddress.ts"
 import * as NodeRegistryAuth from "./NodeRegistryAuth.ts"
@@ -122,14 +124,19 @@ const compose = (options: Options, chosen: ChosenEngine) => {
     NodeWorkspaces.layer({ stateDir: options.home }).pipe(Layer.provide(git)),
     wrap.workspaces
   )
-  const runtime = wrapped(
-    ContainerRuntime,
-    NodeContainerRuntime.layer.pipe(Layer.provide([dockerFor(chosen.address), imageSourceFor(chosen.address)])),
-    wrap.runtime
-  )
   // One database connection: the layer is built once though both services come from it.
   const store = sqliteRepo({ stateDir: options.home })
   const config = configLayer(options)
+  const docker = dockerFor(chosen.address)
+  // This home's and install's helper containers: labelled by the runtime, a killed daemon's removed at start.
+  const helperOwner = NodeHelperOwner.layer.pipe(
+    Layer.provide([config, NodeInstallation.layer.pipe(Layer.provide(store))])
+  )
+  const runtime = wrapped(
+    ContainerRuntime,
+    NodeContainerRuntime.layer.pipe(Layer.provide([docker, imageSourceFor(chosen.address), helperOwner])),
+    wrap.runtime
+  )
   const registryAuth = NodeRegistryAuth.layer.pipe(Layer.provide(config))
   // One foreground for the engine: every open holds it, every background maker waits on it.
   const foreground = wrapped(Foreground, Foreground.layer(options.settleAfterOpenMs), wrap.foreground)
@@ -166,6 +173,7 @@ const compose = (options: Options, chosen: ChosenEngine) => {
     wrapped(CodeServerHealth, NodeCodeServerHealth.layer, wrap.health),
     NodeEngines.layer(chosen).pipe(Layer.provide(runtime)),
     NodeInstallation.layer.pipe(Layer.provide(store)),
+    NodeLeftoverHelpers.layer.pipe(Layer.provide([docker, helperOwner])),
     NodeSandboxTools.layer({
       home: options.home,
       ...(options.codeServerDir === undefined ? {} : { codeServerDir: options.codeServerDir })

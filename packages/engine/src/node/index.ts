@@ -4,7 +4,6 @@ export {
   type EngineLocation,
   type EngineReport,
   inspectEngine,
-  PROBE_LABEL,
   probeLocation
 } from "./engines/EngineProbe.ts"
 export { engineOfHome, readEngineSources, resolveEngine } from "./engines/EngineSelection.ts"

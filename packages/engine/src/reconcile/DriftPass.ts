@@ -5,6 +5,7 @@ import {
   decideUnowned,
   orphanedError,
   POOL_LABEL,
+  PROBE_LABEL,
   type RecordedContainer,
   type Sandbox,
   type SandboxId
@@ -103,7 +104,9 @@ const carryOut = (
  * table; this pass only gathers them and carries the decision out. Labelled
  * containers without a row are stopped and reported; only prune removes them.
  * A pool container (`dev.prbox.pool`) is the pool's until a claim makes its
- * row: the pool's reconcile removes one with neither an entry nor a row.
+ * row: the pool's reconcile removes one with neither an entry nor a row. A
+ * helper container (`dev.prbox.probe`) is the engine's own: LeftoverHelpers
+ * removes the ones a killed daemon left.
  */
 export const driftPass: ReconcilePass = (ctx, { rows, containers }) =>
   Effect.gen(function* () {
@@ -152,8 +155,12 @@ export const driftPass: ReconcilePass = (ctx, { rows, containers }) =>
 
     const rowResults = yield* Effect.forEach(rows, (row) => perRow(row.id, reconcileRow(row)))
     // A pool container has no sandbox row until it is claimed: the pool's own reconcile judges it (WarmPool.ts).
+    // A helper container (PROBE_LABEL) is the engine's own, maybe in use: a killed daemon's go at the next start.
     const unowned = containers.filter(
-      (c) => !known.has(c.labels[LABELS.sandbox] ?? "") && c.labels[POOL_LABEL] === undefined
+      (c) =>
+        !known.has(c.labels[LABELS.sandbox] ?? "") &&
+        c.labels[POOL_LABEL] === undefined &&
+        c.labels[PROBE_LABEL] === undefined
     )
     const unownedResults = yield* Effect.forEach(unowned, (container) =>
       perRow((container.labels[LABELS.sandbox] ?? "") as SandboxId, reconcileUnowned(container))

@@ -18,6 +18,9 @@ export type Phase = (typeof PHASES)[number]
 
 export const isPhase = (value: string | undefined): value is Phase => PHASES.some((phase) => phase === value)
 
+/** Where helper-child.ts is killed: a folder read's helper container exists (LeftoverHelpers.test.ts). */
+export const HELPER_PHASE = "mid-folder-read"
+
 /** The line the child prints (synchronously) once it reached the phase; it then blocks until killed. */
 export const phaseLine = (phase: string): string => `PHASE ${phase}`
 

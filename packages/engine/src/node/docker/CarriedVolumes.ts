@@ -12,7 +12,6 @@ import { Effect, Semaphore } from "effect"
 import type { ContainerSpec, SharedFolder } from "../../ContainerSpec.ts"
 import { LABELS } from "../../ContainerSpec.ts"
 import { RuntimeError } from "../../Errors.ts"
-import { PROBE_LABEL } from "../engines/EngineProbe.ts"
 import { withProgress } from "./ProgressQueue.ts"
 
 type Progress = (line: string) => Effect.Effect<void>
@@ -38,7 +37,7 @@ const sharedLabels = (labels: Readonly<Record<string, string>>) =>
  * starts and kept for its later containers; the shared folder in one
  * read-only volume per key, filled once per engine.
  */
-export const carriedVolumesFor = (docker: DockerShape) =>
+export const carriedVolumesFor = (docker: DockerShape, helper: Readonly<Record<string, string>>) =>
   Effect.gen(function* () {
     const sharedLocks = new Map<string, Semaphore.Semaphore>()
     const sharedReady = new Set<string>()
@@ -105,7 +104,7 @@ export const carriedVolumesFor = (docker: DockerShape) =>
               image,
               cmd: ["true"],
               env: {},
-              labels: { ...labels, [PROBE_LABEL]: "1" },
+              labels: { ...labels, ...helper },
               binds: [],
               volumes: [{ volume, containerPath: FILL_MOUNT, readOnly: false }],
               exposedPort: 9

@@ -17,7 +17,7 @@ const SANDBOX_ONLY: ReadonlyArray<string> = [LABELS.sandbox, LABELS.pr, LABELS.r
  * engine that cannot be asked is asked again next time; a probe that cannot
  * tell is an error, never a guess.
  */
-export const filesModeFor = (docker: DockerShape, home: string | undefined) =>
+export const filesModeFor = (docker: DockerShape, home: string | undefined, helper: Readonly<Record<string, string>>) =>
   Effect.gen(function* () {
     const lock = yield* Semaphore.make(1)
     let decided: FilesAt | undefined
@@ -41,7 +41,10 @@ export const filesModeFor = (docker: DockerShape, home: string | undefined) =>
           const found = yield* probeLocation({
             home: home ?? tmpdir(),
             images: yield* candidates(image),
-            labels: Object.fromEntries(Object.entries(labels).filter(([key]) => !SANDBOX_ONLY.includes(key)))
+            labels: {
+              ...Object.fromEntries(Object.entries(labels).filter(([key]) => !SANDBOX_ONLY.includes(key))),
+              ...helper
+            }
           }).pipe(Effect.provideService(Docker, docker), Effect.provide(NodeFileSystem.layer))
           const answer = filesAtOf(found.location, found.detail)
           if (answer._tag === "Unknown") {

@@ -6,7 +6,6 @@ import type { Readable } from "node:stream"
 import { type ContainerSpec, type DockerShape, FolderArchive } from "@prbox/docker"
 import { Clock, Effect, Semaphore } from "effect"
 import { RuntimeError } from "../../Errors.ts"
-import { PROBE_LABEL } from "../engines/EngineProbe.ts"
 
 /**
  * An image with no files at all: its containers are never started, only
@@ -43,7 +42,7 @@ const failed = (operation: string) => (error: { readonly message: string }) =>
  * sends a path of the folder as a tar stream: links in it resolve inside
  * that container (an empty root and the folder), never on this machine.
  */
-export const hostFoldersFor = (docker: DockerShape) =>
+export const hostFoldersFor = (docker: DockerShape, helper: Readonly<Record<string, string>>) =>
   Effect.gen(function* () {
     const imported = Semaphore.makeUnsafe(1)
 
@@ -66,7 +65,8 @@ export const hostFoldersFor = (docker: DockerShape) =>
 
     /**
      * A throwaway container of `spec` (removed with the scope). One left
-     * behind is named prbox-folder-* and labelled a probe: said in the log, never silent.
+     * behind (a killed daemon) is named prbox-folder-* and carries `helper`
+     * (HelperLabels.ts): the next start of its home removes it.
      */
     const throwaway = (
       spec: Omit<ContainerSpec, "name" | "env" | "labels" | "exposedPort">,
@@ -79,7 +79,7 @@ export const hostFoldersFor = (docker: DockerShape) =>
             ...spec,
             name: `prbox-folder-${randomBytes(6).toString("hex")}`,
             env: {},
-            labels: { ...labels, [PROBE_LABEL]: "1" },
+            labels: { ...labels, ...helper },
             exposedPort: 9
           })
           .pipe(Effect.mapError(failed(operation))),

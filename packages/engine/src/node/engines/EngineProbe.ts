@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Docker } from "@prbox/docker"
+import { PROBE_LABEL } from "@prbox/domain"
 import { Effect, FileSystem, Option } from "effect"
 import { Config } from "../../Config.ts"
 import * as NodeConfig from "../NodeConfig.ts"
@@ -25,8 +26,6 @@ export interface EngineReport {
   readonly detail: string
 }
 
-/** Labels the probe's container: never a sandbox's, so reconcile and prune never count it. */
-export const PROBE_LABEL = "dev.prbox.probe"
 const PROBE_MOUNT = "/prbox-probe"
 const REQUEST_TIMEOUT_MS = 5000
 
@@ -41,6 +40,7 @@ export const probeLocation = (options: {
   readonly home: string
   /** Tried in order; the first one the engine has is used (nothing is pulled). */
   readonly images: ReadonlyArray<string>
+  /** A daemon's helper labels (HelperLabels.ts) give PROBE_LABEL its maker; without them it is 1. */
   readonly labels: Readonly<Record<string, string>>
 }) =>
   Effect.gen(function* () {
@@ -65,7 +65,7 @@ export const probeLocation = (options: {
         image: image.value,
         cmd: ["true"],
         env: {},
-        labels: { ...options.labels, [PROBE_LABEL]: "1" },
+        labels: { [PROBE_LABEL]: "1", ...options.labels },
         binds: [{ hostPath: folder, containerPath: PROBE_MOUNT, readOnly: true }],
         exposedPort: 9
       })
