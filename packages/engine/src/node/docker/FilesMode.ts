@@ -1,7 +1,7 @@
 import { tmpdir } from "node:os"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Docker, type DockerShape } from "@prbox/docker"
-import { type FilesAt, filesAtOf } from "@prbox/domain"
+import { type FilesAt, filesAtOf, PROBE_LABEL } from "@prbox/domain"
 import { Effect, Semaphore } from "effect"
 import { LABELS } from "../../ContainerSpec.ts"
 import { RuntimeError } from "../../Errors.ts"
@@ -24,10 +24,17 @@ export const filesModeFor = (docker: DockerShape, home: string | undefined, help
     /** Images this runtime was asked to make present: the engine has them to probe with. */
     const seen = new Set<string>()
 
-    /** The images to probe with, the given one first; then the default image, then any a prbox container runs. */
+    /**
+     * The images to probe with, the given one first; then the default image,
+     * then any a prbox container runs (a helper's, of the empty image, is none).
+     */
     const candidates = (image: string | undefined) =>
       docker.listByLabel({ [LABELS.home]: undefined }, { all: true }).pipe(
-        Effect.map((containers) => containers.map((container) => container.image)),
+        Effect.map((containers) =>
+          containers
+            .filter((container) => container.labels[PROBE_LABEL] === undefined)
+            .map((container) => container.image)
+        ),
         Effect.orElseSucceed((): ReadonlyArray<string> => []),
         Effect.map((running) => [
           ...new Set([...(image === undefined ? [] : [image]), ...seen, DEFAULT_IMAGE, ...running])
