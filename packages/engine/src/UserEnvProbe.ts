@@ -128,7 +128,8 @@ const BESIDE_SCRIPT = [
   `fi`,
   `printf '\\n%s %s\\n' "$step_mark" "$status" >&2`,
   `[ "$status" -eq 0 ] && [ -n "$step" ] || exit "$status"`,
-  `eval "$step"`
+  // As its own exec would: no stdin.
+  `eval "$step" </dev/null`
 ].join("\n")
 
 /**
@@ -175,14 +176,17 @@ const quoted = (word: string): string => `'${word.replaceAll("'", "'\\''")}'`
  * `env` over the exec's own (as an exec's environment is), its lines
  * counted first. No step is "0". Undefined where `env` could take a word
  * for an option or a variable (a name or a command that starts with `-`,
- * a command with `=`), or past STEP_FRAME_MAX: the caller runs it in an
- * exec of its own.
+ * a command with `=`), where an exec's environment refuses it (a name with
+ * `=`, a NUL), or past STEP_FRAME_MAX: the caller runs it in an exec of its
+ * own.
  */
 export const stepFrame = (argv: ReadonlyArray<string>, env: Readonly<Record<string, string>>): string | undefined => {
   const [command] = argv
   if (command === undefined || command.startsWith("-") || command.includes("=")) return undefined
   const names = Object.keys(env)
-  if (names.some((name) => name.length === 0 || name.startsWith("-"))) return undefined
+  // What an exec's own environment refuses (a name with `=`, a NUL) is refused there, never sent here.
+  if (names.some((name) => name.length === 0 || name.startsWith("-") || name.includes("="))) return undefined
+  if ([...Object.values(env), ...argv].some((word) => word.includes("\0"))) return undefined
   const words = [...Object.entries(env).map(([name, value]) => `${name}=${value}`), ...argv].map(quoted)
   const text = `exec env ${words.join(" ")}`
   if (text.length > STEP_FRAME_MAX) return undefined

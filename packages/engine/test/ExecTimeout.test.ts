@@ -6,10 +6,12 @@ import { FetchHttpClient } from "effect/http"
 import { inject } from "vitest"
 import { TEST_RUN_LABEL } from "../../../scripts/testing/global-setup.ts"
 import { countSleepsArgv } from "../../../scripts/testing/processes.ts"
+import { runProbeBeside } from "../src/create/ProbeBeside.ts"
 import { CWD_NOT_FOLDER } from "../src/exec/CommandPlace.ts"
 import { RESOLVE_MISSING, RESOLVE_OUTSIDE } from "../src/exec/WorkspaceResolve.ts"
 import { ContainerRuntime } from "../src/index.ts"
 import { NodeContainerRuntime } from "../src/node/index.ts"
+import { probeBesideArgv } from "../src/UserEnvProbe.ts"
 import { healthzGitImage } from "./git-image.ts"
 import { bounded, healthzTag } from "./harness.ts"
 
@@ -142,5 +144,42 @@ describe("supervised exec (real Docker)", () => {
         [RESOLVE_OUTSIDE, RESOLVE_MISSING, CWD_NOT_FOLDER]
       )
     }).pipe(Effect.scoped, Effect.provide(runtimeLayer), bounded("the exec did not end", 60))
+  )
+})
+
+describe("the probe's exec with a step after its command (real Docker)", () => {
+  it.live(
+    "a command beside the probe keeps its own bound: past it the exec is killed, the command timed out, the step never run",
+    () =>
+      Effect.gen(function* () {
+        const runtime = yield* ContainerRuntime
+        const containerId = yield* container
+        // A checkout that hangs (as a planted hook could), bounded at 1.5 s; the step's own bound is a minute.
+        const beside = {
+          script: `cat > /dev/null; sleep 31.7`,
+          args: [],
+          stdin: new Uint8Array([1, 2]),
+          timeoutMs: 1500
+        }
+        const then = { argv: ["sh", "-c", "touch /tmp/step-ran"], env: {}, timeoutMs: 60_000, maxOutputBytes: 4096 }
+        const started = Date.now()
+        const outcome = yield* runProbeBeside(
+          runtime,
+          containerId,
+          (stepMark) => probeBesideArgv("loginShell", "MARK-B", "printenv", 5, beside, undefined, stepMark),
+          { user: USER, cwd: "/tmp", maxOutputBytes: 65536 },
+          5000,
+          { ...beside, then },
+          () => ({})
+        )
+        assert.isBelow(Date.now() - started, 25_000)
+        assert.isTrue(outcome.beside.timedOut)
+        assert.isNull(outcome.beside.exitCode)
+        assert.isUndefined(outcome.step)
+        assert.strictEqual(yield* processesWith(containerId, "31.7"), 0, "the hung command was killed with the exec")
+        const ran = yield* run(containerId, ["sh", "-c", "test -e /tmp/step-ran && echo ran || echo none"])
+        assert.strictEqual(ran.stdout.trim(), "none")
+      }).pipe(Effect.scoped, Effect.provide(runtimeLayer), bounded("the exec was not killed", 60)),
+    60_000
   )
 })

@@ -139,6 +139,9 @@ describe("a step in the probe's exec", () => {
     ["a command that env would take for an option", ["-i", "x"], {}],
     ["a command that env would take for a variable", ["A=B"], {}],
     ["a variable env would take for an option", ["/bin/true"], { "-u": "x" }],
+    ["a name an exec's environment refuses", ["/bin/true"], { "A=B": "x" }],
+    ["a value with a NUL", ["/bin/true"], { A: "x\0y" }],
+    ["an argument with a NUL", ["/bin/echo", "x\0y"], {}],
     ["no command", [], {}]
   ] as const)("is not sent: %s", (_name, argv, env) => {
     assert.isUndefined(stepFrame(argv, env))

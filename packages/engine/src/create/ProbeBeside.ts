@@ -68,7 +68,7 @@ export const runProbeBeside = Effect.fn("SandboxService.probeBeside")(function* 
     send()
   })
   const stderr = splitAtMark(stepMark, { before: options.maxOutputBytes, after: then.maxOutputBytes })
-  const result = yield* runtime.exec(containerId, argv(stepMark), {
+  const exec = runtime.exec(containerId, argv(stepMark), {
     ...options,
     timeoutMs: probeTimeoutMs + beside.timeoutMs + then.timeoutMs,
     stdin: (sink) => {
@@ -77,6 +77,14 @@ export const runProbeBeside = Effect.fn("SandboxService.probeBeside")(function* 
     },
     onOutput: (stream, chunk) => (stream === "stdout" ? stdout : stderr).add(chunk)
   })
+  // The command beside keeps its own bound: past it with no status line, the exec is interrupted (its group killed).
+  const besideBound = Effect.sleep(probeTimeoutMs + beside.timeoutMs).pipe(
+    Effect.andThen(Effect.suspend(() => (stderr.word() === undefined ? Effect.void : Effect.never)))
+  )
+  const result: ExecOutcome = yield* Effect.raceFirst(
+    exec,
+    Effect.as(besideBound, { exitCode: null, stdout: "", stderr: "", truncated: false, timedOut: true, durationMs: 0 })
+  )
   stdout.end()
   stderr.end()
   const status = stderr.word()
