@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { PullRequestLookup } from "@prbox/domain"
-import { pushDestination } from "../src/sandbox/PushDestination.ts"
+import { pushDestination, remoteHostName } from "../src/sandbox/PushDestination.ts"
 
 const known = (
   sourceCloneUrl: string | null,
@@ -43,6 +43,24 @@ describe("where prbox push sends a sandbox's commits", () => {
         "no token"
       ],
       [JSON.stringify(pushDestination(github, "other", known(FORK, false))), "To", `"url":"${BASE}","branch":"other"`],
+      // A service at a host a link named may name anyone's repository: only the PR's own host is pushed to.
+      [
+        JSON.stringify(pushDestination(github, undefined, known("https://github.com/victim/repo.git", true))),
+        "Nowhere",
+        "another host than the PR's (h)"
+      ],
+      [
+        JSON.stringify(pushDestination(github, undefined, known("https://user@h.evil.example/fork/r.git", true))),
+        "Nowhere",
+        "another host"
+      ],
+      [
+        JSON.stringify(
+          pushDestination({ provider: "github", remoteUrl: "git@H:o/r.git" }, undefined, known(FORK, true))
+        ),
+        "To",
+        `"url":"${FORK}"`
+      ],
       [
         JSON.stringify(pushDestination({ provider: "github", remoteUrl: null }, "x", undefined)),
         "Nowhere",
@@ -53,5 +71,20 @@ describe("where prbox push sends a sandbox's commits", () => {
       assert.include(answer, `"_tag":"${tag}"`, answer)
       assert.include(answer, part, answer)
     }
+  })
+
+  it("a remote's host name: a URL's or scp-like ssh's, without its user or port; none for a path", () => {
+    const table: ReadonlyArray<[string, string | undefined]> = [
+      ["https://GitHub.com/o/r.git", "github.com"],
+      ["https://user@gitlab.example.com:8443/g/r.git", "gitlab.example.com"],
+      ["ssh://git@host:2222/o/r.git", "host"],
+      ["git@github.com:o/r.git", "github.com"],
+      ["host:o/r.git", "host"],
+      ["https://[::1]:8443/o/r.git", "[::1]"],
+      ["/srv/r.git", undefined],
+      ["file:///srv/r.git", undefined],
+      ["./r.git", undefined]
+    ]
+    for (const [remote, host] of table) assert.strictEqual(remoteHostName(remote), host, remote)
   })
 })

@@ -35,7 +35,29 @@ type Env = Readonly<Record<string, string | undefined>>
 const first = (env: Env, names: ReadonlyArray<string>): string | undefined =>
   names.map((name) => env[name]).find((value) => value !== undefined && value !== "")
 
-/** The variables a user sets for a host, in the order the hosts' own CLIs read them. */
+/**
+ * The host a CLI's host variable names (`GH_HOST`, `GITLAB_HOST`: a name,
+ * `name:port` or a URL), as prbox spells a host; undefined when unset.
+ */
+export const namedHost = (value: string | undefined): string | undefined => {
+  const bare = (value ?? "")
+    .trim()
+    .replace(/^[a-z][a-z0-9+.-]*:\/\//i, "")
+    .split("/")[0]
+    ?.toLowerCase()
+    .replace(/^www\./, "")
+  return bare === undefined || bare === "" ? undefined : bare
+}
+
+/**
+ * The variables a user sets for a host, in the order the hosts' own CLIs
+ * read them; each token only for the host it is for, never for whatever
+ * host a link names (a link can be anyone's: a PR's text, an agent's tool
+ * call): GitHub's for github.com, its Enterprise one for the host `GH_HOST`
+ * names, GitLab's for gitlab.com or the host `GITLAB_HOST` (or `GL_HOST`)
+ * names, Bitbucket's for bitbucket.org. Any other host gets what git's
+ * credential helpers hold for it, if anything.
+ */
 const fromEnv = (provider: Provider, host: string, env: Env): HostCredential | undefined => {
   const token = (names: ReadonlyArray<string>) => {
     const value = first(env, names)
@@ -43,12 +65,14 @@ const fromEnv = (provider: Provider, host: string, env: Env): HostCredential | u
   }
   switch (provider) {
     case "github":
-      return token(
-        host === "github.com" ? ["GH_TOKEN", "GITHUB_TOKEN"] : ["GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN"]
-      )
+      if (host === "github.com") return token(["GH_TOKEN", "GITHUB_TOKEN"])
+      return host === namedHost(env.GH_HOST) ? token(["GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN"]) : undefined
     case "gitlab":
-      return token(["GITLAB_TOKEN"])
+      return host === (namedHost(first(env, ["GITLAB_HOST", "GL_HOST"])) ?? "gitlab.com")
+        ? token(["GITLAB_TOKEN"])
+        : undefined
     case "bitbucket": {
+      if (host !== "bitbucket.org") return undefined
       const email = first(env, ["BITBUCKET_EMAIL"])
       const apiToken = first(env, ["BITBUCKET_API_TOKEN"])
       if (email !== undefined && apiToken !== undefined) return { _tag: "Basic", username: email, password: apiToken }
@@ -133,11 +157,15 @@ export const configureHint = (provider: Provider, host: string, profile: string 
     case "github":
       return host === "github.com"
         ? `set GH_TOKEN or ${approve("a token")}`
-        : `set GH_ENTERPRISE_TOKEN or ${approve("a token")}`
+        : `set GH_ENTERPRISE_TOKEN with GH_HOST=${host}, or ${approve("a token")}`
     case "gitlab":
-      return `set GITLAB_TOKEN or ${approve("a token")}`
+      return host === "gitlab.com"
+        ? `set GITLAB_TOKEN or ${approve("a token")}`
+        : `set GITLAB_TOKEN with GITLAB_HOST=${host}, or ${approve("a token")}`
     case "bitbucket":
-      return `set BITBUCKET_EMAIL and BITBUCKET_API_TOKEN (or BITBUCKET_TOKEN), or ${approve("a user name and API token")}`
+      return host === "bitbucket.org"
+        ? `set BITBUCKET_EMAIL and BITBUCKET_API_TOKEN (or BITBUCKET_TOKEN), or ${approve("a user name and API token")}`
+        : approve("a user name and token")
     case "codecommit": {
       const flag = profile === undefined ? "" : ` --profile ${profile}`
       return `configure AWS credentials${profile === undefined ? "" : ` for profile ${profile}`} (\`aws configure${flag}\` or \`aws sso login${flag}\`)`

@@ -4,7 +4,7 @@ import * as NodePath from "node:path"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { authorization, type HostCredential, secretsOf } from "../src/HostCredentials.ts"
+import { authorization, type HostCredential, namedHost, secretsOf } from "../src/HostCredentials.ts"
 import { hostCredential, parseCredential } from "../src/index.ts"
 import { safeText } from "../src/PullAnswers.ts"
 import { hostEnvironment } from "./hostingApi.ts"
@@ -34,7 +34,9 @@ describe("host credentials", () => {
             GH_TOKEN: "gh-env",
             GITHUB_TOKEN: "github-env",
             GITHUB_ENTERPRISE_TOKEN: "ghe-env",
+            GH_HOST: "git.example.com",
             GITLAB_TOKEN: "gl-env",
+            GITLAB_HOST: "https://gitlab.example.com",
             BITBUCKET_EMAIL: "emma@example.com",
             BITBUCKET_API_TOKEN: "bb-api",
             BITBUCKET_TOKEN: "bb-access"
@@ -58,6 +60,53 @@ describe("host credentials", () => {
       })
     )
   )
+
+  it.live("a host a link names gets no variable's token, only what the helpers hold for it", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const fromHelper = { _tag: "Token", token: "from-helper" } as const
+        yield* hostEnvironment(
+          {
+            GH_TOKEN: "gh-env",
+            GH_ENTERPRISE_TOKEN: "ghe-env",
+            GH_HOST: "git.example.com",
+            GITLAB_TOKEN: "gl-env",
+            GITLAB_HOST: "gitlab.example.com",
+            BITBUCKET_EMAIL: "emma@example.com",
+            BITBUCKET_API_TOKEN: "bb-api",
+            BITBUCKET_TOKEN: "bb-access"
+          },
+          "echo username=u; echo password=from-helper"
+        )
+        for (const provider of ["github", "gitlab", "bitbucket"] as const) {
+          for (const host of ["evil.example", "git.example.com.evil.example", "github.com:8443"]) {
+            const got = yield* ask(provider, host)
+            assert.deepStrictEqual(
+              got?._tag === "Basic" ? got.password : got,
+              provider === "bitbucket" ? "from-helper" : fromHelper,
+              `${provider} at ${host}`
+            )
+          }
+        }
+        // GITLAB_HOST names this machine's GitLab: gitlab.com's is then the helpers' too.
+        assert.deepStrictEqual(yield* ask("gitlab", "gitlab.com"), fromHelper)
+        assert.deepStrictEqual(yield* ask("gitlab", "gitlab.example.com"), { _tag: "Token", token: "gl-env" })
+      })
+    )
+  )
+
+  it("a host variable is a name, name:port or URL, as prbox spells a host", () => {
+    const table: ReadonlyArray<[string | undefined, string | undefined]> = [
+      [undefined, undefined],
+      ["", undefined],
+      ["  ", undefined],
+      ["git.example.com", "git.example.com"],
+      ["Git.Example.COM:8443", "git.example.com:8443"],
+      ["https://www.gitlab.example.com/", "gitlab.example.com"],
+      ["https://gitlab.example.com/api/v4", "gitlab.example.com"]
+    ]
+    for (const [value, host] of table) assert.strictEqual(namedHost(value), host, String(value))
+  })
 
   it.live("git credential fill never prompts: no askpass program runs, and no helper means none", () =>
     Effect.scoped(

@@ -120,7 +120,7 @@ describe("NodePullRequests: GitHub through Octokit", () => {
   it.live("open, merged and closed pull requests, on github.com and an Enterprise host (fake GitHub API)", () =>
     Effect.scoped(
       Effect.gen(function* () {
-        yield* hostEnvironment({ GH_TOKEN: token, GH_ENTERPRISE_TOKEN: token })
+        yield* hostEnvironment({ GH_TOKEN: token, GH_ENTERPRISE_TOKEN: token, GH_HOST: "git.example.com" })
         const api = yield* localApi(github)
         const answers = yield* lookupAll({ apiBase: () => api.base }, [
           at(1347),
@@ -282,6 +282,22 @@ describe("NodePullRequests: GitHub through Octokit", () => {
     )
   )
 
+  it.live(
+    "a pull request link to a host GH_HOST does not name gets no token: nothing reaches its API (fake GitHub API at a link's host)",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const api = yield* localApi(github)
+          for (const named of [{}, { GH_HOST: "git.example.com" }]) {
+            yield* hostEnvironment({ GH_TOKEN: token, GITHUB_TOKEN: token, GH_ENTERPRISE_TOKEN: token, ...named })
+            const [answer] = yield* lookupAll({ apiBase: () => api.base }, [at(1347, "evil.example")])
+            assert.strictEqual(answer?._tag, "Unknown")
+          }
+          assert.strictEqual(api.seen.length, 0, "the link's host was asked")
+        })
+      )
+  )
+
   it.live("no credential: Unknown naming what to set, and nothing is asked (fake GitHub API)", () =>
     Effect.scoped(
       Effect.gen(function* () {
@@ -291,7 +307,8 @@ describe("NodePullRequests: GitHub through Octokit", () => {
         assert.deepStrictEqual(answer, {
           _tag: "Unknown",
           reason: "no credentials for git.example.com",
-          configure: "set GH_ENTERPRISE_TOKEN or store a token with `git credential approve` for git.example.com"
+          configure:
+            "set GH_ENTERPRISE_TOKEN with GH_HOST=git.example.com, or store a token with `git credential approve` for git.example.com"
         })
         assert.strictEqual(api.seen.length, 0)
       })

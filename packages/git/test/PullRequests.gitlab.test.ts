@@ -90,7 +90,7 @@ describe("NodePullRequests: GitLab through Gitbeaker", () => {
   it.live("opened, merged, closed and locked merge requests (fake GitLab API)", () =>
     Effect.scoped(
       Effect.gen(function* () {
-        yield* hostEnvironment({ GITLAB_TOKEN: token })
+        yield* hostEnvironment({ GITLAB_TOKEN: token, GITLAB_HOST: host })
         const api = yield* localApi(gitlab)
         const answers = yield* lookupAll({ apiBase: () => api.base }, [at(1), at(2), at(3), at(4)])
         assert.deepStrictEqual(answers[0], {
@@ -114,7 +114,7 @@ describe("NodePullRequests: GitLab through Gitbeaker", () => {
   it.live("a fork's clone URL from its project; a fork that is gone has none (fake GitLab API)", () =>
     Effect.scoped(
       Effect.gen(function* () {
-        yield* hostEnvironment({ GITLAB_TOKEN: token })
+        yield* hostEnvironment({ GITLAB_TOKEN: token, GITLAB_HOST: host })
         const api = yield* localApi(gitlab)
         const [fork, gone] = yield* lookupAll({ apiBase: () => api.base }, [at(5), at(6)])
         assert.strictEqual(
@@ -134,7 +134,7 @@ describe("NodePullRequests: GitLab through Gitbeaker", () => {
     () =>
       Effect.scoped(
         Effect.gen(function* () {
-          yield* hostEnvironment({ GITLAB_TOKEN: token })
+          yield* hostEnvironment({ GITLAB_TOKEN: token, GITLAB_HOST: host })
           const api = yield* localApi(gitlab)
           const [missing, limited] = yield* lookupAll({ apiBase: () => api.base }, [at(99), at(429)])
           process.env.GITLAB_TOKEN = "glpat-wrong"
@@ -146,7 +146,8 @@ describe("NodePullRequests: GitLab through Gitbeaker", () => {
           assert.deepStrictEqual(refused, {
             _tag: "Unknown",
             reason: "gitlab.example.com refused the credentials (401)",
-            configure: "set GITLAB_TOKEN or store a token with `git credential approve` for gitlab.example.com"
+            configure:
+              "set GITLAB_TOKEN with GITLAB_HOST=gitlab.example.com, or store a token with `git credential approve` for gitlab.example.com"
           })
           assert.deepStrictEqual(limited, {
             _tag: "Unknown",
@@ -158,10 +159,37 @@ describe("NodePullRequests: GitLab through Gitbeaker", () => {
       )
   )
 
+  it.live(
+    "a merge request link to another host gets no GITLAB_TOKEN: nothing reaches its API (fake GitLab API at a link's host)",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const api = yield* localApi(gitlab)
+          const evil = (n: number): PullRequestLocation => ({ ...at(n), host: "evil.example" })
+          // Set for gitlab.com (no GITLAB_HOST), then for this machine's own GitLab: never for the link's host.
+          for (const named of [{}, { GITLAB_HOST: `https://${host}/` }, { GL_HOST: host }]) {
+            yield* hostEnvironment({ GITLAB_TOKEN: token, ...named })
+            const [answer] = yield* lookupAll({ apiBase: () => api.base }, [evil(1)])
+            assert.deepStrictEqual(answer, {
+              _tag: "Unknown",
+              reason: "no credentials for evil.example",
+              configure:
+                "set GITLAB_TOKEN with GITLAB_HOST=evil.example, or store a token with `git credential approve` for evil.example"
+            })
+          }
+          assert.strictEqual(api.seen.length, 0, "the link's host was asked")
+          // The host GITLAB_HOST names (a URL) gets it.
+          yield* hostEnvironment({ GITLAB_TOKEN: token, GITLAB_HOST: `https://${host}/` })
+          const [known] = yield* lookupAll({ apiBase: () => api.base }, [at(1)])
+          assert.strictEqual(known._tag, "Known")
+        })
+      )
+  )
+
   it.live("a GitLab that never answers is Unknown once the bound passes (fake GitLab API)", () =>
     Effect.scoped(
       Effect.gen(function* () {
-        yield* hostEnvironment({ GITLAB_TOKEN: token })
+        yield* hostEnvironment({ GITLAB_TOKEN: token, GITLAB_HOST: host })
         const api = yield* localApi(() => "hang")
         const arrived = api.arrived()
         const [answer] = yield* lookupAll({ apiBase: () => api.base, timeoutMs: 300 }, [at(1)])

@@ -22,7 +22,10 @@ const credentialVariables = [
   "GITLAB_TOKEN",
   "BITBUCKET_EMAIL",
   "BITBUCKET_API_TOKEN",
-  "BITBUCKET_TOKEN"
+  "BITBUCKET_TOKEN",
+  "GH_HOST",
+  "GITLAB_HOST",
+  "GL_HOST"
 ]
 
 /**

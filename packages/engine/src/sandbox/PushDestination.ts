@@ -9,11 +9,24 @@ export type Destination =
 const nowhere = (reason: string): Destination => ({ _tag: "Nowhere", reason })
 
 /**
+ * The host name a git remote is reached at, lower-cased, without its user
+ * or port: a URL's (`scheme://[user@]host[:port]/…`) or scp-like ssh's
+ * (`[user@]host:path`); undefined for a local path.
+ */
+export const remoteHostName = (remote: string): string | undefined => {
+  const url = /^[a-z][a-z0-9+.-]*:\/\/(?:[^@/]*@)?(\[[^\]/]*\]|[^:/]*)/i.exec(remote)
+  const host = url !== null ? url[1] : /^(?:[^@/:]*@)?([^/:]+):/.exec(remote)?.[1]
+  return host === undefined || host === "" ? undefined : host.toLowerCase()
+}
+
+/**
  * Where `prbox push` sends a sandbox's commits: `to` on the PR's own remote
  * (the row's, never the workspace's) when given; else the source
  * repository and branch the hosting service reports (a fork's only when it
- * does not say maintainers may not push there, and only over https); a
- * plain git remote has no service to say, so it needs `to`.
+ * does not say maintainers may not push there, only over https, and only on
+ * the PR's own host: a service at a host a link named may answer anything,
+ * and the user's credentials for another host must not follow it); a plain
+ * git remote has no service to say, so it needs `to`.
  */
 export const pushDestination = (
   row: Pick<Sandbox, "provider" | "remoteUrl">,
@@ -43,5 +56,9 @@ export const pushDestination = (
   }
   if (!sourceCloneUrl.startsWith("https://"))
     return nowhere("the hosting service names a fork that is not reached over https")
+  const host = remoteHostName(row.remoteUrl)
+  if (host === undefined || remoteHostName(sourceCloneUrl) !== host) {
+    return nowhere(`the hosting service names a fork on another host than the PR's (${host ?? "none"})`)
+  }
   return { _tag: "To", target: { url: sourceCloneUrl, branch: sourceBranch } }
 }
