@@ -79,15 +79,67 @@ export const openRequest = (
 const SHORTHAND = /^[A-Za-z0-9][A-Za-z0-9-]*\/[A-Za-z0-9._-]+#[1-9]\d*$/
 /** `[user@]host:path`, git's scp-like form of an ssh remote. */
 const SCP_LIKE = /^(?:[^@/:]+@)?(\[[^\]]+\]|[^@/:[]+):(?!\/\/)/
-/** Names of this machine a remote's host may use. */
-const LOOPBACK = /^(?:localhost|127(?:\.\d{1,3}){3}|\[?::1\]?|\[?::ffff:127(?:\.\d{1,3}){3}\]?|0\.0\.0\.0|0)$/i
+/** Names that reach this machine or its own network without a DNS answer: its own, and `*.localhost`. */
+const LOCAL_NAMES = /^(?:localhost|.*\.localhost|localhost\.localdomain|ip6-localhost|ip6-loopback|[^.]*)$/
 
-const isLoopback = (host: string): boolean => LOOPBACK.test(host.replace(/\.$/, ""))
+/** IPv4 ranges of this machine and private networks: `[first octets, prefix length]`. */
+const LOCAL_V4: ReadonlyArray<readonly [number, number, number]> = [
+  [0, 0, 8],
+  [10, 0, 8],
+  [127, 0, 8],
+  [169, 254, 16],
+  [172, 16, 12],
+  [192, 168, 16],
+  [100, 64, 10]
+]
+
+const isLocalV4 = (address: string): boolean => {
+  const octets = address.split(".").map(Number)
+  const value = (((octets[0] ?? 0) << 24) | ((octets[1] ?? 0) << 16) | ((octets[2] ?? 0) << 8) | (octets[3] ?? 0)) >>> 0
+  return LOCAL_V4.some(([a, b, prefix]) => {
+    const mask = prefix === 0 ? 0 : (~0 << (32 - prefix)) >>> 0
+    return (value & mask) >>> 0 === ((((a << 24) | (b << 16)) >>> 0) & mask) >>> 0
+  })
+}
+
+/**
+ * Whether a remote's host is this machine or its private network, however
+ * it is spelled: the URL parser's canonical form (`127.1`, `2130706433`,
+ * `0x7f000001` and `0177.0.0.1` are all 127.0.0.1; an IPv4-mapped IPv6
+ * address is its IPv4 one), a name of this machine, a single-label name
+ * (resolved by this machine's own files or search domains). A name that
+ * only DNS says is local is not seen here.
+ */
+const isLocalHost = (host: string): boolean => {
+  const bare = host
+    .replace(/^\[|\]$/g, "")
+    .replace(/\.$/, "")
+    .toLowerCase()
+  if (bare === "") return true
+  let canonical: string
+  try {
+    canonical = new URL(`http://${bare.includes(":") ? `[${bare}]` : bare}/`).hostname.replace(/^\[|\]$/g, "")
+  } catch {
+    return true
+  }
+  if (/^\d+\.\d+\.\d+\.\d+$/.test(canonical)) return isLocalV4(canonical)
+  if (canonical.includes(":")) {
+    const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(canonical)
+    if (mapped !== null) {
+      const high = Number.parseInt(mapped[1] ?? "0", 16)
+      const low = Number.parseInt(mapped[2] ?? "0", 16)
+      return isLocalV4(`${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`)
+    }
+    return canonical === "::" || canonical === "::1" || /^f[cd]/.test(canonical) || /^fe[89ab]/.test(canonical)
+  }
+  return LOCAL_NAMES.test(canonical)
+}
 
 /**
  * Whether an open's input (as `openRequest` normalised it) reaches a
  * repository on this machine: a path (absolute, relative, `~`), a `file:`
- * URL, or a remote whose host is this machine. Anything that is not plainly
+ * URL, or a remote whose host is this machine or its private network
+ * (`isLocalHost`). Anything that is not plainly
  * a remote on another host counts as local: the daemon reads a relative
  * path against its own folder.
  */
@@ -99,11 +151,11 @@ export const isLocalOpenInput = (input: string): boolean => {
   if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(text)) {
     try {
       const url = new URL(text)
-      return url.hostname === "" || isLoopback(url.hostname)
+      return isLocalHost(url.hostname)
     } catch {
       return true
     }
   }
   const scp = SCP_LIKE.exec(text)
-  return scp === null || isLoopback(scp[1] ?? "")
+  return scp === null || isLocalHost(scp[1] ?? "")
 }

@@ -72,7 +72,29 @@ describe("isLocalOpenInput: what reaches a repository on this machine", () => {
     ["git://[::1]/r.git", true],
     ["me@localhost:private.git", true],
     ["127.0.0.1:private.git", true],
-    ["http://localhost./r.git", true]
+    ["http://localhost./r.git", true],
+    // However this machine is spelled: names, numbers, the private networks.
+    ["http://x.localhost:3000/o/r.git", true],
+    ["ssh://127.1/r.git", true],
+    ["git://127.1/r.git", true],
+    ["127.1:path", true],
+    ["ssh://2130706433/r.git", true],
+    ["ssh://0x7f000001/r.git", true],
+    ["ssh://0177.0.0.1/r.git", true],
+    ["https://localhost.localdomain/r.git", true],
+    ["https://ip6-localhost/r.git", true],
+    ["https://[::ffff:7f00:1]/r.git", true],
+    ["https://[fd00::1]/r.git", true],
+    ["https://[fe80::1]/r.git", true],
+    ["https://172.17.0.1/r.git", true],
+    ["https://10.1.2.3/r.git", true],
+    ["https://192.168.1.10/r.git", true],
+    ["https://169.254.169.254/r.git", true],
+    ["http://gitserver/r.git", true],
+    ["https://172.32.0.1/r.git", false],
+    ["https://8.8.8.8/r.git", false],
+    ["https://[2001:db8::1]/r.git", false],
+    ["https://localhost.example.com/r.git", false]
   ]
   for (const [input, local] of cases) {
     it(`${input}: ${local ? "local" : "remote"}`, () => {
