@@ -79,8 +79,12 @@ export const openRequest = (
 const SHORTHAND = /^[A-Za-z0-9][A-Za-z0-9-]*\/[A-Za-z0-9._-]+#[1-9]\d*$/
 /** `[user@]host:path`, git's scp-like form of an ssh remote. */
 const SCP_LIKE = /^(?:[^@/:]+@)?(\[[^\]]+\]|[^@/:[]+):(?!\/\/)/
-/** Names that reach this machine or its own network without a DNS answer: its own, and `*.localhost`. */
-const LOCAL_NAMES = /^(?:localhost|.*\.localhost|localhost\.localdomain|ip6-localhost|ip6-loopback|[^.]*)$/
+/**
+ * Names that reach this machine or its own network without a DNS answer: a
+ * single label (`localhost`, `ip6-localhost`, a name /etc/hosts or a search
+ * domain resolves), `*.localhost` and `localhost.localdomain`.
+ */
+const LOCAL_NAMES = /^(?:[^.]*|.*\.localhost|localhost\.localdomain)$/
 
 /** IPv4 ranges of this machine and private networks: `[first octets, prefix length]`. */
 const LOCAL_V4: ReadonlyArray<readonly [number, number, number]> = [

@@ -13,6 +13,16 @@ import { redactCredentials } from "./Redact.ts"
 /** A repository without a pull request: what `prbox prebuild <repository>` makes its base branch's prebuild of. */
 export type RepositoryRef = Pick<PullRequestRef, "provider" | "host" | "repository" | "remoteUrl" | "profile">
 
+/**
+ * The host a repository URL names, spelled as a PR's host is (lower-case,
+ * its default port and `www.` dropped: `locateInput`'s); undefined for a
+ * local path or what is no remote prbox takes.
+ */
+export const repositoryHost = (url: string): string | undefined => {
+  const located = locateInput(url.trim())
+  return "reason" in located || located.host === "local" ? undefined : located.host
+}
+
 /** What `prbox prebuild` names: a pull request (its repository and base), or a repository (its default branch). */
 export type PrebuildTarget =
   | { readonly _tag: "PullRequest"; readonly target: PullRequestTarget }

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Result } from "effect"
-import { type ParseOptions, parsePrebuildTarget } from "../src/index.ts"
+import { type ParseOptions, parsePrebuildTarget, repositoryHost } from "../src/index.ts"
 
 interface Row {
   readonly input: string
@@ -69,4 +69,22 @@ describe("parsePrebuildTarget", () => {
         assert.deepStrictEqual((flat as Record<string, unknown>)[key], value, key)
     })
   }
+})
+
+describe("repositoryHost: a repository URL's host, spelled as a PR's host is", () => {
+  it("drops case, the default port and www.; keeps another port; none for a path or what is no remote", () => {
+    const table: ReadonlyArray<[string, string | undefined]> = [
+      ["https://GitHub.com/o/r.git", "github.com"],
+      ["https://www.github.com/o/r", "github.com"],
+      ["https://gitlab.example.com:443/g/r.git", "gitlab.example.com"],
+      ["https://gitlab.example.com:8443/g/r.git", "gitlab.example.com:8443"],
+      ["ssh://git@host/o/r.git", "host"],
+      ["git@github.com:o/r.git", "github.com"],
+      ["https://user@h.evil.example/fork/r.git", undefined],
+      ["/srv/r.git", undefined],
+      ["file:///srv/r.git", undefined],
+      ["", undefined]
+    ]
+    for (const [url, host] of table) assert.strictEqual(repositoryHost(url), host, url)
+  })
 })

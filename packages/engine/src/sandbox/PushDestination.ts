@@ -1,5 +1,5 @@
 import type { PullRequestLookup, Sandbox } from "@prbox/domain"
-import { isSafeBranchName, type PushTarget } from "@prbox/git"
+import { isSafeBranchName, type PushTarget, repositoryHost } from "@prbox/git"
 
 /** Where a push goes, or why it cannot go anywhere. */
 export type Destination =
@@ -7,17 +7,6 @@ export type Destination =
   | { readonly _tag: "Nowhere"; readonly reason: string }
 
 const nowhere = (reason: string): Destination => ({ _tag: "Nowhere", reason })
-
-/**
- * The host name a git remote is reached at, lower-cased, without its user
- * or port: a URL's (`scheme://[user@]host[:port]/…`) or scp-like ssh's
- * (`[user@]host:path`); undefined for a local path.
- */
-export const remoteHostName = (remote: string): string | undefined => {
-  const url = /^[a-z][a-z0-9+.-]*:\/\/(?:[^@/]*@)?(\[[^\]/]*\]|[^:/]*)/i.exec(remote)
-  const host = url !== null ? url[1] : /^(?:[^@/:]*@)?([^/:]+):/.exec(remote)?.[1]
-  return host === undefined || host === "" ? undefined : host.toLowerCase()
-}
 
 /**
  * Where `prbox push` sends a sandbox's commits: `to` on the PR's own remote
@@ -29,7 +18,7 @@ export const remoteHostName = (remote: string): string | undefined => {
  * git remote has no service to say, so it needs `to`.
  */
 export const pushDestination = (
-  row: Pick<Sandbox, "provider" | "remoteUrl">,
+  row: Pick<Sandbox, "provider" | "host" | "remoteUrl">,
   to: string | undefined,
   lookup: PullRequestLookup | undefined
 ): Destination => {
@@ -56,9 +45,9 @@ export const pushDestination = (
   }
   if (!sourceCloneUrl.startsWith("https://"))
     return nowhere("the hosting service names a fork that is not reached over https")
-  const host = remoteHostName(row.remoteUrl)
-  if (host === undefined || remoteHostName(sourceCloneUrl) !== host) {
-    return nowhere(`the hosting service names a fork on another host than the PR's (${host ?? "none"})`)
+  // The service was asked at the row's host: only a fork there is followed.
+  if (row.host === null || repositoryHost(sourceCloneUrl) !== row.host) {
+    return nowhere(`the hosting service names a fork on another host than the PR's (${row.host ?? "none"})`)
   }
   return { _tag: "To", target: { url: sourceCloneUrl, branch: sourceBranch } }
 }
